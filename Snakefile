@@ -1,0 +1,19 @@
+# Incognita pipeline: table of contents. Logic lives in the `incognita` package; every rule
+# calls its CLI. Stages and outputs are described in README.md and docs/.
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+include: "rules/common.smk"
+include: "rules/source.smk"
+include: "rules/cards.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        get_final_targets(),

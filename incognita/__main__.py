@@ -1,0 +1,5 @@
+"""`python -m incognita` runs the same click group as the `incognita` command."""
+
+from incognita.cli import main
+
+main()

@@ -1,0 +1,90 @@
+"""Small file helpers shared by every stage: atomic writes, hashing, JSON/YAML loading."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
+
+class InputError(Exception):
+    """Bad input named by file and field; the CLI turns it into a clean exit."""
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+    """Write via a temp file in the same directory and rename, so readers never see half a file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp creates 0600; results should read like any file
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def canonical_json(obj: Any) -> str:
+    """Stable serialisation used for hashing and for every JSON artifact we write."""
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False, indent=1) + "\n"
+
+
+def write_json(path: str | os.PathLike, obj: Any) -> None:
+    atomic_write_text(path, canonical_json(obj))
+
+
+def read_json(path: str | os.PathLike) -> Any:
+    path = Path(path)
+    try:
+        with path.open(encoding="utf-8") as fh:
+            return json.load(fh)
+    except FileNotFoundError:
+        raise InputError(f"{path}: file not found") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: not valid JSON ({exc})") from None
+
+
+def read_yaml(path: str | os.PathLike) -> Any:
+    path = Path(path)
+    try:
+        with path.open(encoding="utf-8") as fh:
+            return yaml.safe_load(fh)
+    except FileNotFoundError:
+        raise InputError(f"{path}: file not found") from None
+    except yaml.YAMLError as exc:
+        raise InputError(f"{path}: not valid YAML ({exc})") from None
+
+
+def sha256_file(path: str | os.PathLike) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def sha256_obj(obj: Any) -> str:
+    return sha256_text(canonical_json(obj))
+
+
+def write_tsv(path: str | os.PathLike, header: list[str], rows: list[list[Any]]) -> None:
+    def cell(v: Any) -> str:
+        return str(v).replace("\t", " ").replace("\n", " ")
+
+    lines = ["\t".join(header)] + ["\t".join(cell(v) for v in row) for row in rows]
+    atomic_write_text(path, "\n".join(lines) + "\n")

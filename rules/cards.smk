@@ -1,0 +1,40 @@
+rule card:
+    input:
+        tasks=rules.source.output.tasks,
+        db=rules.source.output.db,
+        manifest=rules.source.output.manifest,
+        repair=get_repair,
+    output:
+        card="results/cards/{task}.json",
+        rule_built="results/cards/v1/{task}.json",
+    params:
+        source_dir=lambda w, input: os.path.dirname(input.db),
+        repairs_dir=REPAIRS_DIR,
+        out_dir=lambda w, output: os.path.dirname(output.card),
+        version=config["source"]["version"],
+    conda:
+        "../envs/incognita.yaml"
+    log:
+        "logs/cards/{task}.log",
+    shell:
+        "python -m incognita cards --source-dir {params.source_dir} --version {params.version} "
+        "--repairs-dir {params.repairs_dir} --out-dir {params.out_dir} {wildcards.task} > {log} 2>&1"
+
+
+rule audit:
+    input:
+        cards=expand("results/cards/{task}.json", task=get_all_tasks()),
+        rule_built=expand("results/cards/v1/{task}.json", task=get_repaired_tasks()),
+        db=rules.source.output.db,
+        vocabulary=config["vocabulary"],
+    output:
+        "results/audit/cards.tsv",
+    params:
+        source_dir=lambda w, input: os.path.dirname(input.db),
+    conda:
+        "../envs/incognita.yaml"
+    log:
+        "logs/audit.log",
+    shell:
+        "python -m incognita audit --source-dir {params.source_dir} --vocabulary {input.vocabulary} "
+        "--out {output} {input.cards} {input.rule_built} > {log} 2>&1"

@@ -1,0 +1,15 @@
+rule source:
+    output:
+        db=f"{SOURCE_DIR}/db.json",
+        tasks=f"{SOURCE_DIR}/tasks.json",
+        policy=f"{SOURCE_DIR}/policy.md",
+        manifest=f"{SOURCE_DIR}/MANIFEST.json",
+    params:
+        out_dir=lambda w, output: os.path.dirname(output.manifest),
+        version=config["source"]["version"],
+    conda:
+        "../envs/incognita.yaml"
+    log:
+        "logs/source.log",
+    shell:
+        "python -m incognita source --out {params.out_dir} --version {params.version} > {log} 2>&1"

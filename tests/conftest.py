@@ -1,0 +1,44 @@
+"""Shared fixtures: the extracted source data, built once per test session."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from incognita import source
+
+ROOT = Path(__file__).resolve().parent.parent
+PINNED = "26.3"
+
+
+@pytest.fixture(scope="session")
+def source_dir(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("source") / "retail"
+    source.extract(out, PINNED)
+    return out
+
+
+@pytest.fixture(scope="session")
+def db(source_dir) -> dict:
+    return json.loads((source_dir / "db.json").read_text())
+
+
+@pytest.fixture(scope="session")
+def tasks(source_dir) -> dict[str, dict]:
+    return {str(t["id"]): t for t in json.loads((source_dir / "tasks.json").read_text())}
+
+
+@pytest.fixture(scope="session")
+def meta(source_dir) -> dict:
+    manifest = json.loads((source_dir / "MANIFEST.json").read_text())
+    return {"package": manifest["package"], "version": manifest["version"],
+            "tasks_sha256": manifest["files"]["tasks.json"]}
+
+
+@pytest.fixture(scope="session")
+def vocabulary() -> dict:
+    from incognita.io import read_yaml
+
+    return read_yaml(ROOT / "config" / "vocabulary.yaml")
