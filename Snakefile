@@ -9,8 +9,16 @@ configfile: "config/config.yaml"
 
 
 include: "rules/common.smk"
+
+
+wildcard_constraints:
+    task=r"\d+",
+
+
+
 include: "rules/source.smk"
 include: "rules/cards.smk"
+include: "rules/golden.smk"
 
 
 rule all:

@@ -17,6 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 SCHEMA_VERSION = 1
+# Bump when a rule change alters cards: the workflow passes it as a param, so cards (and
+# everything built from them) are rebuilt; plain code edits never invalidate results.
+BUILDER_VERSION = 2
 WRITE_TOOLS = frozenset({
     "cancel_pending_order", "exchange_delivered_order_items", "modify_pending_order_address",
     "modify_pending_order_items", "modify_pending_order_payment", "modify_user_address",
@@ -109,14 +112,14 @@ def contains_span(text: str, span: str) -> bool:
 
 # --------------------------------------------------------------------------- extraction rules
 
-_NAME = re.compile(r"(?:[Yy]ou are|[Nn]ame is|I am)\s+([A-Z][a-z]+(?:\s+[A-Z][a-z]+)+)")
+_NAME = re.compile(r"(?:[Yy]ou are|[Nn]ame is|I am|called|named)\s+([A-Z][a-z]+(?:\s+[A-Z][a-z]+)+)")
 _USER_ID = re.compile(r"\b[a-z]+_[a-z]+_\d{4}\b")
 _EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
 _ZIP = re.compile(r"(?<![\d#W])\d{5}(?!\d)")
 _ORDER = re.compile(r"(?<![\w#])(#?W\d{7}|\d{7})(?!\d)")
 
 
-def identity_fields(fs: _FieldSet, known: str, text: str) -> None:
+def identity_fields(fs: _FieldSet, known: str, text: str, persona: str = "") -> None:
     m = _NAME.search(known) or _NAME.search(text)
     if m:
         fs.add("name", "identity", m.group(1), [m.group(1)])
@@ -124,7 +127,8 @@ def identity_fields(fs: _FieldSet, known: str, text: str) -> None:
         fs.add("user_id", "identity", uid, [uid])
     for email in dict.fromkeys(e.rstrip(".") for e in _EMAIL.findall(text)):
         fs.add("email", "identity", email, [email])
-    for z in dict.fromkeys(_ZIP.findall(known)):
+    # Zips in the persona text are the alternatives a customer gives when corrected.
+    for z in dict.fromkeys(_ZIP.findall(known) + _ZIP.findall(persona)):
         fs.add("zip", "identity", z, [z])
 
 
@@ -347,7 +351,7 @@ def build_card(task: dict, db: dict, source_meta: dict) -> dict:
     actions = criteria.get("actions") or []
 
     fs = _FieldSet()
-    identity_fields(fs, known, text)
+    identity_fields(fs, known, text, clean(instr.get("task_instructions")))
     order_fields(fs, text)
     item_fields(fs, text, actions, db)
     payment_fields(fs, text, actions, db)
@@ -360,6 +364,7 @@ def build_card(task: dict, db: dict, source_meta: dict) -> dict:
         "schema_version": SCHEMA_VERSION,
         "task_id": str(task["id"]),
         "card_version": 1,
+        "builder_version": BUILDER_VERSION,
         "source": {
             "package": source_meta["package"],
             "version": source_meta["version"],

@@ -12,6 +12,7 @@ rule card:
         repairs_dir=REPAIRS_DIR,
         out_dir=lambda w, output: os.path.dirname(output.card),
         version=config["source"]["version"],
+        builder=CARD_BUILDER_VERSION,
     conda:
         "../envs/incognita.yaml"
     log:

@@ -1,6 +1,8 @@
 # Helpers shared by the rule files. Config is validated here, at parse time.
+import importlib
 import json
 import os
+import sys
 from pathlib import Path
 
 from snakemake.utils import validate
@@ -8,16 +10,17 @@ from snakemake.utils import validate
 validate(config, schema="../incognita/schemas/config.schema.json")
 
 SOURCE_DIR = config["source"]["dir"]
+# Generator versions are passed as params: bumping one in the package re-runs exactly the jobs
+# it affects, while ordinary code edits leave cached results alone.
+CARD_BUILDER_VERSION = importlib.import_module("incognita.cards").BUILDER_VERSION
+GOLDEN_GENERATOR_VERSION = importlib.import_module("incognita.golden").GENERATOR_VERSION
 REPAIRS_DIR = config["cards"]["repairs_dir"]
 
 # Jobs run `python -m incognita ...` (the same click CLI users call) with this checkout first
 # on the import path, whether or not it is pip-installed; with --sdm conda the env provides
 # the dependencies and the checkout provides the code.
+sys.path.insert(0, workflow.basedir)  # parse-time imports come from this checkout too
 shell.prefix(f'export PYTHONPATH="{workflow.basedir}:$PYTHONPATH"; ')
-
-wildcard_constraints:
-    task=r"\d+",
-
 
 def get_all_tasks():
     """Task ids of the pinned package's retail split, read without importing tau2 modules."""
@@ -38,5 +41,5 @@ def get_repair(wildcards):
 
 
 def get_final_targets():
-    targets = ["results/audit/cards.tsv"]
+    targets = ["results/audit/cards.tsv", "results/golden/replay.tsv"]
     return targets

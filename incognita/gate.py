@@ -1,0 +1,37 @@
+"""The disclosure gate: the only way customer facts leave the task card.
+
+It releases one field at a time, only the field asked for, and records every request
+as a Disclosure event carrying the field's token. Fields stay released once released.
+"""
+
+from __future__ import annotations
+
+from incognita.records import Disclosure
+
+
+class DisclosureGate:
+    def __init__(self, card: dict):
+        self._values = {f["token"]: f["value"] for f in card["fields"]}
+        self.released: dict[str, str] = {}
+        self.events: list[Disclosure] = []
+
+    @property
+    def tokens(self) -> list[str]:
+        """Field names (never values): what the customer may be asked about."""
+        return list(self._values)
+
+    def request(self, token: str, turn: int) -> Disclosure:
+        """Release `token` if the card has it; log the request either way."""
+        if token not in self._values:
+            event = Disclosure(turn=turn, token=token, status="unknown")
+        elif token in self.released:
+            event = Disclosure(turn=turn, token=token, status="already_released", value=self._values[token])
+        else:
+            self.released[token] = self._values[token]
+            event = Disclosure(turn=turn, token=token, status="released", value=self._values[token])
+        self.events.append(event)
+        return event
+
+    def memory(self) -> dict[str, str]:
+        """What the customer may use in answers right now: the released fields only."""
+        return dict(self.released)

@@ -1,0 +1,758 @@
+"""Golden trajectories: the upstream reference actions plus the reads they depend on.
+
+For one task card this stage produces the ordered list of tool calls that one verified
+solution performs, where every leaf argument of every call carries a *provenance*: where an
+agent could have got that exact value. The upstream reference actions are the anchors: kept
+verbatim, in their order, including those that raise on a clean database (marked
+`intended_failure`). Reads are inserted only where an argument would otherwise have no
+source. Executing the calls on a clean database must reproduce upstream's gold-state hash
+(`incognita.replay`).
+
+Provenance kinds (see `incognita/schemas/golden.schema.json`)
+------------------------------------------------------------
+* `opening`: the value is written in the customer's opening line.
+* `field`: a card field (`token`), possibly one word of it (`part`: first/last, names only)
+  and possibly after one deterministic normalisation (`transform`, see `TRANSFORMS`).
+* `request`: free text the agent composes from the customer's request (`demand` index);
+  only the summary of `transfer_to_human_agents`.
+* `policy`: a value from the policy vocabulary (`config/vocabulary.yaml`, keyed by argument
+  name); `selected_by` lists card fields whose kind equals that name (e.g. `reason`).
+* `read`: a leaf of the result of an earlier call `call` at JSON pointer `path`;
+  `selected_by` names item/preference/payment fields that describe the chosen element when
+  the element sits in a collection of several.
+* `computed`: the expression of `calculate`; `from` holds one `read` per number in it.
+* `unsourced`: only on intended failures whose argument no rule can trace (a wrong id the
+  source task invented); it never occurs on a call that succeeds.
+
+Resolution order for one argument value (the first rule that matches wins)
+-------------------------------------------------------------------------
+1. `calculate.expression` -> computed; `transfer_to_human_agents.summary` -> request.
+2. Authentication: the arguments of an identity lookup (`find_user_id_*`) come only from the
+   customer (opening line or card field; a value read from the database would authenticate
+   nothing). A `user_id` equal to the result of an earlier successful identity lookup comes
+   from that lookup: policy makes the agent authenticate, so the user id is known from the
+   lookup even when the customer also said it.
+3. The opening line, 4. a card field, 5. the policy vocabulary.
+6. The earliest earlier call whose result contains the value (document order inside it).
+7. Read insertion (below). If nothing matches and the call succeeds on the replay, the
+   stage fails with an `InputError` naming task, call index, tool and argument.
+
+Read-insertion rule
+-------------------
+A call depends on a source for each argument value and, if it is a write, on an
+authenticated customer. Where the trajectory so far does not provide one, reads are inserted
+right before the call:
+
+* Authentication: before a write, if no identity lookup has succeeded yet, the first lookup
+  the card's fields make possible (by email, then by name + zip) is inserted.
+* Values: candidate reads are those whose own arguments already have a source, in the
+  fixed tool order `find_user_id_by_email` / `find_user_id_by_name_zip` (from the
+  customer's email, name and zip fields), `get_user_details` (user ids from lookups and
+  orders; a card user-id field only when the card allows no lookup), `get_order_details`
+  (order ids from card order fields written as '#W...', and a user's `orders`),
+  `get_product_details` (product ids of order lines and of the product list), then
+  `list_all_product_types()`; within one tool, in order of discovery. The search is
+  breadth first: every candidate that needs no other new read, then the candidates those
+  open up, up to `MAX_INSERT_DEPTH` reads deep. The first whose result contains the value
+  is inserted with the reads it needed itself, and the argument then resolves by rule 6.
+  A read made since the last successful write is never tried again with the same arguments
+  (its result could not differ).
+
+The rule sources *values*: a read that a solution needs only to decide something (which of
+a customer's orders is pending, say) is in the trajectory only if upstream's reference has it.
+
+Counting
+--------
+Calls that raise on the replay are `counted: false` (`intended_failure`). Every successful
+write, `transfer_to_human_agents` and successful identity lookup counts (the policy
+requires authentication before anything else, so the lookup is part of every verified
+solution even when nothing downstream reads its result). Any other call (reads and
+`calculate`) counts only if a counted call's provenance, an information-channel item, or
+the provenance chain of either uses its result; otherwise it is `exploration_only`.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from incognita.io import InputError, read_yaml, sha256_obj
+from incognita.replay import result_to_json
+
+if TYPE_CHECKING:
+    from incognita.replay import RetailWorld
+
+GOLDEN_SCHEMA_VERSION = 1
+# Bump when a rule here changes what a golden trajectory contains.
+GENERATOR_VERSION = 1
+MAX_INSERT_DEPTH = 3
+# Policy: the customer is authenticated (find_user_id_*) before any change to their account.
+AUTHENTICATE_BEFORE_WRITES = True
+
+IDENTITY_TOOLS = frozenset({"find_user_id_by_email", "find_user_id_by_name_zip"})
+# The fixed order in which candidate reads are tried (see the read-insertion rule).
+_CANDIDATE_ORDER = {"find_user_id_by_email": 0, "find_user_id_by_name_zip": 1, "get_user_details": 2,
+                    "get_order_details": 3, "get_product_details": 4, "list_all_product_types": 5}
+
+# Deterministic normalisations a field may need to equal an argument. Each is exact after
+# the normalisation; none guesses.
+TRANSFORMS = {
+    "casefold": "equal ignoring letter case and runs of whitespace",
+    "order_id": "the same order id with or without the leading '#' and 'W' (#W1234567 = W1234567 = 1234567)",
+    "state_name": "a US state name and its two-letter postal abbreviation (address fields only)",
+    "user_id_name": "first/last name read off a user id of the form first_last_1234 (case-insensitive)",
+}
+# (part, transform) in the order they are tried, over all fields each.
+_FIELD_PLANS = [(None, None), ("first", None), ("last", None),
+                (None, "casefold"), ("first", "casefold"), ("last", "casefold"),
+                (None, "order_id"), (None, "state_name"),
+                ("first", "user_id_name"), ("last", "user_id_name")]
+
+_US_STATES = {
+    "alabama": "AL", "alaska": "AK", "arizona": "AZ", "arkansas": "AR", "california": "CA",
+    "colorado": "CO", "connecticut": "CT", "delaware": "DE", "district of columbia": "DC",
+    "florida": "FL", "georgia": "GA", "hawaii": "HI", "idaho": "ID", "illinois": "IL",
+    "indiana": "IN", "iowa": "IA", "kansas": "KS", "kentucky": "KY", "louisiana": "LA",
+    "maine": "ME", "maryland": "MD", "massachusetts": "MA", "michigan": "MI", "minnesota": "MN",
+    "mississippi": "MS", "missouri": "MO", "montana": "MT", "nebraska": "NE", "nevada": "NV",
+    "new hampshire": "NH", "new jersey": "NJ", "new mexico": "NM", "new york": "NY",
+    "north carolina": "NC", "north dakota": "ND", "ohio": "OH", "oklahoma": "OK", "oregon": "OR",
+    "pennsylvania": "PA", "rhode island": "RI", "south carolina": "SC", "south dakota": "SD",
+    "tennessee": "TN", "texas": "TX", "utah": "UT", "vermont": "VT", "virginia": "VA",
+    "washington": "WA", "west virginia": "WV", "wisconsin": "WI", "wyoming": "WY",
+}
+_STATE_CODES = set(_US_STATES.values())
+_ORDER_ID = re.compile(r"#?[Ww]?(\d{7})")
+_USER_ID = re.compile(r"([a-z]+)_([a-z]+(?:_[a-z]+)*)_(\d+)")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+# Words too common to tie a request or a description to anything.
+_STOPWORDS = frozenset({"the", "and", "for", "but", "with", "you", "your", "that", "this", "from", "are",
+                        "was", "not", "can", "cannot", "user", "agent", "help", "wants", "want"})
+
+# Collections in results whose elements the customer picks, and the field kind that picks them.
+_COLLECTION_KINDS = {"items": "item", "variants": "preference", "payment_methods": "payment"}
+
+_ERROR = object()  # result-doc placeholder for a call that raised
+
+
+# --------------------------------------------------------------------------- JSON pointers
+
+
+def _escape(key: Any) -> str:
+    return str(key).replace("~", "~0").replace("/", "~1")
+
+
+def _unescape(part: str) -> str:
+    return part.replace("~1", "/").replace("~0", "~")
+
+
+def leaves(obj: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """(JSON pointer, scalar) for every scalar in obj, in document order."""
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            yield from leaves(value, f"{prefix}/{_escape(key)}")
+    elif isinstance(obj, list):
+        for i, value in enumerate(obj):
+            yield from leaves(value, f"{prefix}/{i}")
+    else:
+        yield prefix, obj
+
+
+def resolve_pointer(doc: Any, pointer: str) -> Any:
+    """The value at an RFC 6901 pointer ('' is the whole document)."""
+    if pointer == "":
+        return doc
+    node = doc
+    for raw in pointer.split("/")[1:]:
+        part = _unescape(raw)
+        node = node[int(part)] if isinstance(node, list) else node[part]
+    return node
+
+
+def result_doc(result: Any) -> Any:
+    """What a read pointer addresses: the result, or the JSON a string result encodes.
+
+    `list_all_product_types` returns its mapping as JSON text; pointers address the decoded
+    mapping. Other strings (a user id, a calculate result) are a single leaf at ''.
+    """
+    if isinstance(result, str) and result[:1] in ("{", "["):
+        try:
+            return json.loads(result)
+        except json.JSONDecodeError:
+            return result
+    return result
+
+
+# --------------------------------------------------------------------------- value matching
+
+
+def _ws(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _is_number_text(text: Any) -> bool:
+    return isinstance(text, str) and _NUMBER.fullmatch(text) is not None
+
+
+def _string_equals(value: str) -> Callable[[str, Any], bool]:
+    return lambda ptr, leaf: isinstance(leaf, str) and leaf == value
+
+
+def _number_equals(value: str | float) -> Callable[[str, Any], bool]:
+    """Numbers compare to the cent; a bare numeric string result (calculate) counts as a number."""
+    target = round(float(value), 2)
+
+    def pred(ptr: str, leaf: Any) -> bool:
+        if isinstance(leaf, bool):
+            return False
+        if isinstance(leaf, (int, float)):
+            return round(float(leaf), 2) == target
+        return ptr == "" and _is_number_text(leaf) and round(float(leaf), 2) == target
+
+    return pred
+
+
+def _find(doc: Any, pred: Callable[[str, Any], bool]) -> str | None:
+    if doc is _ERROR:
+        return None
+    for ptr, leaf in leaves(doc):
+        if pred(ptr, leaf):
+            return ptr
+    return None
+
+
+def _words(text: str) -> set[str]:
+    """Lower-case word stems for loose description matching ('Headphones' ~ 'headphone')."""
+    out = set()
+    for w in re.findall(r"[a-z0-9]+", text.lower()):
+        if len(w) < 3 or w in _STOPWORDS:
+            continue
+        out.add(w[:-1] if w.endswith("s") and len(w) > 3 else w)
+    return out
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def _field_form(field: dict, part: str | None, transform: str | None, value: str) -> bool:
+    """Does `value` equal this field under the given part and transform?"""
+    fv: str = field["value"]
+    token_base = field["token"].split(":")[0]
+    base = re.sub(r"_\d+$", "", token_base)
+    if transform == "user_id_name":
+        m = _USER_ID.fullmatch(fv.strip().lower())
+        if base != "user_id" or not m:
+            return False
+        name = m.group(1) if part == "first" else m.group(2).replace("_", " ")
+        return name.casefold() == _ws(value).casefold()
+    if part is not None:
+        if field["kind"] != "identity" or base != "name":
+            return False
+        words = fv.split()
+        if len(words) < 2:
+            return False
+        fv = words[0] if part == "first" else words[-1]
+    if transform is None:
+        return fv == value
+    if transform == "casefold":
+        return _ws(fv).casefold() == _ws(value).casefold() and fv != value
+    if transform == "order_id":
+        a, b = _ORDER_ID.fullmatch(fv.strip()), _ORDER_ID.fullmatch(value.strip())
+        return bool(a and b and a.group(1) == b.group(1))
+    if transform == "state_name":
+        if field["kind"] != "address":
+            return False
+
+        def code(x: str) -> str | None:
+            x = _ws(x)
+            return _US_STATES.get(x.casefold()) or (x.upper() if x.upper() in _STATE_CODES else None)
+        return fv != value and code(fv) is not None and code(fv) == code(value)
+    raise ValueError(f"unknown transform {transform}")
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def load_vocabulary(path: str) -> dict[str, list[str]]:
+    """`config/vocabulary.yaml`: a flat mapping argument name -> allowed values."""
+    raw = read_yaml(path)
+    if not isinstance(raw, dict):
+        raise InputError(f"{path}: expected a mapping 'argument name: [values]'")
+    vocab = {}
+    for key, values in raw.items():
+        if not isinstance(key, str) or not isinstance(values, list) or not all(
+                isinstance(v, (str, int, float)) for v in values):
+            raise InputError(f"{path}: entry {key!r} must be a list of plain values")
+        vocab[key] = [str(v) for v in values]
+    return vocab
+
+
+def check_card(card: Any, where: str) -> None:
+    """The card schema plus the invariants this stage relies on."""
+    from incognita.config import validate
+
+    validate(card, "card.schema.json", where)
+    tokens = [f["token"] for f in card["fields"]]
+    dupes = sorted({t for t in tokens if tokens.count(t) > 1})
+    if dupes:
+        raise InputError(f"{where}: field tokens must be unique, repeated: {', '.join(dupes)}")
+
+
+# --------------------------------------------------------------------------- the builder
+
+
+class _Builder:
+    def __init__(self, card: dict, world: RetailWorld, vocabulary: dict[str, list[str]], where: str):
+        self.card = card
+        self.world = world
+        self.vocab = vocabulary
+        self.where = where
+        self.task = card["task_id"]
+        self.fields: list[dict] = card["fields"]
+        self.opening: str = card["opening_line"]
+        self.tools = world.toolkit()
+        self.calls: list[dict] = []
+        self.docs: list[Any] = []  # parsed result per call, _ERROR if it raised
+        self._detail = ""  # why the last resolution failed (for the error message)
+
+    # ----------------------------------------------------------------- execution
+
+    def _execute(self, name: str, args: dict) -> tuple[Any, str | None]:
+        try:
+            return result_to_json(self.tools.use_tool(name, **args)), None
+        except Exception as exc:  # noqa: BLE001 - tool errors are data
+            return None, str(exc) or exc.__class__.__name__
+
+    def _append(self, *, origin: str, action_id: str | None, name: str, requestor: str,
+                args: dict, prov: dict, inserted_for: dict | None) -> int:
+        result, error = self._execute(name, args)
+        index = len(self.calls)
+        self.calls.append({
+            "index": index,
+            "origin": origin,
+            "action_id": action_id,
+            "name": name,
+            "tool_type": self.world.tool_types[name],
+            "requestor": requestor,
+            "arguments": copy.deepcopy(args),
+            "provenance": prov,
+            "inserted_for": inserted_for,
+            "result": result,
+            "error": error,
+            "intended_failure": error is not None,
+            "counted": None,
+            "why_not_counted": None,
+        })
+        self.docs.append(_ERROR if error is not None else result_doc(result))
+        return index
+
+    # ----------------------------------------------------------------- anchors
+
+    def add_reference(self, action: dict) -> None:
+        name = action["name"]
+        self.world.check_tool(name, f"{self.where}: reference action {action.get('action_id')}")
+        args = action["arguments"]
+        requestor = action.get("requestor") or "assistant"
+        first_inserted = len(self.calls)
+        if AUTHENTICATE_BEFORE_WRITES and self.world.tool_types[name] == "write":
+            self._authenticate(name, action)
+        prov: dict[str, dict | None] = {}
+        missing: list[tuple[str, Any, str]] = []
+        for ptr, value in leaves(args):
+            self._detail = ""
+            p = self._resolve(name, ptr, value, ptr, allow_insert=True)
+            prov[ptr] = p
+            if p is None:
+                missing.append((ptr, value, self._detail))
+        index = len(self.calls)
+        for call in self.calls[first_inserted:]:
+            call["inserted_for"]["call"] = index
+        self._append(origin="reference", action_id=action.get("action_id"), name=name,
+                     requestor=requestor, args=args, prov=prov, inserted_for=None)
+        if missing:
+            if self.calls[index]["error"] is None:
+                ptr, value, detail = missing[0]
+                looked = ("an identity lookup takes only the customer's words: not in the opening line, "
+                          "no card field" if name in IDENTITY_TOOLS else
+                          "not in the opening line, no card field, not policy vocabulary, not in the "
+                          "result of an earlier call or of any insertable read")
+                raise InputError(
+                    f"{self.where}: task {self.task}, call {index} ({name}, action "
+                    f"{action.get('action_id')}): argument {ptr} = {value!r} has no provenance "
+                    f"({looked}){detail}")
+            for ptr, _value, _detail in missing:
+                prov[ptr] = {"kind": "unsourced", "why": "intended_failure"}
+
+    def _authenticate(self, name: str, action: dict) -> None:
+        """Insert an identity lookup before a write if the customer is not yet authenticated."""
+        if any(c["name"] in IDENTITY_TOOLS and c["error"] is None for c in self.calls):
+            return
+        for tool, args in self._field_candidates():
+            if tool not in IDENTITY_TOOLS or self._peek(tool, args) is _ERROR:
+                continue
+            prov = {ptr: self._resolve(tool, ptr, value, ptr, allow_insert=False) for ptr, value in leaves(args)}
+            self._append(origin="inserted", action_id=None, name=tool, requestor="assistant", args=args,
+                         prov=prov, inserted_for={"call": None, "argument": None, "reason": "authentication"})
+            return
+        raise InputError(
+            f"{self.where}: task {self.task}, call {len(self.calls)} ({name}, action {action.get('action_id')}): "
+            "a write needs an authenticated customer, but no email or name + zip field of the card finds a user")
+
+    # ----------------------------------------------------------------- resolution
+
+    def _resolve(self, tool: str, ptr: str, value: Any, consumer_ptr: str, allow_insert: bool) -> dict | None:
+        arg = _unescape(ptr.split("/")[1]) if ptr else ""
+        if tool == "calculate" and arg == "expression":
+            return self._computed(value, consumer_ptr, allow_insert)
+        if tool == "transfer_to_human_agents" and arg == "summary":
+            return self._request(value)
+        if not isinstance(value, str):
+            pred = _number_equals(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
+                else (lambda p, leaf: leaf == value)
+            return self._from_reads(pred) or (self._insert_for(pred, consumer_ptr) if allow_insert else None)
+        if tool in IDENTITY_TOOLS:
+            # Authentication checks what the customer says against the database; a value read
+            # from the database would prove nothing, so only the customer's words count here.
+            return self._from_opening(value) or self._from_field(value)
+        if arg == "user_id":
+            p = self._from_authentication(value)
+            if p:
+                return p
+        p = (self._from_opening(value) or self._from_field(value) or self._from_vocabulary(arg, value)
+             or self._from_reads(_string_equals(value)))
+        if p is None and allow_insert:
+            p = self._insert_for(_string_equals(value), consumer_ptr)
+        return p
+
+    def _from_authentication(self, value: str) -> dict | None:
+        for j, call in enumerate(self.calls):
+            if call["name"] in IDENTITY_TOOLS and call["error"] is None and call["result"] == value:
+                return {"kind": "read", "call": j, "path": "", "selected_by": []}
+        return None
+
+    def _from_opening(self, value: str) -> dict | None:
+        if len(value.strip()) < 2:
+            return None
+        pattern = r"(?<![A-Za-z0-9])" + re.escape(value.strip()) + r"(?![A-Za-z0-9])"
+        if re.search(pattern, self.opening, re.IGNORECASE):
+            return {"kind": "opening"}
+        return None
+
+    def _from_field(self, value: str) -> dict | None:
+        if value == "":
+            return None
+        for part, transform in _FIELD_PLANS:
+            for field in self.fields:
+                if _field_form(field, part, transform, value):
+                    return {"kind": "field", "token": field["token"], "part": part, "transform": transform}
+        return None
+
+    def _from_vocabulary(self, arg: str, value: str) -> dict | None:
+        if value in self.vocab.get(arg, ()):
+            chosen_by = [f["token"] for f in self.fields if f["kind"] == arg]
+            return {"kind": "policy", "vocabulary": arg, "selected_by": chosen_by}
+        return None
+
+    def _from_reads(self, pred: Callable[[str, Any], bool]) -> dict | None:
+        for j, doc in enumerate(self.docs):
+            ptr = _find(doc, pred)
+            if ptr is not None:
+                return {"kind": "read", "call": j, "path": ptr, "selected_by": self._selectors(doc, ptr)}
+        return None
+
+    def _computed(self, expression: Any, consumer_ptr: str, allow_insert: bool) -> dict | None:
+        if not isinstance(expression, str) or not all(ch in "0123456789+-*/(). " for ch in expression):
+            self._detail = "; the expression has characters calculate does not accept"
+            return None
+        parts = []
+        for number in _NUMBER.findall(expression):
+            pred = _number_equals(number)
+            p = self._from_reads(pred) or (self._insert_for(pred, consumer_ptr) if allow_insert else None)
+            if p is None:
+                self._detail = f"; the operand {number} is in no result"
+                return None
+            parts.append(dict(p, operand=number))
+        return {"kind": "computed", "from": parts}
+
+    def _request(self, summary: Any) -> dict | None:
+        requests = self.card.get("requests") or []
+        if not isinstance(summary, str) or not requests:
+            self._detail = "; the card has no request to summarise"
+            return None
+        said = _words(summary)
+        best, best_score = 0, -1
+        for i, req in enumerate(requests):
+            text = " ".join([req["demand"], *req.get("fallbacks", [])])
+            score = len(said & _words(text))
+            if score > best_score:
+                best, best_score = i, score
+        return {"kind": "request", "demand": best}
+
+    # ----------------------------------------------------------------- selectors
+
+    def _selectors(self, doc: Any, ptr: str) -> list[str]:
+        """Card fields that describe the element a pointer picks out of a collection.
+
+        Only where there is a choice (a collection of two or more) and only fields of the kind
+        that describes such an element: item fields for order lines and product-list entries,
+        preference fields for product variants, payment fields for payment methods. A field
+        describes an element when they share a word stem or one squashed text contains the
+        other ('tshirt' ~ 'T-Shirt')."""
+        parts = [_unescape(p) for p in ptr.split("/")[1:]]
+        if not parts or not isinstance(doc, (dict, list)):
+            return []
+        if isinstance(doc, dict) and len(parts) == 1 and all(isinstance(v, str) for v in doc.values()):
+            collection, description, kind = doc, parts[0], "item"  # the product list
+        elif len(parts) >= 2 and isinstance(doc, dict) and parts[0] in _COLLECTION_KINDS:
+            collection = doc[parts[0]]
+            kind = _COLLECTION_KINDS[parts[0]]
+            element = collection[int(parts[1])] if isinstance(collection, list) else collection.get(parts[1])
+            if not isinstance(element, dict):
+                return []
+            bits = [element.get("name", ""), element.get("source", ""), element.get("brand", "")]
+            bits += [str(v) for v in (element.get("options") or {}).values()]
+            description = " ".join(b for b in bits if b)
+        else:
+            return []
+        if not isinstance(collection, (dict, list)) or len(collection) < 2:
+            return []
+        words, squashed = _words(description), _squash(description)
+        chosen = []
+        for field in self.fields:
+            if field["kind"] != kind:
+                continue
+            fs = _squash(field["value"])
+            if (_words(field["value"]) & words) or (len(fs) >= 4 and (fs in squashed or squashed in fs)):
+                chosen.append(field["token"])
+        return chosen
+
+    # ----------------------------------------------------------------- read insertion
+
+    def _peek(self, name: str, args: dict) -> Any:
+        result, error = self._execute(name, args)  # reads only: the database is not changed
+        return _ERROR if error is not None else result_doc(result)
+
+    def _field_candidates(self) -> list[tuple[str, dict]]:
+        """Reads the customer's own fields make possible: identity lookups, orders, and the
+        user record when the customer gave a user id but nothing to authenticate with."""
+        out: list[tuple[str, dict]] = []
+        by_base: dict[str, list[dict]] = {}
+        for field in self.fields:
+            by_base.setdefault(re.sub(r"_\d+$", "", field["token"].split(":")[0]), []).append(field)
+        for field in by_base.get("email", []):
+            out.append(("find_user_id_by_email", {"email": field["value"].strip()}))
+        names = [(w[0], w[-1]) for w in (f["value"].split() for f in by_base.get("name", []) if f["kind"] == "identity")
+                 if len(w) >= 2]
+        if not names:  # a customer who only gave a user id still knows the name in it
+            names = [(m.group(1), m.group(2).replace("_", " "))
+                     for m in (_USER_ID.fullmatch(f["value"].strip().lower()) for f in by_base.get("user_id", [])) if m]
+        for first, last in names:
+            for z in by_base.get("zip", []):
+                out.append(("find_user_id_by_name_zip", {"first_name": first, "last_name": last, "zip": z["value"].strip()}))
+        if not out:
+            for field in by_base.get("user_id", []):
+                if _USER_ID.fullmatch(field["value"].strip()):
+                    out.append(("get_user_details", {"user_id": field["value"].strip()}))
+        for field in self.fields:
+            m = _ORDER_ID.fullmatch(field["value"].strip())
+            if field["kind"] == "order" and m:
+                out.append(("get_order_details", {"order_id": f"#W{m.group(1)}"}))
+        return out
+
+    @staticmethod
+    def _candidates_from(name: str, doc: Any) -> list[tuple[str, dict]]:
+        """Reads whose arguments this result supplies (by the result's shape)."""
+        out: list[tuple[str, dict]] = []
+        if doc is _ERROR:
+            return out
+        if name in IDENTITY_TOOLS and isinstance(doc, str):
+            out.append(("get_user_details", {"user_id": doc}))
+        elif name == "list_all_product_types" and isinstance(doc, dict):
+            out += [("get_product_details", {"product_id": pid}) for pid in doc.values() if isinstance(pid, str)]
+        elif isinstance(doc, dict):
+            if isinstance(doc.get("orders"), list):  # a user
+                out += [("get_order_details", {"order_id": o}) for o in doc["orders"] if isinstance(o, str)]
+            if "order_id" in doc and isinstance(doc.get("user_id"), str):  # an order
+                out.append(("get_user_details", {"user_id": doc["user_id"]}))
+            for line in doc.get("items") or []:
+                if isinstance(line, dict) and isinstance(line.get("product_id"), str):
+                    out.append(("get_product_details", {"product_id": line["product_id"]}))
+        return out
+
+    def _search(self, pred: Callable[[str, Any], bool]) -> list[tuple[str, dict]] | None:
+        """Breadth-first search for the shortest chain of new reads whose last result has the value."""
+        key = lambda n, a: (n, json.dumps(a, sort_keys=True))
+        # A read already made since the last successful write would return the same again.
+        last_write = max((c["index"] for c in self.calls if c["tool_type"] == "write" and c["error"] is None),
+                         default=-1)
+        tried = {key(c["name"], c["arguments"]) for c in self.calls[last_write + 1:] if c["error"] is None}
+        frontier: list[tuple[str, Any, list]] = [(c["name"], d, []) for c, d in zip(self.calls, self.docs)]
+        for depth in range(1, MAX_INSERT_DEPTH + 1):
+            candidates: list[tuple[str, dict, list]] = []
+            if depth == 1:
+                candidates += [(n, a, []) for n, a in self._field_candidates()]
+            for name, doc, chain in frontier:
+                candidates += [(n, a, chain) for n, a in self._candidates_from(name, doc)]
+            if depth == 1:
+                candidates.append(("list_all_product_types", {}, []))
+            candidates.sort(key=lambda c: _CANDIDATE_ORDER[c[0]])  # stable: discovery order within a tool
+            next_frontier = []
+            for name, args, chain in candidates:
+                k = key(name, args)
+                if k in tried:
+                    continue
+                tried.add(k)
+                doc = self._peek(name, args)
+                if doc is _ERROR:
+                    continue
+                path = chain + [(name, args)]
+                if _find(doc, pred) is not None:
+                    return path
+                next_frontier.append((name, doc, path))
+            if not next_frontier:
+                break
+            frontier = next_frontier
+        return None
+
+    def _insert_for(self, pred: Callable[[str, Any], bool], consumer_ptr: str) -> dict | None:
+        chain = self._search(pred)
+        if chain is None:
+            return None
+        for name, args in chain:
+            prov = {}
+            for ptr, value in leaves(args):
+                p = self._resolve(name, ptr, value, ptr, allow_insert=False)
+                if p is None:  # cannot happen: candidates are built from sourced values
+                    raise AssertionError(f"inserted {name}{args} has an unsourced argument {ptr}")
+                prov[ptr] = p
+            index = self._append(origin="inserted", action_id=None, name=name, requestor="assistant",
+                                 args=args, prov=prov,
+                                 inserted_for={"call": None, "argument": consumer_ptr, "reason": "value"})
+            if self.calls[index]["error"] is not None:
+                raise AssertionError(f"inserted read {name}{args} failed: {self.calls[index]['error']}")
+        return self._from_reads(pred)
+
+    # ----------------------------------------------------------------- information channel
+
+    def trace_information(self) -> list[dict]:
+        out = []
+        for info in self.card["information_channel"]["communicate_info"]:
+            out.append({"info": info, "provenance": self._trace_info(str(info))})
+        return out
+
+    def _trace_info(self, info: str) -> dict | None:
+        text = info.strip()
+        if not text:
+            return None
+        lowered = _ws(text).casefold()
+        contains = re.compile(r"(?<![a-z0-9])" + re.escape(lowered) + r"(?![a-z0-9])")
+        attempts: list[tuple[str, Callable[[str, Any], bool]]] = []
+        if re.search(r"[A-Za-z]", text) and len(text) >= 3:
+            # a word such as 'camera' names a product before it equals some option value
+            attempts.append(("name", lambda p, leaf: p.rsplit("/", 1)[-1] == "name" and isinstance(leaf, str)
+                             and contains.search(_ws(leaf).casefold()) is not None))
+        attempts.append(("exact", _string_equals(text)))
+        if _is_number_text(text):
+            attempts.append(("number", _number_equals(text)))
+        attempts.append(("casefold", lambda p, leaf: isinstance(leaf, str) and _ws(leaf).casefold() == lowered))
+        if re.search(r"[A-Za-z]", text) and len(text) >= 3:
+            attempts.append(("contains", lambda p, leaf: isinstance(leaf, str)
+                             and contains.search(_ws(leaf).casefold()) is not None))
+        for how, pred in attempts:
+            p = self._from_reads(pred)
+            if p is not None:
+                return dict(p, match=how)
+        return None
+
+    # ----------------------------------------------------------------- counting
+
+    def mark_counted(self, information: list[dict]) -> None:
+        used: set[int] = set()
+
+        def uses(prov: dict | None) -> Iterator[int]:
+            if not prov:
+                return
+            if prov.get("kind") == "read":
+                yield prov["call"]
+            for sub in prov.get("from", []):
+                yield from uses(sub)
+
+        for item in information:
+            used.update(uses(item["provenance"]))
+        for call in reversed(self.calls):
+            i = call["index"]
+            if call["error"] is not None:
+                call["counted"], call["why_not_counted"] = False, "intended_failure"
+                continue
+            anchor = call["name"] in IDENTITY_TOOLS or (call["origin"] == "reference" and (
+                call["tool_type"] == "write" or call["name"] == "transfer_to_human_agents"))
+            if anchor or i in used:
+                call["counted"] = True
+                for prov in call["provenance"].values():
+                    used.update(uses(prov))
+            else:
+                call["counted"], call["why_not_counted"] = False, "exploration_only"
+
+
+# --------------------------------------------------------------------------- public API
+
+
+def build_golden(card: dict, world: RetailWorld, vocabulary: dict[str, list[str]], *,
+                 card_sha256: str | None = None, where: str | None = None, verify_replay: bool = True) -> dict:
+    """The golden trajectory of one (already validated) card, with its replay check.
+
+    `card_sha256` is recorded as the card's identity (the CLI passes the file's digest; the
+    default is the digest of the canonical JSON, which equals it for files written by
+    `incognita.io.write_json`). `where` prefixes error messages.
+    """
+    from incognita.replay import verify
+
+    where = where or f"card {card.get('task_id')}"
+    builder = _Builder(card, world, vocabulary, where)
+    for action in card["reference_actions"]:
+        builder.add_reference(action)
+    information = builder.trace_information()
+    builder.mark_counted(information)
+    calls = builder.calls
+    doc = {
+        "schema_version": GOLDEN_SCHEMA_VERSION,
+        "generator_version": GENERATOR_VERSION,
+        "task_id": card["task_id"],
+        "card": {"sha256": card_sha256 or sha256_obj(card), "card_version": card["card_version"]},
+        "inputs": {"db_sha256": world.db_sha256, "vocabulary_sha256": sha256_obj(vocabulary)},
+        "calls": calls,
+        "information_channel": information,
+        "counts": {
+            "calls": len(calls),
+            "reference": sum(c["origin"] == "reference" for c in calls),
+            "inserted": sum(c["origin"] == "inserted" for c in calls),
+            "counted": sum(bool(c["counted"]) for c in calls),
+            "intended_failure": sum(c["why_not_counted"] == "intended_failure" for c in calls),
+            "exploration_only": sum(c["why_not_counted"] == "exploration_only" for c in calls),
+            "information_traced": sum(i["provenance"] is not None for i in information),
+            "information": len(information),
+        },
+        "replay": None,
+    }
+    if verify_replay:
+        doc["replay"] = verify(world, doc, card["reference_actions"])
+    return doc
+
+
+def check_golden(doc: dict, where: str) -> None:
+    """Validate a golden trajectory against incognita/schemas/golden.schema.json."""
+    from incognita.config import validate
+
+    validate(doc, "golden.schema.json", where)
+
+
+def golden_summary(doc: dict) -> str:
+    c, r = doc["counts"], doc["replay"] or {}
+    return (f"task {doc['task_id']}: {c['calls']} calls ({c['reference']} reference, {c['inserted']} inserted), "
+            f"{c['counted']} counted, {c['intended_failure']} intended failure(s), "
+            f"{c['exploration_only']} exploration-only, info {c['information_traced']}/{c['information']} traced; "
+            f"replay {'match' if r.get('match') else 'MISMATCH'}")

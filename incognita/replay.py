@@ -1,0 +1,165 @@
+"""Replay on a clean retail database, ours and upstream's way, with comparable hashes.
+
+Two independent routes to a final database hash:
+
+* `replay_calls` executes a golden trajectory's calls in order through the upstream
+  `RetailTools` toolkit. Errors of calls marked `intended_failure` are swallowed; any other
+  error is reported (the call changed nothing, so the hash will usually disagree too).
+* `upstream_hash` rebuilds the gold state the way tau2's `EnvironmentEvaluator` does: a
+  fresh retail `Environment`, then every reference action through `make_tool_call` inside
+  try/except, then `get_db_hash()`.
+
+Both hashes come from the same function (`ToolKitBase.get_db_hash`, i.e. `RetailDB.get_hash`),
+so equality means the golden trajectory reproduces upstream's gold state exactly.
+
+`RetailWorld` loads the database file once per process; every replay starts from a new
+`RetailDB` validated from the parsed JSON, which is what `RetailDB.load` does (without
+re-reading the 2.8 MB file) and is faster than a deep copy of the model.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from incognita.io import InputError, read_json, sha256_file
+
+
+def result_to_json(value: Any) -> Any:
+    """A tool's return value as plain JSON: pydantic models dumped, strings kept verbatim."""
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json")
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, dict):
+        return {str(k): result_to_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [result_to_json(v) for v in value]
+    return str(value)
+
+
+class RetailWorld:
+    """The clean retail database of one source file, loaded once, handed out fresh."""
+
+    def __init__(self, db_path: str | Path):
+        db_path = Path(db_path)
+        if not db_path.exists():
+            raise InputError(f"{db_path}: retail database not found (run the source stage first)")
+        # tau2 imports are deferred to here: only the retail model and toolkit (~0.8 s), never
+        # tau2.registry (which pulls in litellm).
+        from tau2.domains.retail.data_model import RetailDB
+        from tau2.domains.retail.tools import RetailTools
+
+        self._db_cls = RetailDB
+        self._tools_cls = RetailTools
+        self.path = db_path
+        self.db_sha256 = sha256_file(db_path)
+        self._raw = read_json(db_path)
+        self._clean_hash: str | None = None
+        probe = self._tools_cls(None)  # tool metadata needs no database
+        self.tool_types = {name: probe.tool_type(name).value for name in probe.tools}
+        # The parsed database is about a million long-lived objects; without this, every
+        # full collection of the cyclic garbage collector walks them again while replays
+        # allocate and free whole databases, which costs about a third of the run time.
+        gc.freeze()
+
+    def fresh_db(self):
+        return self._db_cls.model_validate(self._raw)
+
+    def toolkit(self, db=None):
+        return self._tools_cls(db if db is not None else self.fresh_db())
+
+    def clean_hash(self) -> str:
+        if self._clean_hash is None:
+            self._clean_hash = self.fresh_db().get_hash()
+        return self._clean_hash
+
+    def check_tool(self, name: str, where: str) -> None:
+        if name not in self.tool_types:
+            raise InputError(f"{where}: unknown retail tool {name!r}")
+
+
+def replay_calls(world: RetailWorld, calls: Iterable[dict]) -> dict:
+    """Execute golden calls on a clean database.
+
+    Returns the final hash, the errors that were not intended (index, tool, message), the
+    intended failures that unexpectedly succeeded, and the indices of calls whose replayed
+    result differs from the result stored in the trajectory.
+    """
+    tools = world.toolkit()
+    unexpected_errors, unexpected_successes, result_diffs = [], [], []
+    for i, call in enumerate(calls):
+        requestor = call.get("requestor", "assistant")
+        if requestor != "assistant":
+            raise InputError(f"call {i} ({call['name']}): requestor {requestor!r} is not supported in retail")
+        try:
+            out = result_to_json(tools.use_tool(call["name"], **call["arguments"]))
+        except Exception as exc:  # noqa: BLE001 - any tool error is data here
+            if not call.get("intended_failure"):
+                unexpected_errors.append({"call": i, "name": call["name"], "error": str(exc)})
+            continue
+        if call.get("intended_failure"):
+            unexpected_successes.append(i)
+        if "result" in call and call["result"] != out:
+            result_diffs.append(i)
+    return {
+        "final_hash": tools.get_db_hash(),
+        "unexpected_errors": unexpected_errors,
+        "unexpected_successes": unexpected_successes,
+        "result_diffs": result_diffs,
+    }
+
+
+def upstream_hash(world: RetailWorld, reference_actions: Iterable[dict]) -> str:
+    """The gold-state hash as tau2's EnvironmentEvaluator builds it, from the reference actions."""
+    from tau2.domains.retail.environment import get_environment
+
+    env = get_environment(db=world.fresh_db())
+    for action in reference_actions:
+        try:
+            env.make_tool_call(
+                tool_name=action["name"],
+                requestor=action.get("requestor") or "assistant",
+                **action["arguments"],
+            )
+        except Exception:  # noqa: BLE001, S110 - upstream skips gold actions that raise
+            pass
+    return env.get_db_hash()
+
+
+def verify(world: RetailWorld, golden: dict, reference_actions: list[dict]) -> dict:
+    """Replay the golden calls and compare with the upstream gold state; the `replay` block."""
+    ours = replay_calls(world, golden["calls"])
+    theirs = upstream_hash(world, reference_actions)
+    return {
+        "final_hash": ours["final_hash"],
+        "upstream_hash": theirs,
+        "match": ours["final_hash"] == theirs,
+        "unexpected_errors": ours["unexpected_errors"],
+        "unexpected_successes": ours["unexpected_successes"],
+        "result_diffs": ours["result_diffs"],
+    }
+
+
+def reference_actions_of(golden: dict) -> list[dict]:
+    """The upstream reference actions, recovered from a golden trajectory's anchors."""
+    return [{"action_id": c["action_id"], "name": c["name"], "arguments": c["arguments"],
+             "requestor": c.get("requestor") or "assistant"}
+            for c in golden["calls"] if c["origin"] == "reference"]
+
+
+REPLAY_HEADER = ["task", "our_hash", "upstream_hash", "match"]
+
+
+def replay_rows(golden_docs: Iterable[tuple[str, dict]]) -> list[list[Any]]:
+    """One TSV row per golden document, sorted by task id (numeric where possible)."""
+    rows = []
+    for where, doc in golden_docs:
+        rep = doc.get("replay")
+        if not isinstance(rep, dict) or "final_hash" not in rep:
+            raise InputError(f"{where}: no replay block; is this a golden trajectory file?")
+        rows.append([doc["task_id"], rep["final_hash"], rep["upstream_hash"], str(bool(rep["match"])).lower()])
+    rows.sort(key=lambda r: (0, int(r[0]), "") if str(r[0]).isdigit() else (1, 0, str(r[0])))
+    return rows

@@ -1,0 +1,48 @@
+# Reference stage: the coordination reference and the checks on frozen artifacts.
+#
+# The coordination reference is rebuilt from the golden trajectories, the cards (for
+# withholds_disclosure) and the partition, then checked against its lock in
+# config/locks.yaml: a change upstream that alters the reference makes this rule fail
+# instead of feeding a different reference downstream.
+#
+# Corpus selection writes config/corpus.yaml, a committed artifact, so it is not a rule:
+# a human runs `incognita corpus`, reviews the diff, runs `incognita freeze --bump` and
+# commits. The workflow only verifies the locks (rule verify_locks).
+#
+# Needs get_all_tasks() from rules/common.smk (all source task ids).
+
+
+rule reference:
+    input:
+        golden=expand("results/golden/{task}.json", task=get_all_tasks()),
+        cards=expand("results/cards/{task}.json", task=get_all_tasks()),
+        partition=config["golden"]["partition"],
+        locks="config/locks.yaml",
+    output:
+        "results/reference/coordination.json",
+    params:
+        # Only read to print totals over the frozen corpus; not an input of the reference.
+        corpus=config["corpus"]["file"],
+    conda:
+        "../envs/incognita.yaml"
+    log:
+        "logs/reference.log",
+    shell:
+        "python -m incognita reference --golden-dir results/golden --cards-dir results/cards"
+        " --partition {input.partition} --out {output} --locks {input.locks}"
+        " --corpus {params.corpus} > {log} 2>&1"
+
+
+rule verify_locks:
+    input:
+        reference="results/reference/coordination.json",
+        corpus=config["corpus"]["file"],
+        locks="config/locks.yaml",
+    output:
+        "results/reference/locks_verified.txt",
+    conda:
+        "../envs/incognita.yaml"
+    log:
+        "logs/verify_locks.log",
+    shell:
+        "python -m incognita verify-locks --locks {input.locks} > {log} 2>&1 && cp {log} {output}"

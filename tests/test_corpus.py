@@ -1,0 +1,192 @@
+"""Corpus selection: 18 tasks, three per level, deterministic for a seed, rule exclusions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from incognita.cli import main
+from incognita.corpus import corpus_document, render, select, write_corpus
+from incognita.io import InputError, write_json
+
+LEVELS = [1, 2, 3, 4, 5, 6]
+NAMED = ["2", "3", "11", "30", "37", "38", "46", "59"]
+RULE = {"per_level": 3, "levels": LEVELS, "include": NAMED}
+
+
+def _task(tid: str, level: int, write: bool = True, withholds: bool = False, match: bool = True) -> dict:
+    desks = ["Aster", "Boreal", "Cygnus", "Dorian", "Elara", "Fenn"][:level]
+    arms = {arm: {"n_role_assignments": level if arm == "social" else None} for arm in ("direct", "indirect", "social")}
+    return {"task_id": tid, "level": level, "desks_engaged": desks, "has_write": write,
+            "withholds_disclosure": withholds, "match": match, "n_calls": level + 2, "n_counted": level + 1,
+            "arms": arms, "information_items": {"customer": [{"token": "name"}], "service": []}}
+
+
+def synthetic_reference() -> dict:
+    """60 tasks: ten per level, three or four of them without a write; a few withhold or fail replay."""
+    tasks = {}
+    for n in range(60):
+        tid = str(n)
+        tasks[tid] = _task(tid, level=n % 6 + 1, write=(n // 6) % 3 != 0)
+    tasks["13"] = _task("13", 2, withholds=True)
+    tasks["19"] = _task("19", 2, match=False)
+    tasks["50"] = _task("50", 3, write=False, withholds=True)
+    return {"schema_version": 1, "partition": {"version": 1, "sha256": "0" * 64}, "tasks": tasks}
+
+
+def test_eighteen_tasks_three_per_level():
+    sel = select(synthetic_reference(), seed=20260820, **RULE)
+    assert len(sel["tasks"]) == 18 == len(set(sel["tasks"]))
+    assert {lv: len(ids) for lv, ids in sel["levels"].items()} == {lv: 3 for lv in LEVELS}
+    ref = synthetic_reference()
+    for lv, ids in sel["levels"].items():
+        assert all(ref["tasks"][t]["level"] == lv for t in ids)
+
+
+def test_selection_is_deterministic_for_a_seed():
+    a = select(synthetic_reference(), seed=20260820, **RULE)
+    b = select(synthetic_reference(), seed=20260820, **RULE)
+    assert a == b
+    others = {tuple(select(synthetic_reference(), seed=s, **RULE)["tasks"]) for s in range(1, 6)}
+    assert len(others) > 1  # the seed matters
+    # Independent of the order the reference lists its tasks in.
+    ref = synthetic_reference()
+    ref["tasks"] = dict(reversed(list(ref["tasks"].items())))
+    assert select(ref, seed=20260820, **RULE)["tasks"] == a["tasks"]
+
+
+def test_named_tasks_included_and_withholding_excluded():
+    sel = select(synthetic_reference(), seed=20260820, **RULE)
+    assert set(NAMED) <= set(sel["tasks"])
+    assert all(e["status"] == "included" for e in sel["named"])
+    assert not {"13", "19", "50"} & set(sel["tasks"])
+    reasons = {e["task"]: e["reason"] for e in sel["exclusions"]}
+    assert "withholds disclosure" in reasons["13"] and "withholds disclosure" in reasons["50"]
+    assert "golden replay" in reasons["19"]
+
+
+def test_named_task_excluded_by_the_rule_is_recorded():
+    ref = synthetic_reference()
+    ref["tasks"]["38"] = _task("38", 3, withholds=True)
+    sel = select(ref, seed=20260820, **RULE)
+    entry = next(e for e in sel["named"] if e["task"] == "38")
+    assert entry["status"] == "excluded" and "withholds disclosure" in entry["reason"]
+    assert "38" not in sel["tasks"] and len(sel["tasks"]) == 18
+
+
+def test_named_overflow_at_one_level_is_recorded():
+    ref = synthetic_reference()
+    for tid in ("2", "3", "11", "30"):
+        ref["tasks"][tid] = _task(tid, 5)
+    sel = select(ref, seed=20260820, **RULE)
+    out = [e for e in sel["named"] if e["status"] == "excluded"]
+    # 46 is at level 5 too: five named tasks for three slots, kept in id order.
+    assert [e["task"] for e in out] == ["30", "46"] and "already holds 3 named tasks" in out[0]["reason"]
+    assert sel["shortfalls"] == []
+
+
+def test_write_tasks_are_preferred():
+    ref = synthetic_reference()
+    sel = select(ref, seed=7, per_level=3, levels=LEVELS, include=[])
+    assert all(ref["tasks"][t]["has_write"] for t in sel["tasks"])
+    # A level with too few write tasks is topped up from the others.
+    for tid, t in ref["tasks"].items():
+        if t["level"] == 1 and tid != "12":
+            t["has_write"] = False
+    sel = select(ref, seed=7, per_level=3, levels=LEVELS, include=[])
+    assert "12" in sel["levels"][1] and len(sel["levels"][1]) == 3
+
+
+def test_a_short_level_is_filled_from_the_nearest_level_and_recorded():
+    ref = synthetic_reference()
+    for tid, t in ref["tasks"].items():
+        if t["level"] == 1 and tid not in ("6", "12"):
+            t["withholds_disclosure"] = True
+    sel = select(ref, seed=20260820, **RULE)
+    assert len(sel["tasks"]) == 18
+    assert sel["levels"][1] == ["6", "12"]  # every task stays under its true level
+    (short,) = sel["shortfalls"]
+    assert short["level"] == 1 and short["missing"] == 1
+    (fill,) = short["filled_with"]
+    assert fill["level"] == 2 and fill["task"] in sel["levels"][2] and len(sel["levels"][2]) == 4
+
+
+def test_named_leftovers_fill_short_levels_first():
+    ref = synthetic_reference()
+    for tid in ("2", "3", "11", "30"):
+        ref["tasks"][tid] = _task(tid, 5)
+    for tid, t in ref["tasks"].items():
+        if t["level"] == 1:
+            t["withholds_disclosure"] = True
+    sel = select(ref, seed=20260820, **RULE)
+    assert set(NAMED) <= set(sel["tasks"]) and len(sel["tasks"]) == 18
+    (short,) = sel["shortfalls"]  # three level-1 slots: the two named leftovers, then level 2
+    assert [(f["task"], f["level"]) for f in short["filled_with"]][:2] == [("30", 5), ("46", 5)]
+    assert short["filled_with"][2]["level"] == 2
+
+
+def test_too_few_tasks_overall_is_an_error():
+    ref = synthetic_reference()
+    for t in list(ref["tasks"].values())[:50]:
+        t["withholds_disclosure"] = True
+    with pytest.raises(InputError, match="too few eligible tasks"):
+        select(ref, seed=1, **RULE)
+
+
+def _cli_setup(tmp_path: Path) -> tuple[Path, Path]:
+    ref = synthetic_reference()
+    ref_path = tmp_path / "coordination.json"
+    write_json(ref_path, ref)
+    cfg = yaml.safe_load((Path(__file__).resolve().parents[1] / "config" / "config.yaml").read_text())
+    cfg["corpus"]["file"] = str(tmp_path / "corpus.yaml")
+    cfg_path = tmp_path / "config.yaml"
+    cfg_path.write_text(yaml.safe_dump(cfg))
+    return ref_path, cfg_path
+
+
+def test_cli_writes_a_frozen_corpus_and_refuses_silent_changes(tmp_path):
+    ref_path, cfg_path = _cli_setup(tmp_path)
+    runner = CliRunner()
+    args = ["corpus", "--reference", str(ref_path), "--config", str(cfg_path), "--locks", str(tmp_path / "locks.yaml"),
+            "--no-verify"]
+    res = runner.invoke(main, args)
+    assert res.exit_code == 0, res.output
+    doc = yaml.safe_load((tmp_path / "corpus.yaml").read_text())
+    assert doc["version"] == 1 and len(doc["tasks"]) == 18 and doc["rule"]["seed"] == 20260820
+    assert doc["totals"]["tasks"] == 18 and "calls" in res.output
+    assert runner.invoke(main, args).output.endswith("unchanged\n")  # same inputs, same bytes
+    ref = json.loads(ref_path.read_text())
+    ref["tasks"]["59"]["level"] = 1
+    write_json(ref_path, ref)
+    res = runner.invoke(main, args)
+    assert res.exit_code == 2 and "differs from the committed corpus" in res.output
+    assert runner.invoke(main, args + ["--force"]).exit_code == 0
+
+
+def test_cli_refuses_an_unfrozen_reference(tmp_path):
+    ref_path, cfg_path = _cli_setup(tmp_path)
+    res = CliRunner().invoke(main, ["corpus", "--reference", str(ref_path), "--config", str(cfg_path),
+                                    "--locks", str(tmp_path / "locks.yaml")])
+    assert res.exit_code == 2 and "has not been frozen" in res.output
+
+
+def test_render_round_trips(tmp_path):
+    ref = synthetic_reference()
+    write_json(tmp_path / "c.json", ref)
+    sel = select(ref, seed=20260820, **RULE)
+    doc = corpus_document(sel, ref, tmp_path / "c.json", version=3)
+    assert yaml.safe_load(render(doc))["levels"] == {lv: sel["levels"][lv] for lv in LEVELS}
+    assert write_corpus(doc, tmp_path / "corpus.yaml") is True
+    assert write_corpus(doc, tmp_path / "corpus.yaml") is False
+
+
+def test_a_new_candidate_changes_only_its_own_level():
+    before = select(synthetic_reference(), seed=20260820, **RULE)["levels"]
+    ref = synthetic_reference()
+    ref["tasks"]["60"] = _task("60", 4)
+    after = select(ref, seed=20260820, **RULE)["levels"]
+    assert {lv: ids for lv, ids in after.items() if lv != 4} == {lv: ids for lv, ids in before.items() if lv != 4}

@@ -1,0 +1,372 @@
+"""Golden trajectories: provenance of every argument, counting, replay against upstream.
+
+Hand-made card fixtures live in tests/fixtures/golden_cards/ (frozen copies of cards for a
+few tasks of each kind, so these tests do not move when the card builder changes). The
+all-tasks test builds cards with the live card builder (and repair overlays), as the
+pipeline does, and is the stage's done criterion: every task replays to upstream's hash.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from incognita.cli import main
+from incognita.golden import (
+    build_golden,
+    check_golden,
+    leaves,
+    load_vocabulary,
+    resolve_pointer,
+    result_doc,
+)
+from incognita.io import InputError, read_json
+from incognita.replay import (
+    REPLAY_HEADER,
+    RetailWorld,
+    reference_actions_of,
+    replay_calls,
+    replay_rows,
+    upstream_hash,
+    verify,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+FIX = ROOT / "tests" / "fixtures" / "golden_cards"
+VOCAB_PATH = ROOT / "config" / "vocabulary.yaml"
+
+
+@pytest.fixture(scope="module")
+def world(source_dir) -> RetailWorld:
+    return RetailWorld(source_dir / "db.json")
+
+
+@pytest.fixture(scope="module")
+def vocab() -> dict:
+    return load_vocabulary(str(VOCAB_PATH))
+
+
+def card(task: str) -> dict:
+    return read_json(FIX / f"{task}.json")
+
+
+def prov(doc: dict, call: int, pointer: str) -> dict:
+    return doc["calls"][call]["provenance"][pointer]
+
+
+def check_provenance_points_backwards(doc: dict) -> None:
+    """Every read provenance names an earlier successful call and a pointer that resolves to the value."""
+    for call in doc["calls"]:
+        for ptr, value in leaves(call["arguments"]):
+            p = call["provenance"][ptr]
+            reads = p["from"] if p["kind"] == "computed" else [p] if p["kind"] == "read" else []
+            for r in reads:
+                src = doc["calls"][r["call"]]
+                assert r["call"] < call["index"] and src["error"] is None
+                leaf = resolve_pointer(result_doc(src["result"]), r["path"])
+                if p["kind"] == "read":
+                    assert leaf == value
+                else:
+                    assert round(float(leaf), 2) == round(float(r["operand"]), 2)
+            if p["kind"] == "unsourced":
+                assert call["intended_failure"]
+
+
+# --------------------------------------------------------------------------- tasks of each kind
+
+
+def test_exchange_keeps_reference_verbatim_and_sources_every_argument(world, vocab):
+    c = card("0")
+    doc = build_golden(c, world, vocab)
+    check_golden(doc, "task 0")
+    calls = doc["calls"]
+    assert [(x["name"], x["arguments"], x["action_id"]) for x in calls] == \
+        [(a["name"], a["arguments"], a["action_id"]) for a in c["reference_actions"]]
+    assert prov(doc, 0, "/first_name") == {"kind": "field", "token": "name", "part": "first", "transform": None}
+    assert prov(doc, 0, "/last_name")["part"] == "last"
+    assert prov(doc, 1, "/order_id") == {"kind": "field", "token": "order_id", "part": None, "transform": None}
+    # the keyboard's product id comes from the order line the customer's description picks
+    assert prov(doc, 2, "/product_id") == {"kind": "read", "call": 1, "path": "/items/2/product_id",
+                                           "selected_by": ["item:mechanical_keyboard"]}
+    new_item = prov(doc, 4, "/new_item_ids/0")
+    assert new_item["call"] == 2 and new_item["path"] == "/variants/7706410293/item_id"
+    assert new_item["selected_by"] == ["preference:mechanical_keyboard"]
+    assert all(x["counted"] for x in calls)
+    assert doc["replay"]["match"] and not doc["replay"]["unexpected_errors"] and not doc["replay"]["result_diffs"]
+    assert doc["card"]["card_version"] == c["card_version"]
+    check_provenance_points_backwards(doc)
+
+
+def test_intended_failures_stay_in_and_out_of_the_denominator(world, vocab):
+    doc = build_golden(card("46"), world, vocab)
+    check_golden(doc, "task 46")
+    calls = doc["calls"]
+    failed = [x["index"] for x in calls if x["intended_failure"]]
+    assert failed == [1, 2]
+    for i in failed:
+        assert calls[i]["error"] == "Order not found" and calls[i]["result"] is None
+        assert calls[i]["counted"] is False and calls[i]["why_not_counted"] == "intended_failure"
+    # "#9502126" is the customer's "9502126" with a '#' added; "#W9502127" their second try plus 'W'
+    assert prov(doc, 1, "/order_id") == {"kind": "field", "token": "order_id", "part": None, "transform": "order_id"}
+    assert prov(doc, 3, "/order_id")["token"] == "order_id_2"
+    # the card gives only a user id: the name for the lookup is read off it
+    assert prov(doc, 0, "/first_name")["transform"] == "user_id_name"
+    calc = prov(doc, 4, "/expression")
+    assert calc["kind"] == "computed" and [r["operand"] for r in calc["from"]] == ["652.61", "473.43"]
+    assert all(r["call"] == 3 for r in calc["from"])
+    # the second calculation uses the first one's result
+    assert any(r["call"] == 4 and r["path"] == "" for r in prov(doc, 6, "/expression")["from"])
+    assert [i["provenance"]["call"] for i in doc["information_channel"]] == [4, 6]
+    assert all(x["counted"] for x in calls if not x["intended_failure"])
+    assert doc["replay"]["match"]
+    check_provenance_points_backwards(doc)
+
+
+def test_reads_and_authentication_are_inserted_before_writes(world, vocab):
+    c = card("71")
+    doc = build_golden(c, world, vocab)
+    check_golden(doc, "task 71")
+    calls = doc["calls"]
+    assert [x["origin"] for x in calls] == ["inserted", "inserted", "reference", "inserted", "reference"]
+    assert [x["name"] for x in calls if x["origin"] == "reference"] == [a["name"] for a in c["reference_actions"]]
+    assert calls[0]["name"] == "find_user_id_by_name_zip"
+    assert calls[0]["inserted_for"] == {"call": 2, "argument": None, "reason": "authentication"}
+    assert calls[1]["name"] == "get_user_details"
+    assert calls[1]["inserted_for"]["call"] == 2 and calls[1]["inserted_for"]["reason"] == "value"
+    assert prov(doc, 1, "/user_id") == {"kind": "read", "call": 0, "path": "", "selected_by": []}
+    # the default address is read from the user record; the country is policy vocabulary
+    assert prov(doc, 2, "/address1") == {"kind": "read", "call": 1, "path": "/address/address1", "selected_by": []}
+    assert prov(doc, 2, "/country") == {"kind": "policy", "vocabulary": "country", "selected_by": []}
+    assert prov(doc, 2, "/city")["kind"] == "field"
+    assert calls[3]["name"] == "get_product_details" and calls[3]["inserted_for"]["call"] == 4
+    assert all(x["counted"] for x in calls)
+    assert doc["replay"]["match"]
+    check_provenance_points_backwards(doc)
+
+
+def test_cancellation_reason_is_policy_vocabulary_selected_by_the_customer(world, vocab):
+    doc = build_golden(card("74"), world, vocab)
+    cancel = next(x for x in doc["calls"] if x["name"] == "cancel_pending_order")
+    assert cancel["provenance"]["/reason"] == {"kind": "policy", "vocabulary": "reason", "selected_by": ["reason"]}
+    assert doc["replay"]["match"]
+
+
+def test_transfer_summary_comes_from_the_request_and_unused_reads_are_exploration(world, vocab):
+    c = card("12")
+    doc = build_golden(c, world, vocab)
+    calls = doc["calls"]
+    transfer = calls[-1]
+    assert transfer["name"] == "transfer_to_human_agents" and transfer["counted"]
+    p = transfer["provenance"]["/summary"]
+    assert p["kind"] == "request" and "PayPal" in c["requests"][p["demand"]]["demand"]
+    ret = next(x for x in calls if x["name"] == "return_delivered_order_items")
+    assert ret["intended_failure"] and "original payment method" in ret["error"]
+    # the reads feed only the failed return: they explore, they are not required
+    assert [x["why_not_counted"] for x in calls if x["tool_type"] == "read" and x["name"] != "find_user_id_by_email"] \
+        == ["exploration_only"] * 3
+    assert calls[0]["name"] == "find_user_id_by_email" and calls[0]["counted"]  # authentication always counts
+    assert doc["replay"]["match"]
+
+
+@pytest.mark.parametrize("task", ["24", "57"])
+def test_tasks_without_reference_actions(world, vocab, task):
+    c = card(task)
+    assert c["reference_actions"] == []
+    doc = build_golden(c, world, vocab)
+    check_golden(doc, f"task {task}")
+    assert doc["calls"] == [] and doc["counts"]["calls"] == 0
+    assert doc["replay"]["final_hash"] == doc["replay"]["upstream_hash"] == world.clean_hash()
+    assert doc["replay"]["match"]
+    assert [i["info"] for i in doc["information_channel"]] == c["information_channel"]["communicate_info"]
+
+
+# --------------------------------------------------------------------------- failure modes
+
+
+def test_tampered_argument_gives_a_mismatch(world, vocab):
+    c = card("0")
+    doc = build_golden(c, world, vocab)
+    tampered = copy.deepcopy(doc)
+    write = tampered["calls"][4]
+    keyboard = tampered["calls"][2]["result"]
+    other = next(v["item_id"] for v in keyboard["variants"].values()
+                 if v["available"] and v["item_id"] != write["arguments"]["new_item_ids"][0])
+    write["arguments"]["new_item_ids"][0] = other
+    rep = verify(world, tampered, c["reference_actions"])
+    assert rep["match"] is False and rep["final_hash"] != rep["upstream_hash"]
+    assert rep["upstream_hash"] == doc["replay"]["upstream_hash"]
+    assert rep["result_diffs"] == [4]
+    # an argument that makes the write fail is reported as an unexpected error, and mismatches too
+    broken = copy.deepcopy(doc)
+    broken["calls"][4]["arguments"]["order_id"] = "#W0000000"
+    rep = verify(world, broken, c["reference_actions"])
+    assert rep["match"] is False
+    assert rep["unexpected_errors"] == [{"call": 4, "name": "exchange_delivered_order_items", "error": "Order not found"}]
+
+
+def test_missing_card_field_fails_naming_task_call_tool_and_argument(world, vocab):
+    c = card("0")
+    c["fields"] = [f for f in c["fields"] if f["token"] != "name"]
+    with pytest.raises(InputError) as err:
+        build_golden(c, world, vocab, where="fixture card 0")
+    msg = str(err.value)
+    for part in ("fixture card 0", "task 0", "call 0", "find_user_id_by_name_zip", "/first_name", "'Yusuf'"):
+        assert part in msg
+
+
+def test_unsourced_values_are_tolerated_only_on_intended_failures(world, vocab):
+    c = card("0")
+    c["reference_actions"].insert(1, {"action_id": "x", "name": "get_product_details",
+                                      "arguments": {"product_id": "0000000001"}})
+    doc = build_golden(c, world, vocab)
+    assert prov(doc, 1, "/product_id") == {"kind": "unsourced", "why": "intended_failure"}
+    assert doc["calls"][1]["intended_failure"] and doc["replay"]["match"]
+    # the same made-up value in a call that succeeds is an error
+    c = card("0")
+    c["reference_actions"].insert(4, {"action_id": "y", "name": "calculate", "arguments": {"expression": "1234.56 + 1"}})
+    with pytest.raises(InputError, match=r"call 4 \(calculate.*/expression.*operand 1234.56"):
+        build_golden(c, world, vocab)
+
+
+def test_unknown_tool_is_an_input_error(world, vocab):
+    c = card("0")
+    c["reference_actions"][0]["name"] = "delete_everything"
+    with pytest.raises(InputError, match="unknown retail tool 'delete_everything'"):
+        build_golden(c, world, vocab)
+
+
+def test_vocabulary_must_be_a_flat_mapping(tmp_path):
+    bad = tmp_path / "v.yaml"
+    bad.write_text("reason: {a: 1}\n")
+    with pytest.raises(InputError, match="reason"):
+        load_vocabulary(str(bad))
+    assert load_vocabulary(str(VOCAB_PATH))["address2"] == [""]
+
+
+def test_each_replay_starts_from_a_clean_database(world):
+    clean = world.clean_hash()
+    tools = world.toolkit()
+    tools.use_tool("cancel_pending_order", order_id="#W5056519", reason="no longer needed")
+    assert tools.get_db_hash() != clean
+    assert world.fresh_db().get_hash() == clean  # validation copied, never shared, the parsed JSON
+    assert upstream_hash(world, []) == clean
+    assert replay_calls(world, [])["final_hash"] == clean
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+def test_cli_golden_pairs_and_replay_table(tmp_path, source_dir):
+    runner = CliRunner()
+    args = ["golden", "--db", str(source_dir / "db.json"), "--vocabulary", str(VOCAB_PATH)]
+    for task in ("0", "57"):
+        args += ["--card", str(FIX / f"{task}.json"), "--out", str(tmp_path / f"{task}.json")]
+    res = runner.invoke(main, args)
+    assert res.exit_code == 0, res.output
+    doc = read_json(tmp_path / "0.json")
+    from incognita.io import sha256_file
+
+    assert doc["card"]["sha256"] == sha256_file(FIX / "0.json")
+    res = runner.invoke(main, ["replay-table", "--out", str(tmp_path / "replay.tsv"),
+                               str(tmp_path / "57.json"), str(tmp_path / "0.json")])
+    assert res.exit_code == 0, res.output
+    lines = (tmp_path / "replay.tsv").read_text().splitlines()
+    assert lines[0].split("\t") == REPLAY_HEADER
+    assert [ln.split("\t")[0] for ln in lines[1:]] == ["0", "57"]
+    assert all(ln.endswith("\ttrue") for ln in lines[1:])
+    # --verify recomputes both hashes from the files alone and agrees
+    res = runner.invoke(main, ["replay-table", "--verify", str(source_dir / "db.json"), "--out",
+                               str(tmp_path / "replay2.tsv"), str(tmp_path / "0.json"), str(tmp_path / "57.json")])
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "replay2.tsv").read_text() == (tmp_path / "replay.tsv").read_text()
+
+
+def test_cli_batch_form_reports_every_failure(tmp_path, source_dir):
+    cards_dir = tmp_path / "cards"
+    cards_dir.mkdir()
+    for task in ("0", "24"):
+        (cards_dir / f"{task}.json").write_text((FIX / f"{task}.json").read_text())
+    broken = card("74")
+    broken["fields"] = [f for f in broken["fields"] if f["token"] != "zip"]
+    (cards_dir / "74.json").write_text(json.dumps(broken))
+    res = CliRunner().invoke(main, ["golden", "--db", str(source_dir / "db.json"), "--vocabulary", str(VOCAB_PATH),
+                                    "--cards-dir", str(cards_dir), "--out-dir", str(tmp_path / "golden")])
+    assert res.exit_code == 2
+    assert "1 of 3 golden trajectories failed" in res.output and "74.json" in res.output
+    assert sorted(p.name for p in (tmp_path / "golden").iterdir()) == ["0.json", "24.json"]
+
+
+def test_cli_rejects_unpaired_options(tmp_path):
+    res = CliRunner().invoke(main, ["golden", "--card", str(FIX / "0.json")])
+    assert res.exit_code == 2 and "one --out per --card" in res.output
+    res = CliRunner().invoke(main, ["golden", "--cards-dir", str(tmp_path)])
+    assert res.exit_code == 2 and "go together" in res.output
+
+
+def test_replay_table_refuses_other_json(tmp_path):
+    (tmp_path / "x.json").write_text("{}")
+    res = CliRunner().invoke(main, ["replay-table", "--out", str(tmp_path / "t.tsv"), str(tmp_path / "x.json")])
+    assert res.exit_code == 2 and "not a golden trajectory" in res.output
+
+
+# --------------------------------------------------------------------------- all tasks
+
+
+@pytest.fixture(scope="module")
+def all_golden(world, vocab, tasks, db, meta) -> dict:
+    """Every task through the pipeline's own route: live card builder, repair overlays, golden."""
+    cards_mod = pytest.importorskip("incognita.cards")
+    from incognita.repairs import apply_overlay, load_overlay, overlay_path
+
+    built, cards, failures = {}, {}, []
+    for task_id in sorted(tasks, key=int):
+        c = cards_mod.build_card(tasks[task_id], db, meta)
+        path = overlay_path(ROOT / "config" / "repairs", task_id)
+        if path.exists():
+            c = apply_overlay(c, load_overlay(path, set(tasks)), path)
+        cards[task_id] = c
+        try:
+            built[task_id] = build_golden(c, world, vocab, where=f"card {task_id}")
+        except InputError as exc:
+            failures.append(str(exc))
+    return {"docs": built, "cards": cards, "failures": failures}
+
+
+def test_all_tasks_replay_to_upstream_gold_state(all_golden, tasks):
+    assert all_golden["failures"] == []
+    docs = all_golden["docs"]
+    assert len(docs) == len(tasks) == 114
+    rows = replay_rows((t, d) for t, d in docs.items())
+    assert [r[0] for r in rows] == sorted(tasks, key=int)
+    mismatched = [r[0] for r in rows if r[3] != "true"]
+    assert mismatched == []
+    for doc in docs.values():
+        assert not doc["replay"]["unexpected_errors"] and not doc["replay"]["result_diffs"]
+
+
+def test_all_tasks_keep_the_reference_and_trace_every_argument(all_golden, tasks):
+    intended = 0
+    for task_id, doc in all_golden["docs"].items():
+        check_golden(doc, f"golden {task_id}")
+        refs = reference_actions_of(doc)
+        upstream = tasks[task_id]["evaluation_criteria"].get("actions") or []
+        assert [(a["name"], a["arguments"]) for a in refs] == [(a["name"], a["arguments"]) for a in upstream]
+        check_provenance_points_backwards(doc)
+        tokens = {f["token"] for f in all_golden["cards"][task_id]["fields"]}
+        for call in doc["calls"]:
+            for p in call["provenance"].values():
+                named = [p.get("token")] if p["kind"] == "field" else []
+                for r in [p, *p.get("from", [])]:
+                    named += r.get("selected_by", [])
+                assert set(named) <= tokens, (task_id, call["index"], named)
+        intended += doc["counts"]["intended_failure"]
+        for call in doc["calls"]:
+            if call["origin"] == "inserted":
+                assert call["tool_type"] == "read" and call["error"] is None
+    # 23 reference calls in 18 tasks raise on a clean database (upstream skips them)
+    assert intended == 23
+    assert sum(1 for d in all_golden["docs"].values() if d["counts"]["intended_failure"]) == 18
