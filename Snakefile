@@ -13,12 +13,17 @@ include: "rules/common.smk"
 
 wildcard_constraints:
     task=r"\d+",
+    rep=r"\d+",
+    model=r"[A-Za-z0-9][A-Za-z0-9._-]*",
+    arm=r"direct|indirect|social",
 
 
 
 include: "rules/source.smk"
 include: "rules/cards.smk"
 include: "rules/golden.smk"
+include: "rules/reference.smk"
+include: "rules/episodes.smk"
 
 
 rule all:

@@ -329,3 +329,77 @@ def replay_table(out_path: str, verify_db: str | None, golden_files: tuple[str, 
     matched = sum(r[3] == "true" for r in rows)
     click.echo(f"{out_path}: {matched}/{len(rows)} tasks reproduce upstream's gold-state hash")
 # --- end golden stage ---
+
+
+# --- episode stage ---
+@main.command()
+@click.option("--model", required=True, help="model name (a key of the config's models)")
+@click.option("--spec", required=True, help="backend spec of the evaluated agent, e.g. scripted:surveyor")
+@click.option("--models-order", required=True, help="all model names, comma-separated (Latin-square rotation)")
+@click.option("--task", required=True)
+@click.option("--task-position", type=int, required=True, help="index of the task in the corpus")
+@click.option("--reps", type=int, required=True, help="run repetitions 0..REPS-1")
+@click.option("--arms", default="direct,indirect,social", show_default=True)
+@click.option("--seed", type=int, required=True, help="the design seed")
+@click.option("--budget", type=int, default=300, show_default=True, help="agent turn budget")
+@click.option("--customer", "customer_spec", default="scripted:customer", show_default=True)
+@click.option("--service", "service_spec", default="scripted:desk", show_default=True)
+@click.option("--card", "card_path", required=True)
+@click.option("--golden", "golden_path", required=True)
+@click.option("--db", "db_path", default="data/source/retail/db.json", show_default=True)
+@click.option("--partition", "partition_path", default="config/partition.yaml", show_default=True)
+@click.option("--prompts", "prompts_dir", default="config/prompts", show_default=True)
+@click.option("--scripted-agents", default="config/scripted_agents.yaml", show_default=True)
+@click.option("--out-dir", default="results/episodes", show_default=True)
+def episodes(model, spec, models_order, task, task_position, reps, arms, seed, budget, customer_spec, service_spec,
+             card_path, golden_path, db_path, partition_path, prompts_dir, scripted_agents, out_dir) -> None:
+    """Run the blocks (model, task, repetition) of one model and task, each through the arms in
+    Latin-square order, and write one episode record per cell."""
+    from incognita.harness import Design, Harness
+
+    order = [m for m in models_order.split(",") if m]
+    if model not in order:
+        raise InputError(f"--model {model!r} is not in --models-order {models_order!r}")
+    design = Design(arms=tuple(a for a in arms.split(",") if a), models={m: spec if m == model else "" for m in order},
+                    repetitions=reps, seed=seed, budget=budget, customer=customer_spec, service=service_spec,
+                    prompts_dir=prompts_dir, scripted_agents=scripted_agents)
+    harness = Harness(design, db_path, partition_path)
+    for rep in range(reps):
+        for path in harness.run_block(model, task, rep, card_path, golden_path, out_dir, task_position):
+            record = read_record(path)
+            status = record["error"] or ("success" if record["success"] else "failure")
+            click.echo(f"{path}: {record['termination']} after {record['turns']} turns, {status}")
+
+
+def read_record(path) -> dict:
+    from incognita.io import read_json
+
+    return read_json(path)
+
+
+@main.command("episode-table")
+@click.option("--out", "out_path", required=True)
+@click.argument("record_files", nargs=-1, required=True)
+def episode_table(out_path: str, record_files: tuple[str, ...]) -> None:
+    """One row per episode record (a manifest the next stages and people can read), and a
+    success summary per arm and model on stdout."""
+    from collections import defaultdict
+
+    from incognita.io import read_json, write_tsv
+
+    header = ["arm", "model", "task", "rep", "position", "termination", "turns", "success", "db", "communicate",
+              "error", "injected", "slips", "wall_time_s"]
+    rows, tally = [], defaultdict(lambda: [0, 0])
+    for path in record_files:
+        r = read_json(path)
+        c, gt = r["cell"], r.get("ground_truth") or {}
+        rows.append([c["arm"], c["model"], c["task"], c["rep"], c.get("schedule_position", ""), r["termination"],
+                     r["turns"], r["success"], r["channels"].get("db"), r["channels"].get("communicate"),
+                     r["error"] or "", gt.get("injected") or "", gt.get("slips", ""), r["wall_time_s"]])
+        if r["error"] is None:
+            tally[(c["model"], c["arm"])][0] += bool(r["success"])
+            tally[(c["model"], c["arm"])][1] += 1
+    write_tsv(out_path, header, rows)
+    click.echo(f"episode-table: {len(rows)} record(s) -> {out_path}")
+    for (model, arm), (ok, n) in sorted(tally.items()):
+        click.echo(f"  {model:>12} {arm:>9}: {ok}/{n} successful")

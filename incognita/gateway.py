@@ -17,10 +17,17 @@ from incognita.replay import result_to_json
 
 
 class Gateway:
-    def __init__(self, toolkit: Any, owners: dict[str, frozenset[str]]):
-        """`owners` maps each participant that may act to the tools it holds."""
-        self._toolkit = toolkit
-        self._schemas = toolkit.get_tools()
+    def __init__(self, world: Any, owners: dict[str, frozenset[str]]):
+        """`world` is an incognita.replay.RetailWorld; `owners` maps each participant that may
+        act to the tools it holds.
+
+        Reads run on the world's shared clean database; the first write switches this episode
+        to a private copy, so episodes that never write cost no copy and no re-hash.
+        """
+        self._world = world
+        self._toolkit = world.shared_toolkit()
+        self._private = False
+        self._schemas = world.tool_schemas()
         self._owners = owners
         self._ids = itertools.count(1)
         self.events: list[ToolProposal | GatewayDecision] = []
@@ -33,7 +40,7 @@ class Gateway:
         return [self._schemas[name].openai_schema for name in sorted(self.tools_of(participant))]
 
     def is_write(self, tool: str) -> bool:
-        return tool in self._schemas and self._toolkit.tool_type(tool).value == "write"
+        return self._world.tool_types.get(tool) == "write"
 
     def propose(self, proposer: str, tool: str, arguments: Any, turn: int) -> GatewayDecision:
         call_id = f"c{next(self._ids)}"
@@ -54,6 +61,8 @@ class Gateway:
         problem = self._inadmissible(tool, arguments)
         if problem:
             return decision("inadmissible", problem)
+        if self.is_write(tool) and not self._private:
+            self._toolkit, self._private = self._world.toolkit(), True
         try:
             result = self._toolkit.use_tool(tool, **arguments)
         except Exception as exc:  # the upstream tool refused; the database is unchanged
@@ -76,4 +85,4 @@ class Gateway:
         return None
 
     def db_hash(self) -> str:
-        return self._toolkit.get_db_hash()
+        return self._toolkit.get_db_hash() if self._private else self._world.clean_hash()

@@ -26,12 +26,18 @@ Provenance kinds (see `incognita/schemas/golden.schema.json`)
 
 Resolution order for one argument value (the first rule that matches wins)
 -------------------------------------------------------------------------
+A call's arguments are resolved one leaf at a time, `order_id` and `user_id` (the record
+the call acts on) first, then the rest in document order: the other arguments of a write
+describe parts of that record (the lines of an order, its payment), so once the record is
+identified the reads that open it are the nearest source. (Without this, a breadth-first
+search from an empty trajectory reaches a returned item's id through the catalog, two reads
+deep, before it reaches it through the customer's own order, three reads deep.)
+
 1. `calculate.expression` -> computed; `transfer_to_human_agents.summary` -> request.
-2. Authentication: the arguments of an identity lookup (`find_user_id_*`) come only from the
-   customer (opening line or card field; a value read from the database would authenticate
-   nothing). A `user_id` equal to the result of an earlier successful identity lookup comes
-   from that lookup: policy makes the agent authenticate, so the user id is known from the
-   lookup even when the customer also said it.
+2. Identity: the arguments of an identity lookup (`find_user_id_*`) come only from the
+   customer (opening line or card field; a value read from the database would identify
+   nothing). A `user_id` equal to the result of an earlier successful identity lookup in the
+   trajectory comes from that lookup, even when the customer also said it.
 3. The opening line, 4. a card field, 5. the policy vocabulary.
 6. The earliest earlier call whose result contains the value (document order inside it).
 7. Read insertion (below). If nothing matches and the call succeeds on the replay, the
@@ -39,13 +45,11 @@ Resolution order for one argument value (the first rule that matches wins)
 
 Read-insertion rule
 -------------------
-A call depends on a source for each argument value and, if it is a write, on an
-authenticated customer. Where the trajectory so far does not provide one, reads are inserted
-right before the call:
+A call depends on a source for each argument value. Where the trajectory so far does not
+provide one, reads are inserted right before the call; a read is inserted only to source a
+value (`inserted_for.reason` is always `value`):
 
-* Authentication: before a write, if no identity lookup has succeeded yet, the first lookup
-  the card's fields make possible (by email, then by name + zip) is inserted.
-* Values: candidate reads are those whose own arguments already have a source, in the
+* Candidate reads are those whose own arguments already have a source, in the
   fixed tool order `find_user_id_by_email` / `find_user_id_by_name_zip` (from the
   customer's email, name and zip fields), `get_user_details` (user ids from lookups and
   orders; a card user-id field only when the card allows no lookup), `get_order_details`
@@ -60,15 +64,35 @@ right before the call:
 
 The rule sources *values*: a read that a solution needs only to decide something (which of
 a customer's orders is pending, say) is in the trajectory only if upstream's reference has it.
+No identity lookup is inserted for its own sake (generator 2 on): "authenticate before any
+write" is a habit of the upstream policy, not a read any write's arguments depend on, and
+the service-side rules of this environment do not ask for it. Generator 1 inserted such a
+lookup before the first write of 45 tasks; it engaged the identity desk for nothing and
+raised those tasks' stratification level.
+
+Information channel
+-------------------
+Each `communicate_info` item is traced to the result of a call already in the trajectory
+(no read is inserted for it), trying in turn: a product `name` containing the item, an
+exact string leaf, a number leaf (to the cent), a case-insensitive leaf, a leaf containing
+the item (`match` records which). A whole number that none of these finds may be the size
+of a collection in a result (`match: count_available` when it equals the number of entries
+marked `"available": true`, preferred; `match: count` when it equals the number of
+entries); `path` then points at the collection, not at a leaf. A collection is a list, a
+mapping of records (`variants`, `payment_methods`) or a whole result that is a flat
+mapping (the product-type listing); the fields of one record are never counted. Items that
+no result holds keep `provenance: null`; sums and differences the agent would have to work
+out without a `calculate` call are not traced.
 
 Counting
 --------
 Calls that raise on the replay are `counted: false` (`intended_failure`). Every successful
-write, `transfer_to_human_agents` and successful identity lookup counts (the policy
-requires authentication before anything else, so the lookup is part of every verified
-solution even when nothing downstream reads its result). Any other call (reads and
-`calculate`) counts only if a counted call's provenance, an information-channel item, or
-the provenance chain of either uses its result; otherwise it is `exploration_only`.
+write, `transfer_to_human_agents` and successful identity lookup counts (identity lookups
+now come only from upstream's reference or from a value insertion; the reference's own
+lookups count even when nothing downstream reads their result). Any other call (reads and
+`calculate`) counts only if a counted call's provenance, a traced information-channel item
+(a count included: the read that holds the collection), or the provenance chain of either
+uses its result; otherwise it is `exploration_only`.
 """
 
 from __future__ import annotations
@@ -87,10 +111,8 @@ if TYPE_CHECKING:
 
 GOLDEN_SCHEMA_VERSION = 1
 # Bump when a rule here changes what a golden trajectory contains.
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
 MAX_INSERT_DEPTH = 3
-# Policy: the customer is authenticated (find_user_id_*) before any change to their account.
-AUTHENTICATE_BEFORE_WRITES = True
 
 IDENTITY_TOOLS = frozenset({"find_user_id_by_email", "find_user_id_by_name_zip"})
 # The fixed order in which candidate reads are tried (see the read-insertion rule).
@@ -128,6 +150,7 @@ _STATE_CODES = set(_US_STATES.values())
 _ORDER_ID = re.compile(r"#?[Ww]?(\d{7})")
 _USER_ID = re.compile(r"([a-z]+)_([a-z]+(?:_[a-z]+)*)_(\d+)")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_INTEGER = re.compile(r"\d+")
 # Words too common to tie a request or a description to anything.
 _STOPWORDS = frozenset({"the", "and", "for", "but", "with", "you", "your", "that", "this", "from", "are",
                         "was", "not", "can", "cannot", "user", "agent", "help", "wants", "want"})
@@ -136,6 +159,14 @@ _STOPWORDS = frozenset({"the", "and", "for", "but", "with", "you", "your", "that
 _COLLECTION_KINDS = {"items": "item", "variants": "preference", "payment_methods": "payment"}
 
 _ERROR = object()  # result-doc placeholder for a call that raised
+# Arguments naming the record a call acts on; they are resolved before the call's other
+# arguments, which describe parts of that record (the lines of an order, its payment).
+_SUBJECT_ARGUMENTS = ("order_id", "user_id")
+
+
+def _top(pointer: str) -> str:
+    """The top-level argument name of a JSON pointer into a call's arguments."""
+    return _unescape(pointer.split("/")[1]) if pointer else ""
 
 
 # --------------------------------------------------------------------------- JSON pointers
@@ -222,6 +253,35 @@ def _find(doc: Any, pred: Callable[[str, Any], bool]) -> str | None:
         if pred(ptr, leaf):
             return ptr
     return None
+
+
+def _collections(doc: Any, prefix: str = "") -> Iterator[tuple[str, list | dict]]:
+    """(JSON pointer, container) for every collection in a result, outermost first.
+
+    A collection is a list, a mapping whose values are all objects (records keyed by id,
+    such as a product's `variants` or a user's `payment_methods`), or a whole result that
+    is a flat mapping of scalars (the product-type listing). The fields of one record (an
+    address, a variant's `options`, a user) are not a collection: how many fields a record
+    has is never something a customer is told."""
+    if isinstance(doc, list):
+        yield prefix, doc
+        for i, value in enumerate(doc):
+            yield from _collections(value, f"{prefix}/{i}")
+    elif isinstance(doc, dict):
+        values = list(doc.values())
+        if values and (all(isinstance(v, dict) for v in values)
+                       or (prefix == "" and not any(isinstance(v, (dict, list)) for v in values))):
+            yield prefix, doc
+        for key, value in doc.items():
+            yield from _collections(value, f"{prefix}/{_escape(key)}")
+
+
+def _available_count(coll: list | dict) -> int | None:
+    """How many entries of a collection of records say `"available": true` (None if none has the key)."""
+    entries = list(coll.values()) if isinstance(coll, dict) else coll
+    if not any(isinstance(e, dict) and "available" in e for e in entries):
+        return None
+    return sum(1 for e in entries if isinstance(e, dict) and e.get("available") is True)
 
 
 def _words(text: str) -> set[str]:
@@ -358,11 +418,9 @@ class _Builder:
         args = action["arguments"]
         requestor = action.get("requestor") or "assistant"
         first_inserted = len(self.calls)
-        if AUTHENTICATE_BEFORE_WRITES and self.world.tool_types[name] == "write":
-            self._authenticate(name, action)
         prov: dict[str, dict | None] = {}
         missing: list[tuple[str, Any, str]] = []
-        for ptr, value in leaves(args):
+        for ptr, value in sorted(leaves(args), key=lambda pv: _top(pv[0]) not in _SUBJECT_ARGUMENTS):
             self._detail = ""
             p = self._resolve(name, ptr, value, ptr, allow_insert=True)
             prov[ptr] = p
@@ -386,21 +444,6 @@ class _Builder:
                     f"({looked}){detail}")
             for ptr, _value, _detail in missing:
                 prov[ptr] = {"kind": "unsourced", "why": "intended_failure"}
-
-    def _authenticate(self, name: str, action: dict) -> None:
-        """Insert an identity lookup before a write if the customer is not yet authenticated."""
-        if any(c["name"] in IDENTITY_TOOLS and c["error"] is None for c in self.calls):
-            return
-        for tool, args in self._field_candidates():
-            if tool not in IDENTITY_TOOLS or self._peek(tool, args) is _ERROR:
-                continue
-            prov = {ptr: self._resolve(tool, ptr, value, ptr, allow_insert=False) for ptr, value in leaves(args)}
-            self._append(origin="inserted", action_id=None, name=tool, requestor="assistant", args=args,
-                         prov=prov, inserted_for={"call": None, "argument": None, "reason": "authentication"})
-            return
-        raise InputError(
-            f"{self.where}: task {self.task}, call {len(self.calls)} ({name}, action {action.get('action_id')}): "
-            "a write needs an authenticated customer, but no email or name + zip field of the card finds a user")
 
     # ----------------------------------------------------------------- resolution
 
@@ -666,6 +709,24 @@ class _Builder:
             p = self._from_reads(pred)
             if p is not None:
                 return dict(p, match=how)
+        if _INTEGER.fullmatch(text):
+            return self._trace_count(int(text))
+        return None
+
+    def _trace_count(self, n: int) -> dict | None:
+        """A whole number the customer is told may be the size of a collection in a result.
+
+        Only collections are sized (see `_collections`); the number of entries marked
+        `"available": true` is preferred over the plain number of entries, and both search the
+        results in call order, each in document order. No selector applies: the whole
+        collection is the answer."""
+        for how, size in (("count_available", _available_count), ("count", len)):
+            for j, doc in enumerate(self.docs):
+                if doc is _ERROR:
+                    continue
+                for ptr, coll in _collections(doc):
+                    if size(coll) == n:
+                        return {"kind": "read", "call": j, "path": ptr, "selected_by": [], "match": how}
         return None
 
     # ----------------------------------------------------------------- counting

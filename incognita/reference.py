@@ -5,7 +5,10 @@ Projection changes only who executes a call: the evaluated agent (direct), Vega
 and arm, the items the trajectory reader scores against:
 
 - required calls: the golden calls marked `counted`. Intended failures and reads that only
-  explore stay in the call list (with their executors) but are never required.
+  explore stay in the call list (with their executors) but are never required. A read
+  that a traced information-channel answer rests on (including a collection whose size is
+  the answer, `match: count` / `count_available`) is counted by the golden stage and so
+  required; a golden file where it is not is refused.
 - role assignments (social arm only): one per distinct (desk, tool) pair among the required
   calls, listing the calls it covers. Finding the desk that holds a tool and getting it to
   use that tool is one piece of coordination however often the tool is used afterwards.
@@ -261,6 +264,15 @@ def project_task(golden: dict, flags: dict, partition: Partition, path: str | Pa
             raise _bad(path, f"information_channel[{k}]", "expected {info, provenance}")
         if entry["provenance"] is not None:
             _walk(entry["provenance"], channel, f"information_channel[{k}].provenance", path)
+    # A read that a traced answer rests on (a leaf, or a collection whose size is the answer)
+    # is required like any read a required call consumes; the golden stage marks it counted.
+    for j in sorted({j for j, _ in channel.reads}):
+        if not 0 <= j < len(calls):
+            raise _bad(path, "information_channel", f"draws on call {j}, which is not in the trajectory")
+        if not calls[j]["counted"]:
+            raise _bad(path, "information_channel",
+                       f"draws on call {j} ({calls[j]['name']}), which is not counted; a read the customer's "
+                       "answer rests on is required (rebuild the golden trajectory with incognita golden)")
 
     arms: dict[str, dict] = {}
     for arm in ARMS:

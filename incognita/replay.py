@@ -71,6 +71,18 @@ class RetailWorld:
     def toolkit(self, db=None):
         return self._tools_cls(db if db is not None else self.fresh_db())
 
+    def shared_toolkit(self):
+        """A toolkit on one clean database shared by every caller: for reads only."""
+        if getattr(self, "_shared", None) is None:
+            self._shared = self.toolkit()
+        return self._shared
+
+    def tool_schemas(self) -> dict:
+        """Upstream Tool objects by name (function-calling schemas, argument models), built once."""
+        if getattr(self, "_schemas", None) is None:
+            self._schemas = self.shared_toolkit().get_tools()
+        return self._schemas
+
     def clean_hash(self) -> str:
         if self._clean_hash is None:
             self._clean_hash = self.fresh_db().get_hash()

@@ -3,6 +3,8 @@ import importlib
 import json
 import os
 import sys
+
+import yaml
 from pathlib import Path
 
 from snakemake.utils import validate
@@ -14,6 +16,7 @@ SOURCE_DIR = config["source"]["dir"]
 # it affects, while ordinary code edits leave cached results alone.
 CARD_BUILDER_VERSION = importlib.import_module("incognita.cards").BUILDER_VERSION
 GOLDEN_GENERATOR_VERSION = importlib.import_module("incognita.golden").GENERATOR_VERSION
+EPISODE_GENERATOR_VERSION = importlib.import_module("incognita.harness").GENERATOR_VERSION
 REPAIRS_DIR = config["cards"]["repairs_dir"]
 
 # Jobs run `python -m incognita ...` (the same click CLI users call) with this checkout first
@@ -40,6 +43,66 @@ def get_repair(wildcards):
     return [str(path)] if path.exists() else []
 
 
+def get_design_tasks():
+    """The design's tasks: the frozen corpus (lock verified), or the configured subset of it."""
+    from incognita.corpus import load_corpus
+
+    corpus = [str(t) for t in load_corpus(config["corpus"]["file"])["tasks"]]
+    subset = config["design"].get("tasks")
+    if subset is None:
+        return corpus
+    outside = [t for t in subset if t not in corpus]
+    if outside:
+        raise ValueError(f"design.tasks {outside} are not in the frozen corpus {config['corpus']['file']}")
+    return [str(t) for t in subset]
+
+
+def get_design_models():
+    """Model names of the design: all configured models, or the selected subset."""
+    chosen = config["design"].get("models")
+    if chosen is None:
+        return list(config["models"])
+    unknown = [m for m in chosen if m not in config["models"]]
+    if unknown:
+        raise ValueError(f"design.models {unknown} are not keys of models ({', '.join(config['models'])})")
+    return list(chosen)
+
+
+def get_prompt_files():
+    from incognita.prompts import PromptSet
+
+    prompts = PromptSet(Path(config["prompts"]))
+    return sorted({str(p) for arm in config["design"]["arms"] for p in prompts.files_for(arm)})
+
+
+def get_model_profile(wildcards):
+    """The scripted profile a model uses, as a param: editing it re-runs that model's blocks only."""
+    family, _, name = config["models"][wildcards.model].partition(":")
+    if family != "scripted":
+        return ""
+    profiles = yaml.safe_load(Path(config["scripted_agents"]).read_text()) or {}
+    return json.dumps(profiles.get(name), sort_keys=True)
+
+
+def get_block_outputs():
+    return expand("results/episodes/{arm}/{{model}}/{{task}}/r{rep}.json", arm=config["design"]["arms"],
+                  rep=range(config["design"]["repetitions"]))
+
+
+def get_all_episodes():
+    return expand(
+        "results/episodes/{arm}/{model}/{task}/r{rep}.json",
+        arm=config["design"]["arms"],
+        model=get_design_models(),
+        task=get_design_tasks(),
+        rep=range(config["design"]["repetitions"]),
+    )
+
+
 def get_final_targets():
-    targets = ["results/audit/cards.tsv", "results/golden/replay.tsv"]
-    return targets
+    return [
+        "results/audit/cards.tsv",
+        "results/golden/replay.tsv",
+        "results/reference/coordination.json",
+        "results/episodes/manifest.tsv",
+    ]

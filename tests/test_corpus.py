@@ -190,3 +190,48 @@ def test_a_new_candidate_changes_only_its_own_level():
     ref["tasks"]["60"] = _task("60", 4)
     after = select(ref, seed=20260820, **RULE)["levels"]
     assert {lv: ids for lv, ids in after.items() if lv != 4} == {lv: ids for lv, ids in before.items() if lv != 4}
+
+
+# --------------------------------------------------------------------------- the frozen corpus
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def frozen() -> dict:
+    from incognita.corpus import load_corpus
+
+    return load_corpus(ROOT / "config" / "corpus.yaml", locks=ROOT / "config" / "locks.yaml")
+
+
+def test_frozen_corpus_has_eighteen_tasks_and_every_named_task(frozen):
+    assert len(frozen["tasks"]) == 18 == len(set(frozen["tasks"]))
+    assert sorted(t for ids in frozen["levels"].values() for t in ids) == sorted(frozen["tasks"])
+    assert {e["task"]: e["status"] for e in frozen["named"]} == {t: "included" for t in NAMED}
+    assert frozen["totals"]["tasks"] == 18
+
+
+def test_frozen_corpus_fills_each_level_as_far_as_its_candidates_allow(frozen):
+    """Three per level wherever a level has three eligible tasks; a level with fewer keeps all
+    of them, and each missing slot is accounted for under `shortfalls` by a task listed at its
+    own, true level."""
+    short = {s["level"]: s for s in frozen["shortfalls"]}
+    fillers = [f for s in frozen["shortfalls"] for f in s["filled_with"]]
+    for lv, ids in frozen["levels"].items():
+        eligible = frozen["candidates"][lv]["eligible"]
+        extra = sum(1 for f in fillers if f["level"] == lv)
+        assert len(ids) == min(3, eligible) + extra, lv
+        if eligible < 3:
+            assert short[lv]["eligible"] == eligible and short[lv]["missing"] == 3 - eligible
+            assert len(short[lv]["filled_with"]) == 3 - eligible
+        else:
+            assert lv not in short
+    for f in fillers:
+        assert f["task"] in frozen["levels"][f["level"]]
+
+
+@pytest.mark.xfail(strict=True, reason="the issue asks for exactly 3 tasks at each level 1-6, but under the current "
+                   "golden rules only 2 eligible tasks engage one desk and 1 engages two (see config/corpus.yaml "
+                   "shortfalls and docs/reference.md); remove this marker when the pool allows it")
+def test_frozen_corpus_has_three_tasks_at_each_level(frozen):
+    assert {lv: len(ids) for lv, ids in frozen["levels"].items()} == {lv: 3 for lv in LEVELS}

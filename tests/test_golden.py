@@ -17,6 +17,8 @@ from click.testing import CliRunner
 
 from incognita.cli import main
 from incognita.golden import (
+    _available_count,
+    _collections,
     build_golden,
     check_golden,
     leaves,
@@ -126,17 +128,18 @@ def test_intended_failures_stay_in_and_out_of_the_denominator(world, vocab):
     check_provenance_points_backwards(doc)
 
 
-def test_reads_and_authentication_are_inserted_before_writes(world, vocab):
+def test_reads_are_inserted_for_the_values_a_write_needs(world, vocab):
     c = card("71")
     doc = build_golden(c, world, vocab)
     check_golden(doc, "task 71")
     calls = doc["calls"]
     assert [x["origin"] for x in calls] == ["inserted", "inserted", "reference", "inserted", "reference"]
     assert [x["name"] for x in calls if x["origin"] == "reference"] == [a["name"] for a in c["reference_actions"]]
+    # The order id is one of the customer's orders: lookup -> profile -> order id, inserted as one chain.
     assert calls[0]["name"] == "find_user_id_by_name_zip"
-    assert calls[0]["inserted_for"] == {"call": 2, "argument": None, "reason": "authentication"}
+    assert calls[0]["inserted_for"] == {"call": 2, "argument": "/order_id", "reason": "value"}
     assert calls[1]["name"] == "get_user_details"
-    assert calls[1]["inserted_for"]["call"] == 2 and calls[1]["inserted_for"]["reason"] == "value"
+    assert calls[1]["inserted_for"] == {"call": 2, "argument": "/order_id", "reason": "value"}
     assert prov(doc, 1, "/user_id") == {"kind": "read", "call": 0, "path": "", "selected_by": []}
     # the default address is read from the user record; the country is policy vocabulary
     assert prov(doc, 2, "/address1") == {"kind": "read", "call": 1, "path": "/address/address1", "selected_by": []}
@@ -146,6 +149,63 @@ def test_reads_and_authentication_are_inserted_before_writes(world, vocab):
     assert all(x["counted"] for x in calls)
     assert doc["replay"]["match"]
     check_provenance_points_backwards(doc)
+
+
+def test_no_identity_lookup_is_inserted_for_authentication_alone(world, vocab):
+    # Task 75: an exchange on an order the customer names. Every argument comes from the
+    # order and the catalog, so no identity lookup is in the trajectory (generator 1 inserted
+    # one before the write, which engaged the identity desk for nothing).
+    doc = build_golden(card("75"), world, vocab)
+    check_golden(doc, "task 75")
+    assert [x["name"] for x in doc["calls"]] == ["get_order_details", "get_product_details",
+                                                 "exchange_delivered_order_items"]
+    assert all(x["inserted_for"]["reason"] == "value" for x in doc["calls"] if x["origin"] == "inserted")
+    assert prov(doc, 0, "/order_id")["kind"] == "field"
+    assert all(x["counted"] for x in doc["calls"]) and doc["replay"]["match"]
+    # Task 105: the only write fails on purpose. Nothing needs the customer's identity, so no
+    # lookup; the reads inserted for the failed exchange's values only explore.
+    doc = build_golden(card("105"), world, vocab)
+    check_golden(doc, "task 105")
+    assert not any(x["name"].startswith("find_user_id") for x in doc["calls"])
+    assert [x["why_not_counted"] for x in doc["calls"]] == ["exploration_only", "exploration_only", "intended_failure"]
+    assert doc["counts"]["counted"] == 0 and doc["replay"]["match"]
+
+
+def test_a_count_told_to_the_customer_is_traced_to_the_collection(world, vocab):
+    # Task 2: the customer must hear "10", the number of t-shirt options available.
+    doc = build_golden(card("2"), world, vocab)
+    check_golden(doc, "task 2")
+    (item,) = doc["information_channel"]
+    assert item["info"] == "10"
+    p = item["provenance"]
+    assert p == {"kind": "read", "call": 3, "path": "/variants", "selected_by": [], "match": "count_available"}
+    read = doc["calls"][3]
+    assert read["name"] == "get_product_details" and read["counted"] and read["why_not_counted"] is None
+    variants = resolve_pointer(result_doc(read["result"]), p["path"])
+    assert sum(v["available"] for v in variants.values()) == 10 != len(variants)  # available count preferred
+    # the product id of that read comes from the product listing, which now counts too
+    assert prov(doc, 3, "/product_id")["call"] == 2 and doc["calls"][2]["counted"]
+    assert doc["counts"]["information_traced"] == 1 and doc["replay"]["match"]
+
+
+def test_plain_counts_and_what_is_a_collection(world, vocab):
+    # The exchange of task 0 reads an order with five lines: "5" is their number.
+    c = card("0")
+    order = next(i for i, a in enumerate(c["reference_actions"]) if a["name"] == "get_order_details")
+    c["information_channel"]["communicate_info"] = ["5"]
+    doc = build_golden(c, world, vocab)
+    check_golden(doc, "task 0 with a count")
+    (item,) = doc["information_channel"]
+    assert item["provenance"] == {"kind": "read", "call": order, "path": "/items", "selected_by": [], "match": "count"}
+    assert len(resolve_pointer(result_doc(doc["calls"][order]["result"]), "/items")) == 5
+    # Collections: lists, mappings of records, a whole flat listing; never the fields of a record.
+    product = {"name": "Lamp", "product_id": "1", "variants": {
+        "a": {"item_id": "a", "options": {"color": "red", "size": "S"}, "available": True, "price": 1.0},
+        "b": {"item_id": "b", "options": {"color": "blue", "size": "M"}, "available": False, "price": 2.0}}}
+    assert [ptr for ptr, _ in _collections(product)] == ["/variants"]
+    assert [ptr for ptr, _ in _collections({"Lamp": "1", "Desk": "2"})] == [""]
+    assert [ptr for ptr, _ in _collections({"items": [{"x": 1}], "address": {"city": "A"}})] == ["/items"]
+    assert _available_count(product["variants"]) == 1 and _available_count([{"x": 1}]) is None
 
 
 def test_cancellation_reason_is_policy_vocabulary_selected_by_the_customer(world, vocab):
@@ -168,7 +228,7 @@ def test_transfer_summary_comes_from_the_request_and_unused_reads_are_exploratio
     # the reads feed only the failed return: they explore, they are not required
     assert [x["why_not_counted"] for x in calls if x["tool_type"] == "read" and x["name"] != "find_user_id_by_email"] \
         == ["exploration_only"] * 3
-    assert calls[0]["name"] == "find_user_id_by_email" and calls[0]["counted"]  # authentication always counts
+    assert calls[0]["name"] == "find_user_id_by_email" and calls[0]["counted"]  # the reference's own lookup counts
     assert doc["replay"]["match"]
 
 
@@ -364,9 +424,15 @@ def test_all_tasks_keep_the_reference_and_trace_every_argument(all_golden, tasks
                     named += r.get("selected_by", [])
                 assert set(named) <= tokens, (task_id, call["index"], named)
         intended += doc["counts"]["intended_failure"]
+        used = set()
+        for call in doc["calls"]:
+            for p in call["provenance"].values():
+                used.update(r["call"] for r in [p, *p.get("from", [])] if r.get("kind", "read") == "read" and "call" in r)
         for call in doc["calls"]:
             if call["origin"] == "inserted":
                 assert call["tool_type"] == "read" and call["error"] is None
+                # inserted only to source a value, and some later call's provenance uses it
+                assert call["inserted_for"]["reason"] == "value" and call["index"] in used, (task_id, call["index"])
     # 23 reference calls in 18 tasks raise on a clean database (upstream skips them)
     assert intended == 23
     assert sum(1 for d in all_golden["docs"].values() if d["counts"]["intended_failure"]) == 18

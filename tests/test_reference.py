@@ -95,6 +95,23 @@ def test_levels_and_writes(ref):
     assert ref["tasks"]["908"]["match"] is False
 
 
+def test_a_read_behind_the_information_channel_is_required(ref, tmp_path):
+    # 904 must tell the customer a count: how many variants of the product read by call 3
+    # are available. That read is required like the reads the writes consume.
+    task = ref["tasks"]["904"]
+    assert task["channel_sources"] == {"tokens": [], "reads": [3]}
+    assert 3 in [r["index"] for r in task["arms"]["social"]["required_calls"]]
+    assert ("Cygnus", "get_product_details") in {(r["desk"], r["tool"]) for r in task["arms"]["social"]["role_assignments"]}
+    # A golden file where that read is not counted is refused, naming the file and the key.
+    g, c = _copy(tmp_path)
+    doc = json.loads((g / "904.json").read_text())
+    doc["calls"][3]["counted"], doc["calls"][3]["why_not_counted"] = False, "exploration_only"
+    (g / "904.json").write_text(json.dumps(doc))
+    with pytest.raises(InputError, match=r"904.json: information_channel: draws on call 3 \(get_product_details\), "
+                                         r"which is not counted"):
+        build_reference(g, c, PARTITION)
+
+
 def test_totals(ref):
     t = totals(ref)
     assert (t["tasks"], t["calls"], t["counted"], t["role_assignments"], t["information_items"]) == (8, 34, 31, 29, 46)

@@ -83,3 +83,27 @@ def test_editing_one_overlay_reruns_only_that_card(tmp_path):
     proc = snakemake(wf, "-n", *targets)
     assert planned_jobs(proc) == {"card": 1}
     assert "wildcards: task=46" in proc.stdout and "task=2\n" not in proc.stdout
+
+
+def test_smoke_profile_end_to_end(tmp_path):
+    """The 16-trial smoke design through every stage; then the rerun guarantees."""
+    wf = copy_workflow(tmp_path)
+    snakemake(wf, "--configfile", "config/smoke.yaml")
+    rows = (wf / "results" / "episodes" / "manifest.tsv").read_text().splitlines()
+    assert len(rows) == 1 + 16
+    header = rows[0].split("\t")
+    cells = [dict(zip(header, r.split("\t"))) for r in rows[1:]]
+    assert {c["arm"] for c in cells} == {"direct", "social"}
+    assert {c["model"] for c in cells} == {"surveyor", "impatient"}
+    assert all(c["termination"] in ("final", "truncated") and c["error"] == "" for c in cells)
+
+    unchanged = snakemake(wf, "-n", "--configfile", "config/smoke.yaml")
+    assert "Nothing to be done" in unchanged.stdout + unchanged.stderr
+
+    profiles = wf / "config" / "scripted_agents.yaml"
+    text = profiles.read_text()
+    profiles.write_text(text.replace("impatient:\n  discovery: probe\n  patience: 1",
+                                     "impatient:\n  discovery: probe\n  patience: 2"))
+    proc = snakemake(wf, "-n", "--configfile", "config/smoke.yaml")
+    assert planned_jobs(proc) == {"episodes": 4, "episodes_done": 1, "all": 1}
+    assert "model=impatient" in proc.stdout and "model=surveyor" not in proc.stdout

@@ -1,0 +1,213 @@
+"""The scripted customer: an offline, deterministic stand-in for the simulated USER.
+
+It answers the agent in the controlled request language (incognita.backends.language) and
+acts only on the tags of the agent's latest message plus the results of its own
+`release_field` calls. It never reads a field value off the card directly: every value it
+states comes back from the disclosure gate, so each disclosure leaves a gate event.
+
+One agent message is handled in up to two backend steps:
+
+1. the latest turn is the agent's message: for every `#ask <token>` whose field has not
+   been released to the customer yet, it calls `release_field` (all calls in one response);
+2. once the gate's answers are in (or when nothing had to be asked), it replies: `#field`
+   for each released field, `#notsure` for each field the card does not hold, `#yes` to a
+   `#confirm`, a short thanks to a `#tell`, and otherwise a neutral line.
+
+Besides answering, the customer raises its own demands (the card's request block) one per
+reply, in order, as `#request <text>`. Field values in that text are replaced by their
+tokens (`<order_id>`, `<item:mechanical_keyboard>`, ...), so a demand never carries a value
+past the gate; the agent has to `#ask` for it. Conditional fallbacks are not raised: the
+scripted language has no tag for "that is not possible" that could trigger them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from incognita.backends.base import ModelRequest, ModelResponse, ToolCall, Turn
+from incognita.backends.language import parse, say, tag
+
+RELEASE_TOOL = "release_field"
+
+
+def release_field_schema(tokens: list[str] | tuple[str, ...]) -> dict:
+    """The customer's one tool: ask the disclosure gate for one field of its memory."""
+    return {
+        "type": "function",
+        "function": {
+            "name": RELEASE_TOOL,
+            "description": ("Recall one detail of your own situation so that you can tell it to the agent. "
+                            "Call it only for a detail the agent has asked you for; it returns the detail's "
+                            "value, or nothing when you do not remember it."),
+            "parameters": {
+                "type": "object",
+                "properties": {"token": {"type": "string", "enum": list(tokens)}},
+                "required": ["token"],
+            },
+        },
+    }
+
+
+# --------------------------------------------------------------------------- masking
+
+
+def _mask_pattern(text: str) -> str:
+    """A case-blind, whitespace-tolerant pattern for `text` as a whole word (plurals allowed)."""
+    words = [re.escape(w) for w in text.split()]
+    return r"(?<![A-Za-z0-9])" + r"\s+".join(words) + r"(?:e?s)?(?![A-Za-z0-9])"
+
+
+def _order_pattern(value: str) -> str:
+    digits = re.sub(r"\D", "", value)
+    return r"(?<![A-Za-z0-9#])#?[Ww]?" + digits + r"(?!\d)"
+
+
+def masking_rules(card: dict) -> tuple[re.Pattern | None, dict[str, str]]:
+    """One case-blind pattern matching every way a card field's value may show up in text.
+
+    Covers the value, each of its spans, the parts of the customer's name, and order ids with
+    or without their '#' and 'W'. Alternatives are tried longest first and the text is
+    scanned once, so a placeholder is never masked again and a span inside a longer value
+    does not split it. Returns the pattern and a map from its group names to placeholders.
+    """
+    pieces: list[tuple[int, str, str]] = []  # (length, pattern, placeholder)
+    for f in card.get("fields", []):
+        token, value = f["token"], str(f["value"])
+        placeholder = f"<{token}>"
+        if f.get("kind") == "order" and re.search(r"\d{5,}", value):
+            pieces.append((len(value) + 1, _order_pattern(value), placeholder))
+        texts = [value, *f.get("spans", [])]
+        if token == "name":
+            texts += [p for p in value.split() if len(p) > 1]
+        pieces += [(len(t.strip()), _mask_pattern(t), placeholder) for t in texts if t and t.strip()]
+    if not pieces:
+        return None, {}
+    pieces.sort(key=lambda p: p[0], reverse=True)
+    groups = {f"f{i}": placeholder for i, (_, _, placeholder) in enumerate(pieces)}
+    pattern = "|".join(f"(?P<f{i}>{pat})" for i, (_, pat, _) in enumerate(pieces))
+    return re.compile(pattern, re.IGNORECASE), groups
+
+
+def mask(text: str, rules: tuple[re.Pattern | None, dict[str, str]]) -> str:
+    """`text` with every card field value replaced by its `<token>`."""
+    pattern, groups = rules
+    if pattern is not None:
+        text = pattern.sub(lambda m: groups[m.lastgroup], text)
+    return " ".join(text.split())
+
+
+# --------------------------------------------------------------------------- the customer
+
+
+def _one_line(value) -> str:
+    return " ".join(str(value).split())
+
+
+class ScriptedCustomer:
+    """Deterministic customer. Context: {"card": card} (the task card as built by incognita.cards)."""
+
+    def __init__(self, name: str, context: dict):
+        if "card" not in context:
+            raise ValueError("the scripted customer needs the task card in its context ({'card': ...})")
+        self.name = name
+        self.spec = f"scripted:{name}"
+        card = context["card"]
+        rules = masking_rules(card)
+        self.requests = [mask(r["demand"], rules) for r in card.get("requests", []) if r.get("demand")]
+
+    # -- reading the history ---------------------------------------------------------------
+
+    @staticmethod
+    def _last_agent_index(messages: tuple[Turn, ...]) -> int:
+        for i in range(len(messages) - 1, -1, -1):
+            if messages[i].role == "user":
+                return i
+        return -1
+
+    @staticmethod
+    def _gate_answers(turns) -> list[dict]:
+        """The gate's answers in `turns`: dicts with token, status and value."""
+        asked = {c.id: c.arguments for t in turns for c in t.tool_calls}
+        answers = []
+        for t in turns:
+            if t.role != "tool":
+                continue
+            try:
+                out = json.loads(t.content or "")
+            except json.JSONDecodeError:
+                out = None
+            if not isinstance(out, dict):
+                args = asked.get(t.tool_call_id)
+                out = {"token": args.get("token") if isinstance(args, dict) else None, "status": "unknown"}
+            answers.append(out)
+        return answers
+
+    def _raised(self, messages: tuple[Turn, ...]) -> int:
+        """How many of its own demands the customer has already raised."""
+        return sum(1 for t in messages if t.role == "assistant" for g in parse(t.content) if g.kind == "request")
+
+    # -- responding ------------------------------------------------------------------------
+
+    def respond(self, request: ModelRequest) -> ModelResponse:
+        messages = request.messages
+        last = self._last_agent_index(messages)
+        incoming = messages[last].content if last >= 0 else ""
+        tags = parse(incoming)
+        asks = list(dict.fromkeys(g.payload.split()[0] for g in tags if g.kind == "ask" and g.payload.strip()))
+
+        # What the gate has told the customer before this message, and in answer to it.
+        released_before = {a["token"]: a.get("value") for a in self._gate_answers(messages[:max(last, 0)])
+                           if a.get("status") in ("released", "already_released") and a.get("token")}
+        since = messages[last + 1:] if last >= 0 else ()
+        answered_now = {a.get("token"): a for a in self._gate_answers(since) if a.get("token")}
+        requested_now = {c.arguments.get("token") for t in since for c in t.tool_calls if isinstance(c.arguments, dict)}
+
+        pending = [t for t in asks if t not in released_before and t not in answered_now and t not in requested_now]
+        if pending:
+            base = sum(len(t.tool_calls) for t in messages)
+            calls = tuple(ToolCall(id=f"release_{base + i + 1}", name=RELEASE_TOOL, arguments={"token": token})
+                          for i, token in enumerate(pending))
+            return ModelResponse(text=None, tool_calls=calls)
+
+        return ModelResponse(text=self._reply(tags, asks, released_before, answered_now, messages))
+
+    def _reply(self, tags, asks, released_before, answered_now, messages) -> str:
+        prose: list[str] = []
+        lines: list[str] = []
+
+        if asks:
+            known, unsure = [], []
+            for token in asks:
+                if token in released_before:
+                    known.append((token, released_before[token]))
+                    continue
+                answer = answered_now.get(token, {})
+                if answer.get("status") in ("released", "already_released") and answer.get("value") is not None:
+                    known.append((token, answer["value"]))
+                else:
+                    unsure.append(token)
+            if known:
+                prose.append("Sure, here is what you asked for.")
+                lines += [tag("field", f"{token} {_one_line(value)}") for token, value in known]
+            if unsure:
+                prose.append("I'm not sure about that, I don't remember it." if len(unsure) == 1
+                             else "I'm not sure about some of that, I don't remember it.")
+                lines += [tag("notsure", token) for token in unsure]
+
+        if any(g.kind == "confirm" for g in tags):
+            prose.append("Yes, please go ahead.")
+            lines.append(tag("yes"))
+
+        if any(g.kind == "tell" for g in tags):
+            prose.append("Thanks for letting me know.")
+
+        if not prose:
+            prose.append("Okay.")
+
+        raised = self._raised(messages)
+        if raised < len(self.requests):
+            prose.append("There is also something I need.")
+            lines.append(tag("request", self.requests[raised]))
+
+        return say(" ".join(prose), *lines)

@@ -1,0 +1,154 @@
+"""Running cells of the design grid and writing their episode records.
+
+A *block* is one (model, task, repetition): it runs the arms one after another in
+Latin-square order (the arm order rotates with the model, task and repetition), as the
+paper's schedule does, and writes one record per arm to
+results/episodes/<arm>/<model>/<task>/r<rep>.json. Seeds depend on (design seed, model,
+task, repetition) and not on the arm, so a profile's random draws line up across arms.
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from incognita import __version__
+from incognita.backends import make_backend
+from incognita.episode import Episode, recipients
+from incognita.gateway import Gateway
+from incognita.io import InputError, read_json, read_yaml, sha256_file, write_json
+from incognita.partition import Partition, load_partition
+from incognita.plan import plan_from_golden
+from incognita.prompts import PromptSet
+from incognita.records import EpisodeRecord
+
+ARMS = ("direct", "indirect", "social")
+# Bump when a harness or scripted-backend change alters episodes: the workflow passes it as a
+# param, so blocks re-run; plain code edits never invalidate cached episodes.
+GENERATOR_VERSION = 1
+# What each scripted desk says when asked what it handles (one neutral line, no tool names).
+SCRIPTED_DESK_AREAS = {
+    "Aster": "customer accounts", "Boreal": "returns and exchanges", "Cygnus": "the product catalogue",
+    "Dorian": "order records", "Elara": "identity lookups", "Fenn": "pending orders",
+    "Vega": "all customer-service requests",
+}
+
+
+@dataclass(frozen=True)
+class Design:
+    arms: tuple[str, ...]
+    models: dict[str, str]
+    repetitions: int
+    seed: int
+    budget: int
+    customer: str
+    service: str
+    prompts_dir: str
+    scripted_agents: str
+
+    @classmethod
+    def from_config(cls, cfg: dict) -> "Design":
+        d, p = cfg["design"], cfg["participants"]
+        return cls(arms=tuple(d["arms"]), models=dict(cfg["models"]), repetitions=d["repetitions"],
+                   seed=d["seed"], budget=d["budget"], customer=p["customer"], service=p["service"],
+                   prompts_dir=cfg["prompts"], scripted_agents=cfg["scripted_agents"])
+
+
+def cell_seed(design_seed: int, model: str, task: str, rep: int) -> int:
+    digest = hashlib.sha256(f"{design_seed}/{model}/{task}/{rep}".encode()).hexdigest()
+    return int(digest[:12], 16)
+
+
+def arm_order(arms: tuple[str, ...], models: list[str], model: str, task_position: int, rep: int) -> list[str]:
+    """Latin-square rotation: each arm takes each position equally often across blocks."""
+    shift = (models.index(model) + task_position + rep) % len(arms)
+    return list(arms[shift:] + arms[:shift])
+
+
+def episode_path(out_dir: str | Path, arm: str, model: str, task: str, rep: int) -> Path:
+    return Path(out_dir) / arm / model / task / f"r{rep}.json"
+
+
+class Harness:
+    """Everything loaded once per process: the database, partition, prompts and profiles."""
+
+    def __init__(self, design: Design, db_path: str, partition_path: str):
+        from incognita.replay import RetailWorld
+
+        self.design = design
+        self.world = RetailWorld(db_path)
+        gc.freeze()  # the loaded database never changes; keep it out of the collector's way
+        self.partition: Partition = load_partition(partition_path)
+        self.prompts = PromptSet(Path(design.prompts_dir))
+        self.profiles = read_yaml(design.scripted_agents) or {}
+
+    def _owners(self, arm: str) -> dict[str, frozenset[str]]:
+        if arm == "direct":
+            return {"agent": frozenset(self.partition.tools)}
+        if arm == "indirect":
+            return {"Vega": frozenset(self.partition.tools)}
+        return {d: frozenset(self.partition.tools_of(d, "social")) for d in self.partition.desks("social")}
+
+    def _agent_context(self, spec: str, arm: str, golden: dict, seed: int) -> dict:
+        context = {"arm": arm, "seed": seed, "plan": plan_from_golden(golden),
+                   "recipients": recipients(arm, self.partition.desks("social"))}
+        family, _, name = spec.partition(":")
+        if family == "scripted":
+            if name not in self.profiles:
+                raise InputError(f"{self.design.scripted_agents}: no scripted agent profile {name!r} (model spec {spec})")
+            context["profile"] = {"name": name, **self.profiles[name]}
+            context["holders"] = {t: self.partition.holder(t, arm) for t in self.partition.tools} if arm != "direct" else {}
+        return context
+
+    def run_cell(self, arm: str, model: str, task: str, rep: int, card: dict, card_sha: str,
+                 golden: dict, golden_sha: str, position: int = 0) -> EpisodeRecord:
+        if arm not in ARMS:
+            raise InputError(f"unknown arm {arm!r} (expected one of {', '.join(ARMS)})")
+        spec = self.design.models.get(model)
+        if spec is None:
+            raise InputError(f"model {model!r} is not in the config's models ({', '.join(self.design.models)})")
+        seed = cell_seed(self.design.seed, model, task, rep)
+        owners = self._owners(arm)
+        gateway = Gateway(self.world, owners)
+        agent = make_backend(spec, "agent", self._agent_context(spec, arm, golden, seed))
+        customer = make_backend(self.design.customer, "USER", {"card": card})
+        service = {}
+        for name, tools in owners.items():
+            if name == "agent":
+                continue
+            service[name] = make_backend(self.design.service, name, {
+                "tools": sorted(tools), "area": SCRIPTED_DESK_AREAS.get(name, "customer service"),
+                "confirm_writes": True, "write_tools": sorted(t for t in tools if gateway.is_write(t))})
+        record = EpisodeRecord(
+            cell={"arm": arm, "model": model, "task": task, "rep": rep, "schedule_position": position},
+            seed=seed, models={"agent": spec, "customer": self.design.customer,
+                               "service": self.design.service if service else None},
+            code_version=f"incognita {__version__}",
+            card={"version": card["card_version"], "sha256": card_sha},
+            reference={"golden_sha256": golden_sha, "gold_hash": golden["replay"]["upstream_hash"]},
+        )
+        episode = Episode(arm=arm, card=card, gold_hash=golden["replay"]["upstream_hash"], gateway=gateway,
+                          prompts=self.prompts, agent=agent, customer=customer, service=service,
+                          desks=self.partition.desks("social"), seed=seed, budget=self.design.budget, record=record)
+        record = episode.run()
+        record.ground_truth = dict(getattr(agent, "ground_truth", {}) or {})
+        return record
+
+    def run_block(self, model: str, task: str, rep: int, card_path: str, golden_path: str, out_dir: str,
+                  task_position: int, arms: tuple[str, ...] | None = None) -> list[Path]:
+        card, golden = read_json(card_path), read_json(golden_path)
+        if golden["task_id"] != task or card["task_id"] != task:
+            raise InputError(f"{card_path} / {golden_path}: not task {task}")
+        card_sha, golden_sha = sha256_file(card_path), sha256_file(golden_path)
+        if golden["card"]["sha256"] != card_sha:
+            raise InputError(f"{golden_path} was built from another version of {card_path}; rebuild the golden stage")
+        order = arm_order(arms or self.design.arms, list(self.design.models), model, task_position, rep)
+        written = []
+        for position, arm in enumerate(order):
+            record = self.run_cell(arm, model, task, rep, card, card_sha, golden, golden_sha, position)
+            path = episode_path(out_dir, arm, model, task, rep)
+            write_json(path, record.to_dict())
+            written.append(path)
+        return written

@@ -1,0 +1,62 @@
+# Episodes: one job per (model, task). It runs each repetition's block through the design's
+# arms in Latin-square order (the paper's schedule) and writes one record per cell; a job
+# per model and task rather than per cell keeps process start-up (~1 s of imports) from
+# dominating the offline design. Inputs and params are exactly what a
+# block's results depend on (card, golden trajectory, prompts, the model's spec and profile,
+# seed, budget, generator version), so changing one model's spec re-runs only its blocks
+# and an unchanged rerun does nothing. Package code is not an input (see README).
+
+
+rule episodes:
+    input:
+        card="results/cards/{task}.json",
+        golden="results/golden/{task}.json",
+        db=f"{SOURCE_DIR}/db.json",
+        partition=config["golden"]["partition"],
+        locks_verified="results/reference/locks_verified.txt",
+        prompts=get_prompt_files(),
+    output:
+        get_block_outputs(),
+    params:
+        spec=lambda w: config["models"][w.model],
+        profile=get_model_profile,
+        models_order=",".join(get_design_models()),
+        task_position=lambda w: get_design_tasks().index(w.task),
+        arms=",".join(config["design"]["arms"]),
+        seed=config["design"]["seed"],
+        reps=config["design"]["repetitions"],
+        budget=config["design"]["budget"],
+        customer=config["participants"]["customer"],
+        service=config["participants"]["service"],
+        prompts_dir=lambda w, input: os.path.commonpath(input.prompts),
+        scripted_agents=config["scripted_agents"],
+        generator=EPISODE_GENERATOR_VERSION,
+    resources:
+        api_calls=1,
+    retries: 1
+    conda:
+        "../envs/incognita.yaml"
+    log:
+        "logs/episodes/{model}/{task}.log",
+    benchmark:
+        "benchmarks/episodes/{model}/{task}.tsv"
+    shell:
+        "python -m incognita episodes --model {wildcards.model} --spec {params.spec:q} "
+        "--models-order {params.models_order} --task {wildcards.task} --task-position {params.task_position} "
+        "--reps {params.reps} --arms {params.arms} --seed {params.seed} --budget {params.budget} "
+        "--customer {params.customer:q} --service {params.service:q} --card {input.card} --golden {input.golden} "
+        "--db {input.db} --partition {input.partition} --prompts {params.prompts_dir} "
+        "--scripted-agents {params.scripted_agents} --out-dir results/episodes > {log} 2>&1"
+
+
+rule episodes_done:
+    input:
+        get_all_episodes(),
+    output:
+        "results/episodes/manifest.tsv",
+    log:
+        "logs/episodes/manifest.log",
+    conda:
+        "../envs/incognita.yaml"
+    shell:
+        "python -m incognita episode-table --out {output} {input} > {log} 2>&1"
