@@ -4,9 +4,9 @@ For one task card this stage produces the ordered list of tool calls that one ve
 solution performs, where every leaf argument of every call carries a *provenance*: where an
 agent could have got that exact value. The upstream reference actions are the anchors: kept
 verbatim, in their order, including those that raise on a clean database (marked
-`intended_failure`). Reads are inserted only where an argument would otherwise have no
-source. Executing the calls on a clean database must reproduce upstream's gold-state hash
-(`incognita.replay`).
+`intended_failure`). Reads are inserted only where an argument, or an item the customer
+must be told, would otherwise have no source. Executing the calls on a clean database must
+reproduce upstream's gold-state hash (`incognita.replay`).
 
 Provenance kinds (see `incognita/schemas/golden.schema.json`)
 ------------------------------------------------------------
@@ -34,65 +34,77 @@ search from an empty trajectory reaches a returned item's id through the catalog
 deep, before it reaches it through the customer's own order, three reads deep.)
 
 1. `calculate.expression` -> computed; `transfer_to_human_agents.summary` -> request.
-2. Identity: the arguments of an identity lookup (`find_user_id_*`) come only from the
-   customer (opening line or card field; a value read from the database would identify
-   nothing). A `user_id` equal to the result of an earlier successful identity lookup in the
-   trajectory comes from that lookup, even when the customer also said it.
+2. The arguments of an identity lookup (`find_user_id_*`) come only from the customer
+   (opening line or card field; a value read from the database would identify nothing).
 3. The opening line, 4. a card field, 5. the policy vocabulary.
 6. The earliest earlier call whose result contains the value (document order inside it).
 7. Read insertion (below). If nothing matches and the call succeeds on the replay, the
    stage fails with an `InputError` naming task, call index, tool and argument.
 
+What the customer says is preferred over what a read returns, for every argument and with
+no exception for identity (generator 3 on): a `user_id` that equals a card field is that
+field, a customer fact, even when an identity lookup earlier in the trajectory returned
+the same id. (Generators 1 and 2 sourced such a user id from the lookup; that was the
+only argument for which a read beat a card field.)
+
 Read-insertion rule
 -------------------
-A call depends on a source for each argument value. Where the trajectory so far does not
-provide one, reads are inserted right before the call; a read is inserted only to source a
-value (`inserted_for.reason` is always `value`):
+Where the trajectory so far provides no source for an argument value, reads are inserted
+right before the call (`inserted_for.reason: value`); where no result in the finished
+trajectory holds an information-channel item, reads are inserted at its end (`reason:
+information`, below). Both use one search:
 
 * Candidate reads are those whose own arguments already have a source, in the
   fixed tool order `find_user_id_by_email` / `find_user_id_by_name_zip` (from the
-  customer's email, name and zip fields), `get_user_details` (user ids from lookups and
-  orders; a card user-id field only when the card allows no lookup), `get_order_details`
-  (order ids from card order fields written as '#W...', and a user's `orders`),
-  `get_product_details` (product ids of order lines and of the product list), then
-  `list_all_product_types()`; within one tool, in order of discovery. The search is
-  breadth first: every candidate that needs no other new read, then the candidates those
-  open up, up to `MAX_INSERT_DEPTH` reads deep. The first whose result contains the value
-  is inserted with the reads it needed itself, and the argument then resolves by rule 6.
-  A read made since the last successful write is never tried again with the same arguments
-  (its result could not differ).
+  customer's email, name and zip fields), `get_user_details` (a user id the card states,
+  user ids from lookups and orders), `get_order_details` (order ids from card order fields
+  written as '#W...', and a user's `orders`), `get_product_details` (product ids of order
+  lines and of the product list), then `list_all_product_types()`; within one tool, in
+  order of discovery. The search is breadth first: every candidate that needs no other new
+  read, then the candidates those open up, up to `MAX_INSERT_DEPTH` reads deep. The first
+  whose result yields what is sought is inserted with the reads it needed itself, and the
+  argument (or item) then resolves by the ordinary rule. A read made since the last
+  successful write is never tried again with the same arguments (its result could not
+  differ).
 
 The rule sources *values*: a read that a solution needs only to decide something (which of
 a customer's orders is pending, say) is in the trajectory only if upstream's reference has it.
 No identity lookup is inserted for its own sake (generator 2 on): "authenticate before any
 write" is a habit of the upstream policy, not a read any write's arguments depend on, and
 the service-side rules of this environment do not ask for it. Generator 1 inserted such a
-lookup before the first write of 45 tasks; it engaged the identity desk for nothing and
-raised those tasks' stratification level.
+lookup before the first write of 45 tasks.
 
 Information channel
 -------------------
-Each `communicate_info` item is traced to the result of a call already in the trajectory
-(no read is inserted for it), trying in turn: a product `name` containing the item, an
-exact string leaf, a number leaf (to the cent), a case-insensitive leaf, a leaf containing
-the item (`match` records which). A whole number that none of these finds may be the size
-of a collection in a result (`match: count_available` when it equals the number of entries
-marked `"available": true`, preferred; `match: count` when it equals the number of
-entries); `path` then points at the collection, not at a leaf. A collection is a list, a
-mapping of records (`variants`, `payment_methods`) or a whole result that is a flat
-mapping (the product-type listing); the fields of one record are never counted. Items that
-no result holds keep `provenance: null`; sums and differences the agent would have to work
-out without a `calculate` call are not traced.
+Each `communicate_info` item is traced once the last reference action is in. First against
+the results already in the trajectory, trying in turn: a product `name` containing the
+item, an exact string leaf, a number leaf (to the cent, sign included), a case-insensitive
+leaf, a leaf containing the item (`match` records which). A whole number that none of these
+finds may be the size of a collection in a result (`match: count_available` when it equals
+the number of entries marked `"available": true`, preferred; `match: count` when it equals
+the number of entries); `path` then points at the collection, not at a leaf. A collection
+is a list, a mapping of records (`variants`, `payment_methods`) or a whole result that is a
+flat mapping (the product-type listing); the fields of one record are never counted.
+
+An item that no result holds is searched for with the read-insertion rule (generator 3
+on), in item order: first for a read holding it as a value by any of the leaf matches,
+then, for a whole number, for a read holding a collection of that size. The reads found
+are appended after the last reference call (information is reported at the end of a
+solution, and a read there sees the database as the writes left it) with `inserted_for:
+{reason: information, item: k}`, and the item is traced to them. Items that nothing
+within reach holds keep `provenance: null`; sums and differences the agent would have to
+work out without a `calculate` call are not traced.
 
 Counting
 --------
 Calls that raise on the replay are `counted: false` (`intended_failure`). Every successful
-write, `transfer_to_human_agents` and successful identity lookup counts (identity lookups
-now come only from upstream's reference or from a value insertion; the reference's own
-lookups count even when nothing downstream reads their result). Any other call (reads and
-`calculate`) counts only if a counted call's provenance, a traced information-channel item
-(a count included: the read that holds the collection), or the provenance chain of either
-uses its result; otherwise it is `exploration_only`.
+reference write and `transfer_to_human_agents` counts. Every other call, reads and
+`calculate` and identity lookups alike, counts only if a counted call's provenance, a
+traced information-channel item (a count included: the read that holds the collection),
+or the provenance chain of either uses its result; otherwise it is `exploration_only`.
+An identity lookup whose user id nothing uses (the customer stated the id, or the solution
+never opens the profile) therefore only explores (generator 3 on; generators 1 and 2
+counted every successful lookup).
 """
 
 from __future__ import annotations
@@ -111,7 +123,7 @@ if TYPE_CHECKING:
 
 GOLDEN_SCHEMA_VERSION = 1
 # Bump when a rule here changes what a golden trajectory contains.
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3
 MAX_INSERT_DEPTH = 3
 
 IDENTITY_TOOLS = frozenset({"find_user_id_by_email", "find_user_id_by_name_zip"})
@@ -461,21 +473,11 @@ class _Builder:
             # Authentication checks what the customer says against the database; a value read
             # from the database would prove nothing, so only the customer's words count here.
             return self._from_opening(value) or self._from_field(value)
-        if arg == "user_id":
-            p = self._from_authentication(value)
-            if p:
-                return p
         p = (self._from_opening(value) or self._from_field(value) or self._from_vocabulary(arg, value)
              or self._from_reads(_string_equals(value)))
         if p is None and allow_insert:
             p = self._insert_for(_string_equals(value), consumer_ptr)
         return p
-
-    def _from_authentication(self, value: str) -> dict | None:
-        for j, call in enumerate(self.calls):
-            if call["name"] in IDENTITY_TOOLS and call["error"] is None and call["result"] == value:
-                return {"kind": "read", "call": j, "path": "", "selected_by": []}
-        return None
 
     def _from_opening(self, value: str) -> dict | None:
         if len(value.strip()) < 2:
@@ -580,8 +582,8 @@ class _Builder:
         return _ERROR if error is not None else result_doc(result)
 
     def _field_candidates(self) -> list[tuple[str, dict]]:
-        """Reads the customer's own fields make possible: identity lookups, orders, and the
-        user record when the customer gave a user id but nothing to authenticate with."""
+        """Reads the customer's own fields make possible: identity lookups, the user record
+        of a user id the customer states, and the orders the customer names."""
         out: list[tuple[str, dict]] = []
         by_base: dict[str, list[dict]] = {}
         for field in self.fields:
@@ -596,10 +598,9 @@ class _Builder:
         for first, last in names:
             for z in by_base.get("zip", []):
                 out.append(("find_user_id_by_name_zip", {"first_name": first, "last_name": last, "zip": z["value"].strip()}))
-        if not out:
-            for field in by_base.get("user_id", []):
-                if _USER_ID.fullmatch(field["value"].strip()):
-                    out.append(("get_user_details", {"user_id": field["value"].strip()}))
+        for field in by_base.get("user_id", []):  # a user id the customer states opens the profile
+            if _USER_ID.fullmatch(field["value"].strip()):
+                out.append(("get_user_details", {"user_id": field["value"].strip()}))
         for field in self.fields:
             m = _ORDER_ID.fullmatch(field["value"].strip())
             if field["kind"] == "order" and m:
@@ -626,8 +627,8 @@ class _Builder:
                     out.append(("get_product_details", {"product_id": line["product_id"]}))
         return out
 
-    def _search(self, pred: Callable[[str, Any], bool]) -> list[tuple[str, dict]] | None:
-        """Breadth-first search for the shortest chain of new reads whose last result has the value."""
+    def _search(self, hit: Callable[[Any], bool]) -> list[tuple[str, dict]] | None:
+        """Breadth-first search for the shortest chain of new reads whose last result is a `hit`."""
         key = lambda n, a: (n, json.dumps(a, sort_keys=True))
         # A read already made since the last successful write would return the same again.
         last_write = max((c["index"] for c in self.calls if c["tool_type"] == "write" and c["error"] is None),
@@ -653,7 +654,7 @@ class _Builder:
                 if doc is _ERROR:
                     continue
                 path = chain + [(name, args)]
-                if _find(doc, pred) is not None:
+                if hit(doc):
                     return path
                 next_frontier.append((name, doc, path))
             if not next_frontier:
@@ -662,9 +663,16 @@ class _Builder:
         return None
 
     def _insert_for(self, pred: Callable[[str, Any], bool], consumer_ptr: str) -> dict | None:
-        chain = self._search(pred)
+        """Insert the reads that source an argument value; the value's provenance, or None."""
+        chain = self._search(lambda doc: _find(doc, pred) is not None)
         if chain is None:
             return None
+        # `call` is filled in by add_reference once the consumer's index is known.
+        self._insert_chain(chain, {"call": None, "argument": consumer_ptr, "reason": "value"})
+        return self._from_reads(pred)
+
+    def _insert_chain(self, chain: list[tuple[str, dict]], inserted_for: dict) -> None:
+        """Append a chain of reads found by `_search`, each argument resolved without insertion."""
         for name, args in chain:
             prov = {}
             for ptr, value in leaves(args):
@@ -673,24 +681,66 @@ class _Builder:
                     raise AssertionError(f"inserted {name}{args} has an unsourced argument {ptr}")
                 prov[ptr] = p
             index = self._append(origin="inserted", action_id=None, name=name, requestor="assistant",
-                                 args=args, prov=prov,
-                                 inserted_for={"call": None, "argument": consumer_ptr, "reason": "value"})
+                                 args=args, prov=prov, inserted_for=dict(inserted_for))
             if self.calls[index]["error"] is not None:
                 raise AssertionError(f"inserted read {name}{args} failed: {self.calls[index]['error']}")
-        return self._from_reads(pred)
 
     # ----------------------------------------------------------------- information channel
 
     def trace_information(self) -> list[dict]:
+        """Trace every information-channel item; call once, after the last reference action.
+
+        First every item against the trajectory as it stands; then, in item order, each item
+        still untraced against the trajectory including reads inserted for earlier items, and
+        failing that by inserting reads for it (`_insert_for_information`)."""
         out = []
         for info in self.card["information_channel"]["communicate_info"]:
             out.append({"info": info, "provenance": self._trace_info(str(info))})
+        for k, entry in enumerate(out):
+            if entry["provenance"] is None:
+                entry["provenance"] = self._trace_info(str(entry["info"])) or \
+                    self._insert_for_information(k, str(entry["info"]))
         return out
+
+    def _insert_for_information(self, item: int, info: str) -> dict | None:
+        """Insert, at the end of the trajectory, the first reads whose result yields an item.
+
+        The same breadth-first search as for argument values, with the same candidates: first
+        for a read holding the item as a value (any of the leaf matches of `_trace_info`), then,
+        for a whole number, for a read holding a collection of that size. The item is then
+        traced by the ordinary rule."""
+        text = info.strip()
+        if not text:
+            return None
+        attempts = self._info_attempts(text)
+        hits: list[Callable[[Any], bool]] = [
+            lambda doc: any(_find(doc, pred) is not None for _how, pred in attempts)]
+        if _INTEGER.fullmatch(text):
+            n = int(text)
+            hits.append(lambda doc: doc is not _ERROR and any(
+                size(coll) == n for _ptr, coll in _collections(doc) for size in (_available_count, len)))
+        for hit in hits:
+            chain = self._search(hit)
+            if chain is not None:
+                self._insert_chain(chain, {"call": None, "argument": None, "reason": "information", "item": item})
+                return self._trace_info(info)
+        return None
 
     def _trace_info(self, info: str) -> dict | None:
         text = info.strip()
         if not text:
             return None
+        for how, pred in self._info_attempts(text):
+            p = self._from_reads(pred)
+            if p is not None:
+                return dict(p, match=how)
+        if _INTEGER.fullmatch(text):
+            return self._trace_count(int(text))
+        return None
+
+    @staticmethod
+    def _info_attempts(text: str) -> list[tuple[str, Callable[[str, Any], bool]]]:
+        """The leaf matches an information item is tried with, in order (`match` names them)."""
         lowered = _ws(text).casefold()
         contains = re.compile(r"(?<![a-z0-9])" + re.escape(lowered) + r"(?![a-z0-9])")
         attempts: list[tuple[str, Callable[[str, Any], bool]]] = []
@@ -705,13 +755,7 @@ class _Builder:
         if re.search(r"[A-Za-z]", text) and len(text) >= 3:
             attempts.append(("contains", lambda p, leaf: isinstance(leaf, str)
                              and contains.search(_ws(leaf).casefold()) is not None))
-        for how, pred in attempts:
-            p = self._from_reads(pred)
-            if p is not None:
-                return dict(p, match=how)
-        if _INTEGER.fullmatch(text):
-            return self._trace_count(int(text))
-        return None
+        return attempts
 
     def _trace_count(self, n: int) -> dict | None:
         """A whole number the customer is told may be the size of a collection in a result.
@@ -749,8 +793,10 @@ class _Builder:
             if call["error"] is not None:
                 call["counted"], call["why_not_counted"] = False, "intended_failure"
                 continue
-            anchor = call["name"] in IDENTITY_TOOLS or (call["origin"] == "reference" and (
-                call["tool_type"] == "write" or call["name"] == "transfer_to_human_agents"))
+            # Only the reference's own writes and hand-offs count for their own sake; every
+            # read, identity lookups included, counts only through a use of its result.
+            anchor = call["origin"] == "reference" and (
+                call["tool_type"] == "write" or call["name"] == "transfer_to_human_agents")
             if anchor or i in used:
                 call["counted"] = True
                 for prov in call["provenance"].values():

@@ -5,10 +5,12 @@ Projection changes only who executes a call: the evaluated agent (direct), Vega
 and arm, the items the trajectory reader scores against:
 
 - required calls: the golden calls marked `counted`. Intended failures and reads that only
-  explore stay in the call list (with their executors) but are never required. A read
+  explore stay in the call list (with their executors) but are never required; since
+  golden generator 3 that includes identity lookups whose result nothing uses. A read
   that a traced information-channel answer rests on (including a collection whose size is
-  the answer, `match: count` / `count_available`) is counted by the golden stage and so
-  required; a golden file where it is not is refused.
+  the answer, `match: count` / `count_available`, and reads the golden stage inserted at
+  the end of the trajectory for an item no other result holds) is counted by the golden
+  stage and so required; a golden file where it is not is refused.
 - role assignments (social arm only): one per distinct (desk, tool) pair among the required
   calls, listing the calls it covers. Finding the desk that holds a tool and getting it to
   use that tool is one piece of coordination however often the tool is used afterwards.
@@ -221,7 +223,8 @@ def project_task(golden: dict, flags: dict, partition: Partition, path: str | Pa
     required = [c for c in calls if c["counted"]]
     customer: dict[str, list[int]] = {}
     service: dict[int, dict] = {}
-    diagnostics = {"untraced_arguments": 0, "consumed_uncounted_reads": [], "consumed_failed_reads": []}
+    diagnostics = {"untraced_arguments": 0, "consumed_uncounted_reads": [], "consumed_failed_reads": [],
+                   "untraced_information": []}
     for call in required:
         src = sources_of(call, path)
         diagnostics["untraced_arguments"] += src.untraced
@@ -264,6 +267,8 @@ def project_task(golden: dict, flags: dict, partition: Partition, path: str | Pa
             raise _bad(path, f"information_channel[{k}]", "expected {info, provenance}")
         if entry["provenance"] is not None:
             _walk(entry["provenance"], channel, f"information_channel[{k}].provenance", path)
+        else:  # no result within reach holds it (a sum the agent works out, say): not observable
+            diagnostics["untraced_information"].append(k)
     # A read that a traced answer rests on (a leaf, or a collection whose size is the answer)
     # is required like any read a required call consumes; the golden stage marks it counted.
     for j in sorted({j for j, _ in channel.reads}):

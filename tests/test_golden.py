@@ -97,7 +97,10 @@ def test_exchange_keeps_reference_verbatim_and_sources_every_argument(world, voc
     new_item = prov(doc, 4, "/new_item_ids/0")
     assert new_item["call"] == 2 and new_item["path"] == "/variants/7706410293/item_id"
     assert new_item["selected_by"] == ["preference:mechanical_keyboard"]
-    assert all(x["counted"] for x in calls)
+    # The reference's own identity lookup: nothing reads the user id it returns (the order id
+    # is the customer's), so it only explores; everything else counts.
+    assert calls[0]["name"] == "find_user_id_by_name_zip" and calls[0]["why_not_counted"] == "exploration_only"
+    assert all(x["counted"] for x in calls[1:])
     assert doc["replay"]["match"] and not doc["replay"]["unexpected_errors"] and not doc["replay"]["result_diffs"]
     assert doc["card"]["card_version"] == c["card_version"]
     check_provenance_points_backwards(doc)
@@ -123,7 +126,9 @@ def test_intended_failures_stay_in_and_out_of_the_denominator(world, vocab):
     # the second calculation uses the first one's result
     assert any(r["call"] == 4 and r["path"] == "" for r in prov(doc, 6, "/expression")["from"])
     assert [i["provenance"]["call"] for i in doc["information_channel"]] == [4, 6]
-    assert all(x["counted"] for x in calls if not x["intended_failure"])
+    # the lookup's user id is never used (the customer states it, and no call needs it)
+    assert calls[0]["name"] == "find_user_id_by_name_zip" and calls[0]["why_not_counted"] == "exploration_only"
+    assert all(x["counted"] for x in calls[1:] if not x["intended_failure"])
     assert doc["replay"]["match"]
     check_provenance_points_backwards(doc)
 
@@ -225,11 +230,12 @@ def test_transfer_summary_comes_from_the_request_and_unused_reads_are_exploratio
     assert p["kind"] == "request" and "PayPal" in c["requests"][p["demand"]]["demand"]
     ret = next(x for x in calls if x["name"] == "return_delivered_order_items")
     assert ret["intended_failure"] and "original payment method" in ret["error"]
-    # the reads feed only the failed return: they explore, they are not required
-    assert [x["why_not_counted"] for x in calls if x["tool_type"] == "read" and x["name"] != "find_user_id_by_email"] \
-        == ["exploration_only"] * 3
-    assert calls[0]["name"] == "find_user_id_by_email" and calls[0]["counted"]  # the reference's own lookup counts
-    assert doc["replay"]["match"]
+    # the reads feed only the failed return: they explore, they are not required; the
+    # reference's own lookup too, since the profile read takes the user id the customer states
+    assert calls[0]["name"] == "find_user_id_by_email"
+    assert prov(doc, 1, "/user_id") == {"kind": "field", "token": "user_id", "part": None, "transform": None}
+    assert [x["why_not_counted"] for x in calls if x["tool_type"] == "read"] == ["exploration_only"] * 4
+    assert doc["counts"]["counted"] == 1 and doc["replay"]["match"]
 
 
 @pytest.mark.parametrize("task", ["24", "57"])
@@ -238,10 +244,99 @@ def test_tasks_without_reference_actions(world, vocab, task):
     assert c["reference_actions"] == []
     doc = build_golden(c, world, vocab)
     check_golden(doc, f"task {task}")
-    assert doc["calls"] == [] and doc["counts"]["calls"] == 0
+    # 57 has nothing to do and nothing to tell; 24 only answers a question, so its only
+    # calls are the reads inserted for what it must tell (none of them writes)
+    assert all(x["origin"] == "inserted" and x["inserted_for"]["reason"] == "information" for x in doc["calls"])
+    assert doc["counts"]["calls"] == (3 if task == "24" else 0)
     assert doc["replay"]["final_hash"] == doc["replay"]["upstream_hash"] == world.clean_hash()
     assert doc["replay"]["match"]
     assert [i["info"] for i in doc["information_channel"]] == c["information_channel"]["communicate_info"]
+
+
+# --------------------------------------------------------------------------- counting rules (generator 3)
+
+
+def test_an_identity_lookup_whose_result_is_unused_is_not_counted(world, vocab):
+    # Task 75 with the reference's own lookup put first: the exchange's arguments all come
+    # from the order the customer names and the catalog, so nothing uses the user id.
+    c = card("75")
+    c["reference_actions"].insert(0, {"action_id": "lookup", "name": "find_user_id_by_email",
+                                      "arguments": {"email": "liam.moore6985@example.com"}})
+    doc = build_golden(c, world, vocab)
+    check_golden(doc, "task 75 with a lookup")
+    lookup = doc["calls"][0]
+    assert lookup["name"] == "find_user_id_by_email" and lookup["error"] is None
+    assert lookup["counted"] is False and lookup["why_not_counted"] == "exploration_only"
+    assert all(x["counted"] for x in doc["calls"][1:]) and doc["replay"]["match"]
+    # ... and one whose user id opens the profile counts, like any read that is used (task 2)
+    doc = build_golden(card("2"), world, vocab)
+    assert doc["calls"][0]["name"] == "find_user_id_by_name_zip" and doc["calls"][0]["counted"]
+    assert prov(doc, 4, "/user_id") == {"kind": "read", "call": 0, "path": "", "selected_by": []}
+
+
+def test_a_stated_user_id_is_a_customer_fact(world, vocab):
+    # Task 12: the customer states user id and email; the reference looks the id up by
+    # email, then opens the profile. The profile read's user id is the stated field.
+    doc = build_golden(card("12"), world, vocab)
+    assert doc["calls"][0]["result"] == doc["calls"][1]["arguments"]["user_id"] == "mia_garcia_4516"
+    assert prov(doc, 1, "/user_id") == {"kind": "field", "token": "user_id", "part": None, "transform": None}
+    # Reads inserted for a value in the profile open it with the stated id directly: task 71
+    # (an address change) with a user id field gets no identity lookup.
+    c = card("71")
+    c["fields"].append({"token": "user_id", "kind": "identity", "spans": ["ivan_khan_7475"], "value": "ivan_khan_7475"})
+    doc = build_golden(c, world, vocab)
+    check_golden(doc, "task 71 with a stated user id")
+    assert [x["name"] for x in doc["calls"]][:2] == ["get_user_details", "modify_pending_order_address"]
+    assert doc["calls"][0]["arguments"] == {"user_id": "ivan_khan_7475"}
+    assert prov(doc, 0, "/user_id")["kind"] == "field"
+    assert not any(x["name"].startswith("find_user_id") for x in doc["calls"])
+    assert all(x["counted"] for x in doc["calls"]) and doc["replay"]["match"]
+    check_provenance_points_backwards(doc)
+
+
+def test_a_read_is_inserted_for_an_untraced_information_item(world, vocab):
+    # Task 104: the customer must be told the tracking number of the cancelled order
+    # #W1154986. No reference call reads that order; the search opens it from the profile
+    # (its third order) and appends the read after the last reference call.
+    doc = build_golden(card("104"), world, vocab)
+    check_golden(doc, "task 104")
+    calls = doc["calls"]
+    (item,) = doc["information_channel"]
+    assert item["info"] == "286422338955"
+    last_reference = max(x["index"] for x in calls if x["origin"] == "reference")
+    read = calls[item["provenance"]["call"]]
+    assert read["index"] == last_reference + 1 == len(calls) - 1
+    assert read["name"] == "get_order_details" and read["arguments"] == {"order_id": "#W1154986"}
+    assert read["inserted_for"] == {"call": None, "argument": None, "reason": "information", "item": 0}
+    assert read["counted"] and read["why_not_counted"] is None
+    assert item["provenance"] == {"kind": "read", "call": read["index"], "path": "/fulfillments/0/tracking_id/0",
+                                  "selected_by": [], "match": "exact"}
+    profile = calls[read["provenance"]["/order_id"]["call"]]
+    assert profile["name"] == "get_user_details" and read["provenance"]["/order_id"]["path"] == "/orders/2"
+    assert doc["counts"]["information_traced"] == 1 and doc["replay"]["match"]
+    check_provenance_points_backwards(doc)
+
+
+def test_information_insertion_prefers_existing_results_then_values_then_counts(world, vocab):
+    c = card("0")
+    # already held by a result: nothing is inserted (the keyboard's product name)
+    c["information_channel"]["communicate_info"] = ["Mechanical Keyboard"]
+    doc = build_golden(c, world, vocab)
+    assert doc["counts"]["inserted"] == 0 and doc["information_channel"][0]["provenance"]["match"] == "name"
+    # 16 is no value within reach, but the size of a product's variants: a read of the
+    # product of an order line is inserted, and the item is that count
+    c["information_channel"]["communicate_info"] = ["16"]
+    doc = build_golden(c, world, vocab)
+    check_golden(doc, "task 0 with an inserted count")
+    (item,) = doc["information_channel"]
+    assert item["provenance"]["match"] == "count" and item["provenance"]["path"] == "/variants"
+    read = doc["calls"][item["provenance"]["call"]]
+    assert read["origin"] == "inserted" and read["inserted_for"]["reason"] == "information" and read["counted"]
+    assert len(resolve_pointer(result_doc(read["result"]), "/variants")) == 16
+    # a sum no result holds stays untraced, and nothing is inserted for it
+    c["information_channel"]["communicate_info"] = ["123456.78"]
+    doc = build_golden(c, world, vocab)
+    assert doc["information_channel"][0]["provenance"] is None and doc["counts"]["inserted"] == 0
 
 
 # --------------------------------------------------------------------------- failure modes
@@ -424,15 +519,36 @@ def test_all_tasks_keep_the_reference_and_trace_every_argument(all_golden, tasks
                     named += r.get("selected_by", [])
                 assert set(named) <= tokens, (task_id, call["index"], named)
         intended += doc["counts"]["intended_failure"]
-        used = set()
+        used = {item["provenance"]["call"] for item in doc["information_channel"] if item["provenance"]}
         for call in doc["calls"]:
             for p in call["provenance"].values():
                 used.update(r["call"] for r in [p, *p.get("from", [])] if r.get("kind", "read") == "read" and "call" in r)
+        last_reference = max((c["index"] for c in doc["calls"] if c["origin"] == "reference"), default=-1)
         for call in doc["calls"]:
             if call["origin"] == "inserted":
                 assert call["tool_type"] == "read" and call["error"] is None
-                # inserted only to source a value, and some later call's provenance uses it
-                assert call["inserted_for"]["reason"] == "value" and call["index"] in used, (task_id, call["index"])
+                # inserted only to source a value or an information item, and something uses it
+                assert call["index"] in used, (task_id, call["index"])
+                if call["inserted_for"]["reason"] == "information":
+                    assert call["index"] > last_reference and call["counted"], (task_id, call["index"])
+                else:
+                    assert call["inserted_for"]["reason"] == "value", (task_id, call["index"])
+            if call["name"] in ("find_user_id_by_email", "find_user_id_by_name_zip") and call["counted"]:
+                assert call["index"] in used, (task_id, call["index"])  # no lookup counts for its own sake
     # 23 reference calls in 18 tasks raise on a clean database (upstream skips them)
     assert intended == 23
     assert sum(1 for d in all_golden["docs"].values() if d["counts"]["intended_failure"]) == 18
+
+
+def test_all_tasks_untraced_information_is_what_no_read_holds(all_golden):
+    """What stays untraced after reads are inserted for information items: sums and
+    differences worked out without a `calculate` call, and one refund stated without its
+    sign (95: the exchange result says -60.78)."""
+    untraced = {t: [i["info"] for i in d["information_channel"] if i["provenance"] is None]
+                for t, d in all_golden["docs"].items()}
+    assert {t: v for t, v in untraced.items() if v} == {
+        "19": ["41.64"], "33": ["1093.34"], "34": ["1093.34"], "54": ["3646.68"], "76": ["1939.05"],
+        "95": ["60.78", "107.09"], "108": ["346.93"]}
+    for task in ("103", "104"):
+        (item,) = all_golden["docs"][task]["information_channel"]
+        assert item["info"] == "286422338955" and item["provenance"]["match"] == "exact"

@@ -112,6 +112,41 @@ def test_a_read_behind_the_information_channel_is_required(ref, tmp_path):
         build_reference(g, c, PARTITION)
 
 
+def test_generator_3_golden_in_the_reference(tmp_path, source_dir):
+    """Live golden trajectories: a read inserted for an information item is required, and a
+    user id the customer states is a customer fact that engages no identity desk."""
+    from incognita.golden import build_golden, load_vocabulary
+    from incognita.io import read_json, sha256_file, write_json
+    from incognita.replay import RetailWorld
+
+    world = RetailWorld(source_dir / "db.json")
+    vocab = load_vocabulary(str(ROOT / "config" / "vocabulary.yaml"))
+    g, c = tmp_path / "golden", tmp_path / "cards"
+    g.mkdir()
+    c.mkdir()
+    card71 = read_json(FIX / "golden_cards" / "71.json")
+    card71["fields"].append({"token": "user_id", "kind": "identity", "spans": ["ivan_khan_7475"],
+                             "value": "ivan_khan_7475"})
+    for card in (read_json(FIX / "golden_cards" / "104.json"), card71):
+        path = c / f"{card['task_id']}.json"
+        write_json(path, card)
+        write_json(g / path.name, build_golden(card, world, vocab, card_sha256=sha256_file(path)))
+    ref = build_reference(g, c, PARTITION)
+    t = ref["tasks"]["104"]
+    last = t["n_calls"] - 1
+    assert t["calls"][last]["origin"] == "inserted" and t["calls"][last]["counted"]
+    assert t["channel_sources"]["reads"] == [last]
+    assert last in [r["index"] for r in t["arms"]["direct"]["required_calls"]]
+    assert t["calls"][last]["executor"]["social"] == "Dorian"
+    # the profile it takes the order id from is a service fact it consumes
+    profile = next(s for s in t["information_items"]["service"] if s["name"] == "get_user_details")
+    assert last in profile["consumed_by"] and "/orders/2" in profile["paths"]
+    assert t["diagnostics"]["untraced_information"] == [] and t["level"] == 6
+    t = ref["tasks"]["71"]
+    assert {"token": "user_id", "consumed_by": [0]} in t["information_items"]["customer"]
+    assert "Elara" not in t["desks_engaged"]
+
+
 def test_totals(ref):
     t = totals(ref)
     assert (t["tasks"], t["calls"], t["counted"], t["role_assignments"], t["information_items"]) == (8, 34, 31, 29, 46)
