@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from incognita.cards import WRITE_TOOLS, contains_span, norm, order_key, source_text
+from incognita.cards import US_STATES, WRITE_TOOLS, contains_span, norm, order_key, source_text
 
 HEADER = ["task", "card_version", "check", "verdict", "detail"]
 # Selectors by which a customer picks items without naming them ("all", "the cheapest").
@@ -23,19 +23,6 @@ _QUESTION = re.compile(
     r"\b(know|wonder|ask|tell|get|how many|how much|what|which|why|when|confirm|check|verify|total)\b",
     re.IGNORECASE,
 )
-_US_STATES = {
-    "alabama": "AL", "alaska": "AK", "arizona": "AZ", "arkansas": "AR", "california": "CA",
-    "colorado": "CO", "connecticut": "CT", "delaware": "DE", "florida": "FL", "georgia": "GA",
-    "hawaii": "HI", "idaho": "ID", "illinois": "IL", "indiana": "IN", "iowa": "IA", "kansas": "KS",
-    "kentucky": "KY", "louisiana": "LA", "maine": "ME", "maryland": "MD", "massachusetts": "MA",
-    "michigan": "MI", "minnesota": "MN", "mississippi": "MS", "missouri": "MO", "montana": "MT",
-    "nebraska": "NE", "nevada": "NV", "new hampshire": "NH", "new jersey": "NJ", "new mexico": "NM",
-    "new york": "NY", "north carolina": "NC", "north dakota": "ND", "ohio": "OH", "oklahoma": "OK",
-    "oregon": "OR", "pennsylvania": "PA", "rhode island": "RI", "south carolina": "SC",
-    "south dakota": "SD", "tennessee": "TN", "texas": "TX", "utah": "UT", "vermont": "VT",
-    "virginia": "VA", "washington": "WA", "west virginia": "WV", "wisconsin": "WI", "wyoming": "WY",
-    "district of columbia": "DC",
-}
 
 
 @dataclass(frozen=True)
@@ -100,7 +87,7 @@ def _field_matches(value: str, fields: list[dict]) -> bool:
             return True
         if f["token"] == "name" and v in {norm(p) for p in f["value"].split()}:
             return True
-        if f["kind"] == "address" and _US_STATES.get(f["value"].lower()) == value:
+        if f["kind"] == "address" and US_STATES.get(f["value"].lower()) == value:
             return True
     return False
 

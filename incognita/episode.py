@@ -15,7 +15,6 @@ import json
 import re
 import time
 from dataclasses import dataclass
-from typing import Any
 
 from incognita.backends.base import Backend, BackendError, ModelRequest, ModelResponse, ToolCall, Turn
 from incognita.evaluate import evaluate

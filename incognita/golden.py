@@ -115,6 +115,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from incognita.cards import US_STATES
 from incognita.io import InputError, read_yaml, sha256_obj
 from incognita.replay import result_to_json
 
@@ -145,20 +146,7 @@ _FIELD_PLANS = [(None, None), ("first", None), ("last", None),
                 (None, "order_id"), (None, "state_name"),
                 ("first", "user_id_name"), ("last", "user_id_name")]
 
-_US_STATES = {
-    "alabama": "AL", "alaska": "AK", "arizona": "AZ", "arkansas": "AR", "california": "CA",
-    "colorado": "CO", "connecticut": "CT", "delaware": "DE", "district of columbia": "DC",
-    "florida": "FL", "georgia": "GA", "hawaii": "HI", "idaho": "ID", "illinois": "IL",
-    "indiana": "IN", "iowa": "IA", "kansas": "KS", "kentucky": "KY", "louisiana": "LA",
-    "maine": "ME", "maryland": "MD", "massachusetts": "MA", "michigan": "MI", "minnesota": "MN",
-    "mississippi": "MS", "missouri": "MO", "montana": "MT", "nebraska": "NE", "nevada": "NV",
-    "new hampshire": "NH", "new jersey": "NJ", "new mexico": "NM", "new york": "NY",
-    "north carolina": "NC", "north dakota": "ND", "ohio": "OH", "oklahoma": "OK", "oregon": "OR",
-    "pennsylvania": "PA", "rhode island": "RI", "south carolina": "SC", "south dakota": "SD",
-    "tennessee": "TN", "texas": "TX", "utah": "UT", "vermont": "VT", "virginia": "VA",
-    "washington": "WA", "west virginia": "WV", "wisconsin": "WI", "wyoming": "WY",
-}
-_STATE_CODES = set(_US_STATES.values())
+_STATE_CODES = set(US_STATES.values())
 _ORDER_ID = re.compile(r"#?[Ww]?(\d{7})")
 _USER_ID = re.compile(r"([a-z]+)_([a-z]+(?:_[a-z]+)*)_(\d+)")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
@@ -341,7 +329,7 @@ def _field_form(field: dict, part: str | None, transform: str | None, value: str
 
         def code(x: str) -> str | None:
             x = _ws(x)
-            return _US_STATES.get(x.casefold()) or (x.upper() if x.upper() in _STATE_CODES else None)
+            return US_STATES.get(x.casefold()) or (x.upper() if x.upper() in _STATE_CODES else None)
         return fv != value and code(fv) is not None and code(fv) == code(value)
     raise ValueError(f"unknown transform {transform}")
 
@@ -364,14 +352,10 @@ def load_vocabulary(path: str) -> dict[str, list[str]]:
 
 
 def check_card(card: Any, where: str) -> None:
-    """The card schema plus the invariants this stage relies on."""
-    from incognita.config import validate
+    """The card schema plus the invariants this stage relies on (the card stage's own check)."""
+    from incognita.cards import validate_card
 
-    validate(card, "card.schema.json", where)
-    tokens = [f["token"] for f in card["fields"]]
-    dupes = sorted({t for t in tokens if tokens.count(t) > 1})
-    if dupes:
-        raise InputError(f"{where}: field tokens must be unique, repeated: {', '.join(dupes)}")
+    validate_card(card, where)
 
 
 # --------------------------------------------------------------------------- the builder

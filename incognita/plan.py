@@ -35,6 +35,16 @@ class PlannedCall:
     write: bool
     args: dict[str, Source]  # JSON pointer into the arguments -> where its value comes from
 
+    def tokens(self) -> list[str]:
+        """Customer tokens this call needs: its field arguments and the selectors of its reads."""
+        seen: dict[str, None] = {}
+        for src in self.args.values():
+            for s in (src, *src.operands):
+                if s.kind == "field" and s.token:
+                    seen.setdefault(s.token)
+                seen.update(dict.fromkeys(s.selected_by))
+        return list(seen)
+
 
 @dataclass(frozen=True)
 class InfoItem:
@@ -50,15 +60,7 @@ class Plan:
 
     def tokens(self) -> list[str]:
         """Customer tokens the plan consumes, in first-use order (selectors included)."""
-        seen: dict[str, None] = {}
-        for call in self.calls:
-            for src in call.args.values():
-                for s in (src, *src.operands):
-                    if s.kind == "field" and s.token:
-                        seen.setdefault(s.token)
-                    for t in s.selected_by:
-                        seen.setdefault(t)
-        return list(seen)
+        return list(dict.fromkeys(t for call in self.calls for t in call.tokens()))
 
 
 def _source(prov: dict, arguments: dict, pointer: str) -> Source:

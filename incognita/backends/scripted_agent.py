@@ -26,6 +26,7 @@ from typing import Any, Generator
 
 from incognita.backends.base import ModelRequest, ModelResponse, ToolCall
 from incognita.backends.language import call_tag, first, parse, say, tag
+from incognita.cards import US_STATES
 from incognita.golden import result_doc
 from incognita.plan import Plan, PlannedCall, Source
 
@@ -41,9 +42,6 @@ AREA_TOOLS = {
     "pending orders": {"cancel_pending_order", "modify_pending_order_address", "modify_pending_order_items",
                        "modify_pending_order_payment"},
 }
-_US_STATES = {"new york": "NY", "california": "CA", "texas": "TX", "illinois": "IL", "washington": "WA",
-              "florida": "FL", "colorado": "CO", "arizona": "AZ", "pennsylvania": "PA", "ohio": "OH",
-              "georgia": "GA", "massachusetts": "MA", "district of columbia": "DC"}
 
 
 @dataclass(frozen=True)
@@ -134,7 +132,7 @@ class ScriptedAgent:
             if call.write and inj == "obtained_not_delivered":
                 self._mark(inj)
                 raise GiveUp("stopped before making any change")
-            for token in self._tokens(call):
+            for token in call.tokens():
                 if token in self.released:
                     continue
                 if inj == "never_requested" and call.write and writes_done == 0:
@@ -236,16 +234,6 @@ class ScriptedAgent:
             raise GiveUp("too many dead ends")
 
     # ------------------------------------------------------------------ values
-    def _tokens(self, call: PlannedCall) -> list[str]:
-        tokens: dict[str, None] = {}
-        for src in call.args.values():
-            for s in (src, *src.operands):
-                if s.kind == "field" and s.token:
-                    tokens.setdefault(s.token)
-                for t in s.selected_by:
-                    tokens.setdefault(t)
-        return list(tokens)
-
     def _value(self, src: Source) -> Any:
         if src.kind == "field":
             return _field_value(self.released[src.token], src.part, src.transform)
@@ -282,7 +270,7 @@ class ScriptedAgent:
         plan = self.plan
         has_write = any(c.write for c in plan.calls)
         applicable = {
-            "never_requested": has_write and any(self._tokens(c) for c in plan.calls if c.write),
+            "never_requested": has_write and any(c.tokens() for c in plan.calls if c.write),
             "requested_not_obtained": has_write and any(not c.write and self._feeds_write(c) for c in plan.calls),
             "obtained_not_delivered": has_write,
             "delivered_incorrect": has_write,
@@ -348,7 +336,7 @@ def _field_value(value: str, part: str | None, transform: str | None) -> str:
         digits = re.sub(r"\D", "", value)
         return f"#W{digits}"
     if transform == "state_name":
-        return _US_STATES.get(value.strip().lower(), value)
+        return US_STATES.get(value.strip().lower(), value)
     return value
 
 
