@@ -356,25 +356,21 @@ def episodes(model, spec, models_order, task, task_position, reps, arms, seed, b
     """Run the blocks (model, task, repetition) of one model and task, each through the arms in
     Latin-square order, and write one episode record per cell."""
     from incognita.harness import Design, Harness
+    from incognita.io import read_json
 
     order = [m for m in models_order.split(",") if m]
     if model not in order:
         raise InputError(f"--model {model!r} is not in --models-order {models_order!r}")
-    design = Design(arms=tuple(a for a in arms.split(",") if a), models={m: spec if m == model else "" for m in order},
+    design = Design(arms=tuple(a for a in arms.split(",") if a), models={model: spec},
                     repetitions=reps, seed=seed, budget=budget, customer=customer_spec, service=service_spec,
                     prompts_dir=prompts_dir, scripted_agents=scripted_agents)
     harness = Harness(design, db_path, partition_path)
     for rep in range(reps):
-        for path in harness.run_block(model, task, rep, card_path, golden_path, out_dir, task_position):
-            record = read_record(path)
+        for path in harness.run_block(model, task, rep, card_path, golden_path, out_dir, task_position, order):
+            record = read_json(path)
             status = record["error"] or ("success" if record["success"] else "failure")
             click.echo(f"{path}: {record['termination']} after {record['turns']} turns, {status}")
 
-
-def read_record(path) -> dict:
-    from incognita.io import read_json
-
-    return read_json(path)
 
 
 @main.command("episode-table")

@@ -137,14 +137,16 @@ class Harness:
         return record
 
     def run_block(self, model: str, task: str, rep: int, card_path: str, golden_path: str, out_dir: str,
-                  task_position: int, arms: tuple[str, ...] | None = None) -> list[Path]:
+                  task_position: int, models_order: list[str] | None = None) -> list[Path]:
+        """Run one (model, task, repetition) through the arms; `models_order` is the design's
+        model list, which the Latin-square rotation depends on (default: the design's models)."""
         card, golden = read_json(card_path), read_json(golden_path)
         if golden["task_id"] != task or card["task_id"] != task:
             raise InputError(f"{card_path} / {golden_path}: not task {task}")
         card_sha, golden_sha = sha256_file(card_path), sha256_file(golden_path)
         if golden["card"]["sha256"] != card_sha:
             raise InputError(f"{golden_path} was built from another version of {card_path}; rebuild the golden stage")
-        order = arm_order(arms or self.design.arms, list(self.design.models), model, task_position, rep)
+        order = arm_order(self.design.arms, models_order or list(self.design.models), model, task_position, rep)
         written = []
         for position, arm in enumerate(order):
             record = self.run_cell(arm, model, task, rep, card, card_sha, golden, golden_sha, position)

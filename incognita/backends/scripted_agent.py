@@ -196,7 +196,7 @@ class ScriptedAgent:
             self.results[call.index] = {p: _pointer(result, p) for p in wanted}
             return True
         while True:
-            holder = yield from self._holder(call.name)
+            holder = self._holder(call.name)
             text = say(f"Could you {_describe(call.name)} for me?", call_tag(call.name, args),
                        *([tag("want", json.dumps(wanted))] if wanted else []))
             reply = yield _msg(holder, text)
@@ -224,7 +224,6 @@ class ScriptedAgent:
         desk = self.rng.choice(candidates)
         self.holders[tool] = desk
         return desk
-        yield  # pragma: no cover - makes this a generator for `yield from`
 
     def _dead_end(self, tool: str, desk: str) -> None:
         self.declined.setdefault(tool, set()).add(desk)
@@ -244,7 +243,7 @@ class ScriptedAgent:
         if src.kind == "computed":
             text = src.template
             for i, operand in enumerate(src.operands):
-                text = text.replace("{%d}" % i, _number(self._value(operand)), 1)
+                text = text.replace("{%d}" % i, str(self._value(operand)), 1)
             return text
         if src.kind == "request":
             return "The customer asked for something I cannot do; please take over."
@@ -316,10 +315,6 @@ def _render(value: Any, match: str) -> str:
         return str(len(entries))
     if match == "number" and isinstance(value, float):
         return f"{value:.2f}"
-    return str(value)
-
-
-def _number(value: Any) -> str:
     return str(value)
 
 
