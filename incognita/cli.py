@@ -344,6 +344,7 @@ def replay_table(out_path: str, verify_db: str | None, golden_files: tuple[str, 
 @click.option("--budget", type=int, default=300, show_default=True, help="agent turn budget")
 @click.option("--customer", "customer_spec", default="scripted:customer", show_default=True)
 @click.option("--service", "service_spec", default="scripted:desk", show_default=True)
+@click.option("--judge", "judge_spec", default="", help="backend judging nl_assertions (empty: not operative)")
 @click.option("--card", "card_path", required=True)
 @click.option("--golden", "golden_path", required=True)
 @click.option("--db", "db_path", default="data/source/retail/db.json", show_default=True)
@@ -352,7 +353,7 @@ def replay_table(out_path: str, verify_db: str | None, golden_files: tuple[str, 
 @click.option("--scripted-agents", default="config/scripted_agents.yaml", show_default=True)
 @click.option("--out-dir", default="results/episodes", show_default=True)
 def episodes(model, spec, models_order, task, task_position, reps, arms, seed, budget, customer_spec, service_spec,
-             card_path, golden_path, db_path, partition_path, prompts_dir, scripted_agents, out_dir) -> None:
+             judge_spec, card_path, golden_path, db_path, partition_path, prompts_dir, scripted_agents, out_dir) -> None:
     """Run the blocks (model, task, repetition) of one model and task, each through the arms in
     Latin-square order, and write one episode record per cell."""
     from incognita.harness import Design, Harness
@@ -363,7 +364,7 @@ def episodes(model, spec, models_order, task, task_position, reps, arms, seed, b
         raise InputError(f"--model {model!r} is not in --models-order {models_order!r}")
     design = Design(arms=tuple(a for a in arms.split(",") if a), models={model: spec},
                     repetitions=reps, seed=seed, budget=budget, customer=customer_spec, service=service_spec,
-                    prompts_dir=prompts_dir, scripted_agents=scripted_agents)
+                    prompts_dir=prompts_dir, scripted_agents=scripted_agents, judge=judge_spec or None)
     harness = Harness(design, db_path, partition_path)
     for rep in range(reps):
         for path in harness.run_block(model, task, rep, card_path, golden_path, out_dir, task_position, order):

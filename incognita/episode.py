@@ -100,9 +100,10 @@ class Episode:
 
     def __init__(self, *, arm: str, card: dict, gold_hash: str, gateway: Gateway, prompts: PromptSet,
                  agent: Backend, customer: Backend, service: dict[str, Backend], desks: tuple[str, ...],
-                 seed: int, budget: int, record: EpisodeRecord):
+                 seed: int, budget: int, record: EpisodeRecord, judge: Backend | None = None):
         self.arm, self.card, self.gold_hash, self.gateway = arm, card, gold_hash, gateway
         self.prompts, self.seed, self.budget, self.record = prompts, seed, budget, record
+        self.judge = judge
         self.allowed = recipients(arm, desks)
         self.gate = DisclosureGate(card)
         self.agent = Participant(AGENT, agent, prompts.agent(arm, self.allowed), [])
@@ -244,6 +245,14 @@ class Episode:
         r.final_db_hash = self.gateway.db_hash()
         if termination == "error":
             return
-        to_user = [e.text for e in self.events if isinstance(e, Message) and e.sender == AGENT and e.recipient == USER]
-        outcome = evaluate(r.final_db_hash, self.gold_hash, self.card, to_user)
+        dialogue = [(e.sender, e.text) for e in self.events if isinstance(e, Message)
+                    and USER in (e.sender, e.recipient) and e.message_type == "MESSAGE"]
+        to_user = [text for sender, text in dialogue if sender == AGENT]
+        try:
+            outcome = evaluate(r.final_db_hash, self.gold_hash, self.card, to_user, judge=self.judge,
+                               judge_prompt=self.prompts.read("judge.md") if self.judge else "",
+                               transcript=[("agent" if s == AGENT else "customer", t) for s, t in dialogue])
+        except BackendError as exc:
+            r.termination, r.error = "error", f"evaluation: {exc}"
+            return
         r.channels, r.success, r.database_only_success = outcome.channels, outcome.success, outcome.database_only_success

@@ -47,13 +47,14 @@ class Design:
     service: str
     prompts_dir: str
     scripted_agents: str
+    judge: str | None = None
 
     @classmethod
     def from_config(cls, cfg: dict) -> "Design":
         d, p = cfg["design"], cfg["participants"]
         return cls(arms=tuple(d["arms"]), models=dict(cfg["models"]), repetitions=d["repetitions"],
                    seed=d["seed"], budget=d["budget"], customer=p["customer"], service=p["service"],
-                   prompts_dir=cfg["prompts"], scripted_agents=cfg["scripted_agents"])
+                   prompts_dir=cfg["prompts"], scripted_agents=cfg["scripted_agents"], judge=p.get("judge"))
 
 
 def cell_seed(design_seed: int, model: str, task: str, rep: int) -> int:
@@ -121,17 +122,19 @@ class Harness:
             service[name] = make_backend(self.design.service, name, {
                 "tools": sorted(tools), "area": SCRIPTED_DESK_AREAS.get(name, "customer service"),
                 "confirm_writes": True, "write_tools": sorted(t for t in tools if gateway.is_write(t))})
+        judge = make_backend(self.design.judge, "judge", {}) if self.design.judge else None
         record = EpisodeRecord(
             cell={"arm": arm, "model": model, "task": task, "rep": rep, "schedule_position": position},
             seed=seed, models={"agent": spec, "customer": self.design.customer,
-                               "service": self.design.service if service else None},
+                               "service": self.design.service if service else None, "judge": self.design.judge},
             code_version=f"incognita {__version__}",
             card={"version": card["card_version"], "sha256": card_sha},
             reference={"golden_sha256": golden_sha, "gold_hash": golden["replay"]["upstream_hash"]},
         )
         episode = Episode(arm=arm, card=card, gold_hash=golden["replay"]["upstream_hash"], gateway=gateway,
                           prompts=self.prompts, agent=agent, customer=customer, service=service,
-                          desks=self.partition.desks("social"), seed=seed, budget=self.design.budget, record=record)
+                          desks=self.partition.desks("social"), seed=seed, budget=self.design.budget, record=record,
+                          judge=judge)
         record = episode.run()
         record.ground_truth = dict(getattr(agent, "ground_truth", {}) or {})
         return record

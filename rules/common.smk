@@ -72,7 +72,10 @@ def get_prompt_files():
     from incognita.prompts import PromptSet
 
     prompts = PromptSet(Path(config["prompts"]))
-    return sorted({str(p) for arm in config["design"]["arms"] for p in prompts.files_for(arm)})
+    files = {str(p) for arm in config["design"]["arms"] for p in prompts.files_for(arm)}
+    if config["participants"].get("judge"):
+        files.add(str(Path(config["prompts"]) / "judge.md"))
+    return sorted(files)
 
 
 def get_model_profile(wildcards):

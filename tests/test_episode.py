@@ -182,3 +182,43 @@ def test_desk_never_acts_outside_its_remit(world, partition, card0):
     assert of(record, GatewayDecision) == []
     reply = [e.text for e in of(record, Message) if e.sender == "Cygnus"][0]
     assert "#decline" in reply and not any(d in reply for d in DESKS if d != "Cygnus")
+
+
+class Judge:
+    """A stand-in judge model: answers with fixed verdicts and records what it was shown."""
+
+    spec = "fake:judge"
+
+    def __init__(self, text):
+        self.text, self.requests = text, []
+
+    def respond(self, request):
+        self.requests.append(request)
+        return ModelResponse(text=self.text)
+
+
+def run_judged(world, partition, card, judge):
+    card = {**card, "information_channel": {"communicate_info": [], "nl_assertions": ["The agent greets.", "x"]}}
+    gateway = Gateway(world, {"Vega": frozenset(partition.tools)})
+    record = EpisodeRecord(cell={}, seed=1, models={}, code_version="test", card={}, reference={})
+    ep = Episode(arm="indirect", card=card, gold_hash=world.clean_hash(), gateway=gateway,
+                 prompts=PromptSet(ROOT / "config" / "prompts"), agent=Puppet([msg("USER", "Hello there")]),
+                 customer=ScriptedCustomer("customer", {"card": card}),
+                 service={"Vega": ScriptedDesk("desk", "Vega", {"tools": sorted(partition.tools)})},
+                 desks=DESKS, seed=1, budget=10, record=record, judge=judge)
+    return ep.run()
+
+
+def test_configured_judge_decides_the_nl_channel(world, partition, card0):
+    judge = Judge('{"verdicts": [true, false]}')
+    record = run_judged(world, partition, card0, judge)
+    assert record.channels == {"db": True, "communicate": None, "nl": False} and record.success is False
+    shown = judge.requests[0]
+    assert "1. The agent greets." in shown.system and "agent: Hello there" in shown.messages[0].content
+    record = run_judged(world, partition, card0, Judge('{"verdicts": [true, true]}'))
+    assert record.channels["nl"] is True and record.success is True
+
+
+def test_malformed_judge_output_is_an_error_not_a_score(world, partition, card0):
+    record = run_judged(world, partition, card0, Judge("looks fine to me"))
+    assert record.termination == "error" and "judge output" in record.error and record.success is None
