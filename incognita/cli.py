@@ -344,7 +344,8 @@ def replay_table(out_path: str, verify_db: str | None, golden_files: tuple[str, 
 @click.option("--budget", type=int, default=300, show_default=True, help="agent turn budget")
 @click.option("--customer", "customer_spec", default="scripted:customer", show_default=True)
 @click.option("--service", "service_spec", default="scripted:desk", show_default=True)
-@click.option("--judge", "judge_spec", default="", help="backend judging nl_assertions (empty: not operative)")
+@click.option("--judge", "judge_spec", default="none", show_default=True,
+              help="backend judging nl_assertions, or 'none' (that channel is then not operative)")
 @click.option("--card", "card_path", required=True)
 @click.option("--golden", "golden_path", required=True)
 @click.option("--db", "db_path", default="data/source/retail/db.json", show_default=True)
@@ -364,7 +365,8 @@ def episodes(model, spec, models_order, task, task_position, reps, arms, seed, b
         raise InputError(f"--model {model!r} is not in --models-order {models_order!r}")
     design = Design(arms=tuple(a for a in arms.split(",") if a), models={model: spec},
                     repetitions=reps, seed=seed, budget=budget, customer=customer_spec, service=service_spec,
-                    prompts_dir=prompts_dir, scripted_agents=scripted_agents, judge=judge_spec or None)
+                    prompts_dir=prompts_dir, scripted_agents=scripted_agents,
+                    judge=None if judge_spec == "none" else judge_spec)
     harness = Harness(design, db_path, partition_path)
     for rep in range(reps):
         for path in harness.run_block(model, task, rep, card_path, golden_path, out_dir, task_position, order):

@@ -28,7 +28,7 @@ rule episodes:
         budget=config["design"]["budget"],
         customer=config["participants"]["customer"],
         service=config["participants"]["service"],
-        judge=config["participants"].get("judge") or "",
+        judge=config["participants"].get("judge") or "none",
         prompts_dir=lambda w, input: os.path.commonpath(input.prompts),
         scripted_agents=config["scripted_agents"],
         generator=EPISODE_GENERATOR_VERSION,
