@@ -1,4 +1,5 @@
 # Helpers shared by the rule files. Config is validated here, at parse time.
+import functools
 import importlib
 import json
 import os
@@ -25,6 +26,7 @@ REPAIRS_DIR = config["cards"]["repairs_dir"]
 sys.path.insert(0, workflow.basedir)  # parse-time imports come from this checkout too
 shell.prefix(f'export PYTHONPATH="{workflow.basedir}:$PYTHONPATH"; ')
 
+@functools.cache
 def get_all_tasks():
     """Task ids of the pinned package's retail split, read without importing tau2 modules."""
     from incognita.source import upstream_dir
@@ -43,8 +45,10 @@ def get_repair(wildcards):
     return [str(path)] if path.exists() else []
 
 
+@functools.cache
 def get_design_tasks():
-    """The design's tasks: the frozen corpus (lock verified), or the configured subset of it."""
+    """The design's tasks: the frozen corpus (lock verified), or the configured subset of it.
+    Cached: params call it once per job, and parsing plus verifying the corpus is not free."""
     from incognita.corpus import load_corpus
 
     corpus = [str(t) for t in load_corpus(config["corpus"]["file"])["tasks"]]
@@ -78,13 +82,17 @@ def get_prompt_files():
     return sorted(files)
 
 
+@functools.cache
+def _scripted_profiles():
+    return yaml.safe_load(Path(config["scripted_agents"]).read_text()) or {}
+
+
 def get_model_profile(wildcards):
     """The scripted profile a model uses, as a param: editing it re-runs that model's blocks only."""
     family, _, name = config["models"][wildcards.model].partition(":")
     if family != "scripted":
         return ""
-    profiles = yaml.safe_load(Path(config["scripted_agents"]).read_text()) or {}
-    return json.dumps(profiles.get(name), sort_keys=True)
+    return json.dumps(_scripted_profiles().get(name), sort_keys=True)
 
 
 def get_block_outputs():
