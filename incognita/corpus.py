@@ -256,11 +256,6 @@ def load_corpus(path: str | Path = "config/corpus.yaml", *, locks: str | Path | 
     return doc
 
 
-def corpus_tasks(path: str | Path = "config/corpus.yaml") -> list[str]:
-    """Task ids of the corpus without lock verification (for Snakemake parse time)."""
-    return [str(t) for t in load_corpus(path, verify=False)["tasks"]]
-
-
 def check_against_reference(doc: dict, reference: dict) -> list[str]:
     """Differences between a frozen corpus and a (possibly newer) reference, as warnings."""
     notes = []

@@ -10,12 +10,12 @@ customer's prompt is the shared behaviour block, the task's request block, and a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
-from incognita.io import InputError, sha256_text
+from incognita.io import InputError
 
 SOCIAL_DESKS = ("Aster", "Boreal", "Cygnus", "Dorian", "Elara", "Fenn")
 
@@ -23,13 +23,17 @@ SOCIAL_DESKS = ("Aster", "Boreal", "Cygnus", "Dorian", "Elara", "Fenn")
 @dataclass(frozen=True)
 class PromptSet:
     root: Path
+    _cache: dict = field(default_factory=dict, compare=False, repr=False)
 
     def read(self, rel: str) -> str:
-        path = self.root / rel
-        try:
-            return path.read_text(encoding="utf-8").strip()
-        except FileNotFoundError:
-            raise InputError(f"{path}: prompt file not found") from None
+        """A prompt file's text, read from disk once per PromptSet (episodes ask many times)."""
+        if rel not in self._cache:
+            path = self.root / rel
+            try:
+                self._cache[rel] = path.read_text(encoding="utf-8").strip()
+            except FileNotFoundError:
+                raise InputError(f"{path}: prompt file not found") from None
+        return self._cache[rel]
 
     def files_for(self, arm: str) -> list[Path]:
         """The prompt files an arm's cells depend on (a workflow input: editing one re-runs those cells)."""
@@ -94,10 +98,10 @@ class PromptSet:
 
 def mask(text: str, card: dict) -> str:
     """Replace every card field value in `text` by <token>: demands never leak gated values."""
-    for field in sorted(card["fields"], key=lambda f: -len(f["value"])):
-        for span in sorted(set(field["spans"] + [field["value"]]), key=len, reverse=True):
+    for fld in sorted(card["fields"], key=lambda f: -len(f["value"])):
+        for span in sorted(set(fld["spans"] + [fld["value"]]), key=len, reverse=True):
             if len(span) >= 2:
-                text = _replace_ci(text, span, f"<{field['token']}>")
+                text = _replace_ci(text, span, f"<{fld['token']}>")
     return text
 
 
@@ -108,6 +112,3 @@ def _replace_ci(text: str, old: str, new: str) -> str:
     pattern = r"(?<![A-Za-z0-9])" + re.escape(old) + r"(?:e?s)?(?![A-Za-z0-9])"
     return re.sub(pattern, lambda _m: new, text, flags=re.IGNORECASE)
 
-
-def prompts_sha256(paths: list[Path]) -> str:
-    return sha256_text("".join(p.read_text(encoding="utf-8") for p in sorted(paths)))

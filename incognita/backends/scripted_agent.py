@@ -90,7 +90,6 @@ class ScriptedAgent:
         self.ground_truth: dict = {"profile": profile.name, "injected": None, "slips": 0}
         self._injection = self._draw_injection()
         self._policy = self._run()
-        self._next: dict | None = None
         self._started = False
         self._ids = 0
 
