@@ -8,6 +8,9 @@ min_version("9.0")
 configfile: "config/config.yaml"
 
 
+report: "report/workflow.rst"
+
+
 include: "rules/common.smk"
 
 
@@ -24,6 +27,10 @@ include: "rules/cards.smk"
 include: "rules/golden.smk"
 include: "rules/reference.smk"
 include: "rules/episodes.smk"
+include: "rules/native.smk"
+include: "rules/reader.smk"
+include: "rules/stats.smk"
+include: "rules/figures.smk"
 
 
 rule all:

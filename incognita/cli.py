@@ -376,6 +376,44 @@ def episodes(model, spec, models_order, task, task_position, reps, arms, seed, b
 
 
 
+# --- native stage ---
+@main.command()
+@click.option("--model", required=True, help="model name (a key of the config's models)")
+@click.option("--spec", required=True, help="the model's spec: scripted:<profile>, openai:<model>, or a JSON object")
+@click.option("--customer", "customer_spec", default="scripted:customer", show_default=True,
+              help="the native user: scripted:customer, or openai:<model> for the harness's own user simulator")
+@click.option("--models-order", required=True, help="all model names, comma-separated (Latin-square rotation)")
+@click.option("--arms", default="direct,indirect,social,native", show_default=True, help="the full rotation")
+@click.option("--tasks", required=True, help="corpus task ids in corpus order, comma-separated")
+@click.option("--reps", type=int, required=True, help="run repetitions 0..REPS-1")
+@click.option("--seed", type=int, required=True, help="the design seed")
+@click.option("--max-steps", type=int, default=200, show_default=True, help="the harness's step limit")
+@click.option("--max-errors", type=int, default=10, show_default=True, help="the harness's tool-error limit")
+@click.option("--tasks-json", default="data/source/retail/tasks.json", show_default=True)
+@click.option("--cards-dir", default="results/cards", show_default=True)
+@click.option("--golden-dir", default="results/golden", show_default=True)
+@click.option("--scripted-agents", default="config/scripted_agents.yaml", show_default=True)
+@click.option("--archive-unrepaired/--no-archive-unrepaired", default=True, show_default=True,
+              help="also run repaired tasks without their overlay, written under <out-dir>/archive/")
+@click.option("--out-dir", default="results/native", show_default=True)
+def native(model, spec, customer_spec, models_order, arms, tasks, reps, seed, max_steps, max_errors, tasks_json,
+           cards_dir, golden_dir, scripted_agents, archive_unrepaired, out_dir) -> None:
+    """Run one model on the corpus tasks in the unmodified upstream harness (the native anchor);
+    one result file per (task, repetition) in the harness's own format."""
+    from incognita.native import NativeJob, NativeSettings, run_job
+
+    order = tuple(m for m in models_order.split(",") if m)
+    if model not in order:
+        raise InputError(f"--model {model!r} is not in --models-order {models_order!r}")
+    job = NativeJob(model=model, spec=spec, customer=customer_spec,
+                    tasks=tuple(t for t in tasks.split(",") if t), reps=reps, seed=seed,
+                    arms=tuple(a for a in arms.split(",") if a), models_order=order, tasks_json=tasks_json,
+                    cards_dir=cards_dir, golden_dir=golden_dir, profiles=scripted_agents, out_dir=out_dir,
+                    archive_unrepaired=archive_unrepaired)
+    written = run_job(job, NativeSettings(max_steps=max_steps, max_errors=max_errors), log=click.echo)
+    click.echo(f"native: {len(written)} result file(s) for model {model}")
+
+
 @main.command("episode-table")
 @click.option("--out", "out_path", required=True)
 @click.argument("record_files", nargs=-1, required=True)
@@ -402,3 +440,78 @@ def episode_table(out_path: str, record_files: tuple[str, ...]) -> None:
     click.echo(f"episode-table: {len(rows)} record(s) -> {out_path}")
     for (model, arm), (ok, n) in sorted(tally.items()):
         click.echo(f"  {model:>12} {arm:>9}: {ok}/{n} successful")
+
+
+# --- reader stage ---
+@main.command()
+@click.argument("paths", nargs=-1, type=click.Path(dir_okay=False))
+@click.option("--episodes", "episodes_dir", default="results/episodes", show_default=True,
+              help="read every {arm}/{model}/{task}/r{rep}.json here when no PATHS are given")
+@click.option("--reference", "reference_path", default="results/reference/coordination.json", show_default=True)
+@click.option("--locks", "locks_path", default="config/locks.yaml", show_default=True)
+@click.option("--out", default="results/trials.parquet", show_default=True)
+@click.option("--csv", "csv_path", default="results/trials.csv", show_default=True)
+@click.option("--validation", "validation_path", default="results/stats/reader_validation.csv", show_default=True)
+def trials(paths, episodes_dir, reference_path, locks_path, out, csv_path, validation_path) -> None:
+    """Read episode records and native results (PATHS, told apart by content) against the frozen
+    reference: one row per trial, plus the reader's validation against injected failure types."""
+    from incognita.reader import run_reader
+
+    for line in run_reader(paths, episodes_dir, reference_path, locks_path, out, csv_path, validation_path):
+        click.echo(line)
+
+
+@main.command()
+@click.argument("roots", nargs=-1)
+@click.option("--delete", is_flag=True, help="remove them, so the next run re-runs their jobs")
+def errors(roots: tuple[str, ...], delete: bool) -> None:
+    """List episode records and native results that broke outside the agent (their `error` is
+    set; the reader excludes them). With --delete they are removed: the next `bin/run` re-runs
+    their jobs, and model calls that had succeeded come back from the response cache."""
+    from incognita.io import read_json
+
+    found = []
+    for root in roots or ("results/episodes", "results/native"):
+        for path in sorted(Path(root).rglob("r*.json")):
+            if "archive" in path.parts:
+                continue
+            doc = read_json(path)
+            if "simulations" in doc:
+                error = ((doc["simulations"][0].get("reward_info") or {}).get("info") or {}).get("incognita", {})
+                error = error.get("error")
+            else:
+                error = doc.get("error")
+            if error:
+                found.append(path)
+                click.echo(f"{path}: {error}")
+    if delete:
+        for path in found:
+            path.unlink()
+    click.echo(f"{len(found)} record(s) with an error" + (" deleted" if delete and found else ""))
+
+
+# --- figures stage ---
+@main.command()
+@click.option("--stats-dir", default="results/stats", show_default=True, help="the statistics stage's CSVs")
+@click.option("--out-dir", default="results/figures", show_default=True)
+def figures(stats_dir: str, out_dir: str) -> None:
+    """Draw every figure (PNG and SVG) and Tables 1-2 from the statistics stage's CSVs."""
+    from incognita.figures import make_figures  # matplotlib: imported only when drawing
+
+    paths = make_figures(Path(stats_dir), Path(out_dir))
+    click.echo(f"{out_dir}: {len(paths)} files")
+
+
+# --- commands that live with their module (statistics, model cache, cost estimate) ---
+def _register() -> None:
+    from incognita.cache import cache_group
+    from incognita.estimate import estimate_cmd
+    from incognita.stats.commands import power_command, stats_command
+
+    main.add_command(stats_command)
+    main.add_command(power_command)
+    main.add_command(cache_group)
+    main.add_command(estimate_cmd)
+
+
+_register()

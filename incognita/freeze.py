@@ -118,17 +118,19 @@ def verify_all(locks_path: str | Path = DEFAULT_LOCKS) -> list[tuple[str, dict]]
 
 
 def freeze(locks_path: str | Path = DEFAULT_LOCKS, *, bump: bool = False,
-           names: list[str] | None = None, today: str | None = None) -> list[dict]:
+           names: list[str] | None = None, today: str | None = None,
+           extra: dict[str, str] | None = None) -> list[dict]:
     """Lock artifacts; return one report row per artifact.
 
     An artifact with no lock is frozen at version 1. An unchanged artifact is left alone. A
     changed artifact is refused unless `bump`, which gives it the next version (written into
-    the artifact too when it carries a `version:` line) and a new lock.
+    the artifact too when it carries a `version:` line) and a new lock. `extra` (name -> path)
+    adds artifacts beyond the defaults; once locked they are known from the locks file.
     """
     locks_path = Path(locks_path)
     today = today or _dt.date.today().isoformat()
     artifacts = load_locks(locks_path)
-    targets = {**DEFAULT_ARTIFACTS, **{n: e["path"] for n, e in artifacts.items()}}
+    targets = {**DEFAULT_ARTIFACTS, **(extra or {}), **{n: e["path"] for n, e in artifacts.items()}}
     if names:
         unknown = [n for n in names if n not in targets]
         if unknown:

@@ -5,6 +5,8 @@ Latin-square order (the arm order rotates with the model, task and repetition), 
 paper's schedule does, and writes one record per arm to
 results/episodes/<arm>/<model>/<task>/r<rep>.json. Seeds depend on (design seed, model,
 task, repetition) and not on the arm, so a profile's random draws line up across arms.
+The native anchor is the rotation's fourth arm: a block skips it here (it runs in the
+upstream harness, incognita.native) but every record keeps its position in the full order.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 
 from incognita import __version__
 from incognita.backends import make_backend
+from incognita.backends.base import split_entry
 from incognita.episode import Episode, recipients
 from incognita.gateway import Gateway
 from incognita.io import InputError, read_json, read_yaml, sha256_file, write_json
@@ -27,7 +30,7 @@ from incognita.records import EpisodeRecord
 ARMS = ("direct", "indirect", "social")
 # Bump when a harness or scripted-backend change alters episodes: the workflow passes it as a
 # param, so blocks re-run; plain code edits never invalidate cached episodes.
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 3
 # What each scripted desk says when asked what it handles (one neutral line, no tool names).
 SCRIPTED_DESK_AREAS = {
     "Aster": "customer accounts", "Boreal": "returns and exchanges", "Cygnus": "the product catalogue",
@@ -38,23 +41,28 @@ SCRIPTED_DESK_AREAS = {
 
 @dataclass(frozen=True)
 class Design:
+    """Model entries are spec strings or {spec, per-role settings} (incognita.backends.base.split_entry)."""
+
     arms: tuple[str, ...]
-    models: dict[str, str]
+    models: dict[str, str | dict]
     repetitions: int
     seed: int
     budget: int
-    customer: str
-    service: str
+    customer: str | dict
+    service: str | dict
     prompts_dir: str
     scripted_agents: str
-    judge: str | None = None
+    judge: str | dict | None = None
+    cache_dir: str | None = None  # model response cache; None = $INCOGNITA_CACHE_DIR or cache/responses
+    prices: str | None = None  # price table; None = $INCOGNITA_PRICES or config/prices.yaml
 
     @classmethod
     def from_config(cls, cfg: dict) -> "Design":
         d, p = cfg["design"], cfg["participants"]
         return cls(arms=tuple(d["arms"]), models=dict(cfg["models"]), repetitions=d["repetitions"],
                    seed=d["seed"], budget=d["budget"], customer=p["customer"], service=p["service"],
-                   prompts_dir=cfg["prompts"], scripted_agents=cfg["scripted_agents"], judge=p.get("judge"))
+                   prompts_dir=cfg["prompts"], scripted_agents=cfg["scripted_agents"], judge=p.get("judge"),
+                   cache_dir=(cfg.get("cache") or {}).get("dir"), prices=cfg.get("prices"))
 
 
 def cell_seed(design_seed: int, model: str, task: str, rep: int) -> int:
@@ -92,6 +100,19 @@ class Harness:
             return {"Vega": frozenset(self.partition.tools)}
         return {d: frozenset(self.partition.tools_of(d, "social")) for d in self.partition.desks("social")}
 
+    @staticmethod
+    def _split(entry: str | dict, where: str) -> tuple[str, dict]:
+        try:
+            return split_entry(entry, where)
+        except (ValueError, TypeError) as exc:
+            raise InputError(str(exc)) from None
+
+    def _make(self, entry: str | dict, role: str, context: dict, where: str):
+        """(spec, backend) for a config entry; its settings and the cache and price table go in the context."""
+        spec, settings = self._split(entry, where)
+        runtime = {"settings": settings, "cache_dir": self.design.cache_dir, "prices": self.design.prices}
+        return spec, make_backend(spec, role, {**context, **runtime})
+
     def _agent_context(self, spec: str, arm: str, golden: dict, seed: int) -> dict:
         context = {"arm": arm, "seed": seed, "plan": plan_from_golden(golden),
                    "recipients": recipients(arm, self.partition.desks("social"))}
@@ -107,26 +128,29 @@ class Harness:
                  golden: dict, golden_sha: str, position: int = 0) -> EpisodeRecord:
         if arm not in ARMS:
             raise InputError(f"unknown arm {arm!r} (expected one of {', '.join(ARMS)})")
-        spec = self.design.models.get(model)
-        if spec is None:
+        entry = self.design.models.get(model)
+        if entry is None:
             raise InputError(f"model {model!r} is not in the config's models ({', '.join(self.design.models)})")
         seed = cell_seed(self.design.seed, model, task, rep)
         owners = self._owners(arm)
         gateway = Gateway(self.world, owners)
-        agent = make_backend(spec, "agent", self._agent_context(spec, arm, golden, seed))
-        customer = make_backend(self.design.customer, "USER", {"card": card})
-        service = {}
+        where = f"models.{model}"
+        spec = self._split(entry, where)[0]
+        spec, agent = self._make(entry, "agent", self._agent_context(spec, arm, golden, seed), where)
+        customer_spec, customer = self._make(self.design.customer, "USER", {"card": card}, "participants.customer")
+        service, service_spec = {}, None
         for name, tools in owners.items():
             if name == "agent":
                 continue
-            service[name] = make_backend(self.design.service, name, {
+            service_spec, service[name] = self._make(self.design.service, name, {
                 "tools": sorted(tools), "area": SCRIPTED_DESK_AREAS.get(name, "customer service"),
-                "confirm_writes": True, "write_tools": sorted(t for t in tools if gateway.is_write(t))})
-        judge = make_backend(self.design.judge, "judge", {}) if self.design.judge else None
+                "confirm_writes": True, "write_tools": sorted(t for t in tools if gateway.is_write(t))},
+                "participants.service")
+        judge_spec, judge = (self._make(self.design.judge, "judge", {}, "participants.judge")
+                             if self.design.judge else (None, None))
         record = EpisodeRecord(
             cell={"arm": arm, "model": model, "task": task, "rep": rep, "schedule_position": position},
-            seed=seed, models={"agent": spec, "customer": self.design.customer,
-                               "service": self.design.service if service else None, "judge": self.design.judge},
+            seed=seed, models={"agent": spec, "customer": customer_spec, "service": service_spec, "judge": judge_spec},
             code_version=f"incognita {__version__}",
             card={"version": card["card_version"], "sha256": card_sha},
             reference={"golden_sha256": golden_sha, "gold_hash": golden["replay"]["upstream_hash"]},
@@ -137,6 +161,8 @@ class Harness:
                           judge=judge)
         record = episode.run()
         record.ground_truth = dict(getattr(agent, "ground_truth", {}) or {})
+        if getattr(judge, "totals", None) is not None and judge.totals.calls:
+            record.usage["judge"] = judge.totals  # the judge is called outside the loop's own accounting
         return record
 
     def run_block(self, model: str, task: str, rep: int, card_path: str, golden_path: str, out_dir: str,
@@ -152,6 +178,8 @@ class Harness:
         order = arm_order(self.design.arms, models_order or list(self.design.models), model, task_position, rep)
         written = []
         for position, arm in enumerate(order):
+            if arm == "native":
+                continue  # its place in the rotation is kept; the upstream harness runs it (incognita.native)
             record = self.run_cell(arm, model, task, rep, card, card_sha, golden, golden_sha, position)
             path = episode_path(out_dir, arm, model, task, rep)
             write_json(path, record.to_dict())

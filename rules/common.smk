@@ -18,13 +18,19 @@ SOURCE_DIR = config["source"]["dir"]
 CARD_BUILDER_VERSION = importlib.import_module("incognita.cards").BUILDER_VERSION
 GOLDEN_GENERATOR_VERSION = importlib.import_module("incognita.golden").GENERATOR_VERSION
 EPISODE_GENERATOR_VERSION = importlib.import_module("incognita.harness").GENERATOR_VERSION
+NATIVE_GENERATOR_VERSION = importlib.import_module("incognita.native").GENERATOR_VERSION
+READER_VERSION = importlib.import_module("incognita.reader").READER_VERSION
 REPAIRS_DIR = config["cards"]["repairs_dir"]
 
 # Jobs run `python -m incognita ...` (the same click CLI users call) with this checkout first
 # on the import path, whether or not it is pip-installed; with --sdm conda the env provides
 # the dependencies and the checkout provides the code.
 sys.path.insert(0, workflow.basedir)  # parse-time imports come from this checkout too
-shell.prefix(f'export PYTHONPATH="{workflow.basedir}:$PYTHONPATH"; ')
+# Model backends find the response cache and the price table through the environment, so
+# moving the cache never invalidates finished episodes.
+_RUNTIME_ENV = {"INCOGNITA_CACHE_DIR": (config.get("cache") or {}).get("dir"), "INCOGNITA_PRICES": config.get("prices")}
+shell.prefix(f'export PYTHONPATH="{workflow.basedir}:$PYTHONPATH"; '
+             + "".join(f'export {k}="{v}"; ' for k, v in _RUNTIME_ENV.items() if v))
 
 @functools.cache
 def get_all_tasks():
@@ -76,7 +82,7 @@ def get_prompt_files():
     from incognita.prompts import PromptSet
 
     prompts = PromptSet(Path(config["prompts"]))
-    files = {str(p) for arm in config["design"]["arms"] for p in prompts.files_for(arm)}
+    files = {str(p) for arm in get_episode_arms() for p in prompts.files_for(arm)}
     if config["participants"].get("judge"):
         files.add(str(Path(config["prompts"]) / "judge.md"))
     return sorted(files)
@@ -89,31 +95,94 @@ def _scripted_profiles():
 
 def get_model_profile(wildcards):
     """The scripted profile a model uses, as a param: editing it re-runs that model's blocks only."""
-    family, _, name = config["models"][wildcards.model].partition(":")
+    from incognita.backends.base import split_entry
+
+    family, _, name = split_entry(config["models"][wildcards.model])[0].partition(":")
     if family != "scripted":
         return ""
     return json.dumps(_scripted_profiles().get(name), sort_keys=True)
 
 
+def get_model_entry(wildcards):
+    """The model's config entry as one string (spec, or JSON with its settings): a param, so a
+    changed setting re-runs exactly that model's jobs."""
+    from incognita.backends.base import entry_param
+
+    return entry_param(config["models"][wildcards.model])
+
+
+def get_participant_entry(role):
+    from incognita.backends.base import entry_param
+
+    return entry_param(config["participants"].get(role))
+
+
+def get_api_calls(wildcards):
+    """The job's claim on the `api_calls` resource (limit set in the profile): offline
+    scripted models make no API calls, so they never wait for the limit."""
+    from incognita.backends.base import split_entry
+
+    entries = [config["models"][wildcards.model], *config["participants"].values()]
+    families = {split_entry(e)[0].partition(":")[0] for e in entries if e}
+    return 0 if families == {"scripted"} else 1
+
+
+def get_episode_arms():
+    """The arms our own harness runs; native is in the rotation but runs in the upstream harness."""
+    return [a for a in config["design"]["arms"] if a != "native"]
+
+
 def get_block_outputs():
-    return expand("results/episodes/{arm}/{{model}}/{{task}}/r{rep}.json", arm=config["design"]["arms"],
+    return expand("results/episodes/{arm}/{{model}}/{{task}}/r{rep}.json", arm=get_episode_arms(),
+                  rep=range(config["design"]["repetitions"]))
+
+
+def get_native_archived_tasks():
+    """Design tasks with a repair overlay: run natively a second time without it (archive only)."""
+    if not config["native"]["archive_unrepaired"]:
+        return []
+    repaired = set(get_repaired_tasks())
+    return [t for t in get_design_tasks() if t in repaired]
+
+
+def get_native_outputs():
+    """One model's native outputs, with {model} left as the rule's wildcard."""
+    model = "{{model}}"
+    reps = range(config["design"]["repetitions"])
+    return (expand(f"results/native/{model}/{{task}}/r{{rep}}.json", task=get_design_tasks(), rep=reps)
+            + expand(f"results/native/archive/unrepaired/{model}/{{task}}/r{{rep}}.json",
+                     task=get_native_archived_tasks(), rep=reps))
+
+
+def get_all_native():
+    if "native" not in config["design"]["arms"]:
+        return []
+    return expand("results/native/{model}/{task}/r{rep}.json", model=get_design_models(), task=get_design_tasks(),
                   rep=range(config["design"]["repetitions"]))
 
 
 def get_all_episodes():
     return expand(
         "results/episodes/{arm}/{model}/{task}/r{rep}.json",
-        arm=config["design"]["arms"],
+        arm=get_episode_arms(),
         model=get_design_models(),
         task=get_design_tasks(),
         rep=range(config["design"]["repetitions"]),
     )
 
 
+def get_stats_outputs():
+    from incognita.stats.outputs import OUTPUT_FILES
+
+    return list(OUTPUT_FILES)
+
+
 def get_final_targets():
+    """Everything: the figures pull in every stage up to them; the audit, the replay table and
+    the episode manifest are side outputs that nothing downstream reads."""
     return [
         "results/audit/cards.tsv",
         "results/golden/replay.tsv",
-        "results/reference/coordination.json",
         "results/episodes/manifest.tsv",
+        "results/figures",
     ]

@@ -18,7 +18,7 @@ rule episodes:
     output:
         get_block_outputs(),
     params:
-        spec=lambda w: config["models"][w.model],
+        spec=get_model_entry,
         profile=get_model_profile,
         models_order=",".join(get_design_models()),
         task_position=lambda w: get_design_tasks().index(w.task),
@@ -26,14 +26,14 @@ rule episodes:
         seed=config["design"]["seed"],
         reps=config["design"]["repetitions"],
         budget=config["design"]["budget"],
-        customer=config["participants"]["customer"],
-        service=config["participants"]["service"],
-        judge=config["participants"].get("judge") or "none",
+        customer=get_participant_entry("customer"),
+        service=get_participant_entry("service"),
+        judge=get_participant_entry("judge"),
         prompts_dir=lambda w, input: os.path.commonpath(input.prompts),
         scripted_agents=config["scripted_agents"],
         generator=EPISODE_GENERATOR_VERSION,
     resources:
-        api_calls=1,
+        api_calls=get_api_calls,
     retries: 1
     conda:
         "../envs/incognita.yaml"

@@ -18,7 +18,7 @@ SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 
 
 def copy_workflow(dest: Path) -> Path:
-    for name in ("Snakefile", "rules", "config", "incognita", "profiles", "envs"):
+    for name in ("Snakefile", "rules", "config", "incognita", "profiles", "envs", "report"):
         src = ROOT / name
         if src.is_dir():
             shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
@@ -86,16 +86,21 @@ def test_editing_one_overlay_reruns_only_that_card(tmp_path):
 
 
 def test_smoke_profile_end_to_end(tmp_path):
-    """The 16-trial smoke design through every stage; then the rerun guarantees."""
+    """The 16-trial smoke design through every stage up to the figures; then the rerun guarantees."""
+    import pandas as pd
+
     wf = copy_workflow(tmp_path)
     snakemake(wf, "--configfile", "config/smoke.yaml")
-    rows = (wf / "results" / "episodes" / "manifest.tsv").read_text().splitlines()
-    assert len(rows) == 1 + 16
-    header = rows[0].split("\t")
-    cells = [dict(zip(header, r.split("\t"))) for r in rows[1:]]
-    assert {c["arm"] for c in cells} == {"direct", "social"}
-    assert {c["model"] for c in cells} == {"surveyor", "impatient"}
-    assert all(c["termination"] in ("final", "truncated") and c["error"] == "" for c in cells)
+    trials = pd.read_parquet(wf / "results" / "trials.parquet")
+    assert len(trials) == 16
+    assert set(trials["arm"]) == {"direct", "indirect", "social", "native"}
+    assert set(trials["model"]) == {"surveyor", "impatient"} and set(trials["task"]) == {"11", "46"}
+    assert not trials["excluded"].any()
+    assert (trials.groupby("arm").size() == 4).all()
+    figures = {p.name for p in (wf / "results" / "figures").iterdir()}
+    assert {"fig2_success.png", "fig5_native.svg", "table1.md", "table2.csv"} <= figures
+    archived = list((wf / "results" / "native" / "archive").rglob("r0.json"))
+    assert len(archived) == 4  # both smoke tasks are repaired: their unrepaired runs are kept apart
 
     unchanged = snakemake(wf, "-n", "--configfile", "config/smoke.yaml")
     assert "Nothing to be done" in unchanged.stdout + unchanged.stderr
@@ -105,5 +110,6 @@ def test_smoke_profile_end_to_end(tmp_path):
     profiles.write_text(text.replace("impatient:\n  discovery: probe\n  patience: 1",
                                      "impatient:\n  discovery: probe\n  patience: 2"))
     proc = snakemake(wf, "-n", "--configfile", "config/smoke.yaml")
-    assert planned_jobs(proc) == {"episodes": 4, "episodes_done": 1, "all": 1}
+    assert planned_jobs(proc) == {"episodes": 2, "native": 1, "episodes_done": 1, "trials": 1, "stats": 1,
+                                  "figures": 1, "all": 1}
     assert "model=impatient" in proc.stdout and "model=surveyor" not in proc.stdout

@@ -76,6 +76,39 @@ def make_backend(spec: str, role: str, context: dict | None = None) -> Backend:
     return _REGISTRY[family](name, role, context or {})
 
 
+def split_entry(entry: str | dict, where: str = "model entry") -> tuple[str, dict]:
+    """A config model entry -> (spec, per-role settings).
+
+    An entry is a spec string (`openai:gpt-5`), a mapping `{spec: ..., temperature: ...}`, or
+    that mapping as a JSON string, which is how the workflow hands it to the command line.
+    """
+    if isinstance(entry, str) and entry.lstrip().startswith("{"):
+        import json
+
+        try:
+            entry = json.loads(entry)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{where}: not a valid JSON model entry ({exc.msg})") from None
+    if isinstance(entry, str):
+        return entry, {}
+    if not isinstance(entry, dict) or not isinstance(entry.get("spec"), str):
+        raise TypeError(f"{where}: expected a spec string or a mapping with a 'spec' string, got {entry!r}")
+    return entry["spec"], {k: v for k, v in entry.items() if k != "spec"}
+
+
+def entry_param(entry: str | dict | None) -> str:
+    """The one-string form of a model entry for the command line and workflow params: the spec
+    alone when there are no settings, else compact sorted JSON (so a changed setting changes it)."""
+    if entry is None:
+        return "none"
+    spec, settings = split_entry(entry)
+    if not settings:
+        return spec
+    import json
+
+    return json.dumps({"spec": spec, **settings}, sort_keys=True, separators=(",", ":"))
+
+
 def _load_family(family: str) -> None:
     # Families live in their own modules and register on import; import only what is asked for.
     import importlib

@@ -21,8 +21,9 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections.abc import Generator
 from dataclasses import dataclass, field
-from typing import Any, Generator
+from typing import Any
 
 from incognita.backends.base import ModelRequest, ModelResponse, ToolCall
 from incognita.backends.language import call_tag, first, parse, say, tag
@@ -53,7 +54,7 @@ class Profile:
     inject: dict[str, float] = field(default_factory=dict)
 
     @classmethod
-    def from_dict(cls, name: str, data: dict) -> "Profile":
+    def from_dict(cls, name: str, data: dict) -> Profile:
         unknown = set(data) - {"discovery", "patience", "slip_rate", "inject"}
         if unknown:
             raise ValueError(f"scripted agent profile {name!r}: unknown key(s) {sorted(unknown)}")
@@ -126,18 +127,18 @@ class ScriptedAgent:
 
     def _work(self):
         inj = self._injection
+        if inj == "never_requested":  # ends before asking anyone for anything the task needs
+            self._mark(inj)
+            raise GiveUp("gave up before asking for the details")
         writes_done = 0
-        for call in self.plan.calls:
+        for position, call in enumerate(self.plan.calls):
             if call.write and inj == "obtained_not_delivered":
+                yield from self._gather(self.plan.calls[position:])  # everything needed is in hand ...
                 self._mark(inj)
-                raise GiveUp("stopped before making any change")
+                raise GiveUp("stopped before making any change")  # ... and no change is ever asked for
             for token in call.tokens():
-                if token in self.released:
-                    continue
-                if inj == "never_requested" and call.write and writes_done == 0:
-                    self._mark(inj)
-                    raise GiveUp("a needed detail was never asked for")
-                yield from self._ask_customer(token)
+                if token not in self.released:
+                    yield from self._ask_customer(token)
             args = self._build_args(call)
             if call.write and (inj == "delivered_incorrect" or self.rng.random() < self.profile.slip_rate):
                 args = self._slip(call, args)
@@ -153,6 +154,23 @@ class ScriptedAgent:
                 raise GiveUp("a needed record could not be obtained")
             ok = yield from self._execute(call, args, tolerate_failure=call.write)
             writes_done += bool(call.write and ok)
+
+    def _gather(self, calls: list[PlannedCall]):
+        """Ask every customer detail and run every read the remaining calls need (reads that
+        depend on a change are excluded from this injection's tasks, see _draw_injection)."""
+        for call in calls:
+            for token in call.tokens():
+                if token not in self.released:
+                    yield from self._ask_customer(token)
+        for call in calls:
+            if not call.write and call.index not in self.results:
+                yield from self._execute(call, self._build_args(call), tolerate_failure=False)
+
+    def _reads_after_a_change(self) -> bool:
+        """Does a read that comes after the first change take a value from a change's result?"""
+        writes = {c.index for c in self.plan.calls if c.write}
+        return any(s.kind == "read" and s.call in writes
+                   for c in self.plan.calls if not c.write for src in c.args.values() for s in (src, *src.operands))
 
     def _report(self):
         if not self.plan.info:
@@ -242,7 +260,7 @@ class ScriptedAgent:
         if src.kind == "computed":
             text = src.template
             for i, operand in enumerate(src.operands):
-                text = text.replace("{%d}" % i, str(self._value(operand)), 1)
+                text = text.replace(f"{{{i}}}", str(self._value(operand)), 1)
             return text
         if src.kind == "request":
             return "The customer asked for something I cannot do; please take over."
@@ -267,12 +285,15 @@ class ScriptedAgent:
     def _draw_injection(self) -> str | None:
         plan = self.plan
         has_write = any(c.write for c in plan.calls)
+        # Each injection applies only where its trajectory can read as that type and no other
+        # (docs/reader.md): e.g. an unreported answer on a task with no change is "obtained but
+        # not delivered", not "correct but unconfirmed".
         applicable = {
-            "never_requested": has_write and any(c.tokens() for c in plan.calls if c.write),
+            "never_requested": any(c.tokens() for c in plan.calls),
             "requested_not_obtained": has_write and any(not c.write and self._feeds_write(c) for c in plan.calls),
-            "obtained_not_delivered": has_write,
+            "obtained_not_delivered": has_write and not self._reads_after_a_change(),
             "delivered_incorrect": has_write,
-            "correct_unconfirmed": any(i.source is not None for i in plan.info),
+            "correct_unconfirmed": has_write and any(i.source is not None for i in plan.info),
         }
         for kind in FAILURE_TYPES:
             p = self.profile.inject.get(kind, 0.0)

@@ -1,0 +1,375 @@
+"""The `openai` backend family: `openai:<model>` against any OpenAI-compatible endpoint.
+
+Every role speaks the same chat.completions protocol: the system prompt, the role's
+conversation (tool calls and their results included) and its tools as function schemas.
+The evaluated agent gets the 15 retail tools in the direct arm and answers with the JSON
+message protocol otherwise; the customer's only tool is `release_field` (the disclosure
+gate); Vega and the desks call their tools, which the episode loop routes through the
+gateway; the judge gets no tools.
+
+Per-role settings come from the config entry (see docs/models.md): temperature,
+reasoning_effort, max_tokens (sent under `max_tokens_param`), timeout, retries and backoff,
+base_url / base_url_env and api_key_env. The key itself is read from the environment at the
+first call that needs the network and is never written anywhere.
+
+Every call goes through the response cache (incognita.cache). On a miss the request is
+sent with the openai client (its own retries off, so that one loop here owns them):
+rate limits, server errors, timeouts, dropped connections and malformed bodies are retried
+with exponential backoff; after the last attempt the call raises BackendError, which ends
+the episode as an error record. Authentication failures and unknown models are
+configuration errors (BackendConfigError): the command stops instead of writing hundreds of
+error records.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import re
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from incognita.backends.base import (
+    BackendError,
+    ModelRequest,
+    ModelResponse,
+    ToolCall,
+    Turn,
+    register,
+)
+from incognita.cache import ResponseCache, request_key, resolve_dir
+from incognita.io import InputError
+from incognita.prices import (
+    DEFAULT_PRICES,
+    PRICES_ENV,
+    PriceTable,
+    empty_table,
+    load_prices,
+)
+from incognita.records import Usage
+
+RETRY_STATUS = {408, 409, 425, 429}  # plus every 5xx
+FATAL_STATUS = {401, 403, 404}
+
+
+class BackendConfigError(InputError):
+    """The endpoint refuses the configuration itself (no key, bad key, unknown model)."""
+
+
+class MalformedResponse(Exception):
+    """A 2xx answer whose body is not a chat completion."""
+
+
+# --------------------------------------------------------------------------- settings
+
+
+@dataclass(frozen=True)
+class Settings:
+    model: str
+    temperature: float | None = None
+    reasoning_effort: str | None = None
+    max_tokens: int | None = None
+    max_tokens_param: str = "max_completion_tokens"
+    timeout: float = 120.0
+    max_retries: int = 6
+    backoff_base: float = 1.0
+    backoff_max: float = 60.0
+    base_url: str | None = None
+    base_url_env: str = "OPENAI_BASE_URL"
+    api_key_env: str = "OPENAI_API_KEY"
+    send_seed: bool = False
+    extra_body: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, model: str, values: dict, where: str) -> Settings:
+        known = {f for f in cls.__dataclass_fields__ if f != "model"}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise InputError(f"{where}: unknown setting(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+        s = cls(model=model, **values)
+        s._check(where)
+        return s
+
+    def _check(self, where: str) -> None:
+        def bad(name: str, expected: str) -> InputError:
+            return InputError(f"{where}: {name}: expected {expected}, got {getattr(self, name)!r}")
+
+        if self.temperature is not None and not (isinstance(self.temperature, (int, float)) and self.temperature >= 0):
+            raise bad("temperature", "a number >= 0 or null")
+        if self.max_tokens is not None and not (isinstance(self.max_tokens, int) and self.max_tokens > 0):
+            raise bad("max_tokens", "a positive integer or null")
+        for name in ("timeout", "backoff_base", "backoff_max"):
+            if not (isinstance(getattr(self, name), (int, float)) and getattr(self, name) > 0):
+                raise bad(name, "a positive number of seconds")
+        if not (isinstance(self.max_retries, int) and self.max_retries >= 0):
+            raise bad("max_retries", "an integer >= 0")
+        if not isinstance(self.extra_body, dict):
+            raise bad("extra_body", "a mapping of extra request fields")
+        clash = sorted(set(self.extra_body) & {"model", "messages", "tools", "stream", "n"})
+        if clash:
+            raise InputError(f"{where}: extra_body may not set {', '.join(clash)} (the harness owns them)")
+        if re.match(r"^(sk-|Bearer )", str(self.base_url_env)) or re.match(r"^(sk-|Bearer )", str(self.api_key_env)):
+            raise InputError(f"{where}: base_url_env / api_key_env name an environment variable, not its value")
+
+    @property
+    def deterministic(self) -> bool:
+        """Greedy decoding: the trial's seed then stays out of the cache key."""
+        return self.temperature == 0
+
+
+def request_body(settings: Settings, request: ModelRequest) -> dict:
+    """The chat.completions body: everything that can change the answer, nothing transport-only."""
+    body: dict[str, Any] = {"model": settings.model, "messages": to_messages(request)}
+    if request.tools:
+        body["tools"] = list(request.tools)
+    if settings.temperature is not None:
+        body["temperature"] = float(settings.temperature)  # 1 and 1.0 are one request, and one cache key
+    if settings.reasoning_effort is not None:
+        body["reasoning_effort"] = settings.reasoning_effort
+    if settings.max_tokens is not None:
+        body[settings.max_tokens_param] = settings.max_tokens
+    if settings.send_seed:
+        body["seed"] = request.seed
+    body.update(settings.extra_body)
+    return body
+
+
+# --------------------------------------------------------------------------- conversions
+
+
+def _arguments_text(arguments: Any) -> str:
+    return arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+
+
+def to_messages(request: ModelRequest) -> list[dict]:
+    messages: list[dict] = [{"role": "system", "content": request.system}]
+    for turn in request.messages:
+        if turn.role == "tool":
+            messages.append({"role": "tool", "tool_call_id": turn.tool_call_id, "content": turn.content or ""})
+        elif turn.role == "assistant" and turn.tool_calls:
+            messages.append({"role": "assistant", "content": turn.content, "tool_calls": [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": _arguments_text(c.arguments)}}
+                for c in turn.tool_calls]})
+        else:
+            messages.append({"role": turn.role, "content": turn.content or ""})
+    return messages
+
+
+def parse_arguments(raw: Any) -> Any:
+    """A dict when the model wrote a JSON object, else its raw text (the loop logs it as malformed)."""
+    if not isinstance(raw, str):
+        return raw if isinstance(raw, dict) else json.dumps(raw)
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        return raw
+    return value if isinstance(value, dict) else raw
+
+
+def from_message(message: dict) -> tuple[str | None, tuple[ToolCall, ...]]:
+    calls = []
+    for i, c in enumerate(message.get("tool_calls") or []):
+        fn = c.get("function") or {}
+        calls.append(ToolCall(id=c.get("id") or f"call_{i}", name=str(fn.get("name", "")),
+                              arguments=parse_arguments(fn.get("arguments", ""))))
+    text = message.get("content")
+    if text is None and not calls and message.get("refusal"):
+        text = message["refusal"]
+    return text, tuple(calls)
+
+
+def to_request(body: dict, role: str, seed: int = 0) -> ModelRequest:
+    """The inverse of request_body, for responders that answer with a scripted backend."""
+    system, turns = "", []
+    for m in body.get("messages", []):
+        if m["role"] in ("system", "developer"):
+            system = m.get("content") or ""
+        elif m["role"] == "tool":
+            turns.append(Turn("tool", m.get("content"), tool_call_id=m.get("tool_call_id")))
+        else:
+            text, calls = from_message(m)
+            turns.append(Turn(m["role"], text, tool_calls=calls))
+    return ModelRequest(role=role, system=system, messages=tuple(turns), tools=tuple(body.get("tools") or ()),
+                        seed=body.get("seed", seed))
+
+
+def to_reply(response: ModelResponse) -> dict:
+    """A ModelResponse as a loopback reply (incognita.loopback)."""
+    return {"content": response.text,
+            "tool_calls": [{"id": c.id, "name": c.name, "arguments": _arguments_text(c.arguments)}
+                           for c in response.tool_calls]}
+
+
+def parse_completion(text: str) -> dict:
+    """The parts of a chat.completion body we keep; MalformedResponse when it is not one."""
+    try:
+        data = json.loads(text)
+        message = data["choices"][0]["message"]
+    except (json.JSONDecodeError, KeyError, IndexError, TypeError) as exc:
+        raise MalformedResponse(f"malformed response body ({type(exc).__name__}): {text[:120]!r}") from None
+    if not isinstance(message, dict):
+        raise MalformedResponse(f"malformed response body (message is {type(message).__name__})")
+    slim = {k: message[k] for k in ("content", "refusal", "tool_calls") if message.get(k) is not None}
+    usage = data.get("usage") or {}
+    return {"message": slim, "finish_reason": data["choices"][0].get("finish_reason"),
+            "served_model": data.get("model"),
+            "usage": {"prompt_tokens": int(usage.get("prompt_tokens") or 0),
+                      "completion_tokens": int(usage.get("completion_tokens") or 0),
+                      "cached_tokens": int((usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0),
+                      "reasoning_tokens": int((usage.get("completion_tokens_details") or {})
+                                              .get("reasoning_tokens") or 0)}}
+
+
+# --------------------------------------------------------------------------- secrets
+
+
+def scrub(text: str, secret: str | None = None) -> str:
+    """Remove a key (and anything shaped like one) from text that may end up in a record."""
+    if secret:
+        text = text.replace(secret, "***")
+    text = re.sub(r"Bearer\s+\S+", "Bearer ***", text)
+    return re.sub(r"sk-[A-Za-z0-9_\-*]{6,}", "sk-***", text)
+
+
+# --------------------------------------------------------------------------- the client
+
+_CLIENTS: dict[tuple, Any] = {}
+
+
+def _client(settings: Settings, where: str) -> tuple[Any, str]:
+    """One openai client per (endpoint, key) and process; returns it with the key for scrubbing."""
+    base_url = settings.base_url or os.environ.get(settings.base_url_env) or None
+    key = os.environ.get(settings.api_key_env)
+    if not key:
+        raise BackendConfigError(
+            f"{where}: environment variable {settings.api_key_env} is not set (set it to your key; a local "
+            f"server such as vLLM or Ollama accepts any value, e.g. {settings.api_key_env}=local)")
+    ident = (base_url, settings.api_key_env, hashlib.sha256(key.encode()).hexdigest())
+    if ident not in _CLIENTS:
+        import openai  # imported on the first miss only: cache replays never pay for it
+
+        _CLIENTS[ident] = openai.OpenAI(api_key=key, base_url=base_url, max_retries=0)
+    return _CLIENTS[ident], key
+
+
+def _classify(exc: Exception) -> tuple[str, str, float | None]:
+    """(action, description, retry-after seconds): action is retry, fail (this episode) or fatal."""
+    import openai
+
+    if isinstance(exc, MalformedResponse):
+        return "retry", str(exc), None
+    if isinstance(exc, openai.APITimeoutError):
+        return "retry", "request timed out", None
+    if isinstance(exc, openai.APIConnectionError):
+        return "retry", f"connection error ({type(exc.__cause__ or exc).__name__})", None
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        detail = f"HTTP {status}: {exc.message}"
+        if status in RETRY_STATUS or status >= 500:
+            return "retry", detail, _retry_after(exc.response.headers)
+        return ("fatal" if status in FATAL_STATUS else "fail"), detail, None
+    return "fail", f"{type(exc).__name__}: {exc}", None
+
+
+def _retry_after(headers: Any) -> float | None:
+    for name, scale in (("retry-after-ms", 1e-3), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is not None:
+            try:
+                return max(0.0, float(value) * scale)
+            except ValueError:
+                return None
+    return None
+
+
+# --------------------------------------------------------------------------- the backend
+
+
+class OpenAIBackend:
+    def __init__(self, settings: Settings, role: str, cache: ResponseCache | None, prices: PriceTable):
+        self.settings, self.role, self.cache, self.prices = settings, role, cache, prices
+        self.spec = f"openai:{settings.model}"
+        self.where = f"{self.spec} ({role})"
+        self.totals = Usage()  # this backend's calls, for roles the episode loop does not count (the judge)
+        self._jitter = random.Random()
+
+    def respond(self, request: ModelRequest) -> ModelResponse:
+        body = request_body(self.settings, request)
+        key = request_key(body, None if self.settings.deterministic else request.seed)
+        entry = self.cache.get(key) if self.cache else None
+        hit = entry is not None
+        if entry is None:
+            entry = self._fetch(body)
+            if self.cache:
+                self.cache.put(key, entry)
+        text, calls = from_message(entry["response"]["message"])
+        u = entry["usage"]
+        usage = Usage(prompt_tokens=u["prompt_tokens"], completion_tokens=u["completion_tokens"],
+                      cost_usd=entry["cost_usd"], cache_hits=int(hit), cache_misses=int(not hit))
+        self.totals.add(usage)
+        self.totals.calls += 1
+        return ModelResponse(text=text, tool_calls=calls, usage=usage)
+
+    def _fetch(self, body: dict) -> dict:
+        parsed = self._call(body)
+        u = parsed["usage"]
+        cost = self.prices.cost(self.settings.model, u["prompt_tokens"], u["completion_tokens"], u["cached_tokens"])
+        return {"model": self.settings.model, "role": self.role, "response": {
+                    "message": parsed["message"], "finish_reason": parsed["finish_reason"],
+                    "served_model": parsed["served_model"]},
+                "usage": u, "cost_usd": cost, "prices_version": self.prices.version}
+
+    def _call(self, body: dict) -> dict:
+        import httpx
+
+        client, key = _client(self.settings, self.where)
+        s = self.settings
+        last = ""
+        for attempt in range(s.max_retries + 1):
+            try:
+                # The client's generic post (its documented route for raw requests): typed create() walks
+                # every message through its TypedDict transform, ~20 ms a call on a 40-turn conversation.
+                raw = client.post("/chat/completions", cast_to=httpx.Response, body=body,
+                                  options={"timeout": s.timeout})
+                return parse_completion(raw.text)
+            except Exception as exc:  # noqa: BLE001 -- sorted by _classify; anything unexpected fails this episode
+                action, last, retry_after = _classify(exc)
+                last = scrub(last, key)
+            if action == "fatal":
+                raise BackendConfigError(f"{self.where}: {last}")
+            if action == "fail":
+                raise BackendError(f"{self.where}: {last}")
+            if attempt < s.max_retries:
+                self._sleep(attempt, retry_after, last)
+        raise BackendError(f"{self.where}: gave up after {s.max_retries + 1} attempts; last error: {last}")
+
+    def _sleep(self, attempt: int, retry_after: float | None, reason: str) -> None:
+        s = self.settings
+        delay = min(s.backoff_max, s.backoff_base * 2 ** attempt) * (0.5 + self._jitter.random() / 2)
+        if retry_after is not None:
+            delay = min(s.backoff_max, max(delay, retry_after))
+        print(f"{self.where}: {reason}; retry {attempt + 1}/{s.max_retries} in {delay:.2f} s", file=sys.stderr)
+        time.sleep(delay)
+
+
+def _prices(configured: str | None) -> PriceTable:
+    explicit = configured or os.environ.get(PRICES_ENV)
+    if explicit or Path(DEFAULT_PRICES).exists():
+        return load_prices(explicit or DEFAULT_PRICES)
+    print(f"warning: no price table at {DEFAULT_PRICES} (set {PRICES_ENV}); costs are recorded as 0", file=sys.stderr)
+    return empty_table()
+
+
+@register("openai")
+def make_openai(name: str, role: str, context: dict) -> OpenAIBackend:
+    """Context keys: settings (the role's config entry minus spec), cache_dir (None = default;
+    False = no cache), prices (path of the price table)."""
+    settings = Settings.from_dict(name, dict(context.get("settings") or {}), f"openai:{name} ({role})")
+    cache_dir = context.get("cache_dir")
+    cache = None if cache_dir is False else ResponseCache(resolve_dir(cache_dir))
+    return OpenAIBackend(settings, role, cache, _prices(context.get("prices")))

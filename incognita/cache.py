@@ -1,0 +1,216 @@
+"""The content-addressed response cache for model calls.
+
+One JSON file per canonical request, at `<dir>/<key[:2]>/<key>.json`, where the key is the
+sha256 of the request's canonical JSON: model, messages, tools, sampling settings and every
+other option that can change the answer, plus the trial's seed when sampling is not
+deterministic (temperature above zero or left to the provider). Transport-only settings
+(base URL, API key, timeout, retries) are not part of it, so the same request to another
+mirror of a model is a hit.
+
+Entries are written via a temp file and a rename in the same directory, so concurrent jobs
+(`snakemake -j 8`) never see half an entry; two jobs writing the same key write the same
+answer and the last rename wins. An entry holds the response, its token usage and the cost
+computed when the call was made, never a key or a header. A corrupt entry reads as a miss
+and is overwritten by the next answer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import click
+
+from incognita.io import InputError, atomic_write_text
+
+CACHE_FORMAT = 1
+DEFAULT_DIR = "cache/responses"
+CACHE_ENV = "INCOGNITA_CACHE_DIR"
+
+
+def resolve_dir(configured: str | None = None) -> Path:
+    """The configured directory, else $INCOGNITA_CACHE_DIR, else cache/responses (relative to the
+    working directory, which is the repository root under the workflow)."""
+    return Path(configured or os.environ.get(CACHE_ENV) or DEFAULT_DIR)
+
+
+def request_key(request: dict, seed: int | None) -> str:
+    """sha256 of the canonical request; `seed` is None when sampling is deterministic."""
+    canonical = json.dumps({"format": CACHE_FORMAT, "request": request, "seed": seed},
+                           sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+class ResponseCache:
+    def __init__(self, root: str | os.PathLike):
+        self.root = Path(root)
+
+    def path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> dict | None:
+        path = self.path(key)
+        try:
+            with path.open(encoding="utf-8") as fh:
+                entry = json.load(fh)
+        except FileNotFoundError:
+            return None
+        except (OSError, json.JSONDecodeError) as exc:
+            print(f"warning: cache entry {path} is unreadable ({exc}); treating it as a miss", file=sys.stderr)
+            return None
+        if not isinstance(entry, dict) or entry.get("format") != CACHE_FORMAT or entry.get("key") != key:
+            return None
+        return entry
+
+    def put(self, key: str, entry: dict) -> Path:
+        path = self.path(key)
+        doc = {"format": CACHE_FORMAT, "key": key, "created": time.time(), **entry}
+        atomic_write_text(path, json.dumps(doc, sort_keys=True, ensure_ascii=False) + "\n")
+        return path
+
+    def entries(self) -> Iterator[tuple[Path, dict]]:
+        """Every readable entry; temp files and foreign files are skipped."""
+        if not self.root.is_dir():
+            return
+        for shard in sorted(p for p in self.root.iterdir() if p.is_dir() and len(p.name) == 2):
+            for path in sorted(shard.glob("*.json")):
+                entry = self.get(path.stem)
+                if entry is not None:
+                    yield path, entry
+
+
+# --------------------------------------------------------------------------- inspection
+
+
+@dataclass
+class CacheStats:
+    root: str
+    entries: int = 0
+    bytes: int = 0
+    models: Counter = field(default_factory=Counter)
+    roles: Counter = field(default_factory=Counter)
+    cost_usd: float = 0.0
+    oldest: float | None = None
+    newest: float | None = None
+
+    def add(self, path: Path, entry: dict) -> None:
+        self.entries += 1
+        self.bytes += path.stat().st_size
+        self.models[entry.get("model", "?")] += 1
+        self.roles[entry.get("role", "?")] += 1
+        self.cost_usd += float(entry.get("cost_usd") or 0.0)
+        created = float(entry.get("created") or 0.0)
+        self.oldest = created if self.oldest is None else min(self.oldest, created)
+        self.newest = created if self.newest is None else max(self.newest, created)
+
+
+def stats(cache: ResponseCache) -> CacheStats:
+    out = CacheStats(root=str(cache.root))
+    for path, entry in cache.entries():
+        out.add(path, entry)
+    return out
+
+
+def select(cache: ResponseCache, older_than_days: float | None = None, model: str | None = None,
+           now: float | None = None) -> list[tuple[Path, dict]]:
+    """Entries older than the age AND of the model (each criterion only when given)."""
+    now = time.time() if now is None else now
+    chosen = []
+    for path, entry in cache.entries():
+        if older_than_days is not None and now - float(entry.get("created") or 0.0) < older_than_days * 86400:
+            continue
+        if model is not None and entry.get("model") != model:
+            continue
+        chosen.append((path, entry))
+    return chosen
+
+
+def prune(cache: ResponseCache, older_than_days: float | None = None, model: str | None = None,
+          dry_run: bool = False, now: float | None = None) -> list[Path]:
+    if older_than_days is None and model is None:
+        raise InputError("prune needs --older-than and/or --model (to empty the cache, delete its directory)")
+    chosen = [path for path, _ in select(cache, older_than_days, model, now)]
+    if not dry_run:
+        for path in chosen:
+            path.unlink(missing_ok=True)
+    return chosen
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+def _cache_from(dir_opt: str | None, config_path: str | None) -> ResponseCache:
+    configured = dir_opt
+    if configured is None and config_path:
+        from incognita.config import load_config
+
+        configured = (load_config(config_path).get("cache") or {}).get("dir")
+    return ResponseCache(resolve_dir(configured))
+
+
+def _when(ts: float | None) -> str:
+    return "-" if ts is None else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
+
+
+_dir_option = click.option("--dir", "dir_opt", default=None,
+                           help=f"cache directory (default: the config's cache.dir, ${CACHE_ENV}, {DEFAULT_DIR})")
+_config_option = click.option("--config", "config_path", default=None, help="read cache.dir from this config")
+
+
+@click.group("cache")
+def cache_group() -> None:
+    """Inspect and prune the model response cache."""
+
+
+@cache_group.command("stats")
+@_dir_option
+@_config_option
+def stats_cmd(dir_opt: str | None, config_path: str | None) -> None:
+    """Entries, size, models and the recorded cost of the cached calls."""
+    s = stats(_cache_from(dir_opt, config_path))
+    click.echo(f"{s.root}: {s.entries} entries, {s.bytes / 1e6:.2f} MB, cost when made ${s.cost_usd:.4f}")
+    click.echo(f"  oldest {_when(s.oldest)}, newest {_when(s.newest)}")
+    for model, n in s.models.most_common():
+        click.echo(f"  model {model}: {n}")
+    for role, n in s.roles.most_common():
+        click.echo(f"  role {role}: {n}")
+
+
+@cache_group.command("ls")
+@_dir_option
+@_config_option
+@click.option("--model", default=None, help="only this model")
+@click.option("--limit", type=int, default=50, show_default=True, help="at most this many lines (0 = all)")
+def ls_cmd(dir_opt: str | None, config_path: str | None, model: str | None, limit: int) -> None:
+    """One line per entry: created, model, role, tokens, cost, key."""
+    rows = select(_cache_from(dir_opt, config_path), model=model)
+    rows.sort(key=lambda pe: pe[1].get("created") or 0)
+    for path, e in rows[:limit or None]:
+        u = e.get("usage") or {}
+        click.echo(f"{_when(e.get('created'))}  {e.get('model', '?'):<24} {e.get('role', '?'):<8} "
+                   f"{u.get('prompt_tokens', 0):>7}+{u.get('completion_tokens', 0):<6} "
+                   f"${float(e.get('cost_usd') or 0):.5f}  {e['key'][:16]}")
+    if limit and len(rows) > limit:
+        click.echo(f"... {len(rows) - limit} more (--limit 0 for all)")
+
+
+@cache_group.command("prune")
+@_dir_option
+@_config_option
+@click.option("--older-than", "older_than", type=float, default=None, help="entries older than this many days")
+@click.option("--model", default=None, help="entries of this model")
+@click.option("--dry-run", is_flag=True, help="list what would be deleted, delete nothing")
+def prune_cmd(dir_opt: str | None, config_path: str | None, older_than: float | None, model: str | None,
+              dry_run: bool) -> None:
+    """Delete entries by age and/or model (both must match when both are given)."""
+    removed = prune(_cache_from(dir_opt, config_path), older_than, model, dry_run=dry_run)
+    verb = "would delete" if dry_run else "deleted"
+    click.echo(f"{verb} {len(removed)} entr{'y' if len(removed) == 1 else 'ies'}")
+

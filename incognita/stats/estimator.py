@@ -1,0 +1,148 @@
+"""The paper's estimator: repetitions averaged within a task, then tasks averaged.
+
+Comparisons are paired per-task differences with a two-sided t interval on those differences;
+no interval is ever put on an endpoint, because task difficulty cancels only inside a paired
+difference. A task missing on either side of a comparison is left out of it, and every
+comparison reports how many tasks it used.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+from incognita.io import InputError
+
+ARMS = ("direct", "indirect", "social", "native")
+NATIVE = "native"
+FAILURE_TYPES = ("never_requested", "requested_not_obtained", "obtained_not_delivered",
+                 "delivered_incorrect", "correct_unconfirmed")
+PROCESS_MEASURES = ("role_identification", "holder_contacted", "information_acquisition",
+                    "customer_information", "service_information", "execution")
+COUNT_MEASURES = ("agent_actions", "messages", "unanswerable_questions", "non_reference_reads")
+REQUIRED_COLUMNS = ("arm", "model", "task", "rep", "excluded", "success", "database_only_success",
+                    "failure_type", "failure_type_reads_credited", *PROCESS_MEASURES, *COUNT_MEASURES,
+                    "tokens_agent", "tokens_episode", "cost_agent_usd", "cost_episode_usd")
+_DECIMALS = 12
+
+
+@dataclass(frozen=True)
+class Paired:
+    """A paired comparison over tasks: mean of the per-task differences and its t interval."""
+
+    n_tasks: int
+    mean_diff: float
+    ci_low: float
+    ci_high: float
+    sd: float
+
+    @property
+    def excludes_zero(self) -> bool:
+        return bool(self.ci_low > 0 or self.ci_high < 0)
+
+    @property
+    def crosses_zero(self) -> bool:
+        return not self.excludes_zero
+
+
+def validate_trials(trials: pd.DataFrame, source: str = "trials") -> pd.DataFrame:
+    """Check the contract columns and values; return the table with `task` as str."""
+    missing = [c for c in REQUIRED_COLUMNS if c not in trials.columns]
+    if missing:
+        raise InputError(f"{source}: missing column(s) {', '.join(missing)}")
+    bad_arms = sorted(set(trials["arm"].astype(str)) - set(ARMS))
+    if bad_arms:
+        raise InputError(f"{source}: arm: unknown value(s) {', '.join(bad_arms)} (expected one of {', '.join(ARMS)})")
+    scored = trials[~trials["excluded"].astype(bool)]
+    bad = scored["success"].dropna()
+    bad = bad[~bad.isin([0.0, 1.0])]
+    if len(bad):
+        raise InputError(f"{source}: success: expected 0/1 on scored trials, found {bad.iloc[0]!r}")
+    if scored["success"].isna().any():
+        row = scored[scored["success"].isna()].iloc[0]
+        raise InputError(f"{source}: success: NaN on a trial that is not excluded "
+                         f"(arm={row['arm']}, model={row['model']}, task={row['task']}, rep={row['rep']})")
+    dup = trials.duplicated(["arm", "model", "task", "rep"])
+    if dup.any():
+        row = trials[dup].iloc[0]
+        raise InputError(f"{source}: duplicate trial arm={row['arm']}, model={row['model']}, "
+                         f"task={row['task']}, rep={row['rep']}")
+    out = trials.copy()
+    out["task"] = out["task"].astype(str)
+    out["excluded"] = out["excluded"].astype(bool)
+    return out
+
+
+def scored(trials: pd.DataFrame) -> pd.DataFrame:
+    """Trials that are scored: excluded ones (error set) never enter an average."""
+    return trials[~trials["excluded"]]
+
+
+def task_means(trials: pd.DataFrame, column: str) -> pd.Series:
+    """Mean of `column` over the scored repetitions of each (arm, model, task); NaN values skipped.
+
+    A (arm, model, task) with no usable repetition is absent from the result (NaN once pivoted).
+    """
+    values = scored(trials)[["arm", "model", "task", column]].dropna(subset=[column])
+    return values.groupby(["arm", "model", "task"], sort=False)[column].mean().astype(float)
+
+
+def task_matrix(means: pd.Series, arm: str, models: list[str]) -> pd.DataFrame:
+    """Task x model matrix of one arm's task means (rows: tasks, sorted; columns: `models`)."""
+    if arm not in means.index.get_level_values("arm"):
+        return pd.DataFrame(columns=models, dtype=float)
+    wide = means.xs(arm, level="arm").unstack("model")
+    return wide.reindex(columns=models).sort_index()
+
+
+def cell_mean(column: pd.Series) -> float:
+    """Average of task means over the tasks present (the cell summary)."""
+    col = column.dropna()
+    return _snap(col.mean()) if len(col) else float("nan")
+
+
+def paired(diffs: np.ndarray | pd.Series, confidence: float = 0.95) -> Paired:
+    """Mean of the per-task differences with its two-sided t interval; NaN tasks dropped."""
+    d = np.asarray(diffs, dtype=float)
+    d = d[~np.isnan(d)]
+    n = len(d)
+    if n == 0:
+        return Paired(0, float("nan"), float("nan"), float("nan"), float("nan"))
+    mean = _snap(d.mean())
+    if n == 1:
+        return Paired(1, mean, float("nan"), float("nan"), float("nan"))
+    sd = _snap(d.std(ddof=1))
+    half = float(sps.t.ppf(0.5 + confidence / 2, n - 1)) * sd / np.sqrt(n)
+    return Paired(n, mean, mean - half, mean + half, sd)
+
+
+def _snap(x: float) -> float:
+    """Drop float residue (task means are multiples of 1/reps, so sums like 1/3 - 2/3 + 1/3 leave
+    1e-17): without it a zero difference with zero spread would 'exclude zero'."""
+    return float(round(float(x), _DECIMALS)) + 0.0
+
+
+def paired_columns(a: pd.Series, b: pd.Series, confidence: float = 0.95) -> Paired:
+    """Paired comparison a - b over the tasks present on both sides."""
+    joined = pd.concat([a.rename("a"), b.rename("b")], axis=1).dropna()
+    return paired((joined["a"] - joined["b"]).to_numpy(), confidence)
+
+
+def model_order(trials: pd.DataFrame, models: list[str] | None = None) -> list[str]:
+    """The models in the given order, or in order of first appearance in the table."""
+    present = list(dict.fromkeys(trials["model"].astype(str)))
+    if models is None:
+        return present
+    unknown = [m for m in models if m not in present]
+    if unknown:
+        raise InputError(f"trials: model(s) {', '.join(unknown)} requested but absent from the table")
+    return list(models) + [m for m in present if m not in models]
+
+
+def arms_present(trials: pd.DataFrame) -> list[str]:
+    """Arms with at least one trial, in the canonical order."""
+    have = set(trials["arm"].astype(str))
+    return [a for a in ARMS if a in have]

@@ -1,0 +1,24 @@
+# Figures 2-7 (PNG and SVG) and Tables 1-2 (CSV and Markdown) from the statistics
+# (incognita.figures; docs/figures.md). `snakemake --report report.html` bundles them, each
+# with its caption from report/figures.rst.
+
+
+rule figures:
+    input:
+        expand("results/stats/{name}", name=get_stats_outputs()),
+    output:
+        report(
+            directory("results/figures"),
+            patterns=["{name}.png", "{name}.md"],
+            caption="../report/figures.rst",
+            category="Figures and tables",
+            labels={"name": "{name}"},
+        ),
+    params:
+        stats_dir=lambda w, input: os.path.dirname(input[0]),
+    conda:
+        "../envs/incognita.yaml"
+    log:
+        "logs/figures.log",
+    shell:
+        "python -m incognita figures --stats-dir {params.stats_dir} --out-dir {output} > {log} 2>&1"

@@ -1,0 +1,46 @@
+# Native anchor: the corpus tasks in the unmodified upstream harness (incognita.native).
+# One job per model, not per cell: importing the harness (tau2.registry pulls in litellm)
+# costs several seconds, more than a model's whole offline run. The job writes one result
+# file per (task, repetition) in the harness's own format, plus, for repaired tasks, an
+# archived run of the unrepaired task (never pooled). Inputs and params are what a model's
+# native runs depend on, so editing one model's spec or profile re-runs only its job.
+
+
+rule native:
+    input:
+        cards=expand("results/cards/{task}.json", task=get_design_tasks()),
+        unrepaired=expand("results/cards/v1/{task}.json", task=get_native_archived_tasks()),
+        golden=expand("results/golden/{task}.json", task=get_design_tasks()),
+        tasks=f"{SOURCE_DIR}/tasks.json",
+        locks_verified="results/reference/locks_verified.txt",
+    output:
+        get_native_outputs(),
+    params:
+        spec=get_model_entry,
+        profile=get_model_profile,
+        customer=get_participant_entry("customer"),
+        models_order=",".join(get_design_models()),
+        arms=",".join(config["design"]["arms"]),
+        tasks=",".join(get_design_tasks()),
+        reps=config["design"]["repetitions"],
+        seed=config["design"]["seed"],
+        max_steps=config["native"]["max_steps"],
+        max_errors=config["native"]["max_errors"],
+        archive="--archive-unrepaired" if config["native"]["archive_unrepaired"] else "--no-archive-unrepaired",
+        scripted_agents=config["scripted_agents"],
+        generator=NATIVE_GENERATOR_VERSION,
+    resources:
+        api_calls=get_api_calls,
+    retries: 1
+    conda:
+        "../envs/incognita.yaml"
+    log:
+        "logs/native/{model}.log",
+    benchmark:
+        "benchmarks/native/{model}.tsv"
+    shell:
+        "python -m incognita native --model {wildcards.model} --spec {params.spec:q} --customer {params.customer:q} "
+        "--models-order {params.models_order} --arms {params.arms} --tasks {params.tasks} --reps {params.reps} "
+        "--seed {params.seed} --max-steps {params.max_steps} --max-errors {params.max_errors} {params.archive} "
+        "--tasks-json {input.tasks} --cards-dir results/cards --golden-dir results/golden "
+        "--scripted-agents {params.scripted_agents} --out-dir results/native > {log} 2>&1"

@@ -1,0 +1,27 @@
+# Reader: every episode record and native result -> one row per trial (results/trials.parquet
+# and .csv), plus the reader's validation against the scripted agents' injected failure types.
+# The coordination reference is read only after its lock is verified.
+
+
+rule trials:
+    input:
+        episodes=get_all_episodes(),
+        native=get_all_native(),
+        reference="results/reference/coordination.json",
+        locks_verified="results/reference/locks_verified.txt",
+    output:
+        parquet="results/trials.parquet",
+        csv="results/trials.csv",
+        validation="results/stats/reader_validation.csv",
+        validation_md="results/stats/reader_validation.md",
+    params:
+        reader=READER_VERSION,
+    conda:
+        "../envs/incognita.yaml"
+    log:
+        "logs/trials.log",
+    benchmark:
+        "benchmarks/trials.tsv"
+    shell:
+        "python -m incognita trials --reference {input.reference} --out {output.parquet} --csv {output.csv} "
+        "--validation {output.validation} {input.episodes} {input.native} > {log} 2>&1"

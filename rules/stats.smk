@@ -1,0 +1,24 @@
+# Statistics: the paper's estimator, pre-specified analysis, separability, interactions,
+# split-half concordance and corpus-size extrapolation, from the trials table
+# (incognita.stats; docs/statistics.md). The interpretation table is verified against its lock.
+
+
+rule stats:
+    input:
+        trials="results/trials.parquet",
+        interpretation=config["interpretation"],
+        locks="config/locks.yaml",
+    output:
+        expand("results/stats/{name}", name=get_stats_outputs()),
+    params:
+        out_dir=lambda w, output: os.path.dirname(output[0]),
+        seed=config["design"]["seed"],
+    conda:
+        "../envs/incognita.yaml"
+    log:
+        "logs/stats.log",
+    benchmark:
+        "benchmarks/stats.tsv"
+    shell:
+        "python -m incognita stats --trials {input.trials} --interpretation {input.interpretation} "
+        "--locks {input.locks} --out {params.out_dir} --seed {params.seed} > {log} 2>&1"
