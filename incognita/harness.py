@@ -18,7 +18,7 @@ from pathlib import Path
 
 from incognita import __version__
 from incognita.backends import make_backend
-from incognita.backends.base import split_entry
+from incognita.backends.base import entry_param, split_entry
 from incognita.episode import Episode, recipients
 from incognita.gateway import Gateway
 from incognita.io import InputError, read_json, read_yaml, sha256_file, write_json
@@ -57,7 +57,7 @@ class Design:
     prices: str | None = None  # price table; None = $INCOGNITA_PRICES or config/prices.yaml
 
     @classmethod
-    def from_config(cls, cfg: dict) -> "Design":
+    def from_config(cls, cfg: dict) -> Design:
         d, p = cfg["design"], cfg["participants"]
         return cls(arms=tuple(d["arms"]), models=dict(cfg["models"]), repetitions=d["repetitions"],
                    seed=d["seed"], budget=d["budget"], customer=p["customer"], service=p["service"],
@@ -136,21 +136,23 @@ class Harness:
         gateway = Gateway(self.world, owners)
         where = f"models.{model}"
         spec = self._split(entry, where)[0]
-        spec, agent = self._make(entry, "agent", self._agent_context(spec, arm, golden, seed), where)
-        customer_spec, customer = self._make(self.design.customer, "USER", {"card": card}, "participants.customer")
-        service, service_spec = {}, None
+        _, agent = self._make(entry, "agent", self._agent_context(spec, arm, golden, seed), where)
+        _, customer = self._make(self.design.customer, "USER", {"card": card}, "participants.customer")
+        service = {}
         for name, tools in owners.items():
             if name == "agent":
                 continue
-            service_spec, service[name] = self._make(self.design.service, name, {
+            _, service[name] = self._make(self.design.service, name, {
                 "tools": sorted(tools), "area": SCRIPTED_DESK_AREAS.get(name, "customer service"),
                 "confirm_writes": True, "write_tools": sorted(t for t in tools if gateway.is_write(t))},
                 "participants.service")
-        judge_spec, judge = (self._make(self.design.judge, "judge", {}, "participants.judge")
-                             if self.design.judge else (None, None))
+        judge = self._make(self.design.judge, "judge", {}, "participants.judge")[1] if self.design.judge else None
         record = EpisodeRecord(
             cell={"arm": arm, "model": model, "task": task, "rep": rep, "schedule_position": position},
-            seed=seed, models={"agent": spec, "customer": customer_spec, "service": service_spec, "judge": judge_spec},
+            # Each role's spec with its settings (temperature, reasoning effort, ...), as configured.
+            seed=seed, models={"agent": entry_param(entry), "customer": entry_param(self.design.customer),
+                               "service": entry_param(self.design.service) if service else None,
+                               "judge": entry_param(self.design.judge) if judge else None},
             code_version=f"incognita {__version__}",
             card={"version": card["card_version"], "sha256": card_sha},
             reference={"golden_sha256": golden_sha, "gold_hash": golden["replay"]["upstream_hash"]},

@@ -183,7 +183,8 @@ def test_every_arm_matches_the_scripted_episode_and_reruns_from_cache(rig, scrip
         rec = first[arm]
         assert rec.termination == "final" and rec.error is None
         assert stable(rec) == stable(scripted[arm]), arm
-        assert rec.models["agent"] == "openai:sim-agent"
+        agent = json.loads(rec.models["agent"])  # the spec with its settings, as configured
+        assert agent["spec"] == "openai:sim-agent" and agent["temperature"] == 0
         assert totals(rec, "calls") == totals(scripted[arm], "calls")
         assert totals(rec, "cache_misses") + totals(rec, "cache_hits") == totals(rec, "calls")
         assert all(u.prompt_tokens > 0 and u.completion_tokens > 0 and u.cost_usd > 0 for u in rec.usage.values())
