@@ -384,7 +384,9 @@ def episodes(model, spec, models_order, task, task_position, reps, arms, seed, b
               help="the native user: scripted:customer, or openai:<model> for the harness's own user simulator")
 @click.option("--models-order", required=True, help="all model names, comma-separated (Latin-square rotation)")
 @click.option("--arms", default="direct,indirect,social,native", show_default=True, help="the full rotation")
-@click.option("--tasks", required=True, help="corpus task ids in corpus order, comma-separated")
+@click.option("--tasks", required=True, help="the task ids to run, comma-separated")
+@click.option("--corpus", "corpus_tasks", default="",
+              help="the design's task ids in order, for Latin-square positions (default: --tasks)")
 @click.option("--reps", type=int, required=True, help="run repetitions 0..REPS-1")
 @click.option("--seed", type=int, required=True, help="the design seed")
 @click.option("--max-steps", type=int, default=200, show_default=True, help="the harness's step limit")
@@ -396,8 +398,8 @@ def episodes(model, spec, models_order, task, task_position, reps, arms, seed, b
 @click.option("--archive-unrepaired/--no-archive-unrepaired", default=True, show_default=True,
               help="also run repaired tasks without their overlay, written under <out-dir>/archive/")
 @click.option("--out-dir", default="results/native", show_default=True)
-def native(model, spec, customer_spec, models_order, arms, tasks, reps, seed, max_steps, max_errors, tasks_json,
-           cards_dir, golden_dir, scripted_agents, archive_unrepaired, out_dir) -> None:
+def native(model, spec, customer_spec, models_order, arms, tasks, corpus_tasks, reps, seed, max_steps, max_errors,
+           tasks_json, cards_dir, golden_dir, scripted_agents, archive_unrepaired, out_dir) -> None:
     """Run one model on the corpus tasks in the unmodified upstream harness (the native anchor);
     one result file per (task, repetition) in the harness's own format."""
     from incognita.native import NativeJob, NativeSettings, run_job
@@ -409,7 +411,7 @@ def native(model, spec, customer_spec, models_order, arms, tasks, reps, seed, ma
                     tasks=tuple(t for t in tasks.split(",") if t), reps=reps, seed=seed,
                     arms=tuple(a for a in arms.split(",") if a), models_order=order, tasks_json=tasks_json,
                     cards_dir=cards_dir, golden_dir=golden_dir, profiles=scripted_agents, out_dir=out_dir,
-                    archive_unrepaired=archive_unrepaired)
+                    archive_unrepaired=archive_unrepaired, corpus=tuple(t for t in corpus_tasks.split(",") if t))
     written = run_job(job, NativeSettings(max_steps=max_steps, max_errors=max_errors), log=click.echo)
     click.echo(f"native: {len(written)} result file(s) for model {model}")
 

@@ -353,6 +353,7 @@ class NativeJob:
     profiles: str
     out_dir: str
     archive_unrepaired: bool = True
+    corpus: tuple[str, ...] = ()  # the design's tasks in order (Latin-square positions); default: tasks
 
 
 def output_path(out_dir: str | Path, model: str, task: str, rep: int, archive: bool = False) -> Path:
@@ -369,7 +370,12 @@ def run_job(job: NativeJob, settings: NativeSettings, log=print) -> list[Path]:
     _quiet_harness_logs()
     register_scripted()
     written = []
-    for position_in_corpus, task_id in enumerate(job.tasks):
+    corpus = list(job.corpus or job.tasks)
+    outside = [t for t in job.tasks if t not in corpus]
+    if outside:
+        raise InputError(f"native: task(s) {', '.join(outside)} are not in the design's tasks {', '.join(corpus)}")
+    for task_id in job.tasks:
+        position_in_corpus = corpus.index(task_id)
         cards = [(Path(job.cards_dir) / f"{task_id}.json", False)]
         if job.archive_unrepaired and overlay_version(read_json(cards[0][0])) > 0:
             cards.append((Path(job.cards_dir) / "v1" / f"{task_id}.json", True))  # the rule-built card

@@ -11,6 +11,7 @@ import pytest
 from incognita.cards import build_card
 from incognita.corpus import load_corpus
 from incognita.golden import build_golden, load_vocabulary
+from incognita.harness import arm_order
 from incognita.io import read_json, write_json
 from incognita.native import (
     NativeJob,
@@ -73,13 +74,16 @@ def test_oracle_scores_one_natively_on_every_corpus_task(inputs, source_dir, tmp
 def test_repaired_task_runs_through_the_overlay_and_the_unrepaired_run_is_archived(inputs, source_dir, tmp_path):
     from tau2.data_model.simulation import Results
 
-    written = run_job(job(inputs, tmp_path, ["46"], archive=True, tasks_json=str(source_dir / "tasks.json")),
-                      NativeSettings(), log=lambda _: None)
+    j = NativeJob(**{**job(inputs, tmp_path, ["46"], archive=True, tasks_json=str(source_dir / "tasks.json")).__dict__,
+                     "corpus": tuple(CORPUS)})
+    written = run_job(j, NativeSettings(), log=lambda _: None)
     current, archived = output_path(tmp_path, "m", "46", 0), output_path(tmp_path, "m", "46", 0, archive=True)
     assert written == [current, archived]
     assert "archive" in archived.parts and "archive" not in current.parts
     facts = {p: Results.load(p).simulations[0].reward_info.info["incognita"] for p in written}
     assert facts[current]["overlay_version"] == 1 and facts[archived]["overlay_version"] == 0
+    order = arm_order(j.arms, list(j.models_order), "m", CORPUS.index("46"), 0)  # the task's corpus position
+    assert facts[current]["schedule_position"] == order.index("native")
     task = Results.load(current).tasks[0]
     card = read_json(inputs / "cards" / "46.json")
     assert task.user_scenario.instructions.reason_for_call.startswith(card["requests"][0]["demand"])
