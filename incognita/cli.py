@@ -471,6 +471,7 @@ def errors(roots: tuple[str, ...], delete: bool) -> None:
     set; the reader excludes them). With --delete they are removed: the next `bin/run` re-runs
     their jobs, and model calls that had succeeded come back from the response cache."""
     from incognita.io import read_json
+    from incognita.native import native_trial
 
     found = []
     for root in roots or ("results/episodes", "results/native"):
@@ -478,11 +479,7 @@ def errors(roots: tuple[str, ...], delete: bool) -> None:
             if "archive" in path.parts:
                 continue
             doc = read_json(path)
-            if "simulations" in doc:
-                error = ((doc["simulations"][0].get("reward_info") or {}).get("info") or {}).get("incognita", {})
-                error = error.get("error")
-            else:
-                error = doc.get("error")
+            error = native_trial(path, doc)["error"] if "simulations" in doc else doc.get("error")
             if error:
                 found.append(path)
                 click.echo(f"{path}: {error}")

@@ -16,28 +16,26 @@ import re
 import time
 from dataclasses import dataclass
 
-from incognita.backends.base import Backend, BackendError, ModelRequest, ModelResponse, ToolCall, Turn
+from incognita.backends.base import (
+    Backend,
+    BackendError,
+    ModelRequest,
+    ModelResponse,
+    ToolCall,
+    Turn,
+)
 from incognita.evaluate import evaluate
-from incognita.gate import DisclosureGate
+from incognita.gate import RELEASE_TOOL, DisclosureGate, release_field_schema
 from incognita.gateway import Gateway
 from incognita.prompts import PromptSet
 from incognita.records import EpisodeRecord, Message, ProtocolError, Truncation, Usage
 
 AGENT, USER, ENVIRONMENT = "agent", "USER", "ENVIRONMENT"
 MAX_PARTICIPANT_STEPS = 8  # tool calls a participant may make before it must reply
-RELEASE_FIELD = "release_field"
 
 
 def recipients(arm: str, desks: tuple[str, ...]) -> list[str]:
     return {"direct": [USER], "indirect": [USER, "Vega"], "social": [USER, *desks]}[arm]
-
-
-def release_field_schema(tokens: list[str]) -> dict:
-    return {"type": "function", "function": {
-        "name": RELEASE_FIELD,
-        "description": "Release one detail about yourself into your memory, by its name, when the agent asks for it.",
-        "parameters": {"type": "object", "properties": {"token": {"type": "string", "enum": tokens}},
-                       "required": ["token"]}}}
 
 
 @dataclass
@@ -152,7 +150,7 @@ class Episode:
 
     def _release(self, call: ToolCall) -> dict:
         token = call.arguments.get("token") if isinstance(call.arguments, dict) else None
-        if call.name != RELEASE_FIELD or not isinstance(token, str):
+        if call.name != RELEASE_TOOL or not isinstance(token, str):
             reason = f"customer called {call.name!r} with {call.arguments!r}; only release_field(token) exists"
             self._log(ProtocolError(turn=self.turn, actor=USER, reason=reason, raw=json.dumps(call.arguments, default=str)))
             return {"status": "error", "reason": reason}

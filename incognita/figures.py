@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import io
 import math
-import os
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +26,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import StrMethodFormatter
 from matplotlib.transforms import blended_transform_factory
 
-from incognita.io import InputError, atomic_write_text
+from incognita.io import InputError, atomic_write_bytes, atomic_write_text
 
 # --- vocabulary shown on the figures -------------------------------------------------------
 
@@ -733,19 +731,6 @@ def _table_csv(df: pd.DataFrame, names: dict[str, str]) -> str:
 
 # --- writing -------------------------------------------------------------------------------
 
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Temp file beside the target, then rename: a reader never sees half an image."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def save_figure(fig: Figure, out_dir: Path, stem: str, formats: Sequence[str] = FIGURE_FORMATS) -> list[Path]:
     """Write `stem.<ext>` for each format; the constrained layout already keeps every label inside."""
     paths = []
@@ -755,7 +740,7 @@ def save_figure(fig: Figure, out_dir: Path, stem: str, formats: Sequence[str] = 
         fig.savefig(buf, format=ext, dpi=DPI, metadata=meta)
         fig.set_layout_engine("none")  # the first save placed everything; later formats reuse it (a third faster)
         path = out_dir / f"{stem}.{ext}"
-        _atomic_write_bytes(path, buf.getvalue())
+        atomic_write_bytes(path, buf.getvalue())
         paths.append(path)
     return paths
 

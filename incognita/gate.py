@@ -8,6 +8,26 @@ from __future__ import annotations
 
 from incognita.records import Disclosure
 
+RELEASE_TOOL = "release_field"
+
+
+def release_field_schema(tokens: list[str] | tuple[str, ...]) -> dict:
+    """The customer's one tool: ask the disclosure gate for one field of its memory."""
+    return {
+        "type": "function",
+        "function": {
+            "name": RELEASE_TOOL,
+            "description": ("Recall one detail of your own situation so that you can tell it to the agent. "
+                            "Call it only for a detail the agent has asked you for; it returns the detail's "
+                            "value, or nothing when you do not remember it."),
+            "parameters": {
+                "type": "object",
+                "properties": {"token": {"type": "string", "enum": list(tokens)}},
+                "required": ["token"],
+            },
+        },
+    }
+
 
 class DisclosureGate:
     def __init__(self, card: dict):

@@ -108,10 +108,10 @@ class Harness:
             raise InputError(str(exc)) from None
 
     def _make(self, entry: str | dict, role: str, context: dict, where: str):
-        """(spec, backend) for a config entry; its settings and the cache and price table go in the context."""
+        """The backend for a config entry; its settings and the cache and price table go in the context."""
         spec, settings = self._split(entry, where)
         runtime = {"settings": settings, "cache_dir": self.design.cache_dir, "prices": self.design.prices}
-        return spec, make_backend(spec, role, {**context, **runtime})
+        return make_backend(spec, role, {**context, **runtime})
 
     def _agent_context(self, spec: str, arm: str, golden: dict, seed: int) -> dict:
         context = {"arm": arm, "seed": seed, "plan": plan_from_golden(golden),
@@ -136,17 +136,17 @@ class Harness:
         gateway = Gateway(self.world, owners)
         where = f"models.{model}"
         spec = self._split(entry, where)[0]
-        _, agent = self._make(entry, "agent", self._agent_context(spec, arm, golden, seed), where)
-        _, customer = self._make(self.design.customer, "USER", {"card": card}, "participants.customer")
+        agent = self._make(entry, "agent", self._agent_context(spec, arm, golden, seed), where)
+        customer = self._make(self.design.customer, "USER", {"card": card}, "participants.customer")
         service = {}
         for name, tools in owners.items():
             if name == "agent":
                 continue
-            _, service[name] = self._make(self.design.service, name, {
+            service[name] = self._make(self.design.service, name, {
                 "tools": sorted(tools), "area": SCRIPTED_DESK_AREAS.get(name, "customer service"),
                 "confirm_writes": True, "write_tools": sorted(t for t in tools if gateway.is_write(t))},
                 "participants.service")
-        judge = self._make(self.design.judge, "judge", {}, "participants.judge")[1] if self.design.judge else None
+        judge = self._make(self.design.judge, "judge", {}, "participants.judge") if self.design.judge else None
         record = EpisodeRecord(
             cell={"arm": arm, "model": model, "task": task, "rep": rep, "schedule_position": position},
             # Each role's spec with its settings (temperature, reasoning effort, ...), as configured.

@@ -6,11 +6,11 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import yaml
-
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
@@ -20,19 +20,28 @@ class InputError(Exception):
     """Bad input named by file and field; the CLI turns it into a clean exit."""
 
 
-def atomic_write_text(path: str | os.PathLike, text: str) -> None:
-    """Write via a temp file in the same directory and rename, so readers never see half a file."""
+def atomic_write(path: str | os.PathLike, write: Callable[[str], None]) -> None:
+    """Have `write(tmp)` fill a temp file in the target's directory, then rename it into place,
+    so readers never see half a file and an interrupted run leaves the old one."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        write(tmp)
         os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp creates 0600; results should read like any file
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+    atomic_write(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
+    atomic_write(path, lambda tmp: Path(tmp).write_bytes(data))
 
 
 def canonical_json(obj: Any) -> str:

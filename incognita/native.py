@@ -24,6 +24,7 @@ version 0) are written only under `results/native/archive/` and never pooled.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import time
@@ -94,9 +95,8 @@ def _scripted_classes():
     from tau2.user.user_simulator import UserSimulator
 
     from incognita.backends import make_backend
-    from incognita.backends.scripted_customer import release_field_schema
     from incognita.episode import USER, parse_agent_output
-    from incognita.gate import DisclosureGate
+    from incognita.gate import DisclosureGate, release_field_schema
     from incognita.plan import plan_from_golden
 
     class ScriptedNativeAgent(LLMAgent):
@@ -193,24 +193,16 @@ def _scripted_classes():
                     return resp.text or ""
                 for call in resp.tool_calls:
                     event = self.gate.request(call.arguments.get("token", ""), 0)
-                    self.history.append(Turn("tool", _json({"token": event.token, "status": event.status,
+                    self.history.append(Turn("tool", json.dumps({"token": event.token, "status": event.status,
                                                             "value": event.value}), tool_call_id=call.id))
             raise RuntimeError("scripted customer gave no reply within 8 steps")
 
     return ScriptedNativeAgent, ScriptedNativeUser
 
 
-def _json(obj) -> str:
-    import json
-
-    return json.dumps(obj)
-
-
 def _as_json_result(content: str | None) -> str:
     """The harness returns a tool's plain-string result unquoted (a user id, say); our scripted
     agent reads results as JSON, as our own arms deliver them."""
-    import json
-
     content = content or ""
     if content.startswith("Error:"):
         return content
@@ -366,31 +358,27 @@ def run_job(job: NativeJob, settings: NativeSettings, log=print) -> list[Path]:
     from incognita.harness import arm_order, cell_seed
 
     upstream = {str(t["id"]): t for t in read_json(job.tasks_json)}
-    _check_inputs(job, upstream)
+    corpus = list(job.corpus or job.tasks)
+    _check_inputs(job, upstream, corpus)
     _quiet_harness_logs()
     register_scripted()
+    profile = _spec_parts(job.spec)[1]
     written = []
-    corpus = list(job.corpus or job.tasks)
-    outside = [t for t in job.tasks if t not in corpus]
-    if outside:
-        raise InputError(f"native: task(s) {', '.join(outside)} are not in the design's tasks {', '.join(corpus)}")
     for task_id in job.tasks:
-        position_in_corpus = corpus.index(task_id)
-        cards = [(Path(job.cards_dir) / f"{task_id}.json", False)]
-        if job.archive_unrepaired and overlay_version(read_json(cards[0][0])) > 0:
-            cards.append((Path(job.cards_dir) / "v1" / f"{task_id}.json", True))  # the rule-built card
+        current = Path(job.cards_dir) / f"{task_id}.json"
+        cards = [(current, read_json(current), False)]
+        if job.archive_unrepaired and overlay_version(cards[0][1]) > 0:
+            rule_built = Path(job.cards_dir) / "v1" / f"{task_id}.json"
+            cards.append((rule_built, read_json(rule_built), True))
         for rep in range(job.reps):
             seed = cell_seed(job.seed, job.model, task_id, rep)
-            order = arm_order(job.arms, list(job.models_order), job.model, position_in_corpus, rep)
+            order = arm_order(job.arms, list(job.models_order), job.model, corpus.index(task_id), rep)
             cell = NativeCell(job.model, task_id, rep, seed, order.index("native") if "native" in order else None)
-            for card_path, archived in cards:
-                card = read_json(card_path)
-                inputs = {"golden": str(Path(job.golden_dir) / f"{task_id}.json"), "profiles": job.profiles,
-                          "seed": seed, "card": str(card_path)}
-                agent = role_setup(job.spec, "agent", _only(inputs, "golden", "profiles", "seed",
-                                                             profile=_name(job.spec)))
-                user = role_setup(job.customer, "user", _only(inputs, "card"))
-                task = native_task(upstream[task_id], card)
+            agent = role_setup(job.spec, "agent", {"golden": str(Path(job.golden_dir) / f"{task_id}.json"),
+                                                   "profiles": job.profiles, "seed": seed, "profile": profile})
+            for card_path, card, archived in cards:
+                task = native_task(upstream[task_id], card)  # a fresh task per run: the harness gets its own
+                user = role_setup(job.customer, "user", {"card": str(card_path)})
                 t0 = time.perf_counter()
                 sim = run_cell(cell, task, agent, user, settings, overlay_version(card))
                 path = output_path(job.out_dir, job.model, task_id, rep, archived)
@@ -404,13 +392,17 @@ def run_job(job: NativeJob, settings: NativeSettings, log=print) -> list[Path]:
     return written
 
 
-def _check_inputs(job: NativeJob, upstream: dict) -> None:
+def _check_inputs(job: NativeJob, upstream: dict, corpus: list[str]) -> None:
     """Missing or unknown inputs stop the stage before any run (they are not run failures)."""
     role_setup(job.spec, "agent", {})
     role_setup(job.customer, "user", {})
-    scripted = _family(job.spec) == "scripted"
-    if scripted and _name(job.spec) not in (read_yaml(job.profiles) or {}):
-        raise InputError(f"{job.profiles}: no scripted agent profile {_name(job.spec)!r} (model {job.model})")
+    family, profile = _spec_parts(job.spec)
+    scripted = family == "scripted"
+    if scripted and profile not in (read_yaml(job.profiles) or {}):
+        raise InputError(f"{job.profiles}: no scripted agent profile {profile!r} (model {job.model})")
+    outside = [t for t in job.tasks if t not in corpus]
+    if outside:
+        raise InputError(f"native: task(s) {', '.join(outside)} are not in the design's tasks {', '.join(corpus)}")
     for task_id in job.tasks:
         if task_id not in upstream:
             raise InputError(f"{job.tasks_json}: no task {task_id!r}")
@@ -421,10 +413,12 @@ def _check_inputs(job: NativeJob, upstream: dict) -> None:
                 raise InputError(f"{path}: file not found (native inputs for task {task_id})")
 
 
-def _family(entry: str | dict) -> str:
+def _spec_parts(entry: str | dict) -> tuple[str, str]:
+    """(family, name) of a model entry's spec."""
     from incognita.backends.base import split_entry
 
-    return split_entry(entry)[0].partition(":")[0]
+    family, _, name = split_entry(entry)[0].partition(":")
+    return family, name
 
 
 def _quiet_harness_logs() -> None:
@@ -437,22 +431,13 @@ def _quiet_harness_logs() -> None:
     logger.add(sys.stderr, level="WARNING")
 
 
-def _name(entry: str | dict) -> str:
-    from incognita.backends.base import split_entry
-
-    return split_entry(entry)[0].partition(":")[2]
-
-
-def _only(inputs: dict, *keys: str, **extra) -> dict:
-    return {**{k: inputs[k] for k in keys}, **extra}
-
-
 # --------------------------------------------------------------------------- reading our outputs
 
 
-def native_trial(path: str | Path) -> dict:
-    """One trial row (reader contract) from a native output, read as plain JSON (no harness import)."""
-    doc = read_json(path)
+def native_trial(path: str | Path, doc: dict | None = None) -> dict:
+    """One trial row (reader contract) from a native output, read as plain JSON (no harness import);
+    `doc` is the file's content when the caller has already read it."""
+    doc = read_json(path) if doc is None else doc
     try:
         sim = doc["simulations"][0]
         facts = sim["reward_info"]["info"]["incognita"]

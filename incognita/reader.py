@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from incognita.io import InputError, atomic_write_text, read_json
+from incognita.io import InputError, atomic_write, atomic_write_text, read_json
 from incognita.records import (
     Disclosure,
     EpisodeRecord,
@@ -512,25 +510,11 @@ def build_trials(episode_paths: list[Path], reference_path: Path, extra_rows: It
     return df.reset_index(drop=True)
 
 
-def _atomic_bytes(path: str | Path, write) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        write(tmp)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write_trials(df: pd.DataFrame, parquet_path: str | Path, csv_path: str | Path | None = None) -> None:
     missing = [c for c in CONTRACT_COLUMNS if c not in df.columns]
     if missing:
         raise InputError(f"trials table: missing contract column(s) {', '.join(missing)}")
-    _atomic_bytes(parquet_path, lambda tmp: df.to_parquet(tmp, index=False))
+    atomic_write(parquet_path, lambda tmp: df.to_parquet(tmp, index=False))
     if csv_path is not None:
         atomic_write_text(csv_path, df.to_csv(index=False))
 
@@ -598,7 +582,7 @@ def split_inputs(paths: Iterable[str | Path]) -> tuple[list[Path], list[dict]]:
     for path in map(Path, paths):
         doc = read_json(path)
         if isinstance(doc, dict) and "simulations" in doc:
-            native.append(native_trial(path))
+            native.append(native_trial(path, doc))
         else:
             episodes.append(path)
     return episodes, native

@@ -10,7 +10,10 @@ from incognita.cli import main
 
 
 def _native(error):
-    return {"simulations": [{"reward_info": {"reward": 0.0, "info": {"incognita": {"error": error}}}}]}
+    """A native result as incognita.native writes it (only the fields its reader needs)."""
+    facts = {"model": "m", "task": "11", "rep": 0, "seed": 1, "error": error}
+    return {"simulations": [{"termination_reason": "agent_error" if error else "user_stop", "messages": [],
+                             "reward_info": {"reward": 0.0, "info": {"incognita": facts}}}]}
 
 
 def test_errors_lists_and_deletes_broken_records_only(tmp_path):

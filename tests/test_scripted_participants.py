@@ -14,7 +14,6 @@ from incognita.backends.scripted_customer import (
     ScriptedCustomer,
     mask,
     masking_rules,
-    release_field_schema,
 )
 from incognita.backends.scripted_desk import (
     _MISSING,
@@ -23,7 +22,7 @@ from incognita.backends.scripted_desk import (
     wanted_pointers,
 )
 from incognita.cards import build_card
-from incognita.gate import DisclosureGate
+from incognita.gate import DisclosureGate, release_field_schema
 from incognita.gateway import Gateway
 from incognita.partition import INDIRECT_HOLDER, SOCIAL_DESKS, load_partition
 from incognita.replay import RetailWorld

@@ -27,27 +27,7 @@ import re
 
 from incognita.backends.base import ModelRequest, ModelResponse, ToolCall, Turn
 from incognita.backends.language import parse, say, tag
-
-RELEASE_TOOL = "release_field"
-
-
-def release_field_schema(tokens: list[str] | tuple[str, ...]) -> dict:
-    """The customer's one tool: ask the disclosure gate for one field of its memory."""
-    return {
-        "type": "function",
-        "function": {
-            "name": RELEASE_TOOL,
-            "description": ("Recall one detail of your own situation so that you can tell it to the agent. "
-                            "Call it only for a detail the agent has asked you for; it returns the detail's "
-                            "value, or nothing when you do not remember it."),
-            "parameters": {
-                "type": "object",
-                "properties": {"token": {"type": "string", "enum": list(tokens)}},
-                "required": ["token"],
-            },
-        },
-    }
-
+from incognita.gate import RELEASE_TOOL
 
 # --------------------------------------------------------------------------- masking
 
