@@ -1,5 +1,6 @@
 # Sourced by bin/run and bin/test: create or reuse .venv and install the project into it.
-# Re-installs only when pyproject.toml changed since the last install.
+# INCOGNITA_EXTRAS names the optional dependency groups the caller needs (bin/test: test).
+# Re-installs only when pyproject.toml changed since the last install or an extra is missing.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -15,12 +16,21 @@ if [ ! -x .venv/bin/python ]; then
     echo "[setup] creating .venv with $("$PYTHON" --version 2>&1)"
     "$PYTHON" -m venv .venv
 fi
+# The stamp holds the hash of pyproject.toml and the extras installed with it.
 STAMP=.venv/.incognita-installed
+EXTRAS="${INCOGNITA_EXTRAS:-}"
 WANT="$(sha256sum pyproject.toml | cut -d' ' -f1)"
-if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$WANT" ]; then
-    echo "[setup] installing the project and its pinned dependencies into .venv (first run takes a minute or two)"
+read -r HAVE_HASH HAVE_EXTRAS < "$STAMP" 2>/dev/null || { HAVE_HASH=""; HAVE_EXTRAS=""; }
+if [ "$HAVE_HASH" = "$WANT" ]; then
+    EXTRAS="$(echo "$HAVE_EXTRAS" "$EXTRAS" | tr ', ' '\n\n' | sed '/^$/d' | sort -u | paste -sd, -)"
+fi
+if [ "$HAVE_HASH" != "$WANT" ] || [ "${HAVE_EXTRAS:-}" != "$EXTRAS" ]; then
+    echo "[setup] installing the project and its pinned dependencies${EXTRAS:+ (extras: $EXTRAS)} into .venv"
+    case ",$EXTRAS," in *,test,*)
+        echo "[setup] the test extra builds llama-cpp-python from source on a first install (minutes on 2 cores; pip's wheel cache serves later installs)";;
+    esac
     .venv/bin/python -m pip install --quiet --upgrade pip
-    .venv/bin/python -m pip install --quiet -e '.[test]'
-    echo "$WANT" > "$STAMP"
+    .venv/bin/python -m pip install --quiet -e ".${EXTRAS:+[$EXTRAS]}"
+    echo "$WANT $EXTRAS" > "$STAMP"
 fi
 export PATH="$ROOT/.venv/bin:$PATH"

@@ -29,6 +29,10 @@ def validate(instance: Any, schema_name: str, where: str) -> None:
 
 
 def load_config(path: str | Path) -> dict:
+    """A complete config, schema-checked, with every model and participant entry checked."""
+    from incognita.backends.entries import check_entries
+
     cfg = read_yaml(path)
     validate(cfg, "config.schema.json", str(path))
+    check_entries(cfg)
     return cfg

@@ -10,7 +10,8 @@ the harness's own registry so the offline default can run it:
   customer, answering from the task card through a disclosure gate of its own.
 
 Real models (`openai:<model>` specs) run the harness's own `llm_agent` and
-`user_simulator` through its own model path (litellm) against the configured endpoint.
+`user_simulator`; litellm hands their calls to our `incognita` provider
+(incognita.native_models), i.e. to the episodes' own backend and response cache.
 The harness keeps its policy prompt, termination rule (the user's stop token, step and
 error limits) and reward. Each cell is written as one harness `Results` document, readable
 by `tau2.data_model.simulation.Results.load`. Our own facts about the run (cell, seed, the
@@ -28,15 +29,16 @@ import json
 import os
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from importlib.metadata import version
 from pathlib import Path
 
+from incognita import native_models
 from incognita.backends.base import ModelRequest, Turn
 from incognita.io import InputError, atomic_write_text, read_json, read_yaml
 
 # Bump when a change here alters native outputs: the workflow passes it as a param.
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3
 AGENT_NAME = "incognita_scripted_agent"
 USER_NAME = "incognita_scripted_user"
 # What the scripted agent says once it would send FINAL in our harness; the scripted user
@@ -239,29 +241,29 @@ class NativeCell:
 def role_setup(entry: str | dict, role: str, inputs: dict) -> tuple[str, str | None, dict]:
     """(harness implementation, llm, llm_args) for the agent or the user, from a config entry.
 
-    Scripted specs name our registered classes and their input files; `openai:<model>` specs
-    use the harness's own LLM classes with litellm's `openai/` route to the configured
-    endpoint. API keys stay in the environment: llm_args end up in the run record."""
-    from incognita.backends.base import split_entry
+    Scripted specs name our registered classes and their input files. `openai:<model>` entries
+    run the harness's own LLM classes, whose calls litellm routes to our `incognita` provider
+    (incognita.native_models): the same backend, settings and response cache as the episodes.
+    API keys stay in the environment: llm_args end up in the run record."""
+    from incognita.backends.entries import check_entry
+    from incognita.native_models import llm_args, llm_name
 
-    try:
-        spec, settings = split_entry(entry, f"native {role}")
-    except ValueError as exc:
-        raise InputError(str(exc)) from None
+    if role == "agent":
+        spec, _ = check_entry(entry, "native agent (--spec)", _profile_names(inputs.get("profiles")))
+    else:
+        spec, _ = check_entry(entry, "native user (--customer)", participant="customer")
     family, _, name = spec.partition(":")
     if family == "scripted":
         return (AGENT_NAME if role == "agent" else USER_NAME), None, dict(inputs)
     if family == "openai":
-        args: dict = {}
-        base = os.environ.get(settings.get("base_url_env") or "OPENAI_BASE_URL")
-        if base:
-            args["api_base"] = base
-        for key in ("temperature", "reasoning_effort", "max_tokens", "timeout"):
-            if settings.get(key) is not None:
-                args[key] = settings[key]
-        return ("llm_agent" if role == "agent" else "user_simulator"), f"openai/{name}", args
-    raise InputError(f"native arm: unsupported model spec {spec!r} for the {role} "
+        return ("llm_agent" if role == "agent" else "user_simulator"), llm_name(role, name), llm_args(entry)
+    raise InputError(f"native {role}: the upstream harness cannot run {spec!r} "
                      "(expected scripted:<profile> or openai:<model>)")
+
+
+def _profile_names(profiles: str | None) -> list[str]:
+    """The scripted agent profiles in the profiles file (none without one)."""
+    return list(read_yaml(profiles) or {}) if profiles else []
 
 
 def redact(text: str) -> str:
@@ -286,6 +288,7 @@ def run_cell(cell: NativeCell, task, agent: tuple, user: tuple, settings: Native
     facts = {"model": cell.model, "task": cell.task, "rep": cell.rep, "seed": cell.seed,
              "schedule_position": cell.position, "overlay_version": overlay, "error": None}
     start = time.perf_counter()
+    native_models.BRIDGE.reset_usage()
     try:
         sim = run_task(domain=domain, task=task, agent=agent[0], llm_agent=agent[1], llm_args_agent=agent[2],
                        user=user[0], llm_user=user[1], llm_args_user=user[2], max_steps=settings.max_steps,
@@ -297,6 +300,12 @@ def run_cell(cell: NativeCell, task, agent: tuple, user: tuple, settings: Native
                             end_time=now, duration=time.perf_counter() - start,
                             termination_reason=TerminationReason.AGENT_ERROR, messages=[], seed=cell.seed,
                             reward_info=RewardInfo(reward=0.0, reward_basis=None), skipped=True)
+    if native_models.BRIDGE.fatal is not None:  # a bad key or unknown model: stop the job, not this run
+        raise native_models.BRIDGE.fatal
+    served = {role: asdict(native_models.BRIDGE.usage[role]) for role, entry in (("agent", agent), ("user", user))
+              if entry[1] and entry[1].startswith(native_models.PROVIDER + "/")}
+    if served:
+        facts["usage"] = served  # our backend's accounting: tokens, cost, cache hits and misses per role
     if agent[0] == AGENT_NAME and facts["error"] is None:
         from tau2.registry import registry
 
@@ -346,6 +355,8 @@ class NativeJob:
     out_dir: str
     archive_unrepaired: bool = True
     corpus: tuple[str, ...] = ()  # the design's tasks in order (Latin-square positions); default: tasks
+    cache_dir: str | None = None  # model response cache; None = $INCOGNITA_CACHE_DIR or cache/responses
+    prices: str | None = None  # price table; None = $INCOGNITA_PRICES or config/prices.yaml
 
 
 def output_path(out_dir: str | Path, model: str, task: str, rep: int, archive: bool = False) -> Path:
@@ -362,6 +373,7 @@ def run_job(job: NativeJob, settings: NativeSettings, log=print) -> list[Path]:
     _check_inputs(job, upstream, corpus)
     _quiet_harness_logs()
     register_scripted()
+    native_models.register(job.cache_dir, job.prices)
     profile = _spec_parts(job.spec)[1]
     written = []
     for task_id in job.tasks:
@@ -394,12 +406,9 @@ def run_job(job: NativeJob, settings: NativeSettings, log=print) -> list[Path]:
 
 def _check_inputs(job: NativeJob, upstream: dict, corpus: list[str]) -> None:
     """Missing or unknown inputs stop the stage before any run (they are not run failures)."""
-    role_setup(job.spec, "agent", {})
+    role_setup(job.spec, "agent", {"profiles": job.profiles})
     role_setup(job.customer, "user", {})
-    family, profile = _spec_parts(job.spec)
-    scripted = family == "scripted"
-    if scripted and profile not in (read_yaml(job.profiles) or {}):
-        raise InputError(f"{job.profiles}: no scripted agent profile {profile!r} (model {job.model})")
+    scripted = _spec_parts(job.spec)[0] == "scripted"
     outside = [t for t in job.tasks if t not in corpus]
     if outside:
         raise InputError(f"native: task(s) {', '.join(outside)} are not in the design's tasks {', '.join(corpus)}")
@@ -447,6 +456,10 @@ def native_trial(path: str | Path, doc: dict | None = None) -> dict:
     breakdown = sim["reward_info"].get("reward_breakdown") or {}
     error = facts.get("error")
     nan = float("nan")
+    # Calls served by our backend are priced by it (our price table); litellm cannot price them.
+    usage = facts.get("usage") or {}
+    cost = {role: float((usage.get(role) or {}).get("cost_usd", sim.get(f"{role}_cost") or 0.0))
+            for role in ("agent", "user")}
     return {
         "arm": "native", "model": facts["model"], "task": str(facts["task"]), "rep": int(facts["rep"]),
         "seed": facts["seed"], "schedule_position": facts.get("schedule_position"),
@@ -460,7 +473,7 @@ def native_trial(path: str | Path, doc: dict | None = None) -> dict:
         "injected_failure": (facts.get("ground_truth") or {}).get("injected"),
         "agent_actions": sum(1 for m in sim["messages"] if m.get("role") == "assistant"),
         "messages": sum(1 for m in sim["messages"] if m.get("role") in ("assistant", "user") and m.get("content")),
-        "cost_agent_usd": sim.get("agent_cost") or 0.0,
-        "cost_episode_usd": (sim.get("agent_cost") or 0.0) + (sim.get("user_cost") or 0.0),
+        "cost_agent_usd": cost["agent"],
+        "cost_episode_usd": cost["agent"] + cost["user"],
         "overlay_version": facts.get("overlay_version"),
     }

@@ -26,6 +26,15 @@ REPAIRS_DIR = config["cards"]["repairs_dir"]
 # on the import path, whether or not it is pip-installed; with --sdm conda the env provides
 # the dependencies and the checkout provides the code.
 sys.path.insert(0, workflow.basedir)  # parse-time imports come from this checkout too
+# Model and participant entries are checked before any job is planned: a bad one stops even
+# a dry run with one line naming the config key and the value.
+from incognita.backends.entries import check_entries
+from incognita.io import InputError
+
+try:
+    check_entries(config)
+except InputError as exc:
+    raise WorkflowError(str(exc)) from None
 # Model backends find the response cache and the price table through the environment, so
 # moving the cache never invalidates finished episodes.
 _RUNTIME_ENV = {"INCOGNITA_CACHE_DIR": (config.get("cache") or {}).get("dir"), "INCOGNITA_PRICES": config.get("prices")}

@@ -24,6 +24,7 @@ from incognita.native import (
     run_job,
 )
 from incognita.repairs import apply_overlay, load_overlay
+from workflow_helpers import stable_native
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = [str(t) for t in load_corpus(ROOT / "config/corpus.yaml", locks=ROOT / "config/locks.yaml")["tasks"]]
@@ -145,7 +146,7 @@ def test_hitting_the_step_limit_is_recorded_as_the_harness_limit(inputs, source_
 def test_unknown_model_family_is_refused(inputs, source_dir, tmp_path):
     from incognita.io import InputError
 
-    with pytest.raises(InputError, match="unsupported model spec 'vertex:x'"):
+    with pytest.raises(InputError, match="unknown backend family 'vertex'"):
         run_job(job(inputs, tmp_path, ["11"], spec="vertex:x", tasks_json=str(source_dir / "tasks.json")),
                 NativeSettings(), log=lambda _: None)
 
@@ -165,20 +166,13 @@ def test_native_trial_refuses_foreign_results(tmp_path):
         native_trial(path)
 
 
-def test_one_native_episode_through_the_harness_model_path_on_loopback(inputs, source_dir, tmp_path, monkeypatch):
-    """An `openai:` agent and user, through the harness's own LLM classes and litellm, against a
-    local OpenAI-compatible server that plays the gold actions of task 11 and then stops."""
-    from tau2.data_model.simulation import Results
-
-    from incognita.loopback import LoopbackServer
-
-    gold = next(t for t in read_json(source_dir / "tasks.json") if str(t["id"]) == "11")
-    actions = gold["evaluation_criteria"]["actions"]
-    seen: list[str] = []
+def _gold_responder(actions: list[dict], seen: list[tuple[str, dict]]):
+    """A loopback responder for task 11: the agent plays the gold actions one per turn, then
+    closes; the user asks for the returns and stops once told the refunds are made."""
 
     def responder(model: str, request: dict):
-        seen.append(model)
-        if model == "agent-model":  # one gold action per turn, then a closing message
+        seen.append((model, request))
+        if model == "agent-model":
             done = sum(1 for m in request["messages"] if m["role"] == "tool")
             if done < len(actions):
                 a = actions[done]
@@ -187,21 +181,91 @@ def test_one_native_episode_through_the_harness_model_path_on_loopback(inputs, s
         last = request["messages"][-1]["content"] or ""
         return "###STOP###" if "refunds go to" in last else "I would like to return everything I ordered."
 
-    monkeypatch.setenv("OPENAI_API_KEY", "loopback-dummy-key")
-    with LoopbackServer(responder) as server:
-        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        j = NativeJob(**{**job(inputs, tmp_path, ["11"], tasks_json=str(source_dir / "tasks.json")).__dict__,
-                         "spec": {"spec": "openai:agent-model", "temperature": 0},
-                         "customer": {"spec": "openai:user-model", "temperature": 0}})
-        [path] = run_job(j, NativeSettings(), log=lambda _: None)
+    return responder
+
+
+def _openai_job(inputs, source_dir, out: Path, agent: dict, user: dict, cache: Path,
+                prices: Path | None = None) -> NativeJob:
+    return NativeJob(**{**job(inputs, out, ["11"], tasks_json=str(source_dir / "tasks.json")).__dict__,
+                        "spec": agent, "customer": user, "cache_dir": str(cache),
+                        "prices": str(prices) if prices else None})
+
+
+def test_openai_entries_run_the_harness_llm_classes_through_our_backend_and_cache(inputs, source_dir, tmp_path,
+                                                                                  monkeypatch):
+    """`openai:` agent and user in the harness's own LLM classes: their calls reach the server
+    named by `base_url` in the entry alone (no OPENAI_BASE_URL), carry the entry's settings,
+    land in our response cache, and an unchanged rerun makes no call and writes the same run."""
+    from tau2.data_model.simulation import Results
+
+    from incognita.loopback import LoopbackServer
+
+    gold = next(t for t in read_json(source_dir / "tasks.json") if str(t["id"]) == "11")
+    actions = gold["evaluation_criteria"]["actions"]
+    seen: list[tuple[str, dict]] = []
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.setenv("MY_LOCAL_KEY", "loopback-dummy-key")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    cache = tmp_path / "cache"
+    prices = tmp_path / "prices.yaml"  # the shipped table plus a price for the agent's model
+    prices.write_text((ROOT / "config/prices.yaml").read_text() + "  agent-model: {input: 1.0, output: 2.0}\n")
+    with LoopbackServer(_gold_responder(actions, seen)) as server:
+        entry = {"base_url": server.base_url, "api_key_env": "MY_LOCAL_KEY", "temperature": 0,
+                 "max_tokens": 99, "max_tokens_param": "max_tokens", "extra_body": {"top_k": 3}}
+        agent = {"spec": "openai:agent-model", **entry, "reasoning_effort": "low"}
+        user = {"spec": "openai:user-model", **entry}
+        [first] = run_job(_openai_job(inputs, source_dir, tmp_path / "a", agent, user, cache, prices),
+                          NativeSettings(), log=lambda _: None)
         requests = server.requests
-    results = Results.load(path)
+        [second] = run_job(_openai_job(inputs, source_dir, tmp_path / "b", agent, user, cache, prices),
+                           NativeSettings(), log=lambda _: None)
+        assert server.requests == requests  # the rerun was served wholly from the cache
+
+    results = Results.load(first)
     sim = results.simulations[0]
-    assert sim.reward_info.info["incognita"]["error"] is None, sim.reward_info.info
+    facts = sim.reward_info.info["incognita"]
+    assert facts["error"] is None, facts
     assert sim.reward_info.reward == 1.0 and sim.termination_reason.value == "user_stop"
     assert results.info.agent_info.implementation == "llm_agent"
-    assert results.info.agent_info.llm == "openai/agent-model"
+    assert results.info.agent_info.llm == "incognita/agent/agent-model"
     assert results.info.user_info.implementation == "user_simulator"
-    assert seen.count("agent-model") == len(actions) + 1 and seen.count("user-model") == 2
+    models = [m for m, _ in seen]
+    assert models.count("agent-model") == len(actions) + 1 and models.count("user-model") == 2
     assert requests == len(seen)
-    assert "loopback-dummy-key" not in path.read_text()  # the key never reaches the harness's record
+    agent_body = next(body for m, body in seen if m == "agent-model")
+    assert agent_body["max_tokens"] == 99 and agent_body["top_k"] == 3 and agent_body["temperature"] == 0.0
+    assert agent_body["reasoning_effort"] == "low" and len(agent_body["tools"]) == 15
+    assert facts["usage"]["agent"]["calls"] == len(actions) + 1 and facts["usage"]["user"]["calls"] == 2
+    assert facts["usage"]["agent"]["cache_misses"] == len(actions) + 1
+    agent_usage = facts["usage"]["agent"]
+    price = (agent_usage["prompt_tokens"] * 1.0 + agent_usage["completion_tokens"] * 2.0) / 1e6
+    assert agent_usage["cost_usd"] == pytest.approx(price) and price > 0
+    row = native_trial(first)  # the reader prices the run from our usage, not litellm's (zero) cost
+    assert row["cost_agent_usd"] == pytest.approx(price) and row["cost_episode_usd"] == pytest.approx(price)
+    again = Results.load(second).simulations[0].reward_info.info["incognita"]["usage"]
+    assert again["agent"]["cache_hits"] == len(actions) + 1 and again["agent"]["cache_misses"] == 0
+    assert stable_native(read_json(first)) == stable_native(read_json(second))
+    for path in (first, second, *cache.rglob("*.json")):
+        assert "loopback-dummy-key" not in path.read_text()  # the key never reaches a record or the cache
+
+
+def test_a_refused_key_stops_the_native_job(inputs, source_dir, tmp_path, monkeypatch):
+    """401 is a configuration error: the job stops with one line instead of writing error runs."""
+    from incognita.backends.openai import BackendConfigError
+    from incognita.loopback import LoopbackServer
+
+    monkeypatch.setenv("OPENAI_API_KEY", "loopback-dummy-key")
+    with LoopbackServer(lambda model, request: "hi", faults={1: "401"}) as server:
+        agent = {"spec": "openai:agent-model", "base_url": server.base_url}
+        with pytest.raises(BackendConfigError, match="HTTP 401"):
+            run_job(_openai_job(inputs, source_dir, tmp_path / "a", agent, agent | {"spec": "openai:u"},
+                                tmp_path / "cache"), NativeSettings(), log=lambda _: None)
+    assert not list((tmp_path / "a").rglob("*.json"))
+
+
+def test_an_unknown_scripted_profile_is_refused(inputs, source_dir, tmp_path):
+    from incognita.io import InputError
+
+    with pytest.raises(InputError, match="unknown scripted profile 'nosuch'"):
+        run_job(job(inputs, tmp_path, ["11"], spec="scripted:nosuch", tasks_json=str(source_dir / "tasks.json")),
+                NativeSettings(), log=lambda _: None)

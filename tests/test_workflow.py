@@ -6,45 +6,12 @@ checkout's results/.
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parent.parent
-SNAKEMAKE = [sys.executable, "-m", "snakemake"]
-
-
-def copy_workflow(dest: Path) -> Path:
-    for name in ("Snakefile", "rules", "config", "incognita", "profiles", "envs", "report"):
-        src = ROOT / name
-        if src.is_dir():
-            shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(src, dest / name)
-    return dest
-
-
-def snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    proc = subprocess.run([*SNAKEMAKE, "--cores", "2", *args], cwd=workdir, capture_output=True, text=True)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}")
-    return proc
-
-
-def planned_jobs(proc: subprocess.CompletedProcess) -> dict[str, int]:
-    """Parse the 'Job stats' table of a dry run into {rule: count}."""
-    lines = proc.stdout.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("Job stats"))
-    jobs = {}
-    for line in lines[start + 3:]:
-        parts = line.split()
-        if len(parts) != 2 or parts[0] == "total":
-            break
-        jobs[parts[0]] = int(parts[1])
-    return jobs
+from workflow_helpers import copy_workflow, guarded_env, planned_jobs, snakemake
 
 
 @pytest.fixture(scope="module")
@@ -72,6 +39,20 @@ def test_broken_config_names_the_key(workflow, tmp_path):
     assert "['source']['version']" in out and "is not of type 'string'" in out
 
 
+@pytest.mark.parametrize("overlay, line", [
+    ("models:\n  foo: foo:bar\n", "config key models.foo: unknown backend family 'foo' in 'foo:bar'"),
+    ("models:\n  x: scripted:nosuch\n", "config key models.x: unknown scripted profile 'nosuch'"),
+    ("participants:\n  customer: scripted:desk\n", "config key participants.customer: unknown scripted profile"),
+])
+def test_a_bad_model_entry_stops_a_dry_run_with_one_line(workflow, tmp_path, overlay, line):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(overlay)
+    proc = snakemake(workflow, "-n", "--configfile", str(bad), check=False)
+    assert proc.returncode != 0
+    assert line in proc.stdout + proc.stderr
+    assert "Job stats" not in proc.stdout  # stopped before any job was planned
+
+
 def test_editing_one_overlay_reruns_only_that_card(tmp_path):
     wf = copy_workflow(tmp_path)
     targets = ["results/cards/46.json", "results/cards/2.json"]
@@ -85,12 +66,26 @@ def test_editing_one_overlay_reruns_only_that_card(tmp_path):
     assert "wildcards: task=46" in proc.stdout and "task=2\n" not in proc.stdout
 
 
+def test_the_network_guard_catches_an_outbound_connection(tmp_path):
+    """The guard the smoke test relies on does record (and refuse) an attempt, in a child process."""
+    log = tmp_path / "net.log"
+    code = "import socket\ntry:\n    socket.create_connection(('example.org', 80), timeout=1)\nexcept OSError as e:\n    print(e)"
+    proc = subprocess.run([sys.executable, "-c", code], env=guarded_env(log), capture_output=True, text=True)
+    assert "network guard" in proc.stdout
+    assert "example.org" in log.read_text()
+
+
 def test_smoke_profile_end_to_end(tmp_path):
-    """The 16-trial smoke design through every stage up to the figures; then the rerun guarantees."""
+    """The 16-trial smoke design through every stage up to the figures, with every outbound
+    connection refused and recorded (none may be attempted); then the rerun guarantees."""
     import pandas as pd
 
     wf = copy_workflow(tmp_path)
-    snakemake(wf, "--configfile", "config/smoke.yaml")
+    net_log = tmp_path / "net.log"
+    snakemake(wf, "--configfile", "config/smoke.yaml", env=guarded_env(net_log))
+    assert not net_log.exists(), f"outbound connections attempted offline:\n{net_log.read_text()}"
+    native_logs = "".join(p.read_text() for p in (wf / "logs" / "native").glob("*.log"))
+    assert "connect" not in native_logs.lower() and "github" not in native_logs.lower()
     trials = pd.read_parquet(wf / "results" / "trials.parquet")
     assert len(trials) == 16
     assert set(trials["arm"]) == {"direct", "indirect", "social", "native"}

@@ -54,6 +54,8 @@ class Backend(Protocol):
 
 Factory = Callable[[str, str, dict], Backend]
 _REGISTRY: dict[str, Factory] = {}
+# The modules under incognita/backends that register a family when imported.
+FAMILIES = ("openai", "scripted")
 
 
 def register(family: str) -> Callable[[Factory], Factory]:
@@ -71,9 +73,17 @@ def make_backend(spec: str, role: str, context: dict | None = None) -> Backend:
     if family not in _REGISTRY:
         _load_family(family)
     if family not in _REGISTRY or not name:
-        known = ", ".join(sorted(_REGISTRY)) or "none loaded"
-        raise ValueError(f"unknown backend spec {spec!r} for role {role}: expected <family>:<name>, families: {known}")
+        raise ValueError(f"unknown backend spec {spec!r} for role {role}: expected <family>:<name>, "
+                         f"families: {', '.join(known_families())}")
     return _REGISTRY[family](name, role, context or {})
+
+
+def known_families() -> list[str]:
+    """Every registered family, the built-in ones loaded first."""
+    for family in FAMILIES:
+        if family not in _REGISTRY:
+            _load_family(family)
+    return sorted(_REGISTRY)
 
 
 def split_entry(entry: str | dict, where: str = "model entry") -> tuple[str, dict]:

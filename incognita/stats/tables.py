@@ -106,7 +106,9 @@ def separability_tables(means: pd.Series, arms: list[str], models: list[str],
                                   "excludes_zero": p.excludes_zero})
             rows += pair_rows
             summary.append(_separability_summary(arm, subset, m, models, pair_rows))
-    return pd.DataFrame(rows), pd.DataFrame(summary)
+    # Named columns: a design with one model has no pairs, and its table is still a table.
+    columns = ["arm", "subset", "model_a", "model_b", "n_tasks", "mean_diff", "ci_low", "ci_high", "excludes_zero"]
+    return pd.DataFrame(rows, columns=columns), pd.DataFrame(summary)
 
 
 def _separability_summary(arm: str, subset: str, m: pd.DataFrame, models: list[str], pair_rows: list[dict]) -> dict:
