@@ -3,8 +3,8 @@
 A *block* is one (model, task, repetition): it runs the arms one after another in
 Latin-square order (the arm order rotates with the model, task and repetition), as the
 paper's schedule does, and writes one record per arm to
-results/episodes/<arm>/<model>/<task>/r<rep>.json. Seeds depend on (design seed, model,
-task, repetition) and not on the arm, so a profile's random draws line up across arms.
+results/episodes/<arm>/<model>/<task>/r<rep>.json. Each cell's seed depends on (design
+seed, model, task, repetition, arm): the arms of a block are paired, their draws independent.
 The native anchor is the rotation's fourth arm: a block skips it here (it runs in the
 upstream harness, incognita.native) but every record keeps its position in the full order.
 """
@@ -30,7 +30,7 @@ from incognita.records import EpisodeRecord
 ARMS = ("direct", "indirect", "social")
 # Bump when a harness or scripted-backend change alters episodes: the workflow passes it as a
 # param, so blocks re-run; plain code edits never invalidate cached episodes.
-GENERATOR_VERSION = 3
+GENERATOR_VERSION = 4
 # What each scripted desk says when asked what it handles (one neutral line, no tool names).
 SCRIPTED_DESK_AREAS = {
     "Aster": "customer accounts", "Boreal": "returns and exchanges", "Cygnus": "the product catalogue",
@@ -65,8 +65,11 @@ class Design:
                    cache_dir=(cfg.get("cache") or {}).get("dir"), prices=cfg.get("prices"))
 
 
-def cell_seed(design_seed: int, model: str, task: str, rep: int) -> int:
-    digest = hashlib.sha256(f"{design_seed}/{model}/{task}/{rep}".encode()).hexdigest()
+def cell_seed(design_seed: int, model: str, task: str, rep: int, arm: str) -> int:
+    """One seed per cell. The arm is part of it: the arms of a block are paired by (model, task,
+    repetition), as the paper pairs them, and each draws its own randomness, so a scripted
+    profile's slips and injections are independent across arms instead of recurring in all."""
+    digest = hashlib.sha256(f"{design_seed}/{model}/{task}/{rep}/{arm}".encode()).hexdigest()
     return int(digest[:12], 16)
 
 
@@ -131,7 +134,7 @@ class Harness:
         entry = self.design.models.get(model)
         if entry is None:
             raise InputError(f"model {model!r} is not in the config's models ({', '.join(self.design.models)})")
-        seed = cell_seed(self.design.seed, model, task, rep)
+        seed = cell_seed(self.design.seed, model, task, rep, arm)
         owners = self._owners(arm)
         gateway = Gateway(self.world, owners)
         where = f"models.{model}"

@@ -383,7 +383,7 @@ def run_job(job: NativeJob, settings: NativeSettings, log=print) -> list[Path]:
             rule_built = Path(job.cards_dir) / "v1" / f"{task_id}.json"
             cards.append((rule_built, read_json(rule_built), True))
         for rep in range(job.reps):
-            seed = cell_seed(job.seed, job.model, task_id, rep)
+            seed = cell_seed(job.seed, job.model, task_id, rep, "native")
             order = arm_order(job.arms, list(job.models_order), job.model, corpus.index(task_id), rep)
             cell = NativeCell(job.model, task_id, rep, seed, order.index("native") if "native" in order else None)
             agent = role_setup(job.spec, "agent", {"golden": str(Path(job.golden_dir) / f"{task_id}.json"),

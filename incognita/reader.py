@@ -29,7 +29,7 @@ from incognita.records import (
 
 # Bumped when a definition in docs/reader.md changes meaning: the workflow passes it as a
 # param, so the trials table is rebuilt then and only then.
-READER_VERSION = 1
+READER_VERSION = 2
 if TYPE_CHECKING:  # pandas is imported where tables are built: the workflow imports this module at parse time
     import pandas as pd
 
@@ -110,8 +110,17 @@ class TrialRow:
 # --------------------------------------------------------------------------- events
 
 
-def _key(arguments: Any) -> str:
-    """Arguments as a canonical string: equal JSON values give equal keys."""
+# Arguments whose value is the agent's own wording, which no reference can fix (the hand-off's
+# summary): calls are compared without them, so a transfer counts by its name alone.
+FREE_TEXT_ARGUMENTS = {"transfer_to_human_agents": frozenset({"summary"})}
+
+
+def _key(tool: str, arguments: Any) -> str:
+    """A call's arguments as a canonical string: equal JSON values give equal keys; free-text
+    arguments (FREE_TEXT_ARGUMENTS) are left out."""
+    free = FREE_TEXT_ARGUMENTS.get(tool)
+    if free and isinstance(arguments, dict):
+        arguments = {k: v for k, v in arguments.items() if k not in free}
     return json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
@@ -142,10 +151,10 @@ class Trace:
         self.gate_asked = {d.token for d in disclosures}
         self.released = {d.token for d in disclosures if d.status in ("released", "already_released")}
         accepted = [d for d in self.decisions if d.status == "accepted"]
-        self.accepted = Counter((d.proposer, d.tool, _key(d.arguments)) for d in accepted)
-        self.accepted_calls = {(d.tool, _key(d.arguments)) for d in accepted}
-        self.accepted_actions = Counter((d.proposer, d.tool, _key(d.arguments)) for d in accepted if _is_action(d))
-        self.accepted_reads = [(d.tool, _key(d.arguments)) for d in accepted if not _is_action(d)]
+        self.accepted = Counter((d.proposer, d.tool, _key(d.tool, d.arguments)) for d in accepted)
+        self.accepted_calls = {(d.tool, _key(d.tool, d.arguments)) for d in accepted}
+        self.accepted_actions = Counter((d.proposer, d.tool, _key(d.tool, d.arguments)) for d in accepted if _is_action(d))
+        self.accepted_reads = [(d.tool, _key(d.tool, d.arguments)) for d in accepted if not _is_action(d)]
         self.action_attempted = any(_is_action(d) for d in self.decisions)
         self.proposed = {(d.proposer, d.tool) for d in self.decisions}
         self.agent_tools = {p.tool for p in self.agent_proposals}
@@ -216,7 +225,7 @@ class Fact:
 def required_facts(task: dict, arm: str) -> list[Fact]:
     items = task["information_items"]
     facts = [Fact("customer", c["token"], USER, True) for c in items["customer"]]
-    facts += [Fact("service", (s["name"], _key(s["arguments"])), s["executor"][arm], True) for s in items["service"]]
+    facts += [Fact("service", (s["name"], _key(s["name"], s["arguments"])), s["executor"][arm], True) for s in items["service"]]
     seen = {f.key for f in facts}
     for token in task["channel_sources"]["tokens"]:
         if token not in seen:
@@ -228,7 +237,7 @@ def required_facts(task: dict, arm: str) -> list[Fact]:
         if call is None:
             raise InputError(f"coordination reference: task {task['task_id']}: channel_sources.reads: "
                              f"call {index} is not a required call of arm {arm}")
-        key = (call["name"], _key(call["arguments"]))
+        key = (call["name"], _key(call["name"], call["arguments"]))
         if key not in seen:
             facts.append(Fact("service", key, call["executor"], False))
             seen.add(key)
@@ -282,7 +291,7 @@ class Reading:
 
 
 def read_failure(trace: Trace, facts: list[Fact], required_calls: list[dict]) -> Reading:
-    needed_actions = Counter((c["executor"], c["name"], _key(c["arguments"])) for c in required_calls
+    needed_actions = Counter((c["executor"], c["name"], _key(c["name"], c["arguments"])) for c in required_calls
                              if c["tool_type"] == "write" or c["name"] in HANDOFF_TOOLS)
     matched = _matched(needed_actions, trace.accepted_actions)
     correct = matched == sum(needed_actions.values())
@@ -300,12 +309,12 @@ def read_failure(trace: Trace, facts: list[Fact], required_calls: list[dict]) ->
 
 def non_reference_reads(trace: Trace, required_calls: list[dict]) -> int:
     """Accepted calls that change nothing and are not a required call with its reference arguments."""
-    reference = {(c["name"], _key(c["arguments"])) for c in required_calls}
+    reference = {(c["name"], _key(c["name"], c["arguments"])) for c in required_calls}
     return sum(1 for call in trace.accepted_reads if call not in reference)
 
 
 def non_reference_actions(trace: Trace, required_calls: list[dict]) -> int:
-    needed = Counter((c["executor"], c["name"], _key(c["arguments"])) for c in required_calls)
+    needed = Counter((c["executor"], c["name"], _key(c["name"], c["arguments"])) for c in required_calls)
     return sum(trace.accepted_actions.values()) - _matched(needed, trace.accepted_actions)
 
 
@@ -319,7 +328,7 @@ def _process(trace: Trace, task: dict, arm: str) -> dict[str, float]:
     service = [f for f in facts if f.kind == "service"]
     hits_c = sum(_obtained(f, trace) for f in customer)
     hits_s = sum(_obtained(f, trace) for f in service)
-    needed = Counter((c["executor"], c["name"], _key(c["arguments"])) for c in spec["required_calls"])
+    needed = Counter((c["executor"], c["name"], _key(c["name"], c["arguments"])) for c in spec["required_calls"])
     out = {
         "information_acquisition": _fraction(hits_c + hits_s, len(facts)),
         "customer_information": _fraction(hits_c, len(customer)),

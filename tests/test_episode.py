@@ -75,7 +75,7 @@ def card0(tasks, db, meta):
     return build_card(tasks["0"], db, meta)
 
 
-def run(world, partition, card, arm, agent, budget=50, service=None):
+def run(world, partition, card, arm, agent, budget=50, service=None, gold_hash="gold"):
     if arm == "direct":
         owners = {"agent": frozenset(partition.tools)}
     elif arm == "indirect":
@@ -88,7 +88,7 @@ def run(world, partition, card, arm, agent, budget=50, service=None):
                                                      "write_tools": sorted(t for t in tools if gateway.is_write(t))})
                    for name, tools in owners.items() if name != "agent"}
     record = EpisodeRecord(cell={"arm": arm}, seed=1, models={}, code_version="test", card={}, reference={})
-    ep = Episode(arm=arm, card=card, gold_hash="gold", gateway=gateway, prompts=PromptSet(ROOT / "config" / "prompts"),
+    ep = Episode(arm=arm, card=card, gold_hash=gold_hash, gateway=gateway, prompts=PromptSet(ROOT / "config" / "prompts"),
                  agent=agent, customer=ScriptedCustomer("customer", {"card": card}), service=service, desks=DESKS,
                  seed=1, budget=budget, record=record)
     return ep.run(), world
@@ -105,12 +105,28 @@ def test_final_ends_and_messages_never_do(world, partition, card0):
     assert [e.message_type for e in of(record, Message) if e.sender == "agent"] == ["MESSAGE", "MESSAGE", "FINAL"]
 
 
-def test_budget_truncates(world, partition, card0):
-    agent = Puppet([msg("USER", f"turn {i}") for i in range(10)])
-    record, _ = run(world, partition, card0, "indirect", agent, budget=4)
-    assert record.termination == "truncated" and record.turns == 4
-    assert of(record, Truncation)[0].budget == 4
-    assert record.success is False
+def test_budget_truncates(world, partition, card0, tasks):
+    """Reaching the budget ends the episode there: the agent gets no further turn, and the
+    outcome is whatever state it left. Against task 0's real gold state (upstream's replay), the
+    gold calls within budget succeed and the same calls cut short by the budget do not."""
+    from incognita.replay import upstream_hash
+
+    actions = tasks["0"]["evaluation_criteria"]["actions"]
+    gold = upstream_hash(world, actions)
+
+    def gold_calls():
+        return Puppet([ModelResponse(tool_calls=(ToolCall(f"c{i}", a["name"], a["arguments"]),))
+                       for i, a in enumerate(actions)])
+
+    complete, _ = run(world, partition, card0, "direct", gold_calls(), budget=len(actions) + 1, gold_hash=gold)
+    assert complete.termination == "final" and complete.success is True
+
+    agent = gold_calls()
+    record, _ = run(world, partition, card0, "direct", agent, budget=len(actions) - 1, gold_hash=gold)
+    assert record.termination == "truncated" and record.turns == len(actions) - 1
+    assert len(agent.seen) == len(actions) - 1 and len(agent.outputs) == 1  # the last write never ran
+    assert of(record, Truncation)[0].budget == len(actions) - 1
+    assert record.channels["db"] is False and record.success is False
 
 
 @pytest.mark.parametrize("output, reason", [

@@ -134,6 +134,27 @@ def test_process_fractions():
     assert _row("social_success").execution == 1.0 and _row("direct_success").execution == 1.0
 
 
+def test_a_hand_off_counts_by_its_name_not_its_free_text_summary():
+    """The transfer's summary is the agent's own wording: execution compares the call without it."""
+    import copy
+
+    task = copy.deepcopy(REFERENCE["tasks"]["901"])
+    calls = task["arms"]["direct"]["required_calls"]
+    calls.append({"arguments": {"summary": "The reference's own words."}, "executor": "agent", "index": len(calls),
+                  "name": "transfer_to_human_agents", "tool_type": "handoff"})
+    data = _data("direct_success")
+    done = _read(data).execution
+    record = EpisodeRecord.from_dict(data)
+    assert read_trial(record, task).execution == pytest.approx(done * (len(calls) - 1) / len(calls))
+    turn = max(e["turn"] for e in data["events"]) + 1
+    transfer = {"turn": turn, "call_id": "c99", "proposer": "agent", "tool": "transfer_to_human_agents",
+                "arguments": {"summary": "Customer needs a human; in my words."}}
+    data["events"] += [{"type": "tool_proposal", **transfer},
+                       {"type": "gateway_decision", **transfer, "status": "accepted", "reason": None,
+                        "result": "Transfer successful", "write": False}]
+    assert read_trial(EpisodeRecord.from_dict(data), task).execution == done == 1.0
+
+
 def test_channel_read_is_needed_for_labels_but_not_an_information_item():
     data = _data("social_obtained_not_delivered")
     data["events"] = [e for e in data["events"] if e.get("proposer") != "Dorian"]  # no order read

@@ -254,6 +254,8 @@ class ScriptedAgent:
         if src.kind == "field":
             return _field_value(self.released[src.token], src.part, src.transform)
         if src.kind == "read":
+            if src.call not in self.results:  # an earlier change failed (a slip), so its result never came
+                raise GiveUp(f"the result of call {src.call} is missing: an earlier step was not carried out")
             return self.results[src.call][src.path]
         if src.kind == "policy":
             return src.value
