@@ -27,6 +27,7 @@ from matplotlib.ticker import StrMethodFormatter
 from matplotlib.transforms import blended_transform_factory
 
 from incognita.io import InputError, atomic_write_bytes, atomic_write_text
+from incognita.stats.report import scripted_population
 
 # --- vocabulary shown on the figures -------------------------------------------------------
 
@@ -205,6 +206,14 @@ def _figure(size: tuple[float, float]) -> Figure:
     return Figure(figsize=size, layout=ConstrainedLayoutEngine(w_pad=0.12, h_pad=0.1))
 
 
+def _suptitle(fig: Figure, stats: Stats, title: str, **kwargs) -> None:
+    """The figure's title; when any evaluated agent is scripted, a second line says so, so that a
+    figure taken out of its report cannot be mistaken for a result about language models."""
+    if scripted_population(stats["success"]):
+        title += "\nOffline scripted agents, not language models: this tests the pipeline, not any model."
+    fig.suptitle(title, **kwargs)
+
+
 def arm_label(arm: str) -> str:
     return ARM_LABELS.get(arm, arm)
 
@@ -245,7 +254,7 @@ def _model_legend(stats: Stats, models: Sequence[str]) -> list[Line2D]:
 def fig2_success(stats: Stats) -> Figure:
     fig = _figure((14, 5.6))
     ax_s, ax_d = fig.subplots(1, 2, width_ratios=[1, 1.25])
-    fig.suptitle("Figure 2. Task success by model and access condition, and the paired differences between "
+    _suptitle(fig, stats, "Figure 2. Task success by model and access condition, and the paired differences between "
                  "neighbouring conditions", fontweight="bold")
     _success_slopes(stats, ax_s)
     _contrast_forest(stats, ax_d, ("indirect-social", "direct-indirect"))
@@ -330,7 +339,7 @@ def fig3_breakdown(stats: Stats) -> Figure:
     comp, proc = stats["composition"], stats["process"]
     arms = list(_ordered(list(comp["arm"]) + list(proc["arm"]), stats.arms)) or list(stats.arms)
     fig = _figure((3.4 * len(arms) + 3.2, 10.5))
-    fig.suptitle("Figure 3. Where the trajectories break: the outcome of every trial and the completion of the "
+    _suptitle(fig, stats, "Figure 3. Where the trajectories break: the outcome of every trial and the completion of the "
                  "coordination processes", fontweight="bold")
     sub_top, sub_bottom = fig.subfigures(2, 1, height_ratios=[1.25, 1])
     top_axes = sub_top.subplots(1, len(arms), squeeze=False, sharey=True)[0]
@@ -433,7 +442,7 @@ def fig4_separability(stats: Stats) -> Figure:
     pairs = list(dict.fromkeys(zip(sep["model_a"], sep["model_b"])))
     fig = _figure((3.4 * max(len(arms), 1) + 3.4, 1.6 + 0.45 * max(len(pairs), 4)))
     axes = fig.subplots(1, max(len(arms), 1), squeeze=False, sharex=True)[0]
-    fig.suptitle("Figure 4. Does each condition separate the models? Every model pair, per-task paired "
+    _suptitle(fig, stats, "Figure 4. Does each condition separate the models? Every model pair, per-task paired "
                  "difference in success with its 95% t interval", fontweight="bold")
     if not arms:
         _no_data(axes[0], "model pairs")
@@ -480,7 +489,7 @@ def _pair_panel(part: pd.DataFrame, ax: Axes, arm: str, pairs: list[tuple[str, s
 def fig5_native(stats: Stats) -> Figure:
     fig = _figure((13, 2.4 + 0.6 * max(len(stats.models), 3)))
     ax_s, ax_d = fig.subplots(1, 2, width_ratios=[1, 1.2])
-    fig.suptitle("Figure 5. The native anchor: the unmodified upstream harness against centralized direct "
+    _suptitle(fig, stats, "Figure 5. The native anchor: the unmodified upstream harness against centralized direct "
                  "access, per model", fontweight="bold")
     succ = stats["success"]
     table = succ.pivot_table(index="model", columns="arm", values="success", aggfunc="first")
@@ -522,7 +531,7 @@ def fig6_cost(stats: Stats) -> Figure:
     cost = stats["cost"]
     fig = _figure((14, 7.5))
     axes = fig.subplots(len(COST_SCOPES), len(COST_METRICS), squeeze=False)
-    fig.suptitle("Figure 6. What an episode costs, by access condition and model, in two scopes",
+    _suptitle(fig, stats, "Figure 6. What an episode costs, by access condition and model, in two scopes",
                  fontweight="bold")
     arms = list(_ordered(cost["arm"], stats.arms))
     models = [m for m in stats.models if m in set(cost["model"])]
@@ -576,7 +585,7 @@ def fig7_split_half(stats: Stats) -> Figure:
     rows = math.ceil(n / cols)
     fig = _figure((11, 1.6 + 3.4 * rows))
     axes = fig.subplots(rows, cols, squeeze=False).ravel()
-    fig.suptitle("Figure 7. Split-half reproducibility: how often two random halves of the tasks order the "
+    _suptitle(fig, stats, "Figure 7. Split-half reproducibility: how often two random halves of the tasks order the "
                  "model pairs the same way", fontweight="bold")
     k = len(stats.models) * (len(stats.models) - 1) // 2
     for ax, arm in zip(axes, arms):

@@ -473,7 +473,17 @@ def native_trial(path: str | Path, doc: dict | None = None) -> dict:
         "injected_failure": (facts.get("ground_truth") or {}).get("injected"),
         "agent_actions": sum(1 for m in sim["messages"] if m.get("role") == "assistant"),
         "messages": sum(1 for m in sim["messages"] if m.get("role") in ("assistant", "user") and m.get("content")),
+        "agent_backend": _agent_backend(doc),
         "cost_agent_usd": cost["agent"],
         "cost_episode_usd": cost["agent"] + cost["user"],
         "overlay_version": facts.get("overlay_version"),
     }
+
+
+def _agent_backend(doc: dict) -> str:
+    """The evaluated agent's backend family, from the harness's own record of its agent."""
+    agent = (doc.get("info") or {}).get("agent_info") or {}
+    if agent.get("implementation") == AGENT_NAME:
+        return "scripted"
+    spec = ((agent.get("llm_args") or {}).get(native_models.PROVIDER) or {}).get("spec")
+    return str(spec).partition(":")[0] if spec else "unknown"

@@ -49,13 +49,14 @@ CONTRACT_COLUMNS = (
     "failure_type", "failure_type_reads_credited", "injected_failure", *PROCESS_COLUMNS,
     "agent_actions", "messages", "unanswerable_questions", "non_reference_reads",
     "tokens_agent", "tokens_episode", "cost_agent_usd", "cost_episode_usd", "cache_hits", "cache_misses",
+    "agent_backend",
 )
 _INT_COLUMNS = ("rep", "seed", "schedule_position", "agent_actions", "messages", "unanswerable_questions",
                 "non_reference_reads", "tokens_agent", "tokens_episode", "cache_hits", "cache_misses",
                 "turns", "protocol_errors", "non_reference_actions", "missing_customer_facts",
                 "missing_service_facts", "level", "injected_slips")
 _STR_COLUMNS = ("arm", "model", "task", "error", "termination", "failure_type", "failure_type_reads_credited",
-                "injected_failure")
+                "injected_failure", "agent_backend")
 NA = float("nan")
 
 
@@ -96,6 +97,7 @@ class TrialRow:
     cost_episode_usd: float
     cache_hits: int
     cache_misses: int
+    agent_backend: str  # the evaluated agent's backend family: scripted (offline) or openai (a language model)
     # Beyond the contract: what the labels rest on, for audits.
     turns: int
     protocol_errors: int
@@ -407,6 +409,7 @@ def read_trial(record: EpisodeRecord, reference_task: dict) -> TrialRow:
         unanswerable_questions=unanswerable_questions(trace.exchanges),
         non_reference_reads=non_reference_reads(trace, required),
         **_usage(record),
+        agent_backend=backend_family((record.models or {}).get("agent")),
         turns=record.turns,
         protocol_errors=trace.protocol_errors,
         action_attempted=trace.action_attempted,
@@ -416,6 +419,15 @@ def read_trial(record: EpisodeRecord, reference_task: dict) -> TrialRow:
         level=reference_task.get("level"),
         injected_slips=truth.get("slips"),
     )
+
+
+def backend_family(entry: str | None) -> str:
+    """`scripted`, `openai`, ... from a record's model entry (`unknown` when it has none)."""
+    from incognita.backends.base import split_entry
+
+    if not entry:
+        return "unknown"
+    return split_entry(entry)[0].partition(":")[0]
 
 
 # --------------------------------------------------------------------------- all trials

@@ -25,6 +25,23 @@ def _group(rows: pd.DataFrame, decision: str) -> list[str]:
     return list(rows.loc[rows["decision"] == decision, "model"])
 
 
+SCRIPTED_NOTE = ("These numbers come from offline scripted agents (`scripted:` profiles), not from language "
+                 "models: they test the pipeline and the reader, and say nothing about any model.")
+
+
+def scripted_population(success: pd.DataFrame) -> bool:
+    """Whether any evaluated agent in the success table is a scripted (offline) one."""
+    column = success.get("agent_backend")
+    return column is not None and any("scripted" in str(v).split(",") for v in column)
+
+
+def population_section(success: pd.DataFrame) -> list[str]:
+    if not scripted_population(success):
+        return []
+    scripted = sorted(set(success.loc[success["agent_backend"].astype(str).str.contains("scripted"), "model"]))
+    return [f"> **Offline scripted population.** {SCRIPTED_NOTE} Scripted models: {', '.join(scripted)}.", ""]
+
+
 def _primary_section(interp: Interpretation, rows: pd.DataFrame) -> list[str]:
     d = interp.decisions
     sign = "positive" if interp.direction > 0 else "negative"
@@ -120,7 +137,7 @@ def primary_markdown(interp: Interpretation, success: pd.DataFrame, contrasts: p
             (f"Interpretation table {lock}. Intervals are two-sided {100 * interp.confidence:g}% t intervals on the "
              "per-task paired differences (repetitions averaged within a task first). An interval that includes "
              "zero is insufficient evidence, never evidence that there is no effect."), ""]
-    lines = (head + _primary_section(interp, primary) + _bounds_section(interp, success)
+    lines = (head + population_section(success) + _primary_section(interp, primary) + _bounds_section(interp, success)
              + _supporting_section(interp, contrasts) + _sensitivity_section(contrasts)
              + _posthoc_section(sep_summary, interactions, dispersion, split_summary))
     return "\n".join(lines)

@@ -62,8 +62,17 @@ def success_table(trials: pd.DataFrame, means: dict[str, pd.Series], arms: list[
                          "n_excluded": int(cell["excluded"].sum()),
                          "tasks_at_floor": int((tasks <= interp.floor).sum()),
                          "tasks_at_ceiling": int((tasks >= interp.ceiling).sum()),
-                         "on_bound": bool(len(tasks) and interp.on_bound(success))})
+                         "on_bound": bool(len(tasks) and interp.on_bound(success)),
+                         "agent_backend": backends(cell)})
     return pd.DataFrame(rows)
+
+
+def backends(trials: pd.DataFrame) -> str:
+    """The evaluated agents' backend families in these trials (`scripted`, `openai`), comma-joined;
+    `unknown` for a table from before the reader recorded them."""
+    if "agent_backend" not in trials.columns:
+        return "unknown"
+    return ",".join(sorted(set(trials["agent_backend"].fillna("unknown").astype(str)))) or "unknown"
 
 
 def contrasts_table(means: dict[str, pd.Series], models: list[str], interp: Interpretation) -> pd.DataFrame:
