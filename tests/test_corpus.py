@@ -1,4 +1,5 @@
-"""Corpus selection: 18 tasks, three per level, deterministic for a seed, rule exclusions."""
+"""Corpus selection: 18 tasks, three per level where the pool allows, deterministic for a seed,
+rule exclusions (tasks an agent passes by doing nothing among them)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from click.testing import CliRunner
 
 from incognita.cli import main
 from incognita.corpus import corpus_document, render, select, write_corpus
-from incognita.io import InputError, write_json
+from incognita.io import InputError, sha256_file, write_json
 
 LEVELS = [1, 2, 3, 4, 5, 6]
 NAMED = ["2", "3", "11", "30", "37", "38", "46", "59"]
@@ -129,6 +130,22 @@ def test_named_leftovers_fill_short_levels_first():
     assert short["filled_with"][2]["level"] == 2
 
 
+def test_tasks_passed_by_doing_nothing_are_excluded_with_that_reason():
+    ref = synthetic_reference()
+    idle = {"6": ["direct", "indirect", "social", "native"], "13": ["native"], "11": ["social"]}
+    sel = select(ref, seed=20260820, idle=idle, **RULE)
+    assert not {"6", "11", "13"} & set(sel["tasks"])
+    reasons = {e["task"]: e["reason"] for e in sel["exclusions"]}
+    assert reasons["6"].startswith("passed by an agent that does nothing")
+    assert reasons["6"].endswith("arms: direct, indirect, social, native")
+    # every reason that applies is kept: 13 also withholds disclosure
+    assert "does nothing" in reasons["13"] and "withholds disclosure" in reasons["13"]
+    # a named task it passes is excluded by name, with the reason
+    (entry,) = [e for e in sel["named"] if e["task"] == "11"]
+    assert entry["status"] == "excluded" and entry["reason"].endswith("does nothing (the idle profile ends the episode at once); arms: social")
+    assert select(ref, seed=20260820, **RULE)["tasks"] != sel["tasks"]
+
+
 def test_too_few_tasks_overall_is_an_error():
     ref = synthetic_reference()
     for t in list(ref["tasks"].values())[:50]:
@@ -145,6 +162,10 @@ def _cli_setup(tmp_path: Path) -> tuple[Path, Path]:
     cfg["corpus"]["file"] = str(tmp_path / "corpus.yaml")
     cfg_path = tmp_path / "config.yaml"
     cfg_path.write_text(yaml.safe_dump(cfg))
+    from incognita.idle import write_table
+
+    write_table([{"task": "6", "arm": "direct", "success": "true", "channel_db": "true", "channel_communicate": "",
+                  "turns": "2", "termination": "final"}], tmp_path / "idle.tsv")
     return ref_path, cfg_path
 
 
@@ -152,11 +173,12 @@ def test_cli_writes_a_frozen_corpus_and_refuses_silent_changes(tmp_path):
     ref_path, cfg_path = _cli_setup(tmp_path)
     runner = CliRunner()
     args = ["corpus", "--reference", str(ref_path), "--config", str(cfg_path), "--locks", str(tmp_path / "locks.yaml"),
-            "--no-verify"]
+            "--idle", str(tmp_path / "idle.tsv"), "--no-verify"]
     res = runner.invoke(main, args)
     assert res.exit_code == 0, res.output
     doc = yaml.safe_load((tmp_path / "corpus.yaml").read_text())
     assert doc["version"] == 1 and len(doc["tasks"]) == 18 and doc["rule"]["seed"] == 20260820
+    assert "6" not in doc["tasks"] and doc["selected_from"]["idle_sha256"] == sha256_file(tmp_path / "idle.tsv")
     assert doc["totals"]["tasks"] == 18 and "calls" in res.output
     assert runner.invoke(main, args).output.endswith("unchanged\n")  # same inputs, same bytes
     ref = json.loads(ref_path.read_text())
@@ -165,6 +187,13 @@ def test_cli_writes_a_frozen_corpus_and_refuses_silent_changes(tmp_path):
     res = runner.invoke(main, args)
     assert res.exit_code == 2 and "differs from the committed corpus" in res.output
     assert runner.invoke(main, args + ["--force"]).exit_code == 0
+
+
+def test_cli_needs_the_do_nothing_table(tmp_path):
+    ref_path, cfg_path = _cli_setup(tmp_path)
+    res = CliRunner().invoke(main, ["corpus", "--reference", str(ref_path), "--config", str(cfg_path), "--no-verify",
+                                    "--idle", str(tmp_path / "none.tsv")])
+    assert res.exit_code == 2 and "none.tsv: file not found; build it with `incognita idle`" in res.output
 
 
 def test_cli_refuses_an_unfrozen_reference(tmp_path):
