@@ -24,6 +24,7 @@ import random
 from pathlib import Path
 import yaml
 
+from incognita.idle import REASON as IDLE_REASON
 from incognita.io import InputError, atomic_write_text, read_yaml, sha256_file
 
 SELECTION_RULE_VERSION = 2  # 2: tasks passed by doing nothing are excluded
@@ -49,11 +50,9 @@ def exclusion_reason(task: dict, levels: list[int], require_match: bool = REQUIR
                      idle_arms: list[str] | None = None) -> str | None:
     """Why the selection rule rules a task out (every reason that applies), or None when it is
     a candidate. `idle_arms`: the arms in which an agent that does nothing passed the task."""
-    from incognita.idle import REASON
-
     reasons = []
     if idle_arms:
-        reasons.append(f"{REASON}; arms: {', '.join(idle_arms)}")
+        reasons.append(f"{IDLE_REASON}; arms: {', '.join(idle_arms)}")
     if task["withholds_disclosure"]:
         reasons.append("the card withholds disclosure by design (the source tells the customer to keep something back)")
     if require_match and not task["match"]:
