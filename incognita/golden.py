@@ -112,8 +112,8 @@ on), in item order: first for a read holding it as a value by any of the leaf ma
 then, for a whole number, for a read holding a collection of that size. Each of the two
 searches first tries the customer's own records only (identity lookups, profile, orders)
 and then the catalog as well (generator 4 on): asked about what they bought, a person
-opens the order, not the catalog entry of a product that happens to hold the same word. The reads found
-are appended after the last reference call (information is reported at the end of a
+opens the order, not the catalog entry of a product that happens to hold the same word.
+The reads found are appended after the last reference call (information is reported at the end of a
 solution, and a read there sees the database as the writes left it) with `inserted_for:
 {reason: information, item: k}`, and the item is traced to them. Items that nothing
 within reach holds keep `provenance: null`; sums and differences the agent would have to
@@ -629,13 +629,9 @@ class _Builder:
         return _ERROR if error is not None else result_doc(result)
 
     def _entity_scope(self) -> Scope:
-        """The customer, their orders and those orders' products, read off the clean database.
-
-        The customer is every user id the card states, that a lookup with the customer's own
-        identity fields returns, or that owns an order the card names; their orders are the
-        named ones plus those their profiles list; the products are those of the items on
-        these orders. Reads outside this scope may still be made (to explore, or to reach a
-        record in it) but never source a value."""
+        """The customer, their orders and the products in question, read off the clean
+        database (the rule is in the module docstring, "Entity scope"). The customer's own
+        fields already say which reads open their records (`_field_candidates`)."""
         fields = self._field_candidates()
         users: set[str] = set()
         orders: set[str] = set()
@@ -652,7 +648,8 @@ class _Builder:
                 users.add(doc["user_id"])
         for uid in sorted(users):
             doc = self._peek("get_user_details", {"user_id": uid})
-            orders.update(o for o in (doc.get("orders") or []) if isinstance(o, str))
+            if doc is not _ERROR:
+                orders.update(o for o in (doc.get("orders") or []) if isinstance(o, str))
         products: set[str] = set()
         for oid in sorted(orders):
             doc = self._peek("get_order_details", {"order_id": oid})
