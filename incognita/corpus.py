@@ -4,7 +4,9 @@ The rule (paper, Section 5): stratify by the number of social-arm desks a task's
 calls engage, take `per_level` tasks at each level, prefer tasks whose required calls
 include a database write, and exclude tasks whose card withholds disclosure by design. We
 also exclude tasks whose golden replay does not reproduce the upstream final state, since
-their reference cannot be trusted. Tasks named in the config (`include`) are taken first
+their reference cannot be trusted, and tasks that an agent doing nothing passes in any arm
+(`incognita idle`, incognita.idle): their success criterion holds at the start, so they
+measure nothing (issue #12; task 10, a hand-off only, is one). Tasks named in the config (`include`) are taken first
 unless the rule itself excludes them; the reason is then written into the output.
 
 Remaining slots are filled by seeded sampling over the numerically sorted candidates of
@@ -22,9 +24,10 @@ import random
 from pathlib import Path
 import yaml
 
+from incognita.idle import REASON as IDLE_REASON
 from incognita.io import InputError, atomic_write_text, read_yaml, sha256_file
 
-SELECTION_RULE_VERSION = 1
+SELECTION_RULE_VERSION = 2  # 2: tasks passed by doing nothing are excluded
 REQUIRE_MATCH = True
 
 _HEADER = """\
@@ -43,15 +46,20 @@ def _sorted(ids) -> list[str]:
     return sorted(ids, key=_num)
 
 
-def exclusion_reason(task: dict, levels: list[int], require_match: bool = REQUIRE_MATCH) -> str | None:
-    """Why the selection rule rules a task out, or None when it is a candidate."""
+def exclusion_reason(task: dict, levels: list[int], require_match: bool = REQUIRE_MATCH,
+                     idle_arms: list[str] | None = None) -> str | None:
+    """Why the selection rule rules a task out (every reason that applies), or None when it is
+    a candidate. `idle_arms`: the arms in which an agent that does nothing passed the task."""
+    reasons = []
+    if idle_arms:
+        reasons.append(f"{IDLE_REASON}; arms: {', '.join(idle_arms)}")
     if task["withholds_disclosure"]:
-        return "the card withholds disclosure by design (the source tells the customer to keep something back)"
+        reasons.append("the card withholds disclosure by design (the source tells the customer to keep something back)")
     if require_match and not task["match"]:
-        return "the golden replay does not reproduce the upstream final-state hash"
+        reasons.append("the golden replay does not reproduce the upstream final-state hash")
     if task["level"] not in levels:
-        return f"engages {task['level']} desk(s) in the social arm, outside levels {levels}"
-    return None
+        reasons.append(f"engages {task['level']} desk(s) in the social arm, outside levels {levels}")
+    return "; ".join(reasons) or None
 
 
 def level_rng(seed: int, level: int) -> random.Random:
@@ -60,9 +68,11 @@ def level_rng(seed: int, level: int) -> random.Random:
 
 
 def select(reference: dict, *, seed: int, per_level: int, levels: list[int], include: list[str],
-           require_match: bool = REQUIRE_MATCH) -> dict:
+           require_match: bool = REQUIRE_MATCH, idle: dict[str, list[str]] | None = None) -> dict:
     """Apply the selection rule to a coordination reference; see the module docstring.
 
+    `idle` maps a task to the arms in which an agent that does nothing passed it
+    (`incognita.idle.passed`); None means the check was not run.
     Steps: (1) rule exclusions; (2) named tasks at their own level, at most `per_level` per
     level (write tasks first, then by id); (3) each level topped up from its own candidates,
     write tasks first, by seeded sampling; (4) a level with too few candidates keeps what it
@@ -75,8 +85,9 @@ def select(reference: dict, *, seed: int, per_level: int, levels: list[int], inc
     levels = sorted(int(x) for x in levels)
     exclusions: list[dict] = []
     candidates: dict[int, list[str]] = {lv: [] for lv in levels}
+    idle = idle or {}
     for tid in _sorted(tasks):
-        reason = exclusion_reason(tasks[tid], levels, require_match)
+        reason = exclusion_reason(tasks[tid], levels, require_match, idle.get(tid))
         if reason:
             exclusions.append({"task": tid, "level": tasks[tid]["level"], "reason": reason})
         else:
@@ -94,7 +105,7 @@ def select(reference: dict, *, seed: int, per_level: int, levels: list[int], inc
             named[tid] = {"task": tid, "level": None, "status": "excluded",
                           "reason": "not in the coordination reference (no golden trajectory)"}
             continue
-        reason = exclusion_reason(tasks[tid], levels, require_match)
+        reason = exclusion_reason(tasks[tid], levels, require_match, idle.get(tid))
         if reason:
             named[tid] = {"task": tid, "level": tasks[tid]["level"], "status": "excluded", "reason": reason}
         else:
@@ -173,7 +184,8 @@ def select(reference: dict, *, seed: int, per_level: int, levels: list[int], inc
             "levels": levels,
             "per_level": per_level,
             "prefer": "tasks with at least one required database write",
-            "exclude": ["card withholds disclosure by design"]
+            "exclude": ["passed by an agent that does nothing, in any arm (incognita idle)",
+                        "card withholds disclosure by design"]
                        + (["golden replay does not reproduce the upstream final state"] if require_match else []),
             "include": include,
             "seed": seed,
@@ -186,7 +198,9 @@ def select(reference: dict, *, seed: int, per_level: int, levels: list[int], inc
     }
 
 
-def corpus_document(selection: dict, reference: dict, reference_path: str | Path, version: int) -> dict:
+def corpus_document(selection: dict, reference: dict, reference_path: str | Path, version: int,
+                    idle_path: str | Path | None = None) -> dict:
+    """The file's content; `idle_path` is the do-nothing table the selection used, if any."""
     from incognita.reference import PAPER_TOTALS, totals
 
     t = totals(reference, selection["tasks"])
@@ -197,6 +211,7 @@ def corpus_document(selection: dict, reference: dict, reference_path: str | Path
             "reference_sha256": sha256_file(reference_path),
             "partition_sha256": reference["partition"]["sha256"],
             "tasks_in_reference": len(reference["tasks"]),
+            "idle_sha256": sha256_file(idle_path) if idle_path else None,
         },
         "tasks": selection["tasks"],
         "levels": selection["levels"],

@@ -37,7 +37,8 @@ deep, before it reaches it through the customer's own order, three reads deep.)
 2. The arguments of an identity lookup (`find_user_id_*`) come only from the customer
    (opening line or card field; a value read from the database would identify nothing).
 3. The opening line, 4. a card field, 5. the policy vocabulary.
-6. The earliest earlier call whose result contains the value (document order inside it).
+6. The earliest earlier call whose result holds the value in the task's entity scope
+   (below; document order inside it).
 7. Read insertion (below). If nothing matches and the call succeeds on the replay, the
    stage fails with an `InputError` naming task, call index, tool and argument.
 
@@ -46,6 +47,26 @@ no exception for identity (generator 3 on): a `user_id` that equals a card field
 field, a customer fact, even when an identity lookup earlier in the trajectory returned
 the same id. (Generators 1 and 2 sourced such a user id from the lookup; that was the
 only argument for which a read beat a card field.)
+
+Entity scope (generator 4 on)
+-----------------------------
+A read sources an argument or an information item only when the value comes from a record
+the task is about, as a person tracing the case would read it, never from a value that
+merely matches text elsewhere in the database. The scope is fixed per task on the clean
+database (`Scope`, recorded in the golden file under `scope`):
+
+* users: a user id the card states, the result of an identity lookup with the customer's
+  own fields, and the owner of an order the card names;
+* orders: the orders the card names and those the customer's profile lists;
+* products: the products of the items on those orders, and a product type the customer
+  names (every word of its name in one request or item field of the card).
+
+`get_user_details`, `get_order_details` and `get_product_details` are in scope when their
+subject is; an entry of `list_all_product_types` when its product is (the whole listing,
+as a collection to count, never is). Identity lookups, `calculate` and writes are (their
+own arguments are traced). Reads outside the scope stay in the trajectory (an upstream
+reference read that explores) but nothing traced draws on them. (Generator 3 took the
+first matching leaf anywhere: task 24's "polyester" came from a backpack's catalog entry.)
 
 Read-insertion rule
 -------------------
@@ -88,8 +109,11 @@ flat mapping (the product-type listing); the fields of one record are never coun
 
 An item that no result holds is searched for with the read-insertion rule (generator 3
 on), in item order: first for a read holding it as a value by any of the leaf matches,
-then, for a whole number, for a read holding a collection of that size. The reads found
-are appended after the last reference call (information is reported at the end of a
+then, for a whole number, for a read holding a collection of that size. Each of the two
+searches first tries the customer's own records only (identity lookups, profile, orders)
+and then the catalog as well (generator 4 on): asked about what they bought, a person
+opens the order, not the catalog entry of a product that happens to hold the same word.
+The reads found are appended after the last reference call (information is reported at the end of a
 solution, and a read there sees the database as the writes left it) with `inserted_for:
 {reason: information, item: k}`, and the item is traced to them. Items that nothing
 within reach holds keep `provenance: null`; sums and differences the agent would have to
@@ -113,6 +137,7 @@ import copy
 import json
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from incognita.cards import US_STATES
@@ -124,10 +149,11 @@ if TYPE_CHECKING:
 
 GOLDEN_SCHEMA_VERSION = 1
 # Bump when a rule here changes what a golden trajectory contains.
-GENERATOR_VERSION = 3
+GENERATOR_VERSION = 4
 MAX_INSERT_DEPTH = 3
 
 IDENTITY_TOOLS = frozenset({"find_user_id_by_email", "find_user_id_by_name_zip"})
+CATALOG_TOOLS = frozenset({"get_product_details", "list_all_product_types"})
 # The fixed order in which candidate reads are tried (see the read-insertion rule).
 _CANDIDATE_ORDER = {"find_user_id_by_email": 0, "find_user_id_by_name_zip": 1, "get_user_details": 2,
                     "get_order_details": 3, "get_product_details": 4, "list_all_product_types": 5}
@@ -255,6 +281,38 @@ def _find(doc: Any, pred: Callable[[str, Any], bool]) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class Scope:
+    """The records a task is about (see "Entity scope" in the module docstring)."""
+
+    users: frozenset[str]
+    orders: frozenset[str]
+    products: frozenset[str]
+
+    def admits(self, name: str, args: dict, ptr: str, leaf: Any) -> bool:
+        """May the value at `ptr` of this call's result (`leaf`, a scalar or a collection) source anything?"""
+        if name == "get_user_details":
+            return args.get("user_id") in self.users
+        if name == "get_order_details":
+            return _order_key(args.get("order_id")) in self.orders
+        if name == "get_product_details":
+            return args.get("product_id") in self.products
+        if name == "list_all_product_types":
+            return isinstance(leaf, str) and leaf in self.products  # one entry, never the whole listing
+        # Identity lookups take only the customer's words; calculate and writes act on values
+        # and records that are themselves traced.
+        return True
+
+    def to_json(self) -> dict:
+        return {"users": sorted(self.users), "orders": sorted(self.orders), "products": sorted(self.products)}
+
+
+def _order_key(order_id: Any) -> str | None:
+    """An order id in the database's form (#W1234567), whatever form it was written in."""
+    m = _ORDER_ID.fullmatch(order_id.strip()) if isinstance(order_id, str) else None
+    return f"#W{m.group(1)}" if m else None
+
+
 def _collections(doc: Any, prefix: str = "") -> Iterator[tuple[str, list | dict]]:
     """(JSON pointer, container) for every collection in a result, outermost first.
 
@@ -374,6 +432,7 @@ class _Builder:
         self.calls: list[dict] = []
         self.docs: list[Any] = []  # parsed result per call, _ERROR if it raised
         self._detail = ""  # why the last resolution failed (for the error message)
+        self.scope = self._entity_scope()  # on the clean database, before any call runs
 
     # ----------------------------------------------------------------- execution
 
@@ -486,9 +545,13 @@ class _Builder:
             return {"kind": "policy", "vocabulary": arg, "selected_by": chosen_by}
         return None
 
+    def _find_scoped(self, name: str, args: dict, doc: Any, pred: Callable[[str, Any], bool]) -> str | None:
+        """The first leaf of a result that matches and that the task's entity scope admits."""
+        return _find(doc, lambda ptr, leaf: pred(ptr, leaf) and self.scope.admits(name, args, ptr, leaf))
+
     def _from_reads(self, pred: Callable[[str, Any], bool]) -> dict | None:
         for j, doc in enumerate(self.docs):
-            ptr = _find(doc, pred)
+            ptr = self._find_scoped(self.calls[j]["name"], self.calls[j]["arguments"], doc, pred)
             if ptr is not None:
                 return {"kind": "read", "call": j, "path": ptr, "selected_by": self._selectors(doc, ptr)}
         return None
@@ -565,6 +628,46 @@ class _Builder:
         result, error = self._execute(name, args)  # reads only: the database is not changed
         return _ERROR if error is not None else result_doc(result)
 
+    def _entity_scope(self) -> Scope:
+        """The customer, their orders and the products in question, read off the clean
+        database (the rule is in the module docstring, "Entity scope"). The customer's own
+        fields already say which reads open their records (`_field_candidates`)."""
+        fields = self._field_candidates()
+        users: set[str] = set()
+        orders: set[str] = set()
+        for name, args in fields:
+            doc = self._peek(name, args)
+            if doc is _ERROR:
+                continue
+            if name in IDENTITY_TOOLS:
+                users.add(doc)
+            elif name == "get_user_details":
+                users.add(args["user_id"])
+            elif name == "get_order_details":
+                orders.add(args["order_id"])
+                users.add(doc["user_id"])
+        for uid in sorted(users):
+            doc = self._peek("get_user_details", {"user_id": uid})
+            if doc is not _ERROR:
+                orders.update(o for o in (doc.get("orders") or []) if isinstance(o, str))
+        products: set[str] = set()
+        for oid in sorted(orders):
+            doc = self._peek("get_order_details", {"order_id": oid})
+            if doc is not _ERROR:
+                products.update(line["product_id"] for line in doc.get("items") or [] if "product_id" in line)
+        products.update(self._named_products())
+        return Scope(frozenset(users), frozenset(o for o in map(_order_key, orders) if o), frozenset(products))
+
+    def _named_products(self) -> set[str]:
+        """Products whose type the customer names: every word of the type's name (stems, as in
+        `_words`) is in one request (demand or fallback) or one item field of the card."""
+        texts = [" ".join([r["demand"], *r.get("fallbacks", [])]) for r in self.card.get("requests") or []]
+        texts += [f["value"] for f in self.fields if f["kind"] == "item"]
+        said = [_words(t) for t in texts]
+        listing = self._peek("list_all_product_types", {})
+        return {pid for kind, pid in listing.items()
+                if isinstance(pid, str) and _words(kind) and any(_words(kind) <= w for w in said)}
+
     def _field_candidates(self) -> list[tuple[str, dict]]:
         """Reads the customer's own fields make possible: identity lookups, the user record
         of a user id the customer states, and the orders the customer names."""
@@ -611,8 +714,10 @@ class _Builder:
                     out.append(("get_product_details", {"product_id": line["product_id"]}))
         return out
 
-    def _search(self, hit: Callable[[Any], bool]) -> list[tuple[str, dict]] | None:
-        """Breadth-first search for the shortest chain of new reads whose last result is a `hit`."""
+    def _search(self, hit: Callable[[str, dict, Any], bool],
+                skip: frozenset[str] = frozenset()) -> list[tuple[str, dict]] | None:
+        """Breadth-first search for the shortest chain of new reads whose last result is a `hit`
+        (called with the read's tool, arguments and result); tools in `skip` are not tried."""
         key = lambda n, a: (n, json.dumps(a, sort_keys=True))
         # A read already made since the last successful write would return the same again.
         last_write = max((c["index"] for c in self.calls if c["tool_type"] == "write" and c["error"] is None),
@@ -627,6 +732,7 @@ class _Builder:
                 candidates += [(n, a, chain) for n, a in self._candidates_from(name, doc)]
             if depth == 1:
                 candidates.append(("list_all_product_types", {}, []))
+            candidates = [c for c in candidates if c[0] not in skip]
             candidates.sort(key=lambda c: _CANDIDATE_ORDER[c[0]])  # stable: discovery order within a tool
             next_frontier = []
             for name, args, chain in candidates:
@@ -638,7 +744,7 @@ class _Builder:
                 if doc is _ERROR:
                     continue
                 path = chain + [(name, args)]
-                if hit(doc):
+                if hit(name, args, doc):
                     return path
                 next_frontier.append((name, doc, path))
             if not next_frontier:
@@ -648,7 +754,7 @@ class _Builder:
 
     def _insert_for(self, pred: Callable[[str, Any], bool], consumer_ptr: str) -> dict | None:
         """Insert the reads that source an argument value; the value's provenance, or None."""
-        chain = self._search(lambda doc: _find(doc, pred) is not None)
+        chain = self._search(lambda name, args, doc: self._find_scoped(name, args, doc, pred) is not None)
         if chain is None:
             return None
         # `call` is filled in by add_reference once the consumer's index is known.
@@ -697,14 +803,16 @@ class _Builder:
         if not text:
             return None
         attempts = self._info_attempts(text)
-        hits: list[Callable[[Any], bool]] = [
-            lambda doc: any(_find(doc, pred) is not None for _how, pred in attempts)]
+        hits: list[Callable[[str, dict, Any], bool]] = [
+            lambda name, args, doc: any(self._find_scoped(name, args, doc, pred) is not None for _how, pred in attempts)]
         if _INTEGER.fullmatch(text):
             n = int(text)
-            hits.append(lambda doc: doc is not _ERROR and any(
-                size(coll) == n for _ptr, coll in _collections(doc) for size in (_available_count, len)))
-        for hit in hits:
-            chain = self._search(hit)
+            hits.append(lambda name, args, doc: doc is not _ERROR and any(
+                size(coll) == n and self.scope.admits(name, args, ptr, coll)
+                for ptr, coll in _collections(doc) for size in (_available_count, len)))
+        # The customer's own records first, the catalog only for what they do not hold.
+        for hit, skip in [(h, s) for h in hits for s in (CATALOG_TOOLS, frozenset())]:
+            chain = self._search(hit, skip)
             if chain is not None:
                 self._insert_chain(chain, {"call": None, "argument": None, "reason": "information", "item": item})
                 return self._trace_info(info)
@@ -753,7 +861,7 @@ class _Builder:
                 if doc is _ERROR:
                     continue
                 for ptr, coll in _collections(doc):
-                    if size(coll) == n:
+                    if size(coll) == n and self.scope.admits(self.calls[j]["name"], self.calls[j]["arguments"], ptr, coll):
                         return {"kind": "read", "call": j, "path": ptr, "selected_by": [], "match": how}
         return None
 
@@ -817,6 +925,7 @@ def build_golden(card: dict, world: RetailWorld, vocabulary: dict[str, list[str]
         "inputs": {"db_sha256": world.db_sha256, "vocabulary_sha256": sha256_obj(vocabulary)},
         "calls": calls,
         "information_channel": information,
+        "scope": builder.scope.to_json(),
         "counts": {
             "calls": len(calls),
             "reference": sum(c["origin"] == "reference" for c in calls),

@@ -7,7 +7,8 @@
 #
 # Corpus selection writes config/corpus.yaml, a committed artifact, so it is not a rule:
 # a human runs `incognita corpus`, reviews the diff, runs `incognita freeze --bump` and
-# commits. The workflow only verifies the locks (rule verify_locks).
+# commits. The workflow only verifies the locks (rule verify_locks). Selection reads the
+# do-nothing table (rule idle) to exclude tasks an agent passes by doing nothing.
 #
 # Needs get_all_tasks() from rules/common.smk (all source task ids).
 
@@ -31,6 +32,32 @@ rule reference:
         "python -m incognita reference --golden-dir results/golden --cards-dir results/cards"
         " --partition {input.partition} --out {output} --locks {input.locks}"
         " --corpus {params.corpus} > {log} 2>&1"
+
+
+# The do-nothing check (incognita/idle.py): the idle profile on every task in every arm,
+# natively too. Corpus selection reads the table and excludes every task it passes. It is
+# not part of the default target: the frozen corpus already records those exclusions.
+rule idle:
+    input:
+        golden=expand("results/golden/{task}.json", task=get_all_tasks()),
+        cards=expand("results/cards/{task}.json", task=get_all_tasks()),
+        db=f"{SOURCE_DIR}/db.json",
+        tasks=f"{SOURCE_DIR}/tasks.json",
+        partition=config["golden"]["partition"],
+        agents=config["scripted_agents"],
+    output:
+        "results/reference/idle.tsv",
+    params:
+        generator=EPISODE_GENERATOR_VERSION,
+        prompts=config["prompts"],
+    conda:
+        "../envs/incognita.yaml"
+    log:
+        "logs/idle.log",
+    shell:
+        "python -m incognita idle --out {output} --cards-dir results/cards --golden-dir results/golden"
+        " --db {input.db} --tasks-json {input.tasks} --partition {input.partition}"
+        " --prompts {params.prompts} --scripted-agents {input.agents} > {log} 2>&1"
 
 
 rule verify_locks:

@@ -1,4 +1,5 @@
-"""Corpus selection: 18 tasks, three per level, deterministic for a seed, rule exclusions."""
+"""Corpus selection: 18 tasks, three per level where the pool allows, deterministic for a seed,
+rule exclusions (tasks an agent passes by doing nothing among them)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from click.testing import CliRunner
 
 from incognita.cli import main
 from incognita.corpus import corpus_document, render, select, write_corpus
-from incognita.io import InputError, write_json
+from incognita.io import InputError, sha256_file, write_json
 
 LEVELS = [1, 2, 3, 4, 5, 6]
 NAMED = ["2", "3", "11", "30", "37", "38", "46", "59"]
@@ -129,6 +130,22 @@ def test_named_leftovers_fill_short_levels_first():
     assert short["filled_with"][2]["level"] == 2
 
 
+def test_tasks_passed_by_doing_nothing_are_excluded_with_that_reason():
+    ref = synthetic_reference()
+    idle = {"6": ["direct", "indirect", "social", "native"], "13": ["native"], "11": ["social"]}
+    sel = select(ref, seed=20260820, idle=idle, **RULE)
+    assert not {"6", "11", "13"} & set(sel["tasks"])
+    reasons = {e["task"]: e["reason"] for e in sel["exclusions"]}
+    assert reasons["6"].startswith("passed by an agent that does nothing")
+    assert reasons["6"].endswith("arms: direct, indirect, social, native")
+    # every reason that applies is kept: 13 also withholds disclosure
+    assert "does nothing" in reasons["13"] and "withholds disclosure" in reasons["13"]
+    # a named task it passes is excluded by name, with the reason
+    (entry,) = [e for e in sel["named"] if e["task"] == "11"]
+    assert entry["status"] == "excluded" and entry["reason"].endswith("does nothing (the idle profile ends the episode at once); arms: social")
+    assert select(ref, seed=20260820, **RULE)["tasks"] != sel["tasks"]
+
+
 def test_too_few_tasks_overall_is_an_error():
     ref = synthetic_reference()
     for t in list(ref["tasks"].values())[:50]:
@@ -145,6 +162,10 @@ def _cli_setup(tmp_path: Path) -> tuple[Path, Path]:
     cfg["corpus"]["file"] = str(tmp_path / "corpus.yaml")
     cfg_path = tmp_path / "config.yaml"
     cfg_path.write_text(yaml.safe_dump(cfg))
+    from incognita.idle import write_table
+
+    write_table([{"task": "6", "arm": "direct", "success": "true", "channel_db": "true", "channel_communicate": "",
+                  "turns": "2", "termination": "final"}], tmp_path / "idle.tsv")
     return ref_path, cfg_path
 
 
@@ -152,11 +173,12 @@ def test_cli_writes_a_frozen_corpus_and_refuses_silent_changes(tmp_path):
     ref_path, cfg_path = _cli_setup(tmp_path)
     runner = CliRunner()
     args = ["corpus", "--reference", str(ref_path), "--config", str(cfg_path), "--locks", str(tmp_path / "locks.yaml"),
-            "--no-verify"]
+            "--idle", str(tmp_path / "idle.tsv"), "--no-verify"]
     res = runner.invoke(main, args)
     assert res.exit_code == 0, res.output
     doc = yaml.safe_load((tmp_path / "corpus.yaml").read_text())
     assert doc["version"] == 1 and len(doc["tasks"]) == 18 and doc["rule"]["seed"] == 20260820
+    assert "6" not in doc["tasks"] and doc["selected_from"]["idle_sha256"] == sha256_file(tmp_path / "idle.tsv")
     assert doc["totals"]["tasks"] == 18 and "calls" in res.output
     assert runner.invoke(main, args).output.endswith("unchanged\n")  # same inputs, same bytes
     ref = json.loads(ref_path.read_text())
@@ -165,6 +187,13 @@ def test_cli_writes_a_frozen_corpus_and_refuses_silent_changes(tmp_path):
     res = runner.invoke(main, args)
     assert res.exit_code == 2 and "differs from the committed corpus" in res.output
     assert runner.invoke(main, args + ["--force"]).exit_code == 0
+
+
+def test_cli_needs_the_do_nothing_table(tmp_path):
+    ref_path, cfg_path = _cli_setup(tmp_path)
+    res = CliRunner().invoke(main, ["corpus", "--reference", str(ref_path), "--config", str(cfg_path), "--no-verify",
+                                    "--idle", str(tmp_path / "none.tsv")])
+    assert res.exit_code == 2 and "none.tsv: file not found; build it with `incognita idle`" in res.output
 
 
 def test_cli_refuses_an_unfrozen_reference(tmp_path):
@@ -231,7 +260,7 @@ def test_frozen_corpus_fills_each_level_as_far_as_its_candidates_allow(frozen):
 
 
 def test_frozen_corpus_holds_every_named_task_at_its_own_level(frozen):
-    """Under golden generator 3 the eight named tasks sit at most three per level, so none
+    """Under golden generator 4 the eight named tasks sit at most three per level, so none
     waits for a short level's slot (as the paper's corpus requires)."""
     fillers = {f["task"] for s in frozen["shortfalls"] for f in s["filled_with"]}
     for lv, ids in frozen["levels"].items():
@@ -242,8 +271,32 @@ def test_frozen_corpus_holds_every_named_task_at_its_own_level(frozen):
         "2": 5, "3": 4, "11": 3, "30": 5, "37": 5, "38": 4, "46": 3, "59": 2}
 
 
-@pytest.mark.xfail(strict=True, reason="the paper has exactly 3 tasks at each level 1-6, but under golden generator 3 "
-                   "only 2 eligible tasks engage one desk (10 and 24, neither with a write; see config/corpus.yaml "
-                   "shortfalls and docs/reference.md); remove this marker when the pool allows it")
-def test_frozen_corpus_has_three_tasks_at_each_level(frozen):
-    assert {lv: len(ids) for lv, ids in frozen["levels"].items()} == {lv: 3 for lv in LEVELS}
+def test_frozen_corpus_follows_the_decided_rule(frozen):
+    """Issue #12: the paper's three tasks at each level 1-6 cannot be met (no eligible task
+    engages a single desk), so each level holds min(3, its pool) tasks of its own and every
+    missing slot goes, by the recorded rule, to the nearest level with spare candidates."""
+    fillers = [f for s in frozen["shortfalls"] for f in s["filled_with"]]
+    filler_ids = {f["task"] for f in fillers}
+    own = {lv: [t for t in ids if t not in filler_ids] for lv, ids in frozen["levels"].items()}
+    pool = {lv: frozen["candidates"][lv]["eligible"] for lv in LEVELS}
+    assert {lv: len(own[lv]) for lv in LEVELS} == {lv: min(3, pool[lv]) for lv in LEVELS}
+    for short in frozen["shortfalls"]:
+        # nearest first: a farther level gives a slot only once every nearer one has no spare
+        taken: dict[int, int] = {}
+        for f in short["filled_with"]:
+            nearer = [lv for lv in LEVELS if lv != short["level"]
+                      and (abs(lv - short["level"]), lv) < (abs(f["level"] - short["level"]), f["level"])]
+            assert all(taken.get(lv, 0) == pool[lv] - min(3, pool[lv]) for lv in nearer), f
+            taken[f["level"]] = taken.get(f["level"], 0) + 1
+    # what was decided, as selected from reference v5: level 1 is empty, its slots are 68, 67, 17
+    assert {lv: len(ids) for lv, ids in frozen["levels"].items()} == {1: 0, 2: 5, 3: 4, 4: 3, 5: 3, 6: 3}
+    assert [(f["task"], f["level"]) for f in fillers] == [("68", 2), ("67", 2), ("17", 3)]
+    assert set(NAMED) <= set(frozen["tasks"])
+
+
+def test_frozen_corpus_excludes_what_doing_nothing_passes(frozen):
+    reasons = {e["task"]: e["reason"] for e in frozen["exclusions"]}
+    idle = sorted((t for t, r in reasons.items() if r.startswith("passed by an agent that does nothing")), key=int)
+    assert idle == ["10", "12", "25", "50", "57", "65", "105"]
+    assert not set(idle) & set(frozen["tasks"])
+    assert "native" in reasons["10"] and frozen["selected_from"]["idle_sha256"]

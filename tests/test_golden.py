@@ -245,7 +245,8 @@ def test_tasks_without_reference_actions(world, vocab, task):
     doc = build_golden(c, world, vocab)
     check_golden(doc, f"task {task}")
     # 57 has nothing to do and nothing to tell; 24 only answers a question, so its only
-    # calls are the reads inserted for what it must tell (none of them writes)
+    # calls are the reads inserted for what it must tell (none of them writes: the lookup,
+    # the profile and the order, see test_information_comes_from_the_customers_own_records)
     assert all(x["origin"] == "inserted" and x["inserted_for"]["reason"] == "information" for x in doc["calls"])
     assert doc["counts"]["calls"] == (3 if task == "24" else 0)
     assert doc["replay"]["final_hash"] == doc["replay"]["upstream_hash"] == world.clean_hash()
@@ -337,6 +338,64 @@ def test_information_insertion_prefers_existing_results_then_values_then_counts(
     c["information_channel"]["communicate_info"] = ["123456.78"]
     doc = build_golden(c, world, vocab)
     assert doc["information_channel"][0]["provenance"] is None and doc["counts"]["inserted"] == 0
+
+
+# --------------------------------------------------------------------------- entity scope (generator 4)
+
+
+def test_information_comes_from_the_customers_own_records(world, vocab):
+    # Task 24: which two t-shirts of another order, and their materials. "polyester" also
+    # sits in the catalog entry of a backpack and of a patio umbrella she owns; neither is
+    # what she asks about. The records are searched first, and her order #W9609649 holds both.
+    doc = build_golden(card("24"), world, vocab)
+    check_golden(doc, "task 24")
+    assert [(x["name"], x["arguments"]) for x in doc["calls"]] == [
+        ("find_user_id_by_name_zip", {"first_name": "Sofia", "last_name": "Hernandez", "zip": "98193"}),
+        ("get_user_details", {"user_id": "sofia_hernandez_5364"}),
+        ("get_order_details", {"order_id": "#W9609649"})]
+    assert [(i["info"], i["provenance"]["call"], i["provenance"]["path"]) for i in doc["information_channel"]] == [
+        ("polyester", 2, "/items/2/options/material"), ("cotton", 2, "/items/1/options/material")]
+    assert all(x["counted"] for x in doc["calls"]) and doc["scope"]["users"] == ["sofia_hernandez_5364"]
+    assert "2524789262" not in doc["scope"]["products"]  # the backpack: no order of hers holds one
+    check_provenance_points_backwards(doc)
+
+
+def test_a_read_outside_the_task_sources_nothing(world, vocab):
+    # Task 24 with the backpack's catalog entry read first (as the generator-3 trace did; the
+    # customer states its id, since no read in scope holds it): the read stays in, but
+    # "polyester" is not traced to it; it only explores.
+    c = card("24")
+    c["fields"].append({"token": "product_id", "kind": "identity", "spans": [], "value": "2524789262"})
+    c["reference_actions"] = [{"action_id": "backpack", "name": "get_product_details",
+                               "arguments": {"product_id": "2524789262"}}]
+    doc = build_golden(c, world, vocab)
+    backpack = doc["calls"][0]
+    assert "polyester" in json.dumps(backpack["result"])
+    assert backpack["counted"] is False and backpack["why_not_counted"] == "exploration_only"
+    assert all(i["provenance"]["call"] != 0 for i in doc["information_channel"])
+    # ... while a catalog read of a product on her order does source a value: the T-shirt's
+    # material options (positive case)
+    c["fields"][-1]["value"] = "9523456873"
+    c["reference_actions"][0]["arguments"] = {"product_id": "9523456873"}
+    doc = build_golden(c, world, vocab)
+    assert doc["calls"][0]["counted"] and doc["information_channel"][0]["provenance"]["call"] == 0
+
+
+def test_the_entity_scope(world, vocab):
+    from incognita.golden import Scope
+
+    # Named order, its owner, all her orders and their products; a product the request names.
+    doc = build_golden(card("2"), world, vocab)
+    assert doc["scope"]["users"] == ["yusuf_rossi_9620"]
+    assert "#W2378156" in doc["scope"]["orders"] and "9523456873" in doc["scope"]["products"]
+    scope = Scope(frozenset({"u_1"}), frozenset({"#W1234567"}), frozenset({"111"}))
+    assert scope.admits("get_order_details", {"order_id": "W1234567"}, "/items/0/price", 10.0)
+    assert not scope.admits("get_order_details", {"order_id": "#W7654321"}, "/items/0/price", 10.0)
+    assert not scope.admits("get_user_details", {"user_id": "u_2"}, "/orders/0", "#W1")
+    assert scope.admits("list_all_product_types", {}, "/T-Shirt", "111")
+    assert not scope.admits("list_all_product_types", {}, "/Backpack", "222")
+    assert not scope.admits("list_all_product_types", {}, "", {"T-Shirt": "111"})  # never the whole listing
+    assert scope.admits("calculate", {"expression": "1 + 2"}, "", "3.0")
 
 
 # --------------------------------------------------------------------------- failure modes

@@ -1,0 +1,120 @@
+"""The do-nothing check: which tasks an agent that does nothing already passes.
+
+A task whose success criterion holds at the start (no write, nothing the customer must be
+told) measures nothing: an agent that gives up at once passes it. The corpus stage
+excludes such tasks (issue #12). To find them we run the `idle` scripted profile
+(config/scripted_agents.yaml) on every task, once per arm, through the same harness and
+evaluation as the experiment. The profile is handed an empty plan (`idle_golden`: the
+task's golden trajectory with no calls and no information items, its gold hash kept), so
+it requests nothing, tells the customer it is done and closes the episode; the scripted
+agent only ever acts on its plan. The same emptied trajectories let the upstream harness
+run it natively (`run_native`).
+
+The table (results/reference/idle.tsv) has one row per task and arm: whether the episode
+succeeded, its channels, and its turns. It depends on the cards, the golden files (for
+the gold hash), the database, the partition, the prompts and the profile; it is
+deterministic, because every participant is scripted.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import tempfile
+from pathlib import Path
+
+from incognita.io import InputError, atomic_write_text, read_json, sha256_file, write_json
+
+PROFILE = "idle"
+HEADER = ["task", "arm", "success", "channel_db", "channel_communicate", "turns", "termination"]
+# The reason recorded in config/corpus.yaml for a task this agent passes.
+REASON = "passed by an agent that does nothing (the idle profile ends the episode at once)"
+
+
+def idle_golden(golden: dict) -> dict:
+    """What the idle agent is told: nothing to do, the task's gold state unchanged."""
+    return dict(golden, calls=[], information_channel=[])
+
+
+def _flag(value) -> str:
+    return "" if value is None else str(bool(value)).lower()
+
+
+def run_arms(tasks: list[str], cards_dir: str | Path, golden_dir: str | Path, *, db_path: str,
+             partition_path: str, prompts_dir: str, scripted_agents: str, arms=("direct", "indirect", "social"),
+             seed: int = 0, budget: int = 300) -> list[dict]:
+    """One idle episode per task and arm (our harness); the rows of the table."""
+    from incognita.harness import Design, Harness
+
+    design = Design(arms=tuple(arms), models={PROFILE: f"scripted:{PROFILE}"}, repetitions=1, seed=seed,
+                    budget=budget, customer="scripted:customer", service="scripted:desk", prompts_dir=prompts_dir,
+                    scripted_agents=scripted_agents)
+    harness = Harness(design, db_path, partition_path)
+    rows = []
+    for task in tasks:
+        card_path, golden_path = Path(cards_dir) / f"{task}.json", Path(golden_dir) / f"{task}.json"
+        for path in (card_path, golden_path):
+            if not path.exists():
+                raise InputError(f"{path}: file not found (do-nothing check of task {task})")
+        card, golden = read_json(card_path), read_json(golden_path)
+        empty = idle_golden(golden)
+        for arm in arms:
+            record = harness.run_cell(arm, PROFILE, task, 0, card, sha256_file(card_path), empty,
+                                      sha256_file(golden_path)).to_dict()
+            if record["error"]:
+                raise InputError(f"task {task}, arm {arm}: the idle episode broke: {record['error']}")
+            rows.append({"task": task, "arm": arm, "success": _flag(record["success"]),
+                         "channel_db": _flag(record["channels"]["db"]),
+                         "channel_communicate": _flag(record["channels"]["communicate"]),
+                         "turns": str(record["turns"]), "termination": record["termination"]})
+    return rows
+
+
+def run_native(tasks: list[str], cards_dir: str | Path, golden_dir: str | Path, *, tasks_json: str,
+               scripted_agents: str, seed: int = 0) -> list[dict]:
+    """One idle run per task in the upstream harness (incognita.native), on emptied golden files."""
+    from incognita.native import NativeJob, NativeSettings, native_trial, run_job
+
+    with tempfile.TemporaryDirectory(prefix="incognita-idle-") as tmp:
+        empty_dir, out_dir = Path(tmp) / "golden", Path(tmp) / "native"
+        for task in tasks:
+            write_json(empty_dir / f"{task}.json", idle_golden(read_json(Path(golden_dir) / f"{task}.json")))
+        job = NativeJob(model=PROFILE, spec=f"scripted:{PROFILE}", customer="scripted:customer",
+                        tasks=tuple(tasks), reps=1, seed=seed, arms=("native",), models_order=(PROFILE,),
+                        tasks_json=tasks_json, cards_dir=str(cards_dir), golden_dir=str(empty_dir),
+                        profiles=scripted_agents, out_dir=str(out_dir), archive_unrepaired=False)
+        rows = []
+        for path in run_job(job, NativeSettings(), log=lambda _line: None):
+            trial = native_trial(path)
+            if trial["error"]:
+                raise InputError(f"task {trial['task']}, native: the idle run broke: {trial['error']}")
+            nan_free = {k: (None if trial[k] != trial[k] else trial[k])
+                        for k in ("success", "channel_db", "channel_communicate")}
+            rows.append({"task": trial["task"], "arm": "native", **{k: _flag(v) for k, v in nan_free.items()},
+                         "turns": str(trial["agent_actions"]), "termination": trial["termination"]})
+    return rows
+
+
+def write_table(rows: list[dict], out: str | Path) -> None:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=HEADER, delimiter="\t", lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    atomic_write_text(out, buf.getvalue())
+
+
+def passed(path: str | Path) -> dict[str, list[str]]:
+    """Task -> the arms in which the idle agent succeeded, from a table written by `write_table`."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"{path}: file not found; build it with `incognita idle` (the do-nothing check)")
+    reader = csv.DictReader(io.StringIO(path.read_text(encoding="utf-8")), delimiter="\t")
+    if reader.fieldnames != HEADER:
+        raise InputError(f"{path}: header {reader.fieldnames} is not {HEADER}")
+    out: dict[str, list[str]] = {}
+    for n, row in enumerate(reader, start=2):
+        if row["success"] not in ("true", "false"):
+            raise InputError(f"{path}: line {n}: success = {row['success']!r}, expected true or false")
+        if row["success"] == "true":
+            out.setdefault(row["task"], []).append(row["arm"])
+    return out

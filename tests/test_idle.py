@@ -1,0 +1,75 @@
+"""The do-nothing check: the idle profile ends every episode at once; tasks it passes are listed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from incognita.cards import build_card
+from incognita.golden import build_golden, load_vocabulary
+from incognita.idle import HEADER, idle_golden, passed, run_arms, write_table
+from incognita.io import InputError, write_json
+from incognita.replay import RetailWorld
+from incognita.repairs import apply_overlay, load_overlay
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory, source_dir, tasks, db, meta) -> Path:
+    """Cards and golden files of three tasks: 10 (a hand-off only: nothing changes the
+    database and nothing must be told), 11 (a return) and 24 (a question only)."""
+    out = tmp_path_factory.mktemp("idle")
+    world, vocab = RetailWorld(source_dir / "db.json"), load_vocabulary(str(ROOT / "config/vocabulary.yaml"))
+    for task in ("10", "11", "24"):
+        card = build_card(tasks[task], db, meta)
+        overlay = ROOT / "config/repairs" / f"{task}.yaml"
+        if overlay.exists():
+            card = apply_overlay(card, load_overlay(overlay), overlay)
+        write_json(out / "cards" / f"{task}.json", card)
+        write_json(out / "golden" / f"{task}.json", build_golden(card, world, vocab))
+    return out
+
+
+def test_the_idle_agent_does_nothing_and_only_the_empty_task_passes(inputs, source_dir):
+    rows = run_arms(["10", "11", "24"], inputs / "cards", inputs / "golden", db_path=str(source_dir / "db.json"),
+                    partition_path=str(ROOT / "config/partition.yaml"), prompts_dir=str(ROOT / "config/prompts"),
+                    scripted_agents=str(ROOT / "config/scripted_agents.yaml"))
+    assert [(r["task"], r["arm"]) for r in rows] == [
+        (t, a) for t in ("10", "11", "24") for a in ("direct", "indirect", "social")]
+    # one turn answering the customer's opening, one FINAL: no call, no request to anyone
+    assert {(r["turns"], r["termination"]) for r in rows} == {("2", "final")}
+    outcome = {(r["task"], r["arm"]): (r["success"], r["channel_db"], r["channel_communicate"]) for r in rows}
+    for arm in ("direct", "indirect", "social"):
+        assert outcome["10", arm] == ("true", "true", "")  # no communicate_info: that channel is not operative
+        assert outcome["11", arm] == ("false", "false", "")  # the return was not made
+        assert outcome["24", arm] == ("false", "true", "false")  # the materials were not told
+
+
+def test_idle_golden_keeps_the_gold_state_and_drops_the_work(inputs):
+    from incognita.io import read_json
+
+    golden = read_json(inputs / "golden" / "11.json")
+    empty = idle_golden(golden)
+    assert empty["calls"] == [] and empty["information_channel"] == []
+    assert empty["replay"] == golden["replay"] and golden["calls"]  # the original is untouched
+
+
+def test_table_round_trip_and_bad_tables(tmp_path):
+    rows = [{"task": "10", "arm": "direct", "success": "true", "channel_db": "true", "channel_communicate": "",
+             "turns": "2", "termination": "final"},
+            {"task": "10", "arm": "native", "success": "true", "channel_db": "true", "channel_communicate": "true",
+             "turns": "3", "termination": "user_stop"},
+            {"task": "11", "arm": "direct", "success": "false", "channel_db": "false", "channel_communicate": "",
+             "turns": "2", "termination": "final"}]
+    write_table(rows, tmp_path / "idle.tsv")
+    assert passed(tmp_path / "idle.tsv") == {"10": ["direct", "native"]}
+    with pytest.raises(InputError, match="file not found; build it with `incognita idle`"):
+        passed(tmp_path / "missing.tsv")
+    (tmp_path / "bad.tsv").write_text("task\tarm\n10\tdirect\n")
+    with pytest.raises(InputError, match="header"):
+        passed(tmp_path / "bad.tsv")
+    (tmp_path / "bad.tsv").write_text("\t".join(HEADER) + "\n10\tdirect\tyes\ttrue\t\t2\tfinal\n")
+    with pytest.raises(InputError, match="line 2: success = 'yes'"):
+        passed(tmp_path / "bad.tsv")
