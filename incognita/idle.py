@@ -3,12 +3,10 @@
 A task whose success criterion holds at the start (no write, nothing the customer must be
 told) measures nothing: an agent that gives up at once passes it. The corpus stage
 excludes such tasks (issue #12). To find them we run the `idle` scripted profile
-(config/scripted_agents.yaml) on every task, once per arm, through the same harness and
-evaluation as the experiment. The profile is handed an empty plan (`idle_golden`: the
-task's golden trajectory with no calls and no information items, its gold hash kept), so
-it requests nothing, tells the customer it is done and closes the episode; the scripted
-agent only ever acts on its plan. The same emptied trajectories let the upstream harness
-run it natively (`run_native`).
+(config/scripted_agents.yaml, `gives_up_at_once: true`) on every task, once per arm,
+through the same harness and evaluation as the experiment: it asks nobody for anything,
+tells the customer it cannot help and closes the episode. It runs natively too, in the
+upstream harness (`run_native`).
 
 The table (results/reference/idle.tsv) has one row per task and arm: whether the episode
 succeeded, its channels, and its turns. It depends on the cards, the golden files (for
@@ -23,17 +21,12 @@ import io
 import tempfile
 from pathlib import Path
 
-from incognita.io import InputError, atomic_write_text, read_json, sha256_file, write_json
+from incognita.io import InputError, atomic_write_text, read_json, sha256_file
 
 PROFILE = "idle"
 HEADER = ["task", "arm", "success", "channel_db", "channel_communicate", "turns", "termination"]
 # The reason recorded in config/corpus.yaml for a task this agent passes.
 REASON = "passed by an agent that does nothing (the idle profile ends the episode at once)"
-
-
-def idle_golden(golden: dict) -> dict:
-    """What the idle agent is told: nothing to do, the task's gold state unchanged."""
-    return dict(golden, calls=[], information_channel=[])
 
 
 def _flag(value) -> str:
@@ -57,9 +50,8 @@ def run_arms(tasks: list[str], cards_dir: str | Path, golden_dir: str | Path, *,
             if not path.exists():
                 raise InputError(f"{path}: file not found (do-nothing check of task {task})")
         card, golden = read_json(card_path), read_json(golden_path)
-        empty = idle_golden(golden)
         for arm in arms:
-            record = harness.run_cell(arm, PROFILE, task, 0, card, sha256_file(card_path), empty,
+            record = harness.run_cell(arm, PROFILE, task, 0, card, sha256_file(card_path), golden,
                                       sha256_file(golden_path)).to_dict()
             if record["error"]:
                 raise InputError(f"task {task}, arm {arm}: the idle episode broke: {record['error']}")
@@ -72,16 +64,14 @@ def run_arms(tasks: list[str], cards_dir: str | Path, golden_dir: str | Path, *,
 
 def run_native(tasks: list[str], cards_dir: str | Path, golden_dir: str | Path, *, tasks_json: str,
                scripted_agents: str, seed: int = 0) -> list[dict]:
-    """One idle run per task in the upstream harness (incognita.native), on emptied golden files."""
+    """One idle run per task in the upstream harness (incognita.native)."""
     from incognita.native import NativeJob, NativeSettings, native_trial, run_job
 
     with tempfile.TemporaryDirectory(prefix="incognita-idle-") as tmp:
-        empty_dir, out_dir = Path(tmp) / "golden", Path(tmp) / "native"
-        for task in tasks:
-            write_json(empty_dir / f"{task}.json", idle_golden(read_json(Path(golden_dir) / f"{task}.json")))
+        out_dir = Path(tmp) / "native"
         job = NativeJob(model=PROFILE, spec=f"scripted:{PROFILE}", customer="scripted:customer",
                         tasks=tuple(tasks), reps=1, seed=seed, arms=("native",), models_order=(PROFILE,),
-                        tasks_json=tasks_json, cards_dir=str(cards_dir), golden_dir=str(empty_dir),
+                        tasks_json=tasks_json, cards_dir=str(cards_dir), golden_dir=str(golden_dir),
                         profiles=scripted_agents, out_dir=str(out_dir), archive_unrepaired=False)
         rows = []
         for path in run_job(job, NativeSettings(), log=lambda _line: None):

@@ -8,7 +8,7 @@ import pytest
 
 from incognita.cards import build_card
 from incognita.golden import build_golden, load_vocabulary
-from incognita.idle import HEADER, idle_golden, passed, run_arms, write_table
+from incognita.idle import HEADER, passed, run_arms, write_table
 from incognita.io import InputError, write_json
 from incognita.replay import RetailWorld
 from incognita.repairs import apply_overlay, load_overlay
@@ -47,13 +47,18 @@ def test_the_idle_agent_does_nothing_and_only_the_empty_task_passes(inputs, sour
         assert outcome["24", arm] == ("false", "true", "false")  # the materials were not told
 
 
-def test_idle_golden_keeps_the_gold_state_and_drops_the_work(inputs):
-    from incognita.io import read_json
+def test_the_idle_profile_is_a_real_knob_that_any_plan_ignores(inputs, source_dir):
+    """The profile does nothing because of its own setting, not because it is given nothing to do:
+    on task 11's full plan an oracle with `gives_up_at_once` still asks and calls nothing."""
+    from incognita.backends.scripted_agent import Profile
 
-    golden = read_json(inputs / "golden" / "11.json")
-    empty = idle_golden(golden)
-    assert empty["calls"] == [] and empty["information_channel"] == []
-    assert empty["replay"] == golden["replay"] and golden["calls"]  # the original is untouched
+    assert Profile.from_dict("idle", {"gives_up_at_once": True}).gives_up_at_once
+    with pytest.raises(ValueError, match="gives_up_at_once must be true or false"):
+        Profile.from_dict("idle", {"gives_up_at_once": "yes"})
+    rows = run_arms(["11"], inputs / "cards", inputs / "golden", db_path=str(source_dir / "db.json"),
+                    partition_path=str(ROOT / "config/partition.yaml"), prompts_dir=str(ROOT / "config/prompts"),
+                    scripted_agents=str(ROOT / "config/scripted_agents.yaml"), arms=("direct",))
+    assert rows[0]["turns"] == "2" and rows[0]["channel_db"] == "false"
 
 
 def test_table_round_trip_and_bad_tables(tmp_path):

@@ -52,10 +52,11 @@ class Profile:
     patience: int | None = None
     slip_rate: float = 0.0
     inject: dict[str, float] = field(default_factory=dict)
+    gives_up_at_once: bool = False  # does nothing: the do-nothing check of the corpus (incognita.idle)
 
     @classmethod
     def from_dict(cls, name: str, data: dict) -> Profile:
-        unknown = set(data) - {"discovery", "patience", "slip_rate", "inject"}
+        unknown = set(data) - {"discovery", "patience", "slip_rate", "inject", "gives_up_at_once"}
         if unknown:
             raise ValueError(f"scripted agent profile {name!r}: unknown key(s) {sorted(unknown)}")
         if data.get("discovery", "oracle") not in ("oracle", "survey", "probe"):
@@ -63,8 +64,11 @@ class Profile:
         bad = set(data.get("inject") or {}) - set(FAILURE_TYPES)
         if bad:
             raise ValueError(f"scripted agent profile {name!r}: unknown failure type(s) {sorted(bad)}")
+        if not isinstance(data.get("gives_up_at_once", False), bool):
+            raise ValueError(f"scripted agent profile {name!r}: gives_up_at_once must be true or false")
         return cls(name=name, discovery=data.get("discovery", "oracle"), patience=data.get("patience"),
-                   slip_rate=float(data.get("slip_rate", 0.0)), inject=dict(data.get("inject") or {}))
+                   slip_rate=float(data.get("slip_rate", 0.0)), inject=dict(data.get("inject") or {}),
+                   gives_up_at_once=data.get("gives_up_at_once", False))
 
 
 class GiveUp(Exception):
@@ -108,6 +112,8 @@ class ScriptedAgent:
     # ------------------------------------------------------------------ the policy
     def _run(self) -> Generator[dict, str, None]:
         try:
+            if self.profile.gives_up_at_once:
+                raise GiveUp("this agent does nothing, by design")
             if self.arm == "social" and self.profile.discovery == "survey":
                 yield from self._survey()
             yield from self._work()
