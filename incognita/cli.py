@@ -490,12 +490,17 @@ def episode_table(out_path: str, record_files: tuple[str, ...]) -> None:
 @click.option("--out", default="results/trials.parquet", show_default=True)
 @click.option("--csv", "csv_path", default="results/trials.csv", show_default=True)
 @click.option("--validation", "validation_path", default="results/stats/reader_validation.csv", show_default=True)
-def trials(paths, episodes_dir, reference_path, locks_path, out, csv_path, validation_path) -> None:
+@click.option("--labelled", "labelled_dir", default="config/reader_validation", show_default=True,
+              help="the hand-labelled trajectories the reader is checked against ('none' to skip)")
+def trials(paths, episodes_dir, reference_path, locks_path, out, csv_path, validation_path, labelled_dir) -> None:
     """Read episode records and native results (PATHS, told apart by content) against the frozen
-    reference: one row per trial, plus the reader's validation against injected failure types."""
+    reference: one row per trial, plus the reader's validation (hand-labelled trajectories, then
+    the injected failure types of the scripted agents)."""
     from incognita.reader import run_reader
 
-    for line in run_reader(paths, episodes_dir, reference_path, locks_path, out, csv_path, validation_path):
+    labelled = None if labelled_dir == "none" else labelled_dir
+    for line in run_reader(paths, episodes_dir, reference_path, locks_path, out, csv_path, validation_path,
+                           labelled):
         click.echo(line)
 
 

@@ -225,24 +225,13 @@ class Fact:
 
 
 def required_facts(task: dict, arm: str) -> list[Fact]:
+    """The facts the required calls need (Section 4.2): the reference's information items.
+    The failure types and the information measures use this one set (Section 4.3). Reads that
+    only serve what the customer must be told (`channel_sources`) are not among them."""
     items = task["information_items"]
     facts = [Fact("customer", c["token"], USER, True) for c in items["customer"]]
-    facts += [Fact("service", (s["name"], _key(s["name"], s["arguments"])), s["executor"][arm], True) for s in items["service"]]
-    seen = {f.key for f in facts}
-    for token in task["channel_sources"]["tokens"]:
-        if token not in seen:
-            facts.append(Fact("customer", token, USER, False))
-            seen.add(token)
-    required = {c["index"]: c for c in task["arms"][arm]["required_calls"]}
-    for index in task["channel_sources"]["reads"]:
-        call = required.get(index)
-        if call is None:
-            raise InputError(f"coordination reference: task {task['task_id']}: channel_sources.reads: "
-                             f"call {index} is not a required call of arm {arm}")
-        key = (call["name"], _key(call["name"], call["arguments"]))
-        if key not in seen:
-            facts.append(Fact("service", key, call["executor"], False))
-            seen.add(key)
+    facts += [Fact("service", (s["name"], _key(s["name"], s["arguments"])), s["executor"][arm], True)
+              for s in items["service"]]
     return facts
 
 
@@ -325,7 +314,7 @@ def non_reference_actions(trace: Trace, required_calls: list[dict]) -> int:
 
 def _process(trace: Trace, task: dict, arm: str) -> dict[str, float]:
     spec = task["arms"][arm]
-    facts = [f for f in required_facts(task, arm) if f.item]
+    facts = required_facts(task, arm)
     customer = [f for f in facts if f.kind == "customer"]
     service = [f for f in facts if f.kind == "service"]
     hits_c = sum(_obtained(f, trace) for f in customer)
@@ -540,57 +529,6 @@ def write_trials(df: pd.DataFrame, parquet_path: str | Path, csv_path: str | Pat
         atomic_write_text(csv_path, df.to_csv(index=False))
 
 
-# --------------------------------------------------------------------------- validation
-
-
-def reader_validation(df: pd.DataFrame) -> pd.DataFrame:
-    """Confusion matrix of injected failure type (rows, 'none' for no injection) against the
-    reader's outcome (columns: 'success', the five types, and 'excluded' when any)."""
-    scored = df[df["arm"] != "native"]
-    injected = scored["injected_failure"].fillna("none").astype(str)
-    read = scored["failure_type"].astype(object).where(scored["failure_type"].notna(), "success")
-    read = read.where(~scored["excluded"].astype(bool), "excluded").astype(str)
-    cols = ["success", *FAILURE_TYPES] + (["excluded"] if (read == "excluded").any() else [])
-    unknown = sorted(set(injected) - {"none", *FAILURE_TYPES})
-    if unknown:
-        raise InputError(f"trials table: injected_failure: unknown type(s) {', '.join(unknown)}")
-    import pandas as pd
-
-    table = pd.crosstab(injected, read).reindex(index=["none", *FAILURE_TYPES], columns=cols, fill_value=0)
-    table.index.name, table.columns.name = "injected", None
-    return table.astype(int)
-
-
-def validation_summary(matrix: pd.DataFrame) -> dict:
-    """Agreement on trials with an injected failure; labels on successful trials must be zero."""
-    types = list(FAILURE_TYPES)
-    injected = matrix.loc[types]
-    n = int(injected[types].to_numpy().sum())
-    agree = int(sum(matrix.loc[t, t] for t in types))
-    return {
-        "injected_failed": n,
-        "agree": agree,
-        "agreement": agree / n if n else NA,
-        "injected_read_success": int(injected["success"].sum()),
-        "uninjected_failures": int(matrix.loc["none", types].sum()),
-    }
-
-
-def write_validation(matrix: pd.DataFrame, path: str | Path) -> None:
-    """The matrix as CSV at `path`, and as Markdown (with the agreement line) beside it."""
-    atomic_write_text(path, matrix.reset_index().to_csv(index=False))
-    s = validation_summary(matrix)
-    header = "| injected | " + " | ".join(matrix.columns) + " |"
-    lines = [header, "|" + " --- |" * (len(matrix.columns) + 1)]
-    lines += [f"| {idx} | " + " | ".join(str(v) for v in row) + " |" for idx, row in matrix.iterrows()]
-    agreement = "n/a" if math.isnan(s["agreement"]) else f"{s['agreement']:.3f}"
-    note = (f"Agreement on failed trials with an injected type: {s['agree']}/{s['injected_failed']} "
-            f"({agreement}). Injected trials read as success: {s['injected_read_success']}. "
-            f"Failures without an injection: {s['uninjected_failures']}.")
-    lines += ["", note]
-    atomic_write_text(Path(path).with_suffix(".md"), "\n".join(lines) + "\n")
-
-
 # --------------------------------------------------------------------------- command
 
 
@@ -611,17 +549,17 @@ def split_inputs(paths: Iterable[str | Path]) -> tuple[list[Path], list[dict]]:
 
 def run_reader(paths: Iterable[str | Path], episodes_dir: str | Path, reference_path: str | Path,
                locks_path: str | Path, out: str | Path, csv_path: str | Path,
-               validation_path: str | Path) -> list[str]:
+               validation_path: str | Path, labelled_dir: str | Path | None = None) -> list[str]:
     """The reader stage (`incognita trials`): read episode records and native results against the
-    frozen reference, write the trials table and the reader's validation; return a summary."""
+    frozen reference, write the trials table and the reader's validation (incognita.reader_validation:
+    the hand-labelled set in `labelled_dir`, then the injection check); return a summary."""
     paths = list(paths)
     episodes, native = split_inputs(paths) if paths else (episode_files(episodes_dir), [])
     df = build_trials(episodes, Path(reference_path), native, locks_path)
     write_trials(df, out, csv_path)
-    matrix = reader_validation(df)
-    write_validation(matrix, validation_path)
-    s = validation_summary(matrix)
     failed = int(df["failure_type"].notna().sum())
-    return [(f"{out}: {len(df)} trials ({len(native)} native, {int(df['excluded'].sum())} excluded, "
-             f"{failed} failed and labelled)"),
-            f"{validation_path}: injected failures read as injected {s['agree']}/{s['injected_failed']}"]
+    summary = [(f"{out}: {len(df)} trials ({len(native)} native, {int(df['excluded'].sum())} excluded, "
+                f"{failed} failed and labelled)")]
+    from incognita.reader_validation import validate
+
+    return summary + validate(df, labelled_dir, validation_path)

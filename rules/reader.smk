@@ -1,5 +1,6 @@
 # Reader: every episode record and native result -> one row per trial (results/trials.parquet
-# and .csv), plus the reader's validation against the scripted agents' injected failure types.
+# and .csv), plus the reader's validation: the hand-labelled set (config/reader_validation/), then
+# the scripted agents' injected failure types (a consistency check).
 # The coordination reference is read only after its lock is verified.
 
 
@@ -9,13 +10,16 @@ rule trials:
         native=get_all_native(),
         reference="results/reference/coordination.json",
         locks_verified="results/reference/locks_verified.txt",
+        labelled=get_labelled_fixtures(),
     output:
         parquet="results/trials.parquet",
         csv="results/trials.csv",
         validation="results/stats/reader_validation.csv",
+        validation_labelled="results/stats/reader_validation_labelled.csv",
         validation_md="results/stats/reader_validation.md",
     params:
         reader=READER_VERSION,
+        labelled=LABELLED_DIR,
     conda:
         "../envs/incognita.yaml"
     log:
@@ -24,4 +28,4 @@ rule trials:
         "benchmarks/trials.tsv"
     shell:
         "python -m incognita trials --reference {input.reference} --out {output.parquet} --csv {output.csv} "
-        "--validation {output.validation} {input.episodes} {input.native} > {log} 2>&1"
+        "--validation {output.validation} --labelled {params.labelled} {input.episodes} {input.native} > {log} 2>&1"

@@ -126,7 +126,10 @@ def test_smollm2_through_the_workflow_in_every_arm_and_natively(tmp_path):
 
     trials = pd.read_parquet(wf / "results" / "trials.parquet")
     assert len(trials) == 4 and not trials["excluded"].any()
-    assert (trials["cost_episode_usd"] == 0).all()
+    assert (trials["cost_episode_usd"] == 0).all() and set(trials["agent_backend"]) == {"openai"}
+    ours = trials[trials["arm"] != "native"]  # the reader labels every failed episode of a real model
+    assert (ours["failure_type"].notna() == (ours["success"] == 0)).all()
+    print(ours[["arm", "termination", "success", "failure_type", "protocol_errors"]].to_string(index=False))
 
     # With the server gone, a rerun of every cell must come wholly from the cache.
     snakemake(wf, "--forcerun", "episodes", "native", *target, str(config), env=env)

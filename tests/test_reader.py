@@ -18,6 +18,7 @@ from incognita import reader
 from incognita.cli import main
 from incognita.freeze import LockError, write_locks
 from incognita.io import InputError, sha256_file
+from incognita.reader_validation import injection_matrix
 from incognita.reader import (
     Exchange,
     Fact,
@@ -155,12 +156,14 @@ def test_a_hand_off_counts_by_its_name_not_its_free_text_summary():
     assert read_trial(EpisodeRecord.from_dict(data), task).execution == done == 1.0
 
 
-def test_channel_read_is_needed_for_labels_but_not_an_information_item():
+def test_a_read_owed_only_to_the_customer_is_not_a_required_fact():
+    """Section 4: labels and information acquisition use one set of facts, those the required
+    calls need; the order read of task 901 only serves what the customer must be told."""
     data = _data("social_obtained_not_delivered")
     data["events"] = [e for e in data["events"] if e.get("proposer") != "Dorian"]  # no order read
     row = _read(data)
-    assert row.information_acquisition == 1.0  # the order read is only owed to the customer
-    assert row.missing_service_facts == 1 and row.failure_type == "requested_not_obtained"
+    assert row.information_acquisition == 1.0
+    assert row.missing_service_facts == 0 and row.failure_type == "obtained_not_delivered"
 
 
 def test_service_fact_needs_the_reference_arguments():
@@ -211,7 +214,8 @@ def test_unanswerable_question_rules():
 
 def test_audit_credits_missing_service_facts_to_non_reference_reads():
     row = _row("indirect_non_reference_read")
-    assert row.non_reference_reads == 1 and row.missing_service_facts == 2 and row.missing_customer_facts == 0
+    # the profile is missing (the order read only serves what the customer is told: not a required fact)
+    assert row.non_reference_reads == 1 and row.missing_service_facts == 1 and row.missing_customer_facts == 0
     assert row.failure_type == "requested_not_obtained"
     assert row.failure_type_reads_credited == "obtained_not_delivered"
     plain = _row("social_requested_not_obtained")  # no non-reference read: nothing to credit
@@ -317,24 +321,6 @@ def test_write_trials_round_trip(locked, tmp_path):
         reader.write_trials(df.drop(columns=["success"]), out / "x.parquet")
 
 
-def test_validation_matrix(locked, tmp_path):
-    ref, locks = locked
-    df = reader.build_trials(EPISODES, ref, locks_path=locks)
-    m = reader.reader_validation(df)
-    assert list(m.index) == ["none", *reader.FAILURE_TYPES]
-    assert list(m.columns) == ["success", *reader.FAILURE_TYPES, "excluded"]
-    for t in reader.FAILURE_TYPES:
-        assert m.loc[t, t] == 1
-    assert m.loc["none", "success"] == 2 and m.loc["none", "excluded"] == 1
-    assert m.to_numpy().sum() == len(df)
-    s = reader.validation_summary(m)
-    assert (s["injected_failed"], s["agree"], s["injected_read_success"]) == (5, 5, 0)
-    reader.write_validation(m, tmp_path / "stats" / "reader_validation.csv")
-    back = pd.read_csv(tmp_path / "stats" / "reader_validation.csv", index_col="injected")
-    assert back.equals(m.rename_axis("injected"))
-    assert "5/5" in (tmp_path / "stats" / "reader_validation.md").read_text()
-
-
 def _native_result(path: Path) -> None:
     """The few fields of a native result (incognita.native) that its row builder reads."""
     facts = {"model": "handmade", "task": "901", "rep": 0, "seed": 7, "schedule_position": 3, "overlay_version": 0,
@@ -387,7 +373,7 @@ def test_invariants_on_generated_episodes():
     assert df.loc[df.arm == "social", "role_identification"].notna().all()
     assert (df.agent_actions == df.turns).all()  # one action per agent turn
     assert df.loc[df.arm == "direct", "unanswerable_questions"].eq(0).all()
-    m = reader.reader_validation(df)
+    m = injection_matrix(df)
     assert m.loc[list(reader.FAILURE_TYPES), "success"].eq(0).all()  # an injected failure never reads as success
     # Slips and deliberately wrong arguments always read as a wrong delivery.
     assert m.loc["delivered_incorrect", "delivered_incorrect"] == m.loc["delivered_incorrect"].sum()
