@@ -158,7 +158,7 @@ class Trace:
         self.accepted_actions = Counter((d.proposer, d.tool, _key(d.tool, d.arguments)) for d in accepted if _is_action(d))
         self.accepted_reads = [(d.tool, _key(d.tool, d.arguments)) for d in accepted if not _is_action(d)]
         self.action_attempted = any(_is_action(d) for d in self.decisions)
-        self.proposed = {(d.proposer, d.tool) for d in self.decisions}
+        self.executed = {(d.proposer, d.tool) for d in accepted}  # who carried out which tool, any arguments
         self.agent_tools = {p.tool for p in self.agent_proposals}
         self.exchanges = _exchanges(events)
 
@@ -330,7 +330,8 @@ def _process(trace: Trace, task: dict, arm: str) -> dict[str, float]:
     }
     roles = spec.get("role_assignments")
     if roles is not None:  # null where holders are declared: the process does not exist there
-        out["role_identification"] = _fraction(sum((r["desk"], r["tool"]) in trace.proposed for r in roles), len(roles))
+        # Section 4.2: the holder executed the call (an accepted decision), not merely proposed it.
+        out["role_identification"] = _fraction(sum((r["desk"], r["tool"]) in trace.executed for r in roles), len(roles))
         out["holder_contacted"] = _fraction(sum(r["desk"] in trace.contacted for r in roles), len(roles))
     return out
 

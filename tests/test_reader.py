@@ -126,8 +126,9 @@ def test_process_absent_from_an_arm_is_nan_not_zero():
 
 def test_process_fractions():
     row = _row("social_requested_not_obtained")
-    # Elara ran her read; Aster tried with a wrong user id; Dorian and Fenn never contacted.
-    assert (row.role_identification, row.holder_contacted) == (0.5, 0.5)
+    # Elara ran her read; Aster tried with a wrong user id, which failed: proposed, not executed,
+    # so only Elara counts for role identification (Section 4.2); Dorian and Fenn never contacted.
+    assert (row.role_identification, row.holder_contacted) == (0.25, 0.5)
     assert (row.customer_information, row.service_information, row.information_acquisition) == (0.5, 0.5, 0.5)
     assert row.execution == 0.25
     odn = _row("social_obtained_not_delivered")  # Fenn asked but never ran the cancellation
