@@ -180,12 +180,9 @@ def get_all_episodes():
     )
 
 
-LABELLED_DIR = "config/reader_validation"
-
-
 def get_labelled_fixtures():
     """The reader's hand-labelled validation set: editing a fixture re-runs the reader."""
-    return sorted(str(p) for p in Path(LABELLED_DIR).iterdir() if p.suffix in (".yaml", ".json"))
+    return sorted(str(p) for p in Path("config/reader_validation").iterdir() if p.suffix in (".yaml", ".json"))
 
 
 def get_stats_outputs():

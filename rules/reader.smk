@@ -19,7 +19,7 @@ rule trials:
         validation_md="results/stats/reader_validation.md",
     params:
         reader=READER_VERSION,
-        labelled=LABELLED_DIR,
+        labelled=lambda wildcards, input: Path(input.labelled[0]).parent,
     conda:
         "../envs/incognita.yaml"
     log:
