@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -42,3 +43,18 @@ def vocabulary() -> dict:
     from incognita.io import read_yaml
 
     return read_yaml(ROOT / "config" / "vocabulary.yaml")
+
+
+@pytest.fixture()
+def locked(tmp_path) -> tuple[Path, Path]:
+    """The reader fixtures' coordination reference (tests/fixtures/reader) and a lock file
+    that freezes it: (reference path, locks path)."""
+    from incognita.freeze import write_locks
+    from incognita.io import sha256_file
+
+    ref = tmp_path / "coordination.json"
+    shutil.copy(ROOT / "tests" / "fixtures" / "reader" / "coordination.json", ref)
+    locks = tmp_path / "locks.yaml"
+    write_locks(locks, {"coordination": {"path": str(ref), "version": 1, "sha256": sha256_file(ref),
+                                         "frozen": "2026-08-20"}})
+    return ref, locks

@@ -16,8 +16,8 @@ from click.testing import CliRunner
 
 from incognita import reader
 from incognita.cli import main
-from incognita.freeze import LockError, write_locks
-from incognita.io import InputError, sha256_file
+from incognita.freeze import LockError
+from incognita.io import InputError
 from incognita.reader_validation import injection_matrix
 from incognita.reader import (
     Exchange,
@@ -244,16 +244,6 @@ def test_bad_records_are_named():
 
 
 # --------------------------------------------------------------------------- the table
-
-
-@pytest.fixture()
-def locked(tmp_path) -> tuple[Path, Path]:
-    ref = tmp_path / "coordination.json"
-    shutil.copy(FIX / "coordination.json", ref)
-    locks = tmp_path / "locks.yaml"
-    write_locks(locks, {"coordination": {"path": str(ref), "version": 1, "sha256": sha256_file(ref),
-                                         "frozen": "2026-08-20"}})
-    return ref, locks
 
 
 def _native_row(**extra) -> dict:

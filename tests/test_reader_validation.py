@@ -11,8 +11,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from incognita.freeze import write_locks
-from incognita.io import InputError, sha256_file
+from incognita.io import InputError
 from incognita.reader import FAILURE_TYPES, build_trials
 from incognita.reader_validation import (
     DEFAULT_DIR,
@@ -27,16 +26,6 @@ ROOT = Path(__file__).resolve().parents[1]
 LABELLED = ROOT / DEFAULT_DIR
 FIX = ROOT / "tests" / "fixtures" / "reader"
 EPISODES = sorted(p for p in FIX.glob("*.json") if p.name != "coordination.json")
-
-
-@pytest.fixture()
-def locked(tmp_path) -> tuple[Path, Path]:
-    ref = tmp_path / "coordination.json"
-    shutil.copy(FIX / "coordination.json", ref)
-    locks = tmp_path / "locks.yaml"
-    write_locks(locks, {"coordination": {"path": str(ref), "version": 1, "sha256": sha256_file(ref),
-                                         "frozen": "2026-08-20"}})
-    return ref, locks
 
 
 # --------------------------------------------------------------------------- the hand-labelled set
