@@ -46,7 +46,8 @@ PROCESS_COLUMNS = ("role_identification", "holder_contacted", "information_acqui
 CONTRACT_COLUMNS = (
     "arm", "model", "task", "rep", "seed", "schedule_position", "error", "excluded", "termination",
     "success", "database_only_success", "channel_db", "channel_communicate", "channel_nl",
-    "failure_type", "failure_type_reads_credited", "injected_failure", *PROCESS_COLUMNS,
+    "failure_type", "failure_type_reads_credited", "failure_type_request_based", "injected_failure",
+    *PROCESS_COLUMNS,
     "agent_actions", "messages", "unanswerable_questions", "non_reference_reads",
     "tokens_agent", "tokens_episode", "cost_agent_usd", "cost_episode_usd", "cache_hits", "cache_misses",
     "agent_backend",
@@ -56,6 +57,7 @@ _INT_COLUMNS = ("rep", "seed", "schedule_position", "agent_actions", "messages",
                 "turns", "protocol_errors", "non_reference_actions", "missing_customer_facts",
                 "missing_service_facts", "level", "injected_slips")
 _STR_COLUMNS = ("arm", "model", "task", "error", "termination", "failure_type", "failure_type_reads_credited",
+                "failure_type_request_based",
                 "injected_failure", "agent_backend")
 NA = float("nan")
 
@@ -80,6 +82,7 @@ class TrialRow:
     channel_nl: float
     failure_type: str | None
     failure_type_reads_credited: str | None
+    failure_type_request_based: str | None
     injected_failure: str | None
     role_identification: float
     holder_contacted: float
@@ -159,6 +162,7 @@ class Trace:
         self.accepted_reads = [(d.tool, _key(d.tool, d.arguments)) for d in accepted if not _is_action(d)]
         self.action_attempted = any(_is_action(d) for d in self.decisions)
         self.executed = {(d.proposer, d.tool) for d in accepted}  # who carried out which tool, any arguments
+        self.proposed = {(d.proposer, d.tool) for d in self.decisions}
         self.agent_tools = {p.tool for p in self.agent_proposals}
         self.exchanges = _exchanges(events)
 
@@ -242,12 +246,24 @@ def _obtained(fact: Fact, trace: Trace) -> bool:
 
 
 def _approached(fact: Fact, trace: Trace) -> bool:
-    """Did the agent go to the source of this fact at all (whatever came of it)?"""
+    """Did the agent go to the source of this fact at all, whatever it asked and whatever came
+    of it (Section 4.3: "after the relevant participant was approached")? The same notion for
+    both kinds: a message to the customer, or to the holder of the fact's read; in the direct
+    arm, where the agent holds the tools, a use of that tool."""
     if fact.kind == "customer":
-        return fact.key in trace.gate_asked
+        return USER in trace.contacted
     if fact.holder == AGENT:
         return fact.key[0] in trace.agent_tools
     return fact.holder in trace.contacted
+
+
+def _requested(fact: Fact, trace: Trace) -> bool:
+    """The stricter alternative, reported as an audit (failure_type_request_based): the request
+    reached the fact itself, i.e. the gate was asked for its token, or its holder proposed its
+    read (the agent did, in the direct arm)."""
+    if fact.kind == "customer":
+        return fact.key in trace.gate_asked
+    return (fact.holder, fact.key[0]) in trace.proposed
 
 
 def _fraction(hits: int, total: int) -> float:
@@ -276,7 +292,8 @@ def classify(missing: list[Fact], approached: list[bool], attempted: bool, actio
 @dataclass(frozen=True)
 class Reading:
     label: str
-    credited: str
+    credited: str  # the B.2 audit: non-reference reads credited for the missing service facts
+    request_based: str  # the label with `_requested` in place of `_approached`
     missing_customer: int
     missing_service: int
 
@@ -294,7 +311,9 @@ def read_failure(trace: Trace, facts: list[Fact], required_calls: list[dict]) ->
         # Appendix B.2 audit: credit every missing service fact to the non-reference reads.
         rest = [f for f in missing if f.kind == "customer"]
         credited = classify(rest, [_approached(f, trace) for f in rest], trace.action_attempted, correct, outside)
-    return Reading(label, credited, sum(f.kind == "customer" for f in missing),
+    request_based = classify(missing, [_requested(f, trace) for f in missing], trace.action_attempted, correct,
+                             outside)
+    return Reading(label, credited, request_based, sum(f.kind == "customer" for f in missing),
                    sum(f.kind == "service" for f in missing))
 
 
@@ -392,6 +411,7 @@ def read_trial(record: EpisodeRecord, reference_task: dict) -> TrialRow:
         channel_nl=NA if excluded else _flag(channels.get("nl")),
         failure_type=reading.label if failed else None,
         failure_type_reads_credited=reading.credited if failed else None,
+        failure_type_request_based=reading.request_based if failed else None,
         injected_failure=truth.get("injected"),
         **process,
         agent_actions=len(trace.agent_messages) + len(trace.agent_proposals) + trace.protocol_errors,
@@ -482,7 +502,7 @@ def _missing(value: Any) -> bool:
 
 
 _KEYS = ("arm", "model", "task", "rep")
-_NOT_FOR_EXTRA = ("failure_type", "failure_type_reads_credited", *PROCESS_COLUMNS)
+_NOT_FOR_EXTRA = ("failure_type", "failure_type_reads_credited", "failure_type_request_based", *PROCESS_COLUMNS)
 
 
 def _check_extra(rows: Iterable[dict]) -> list[dict]:

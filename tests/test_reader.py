@@ -157,6 +157,22 @@ def test_a_hand_off_counts_by_its_name_not_its_free_text_summary():
     assert read_trial(EpisodeRecord.from_dict(data), task).execution == done == 1.0
 
 
+def test_approached_means_contact_with_the_source_for_both_kinds_of_fact():
+    """Section 4.3: a missing fact counts as approached once its source was contacted, the
+    customer as much as a desk; the request-based reading is kept as an audit column."""
+    data = _data("social_requested_not_obtained")
+    stop = next(i for i, e in enumerate(data["events"]) if e.get("recipient") == "Elara")
+    data["events"] = data["events"][:stop] + [
+        {"type": "message", "turn": 2, "sender": "agent", "recipient": "ENVIRONMENT", "text": "done",
+         "message_type": "FINAL"}]  # asked the customer for the email, then gave up
+    row = _read(data)
+    assert row.missing_customer_facts == 1 and row.missing_service_facts == 2  # order choice; both reads
+    assert row.failure_type == "requested_not_obtained"  # the customer, source of the order choice, was contacted
+    assert row.failure_type_request_based == "never_requested"  # nobody was asked for a missing fact itself
+    ok = _row("social_success")
+    assert ok.failure_type is None and ok.failure_type_request_based is None
+
+
 def test_a_read_owed_only_to_the_customer_is_not_a_required_fact():
     """Section 4: labels and information acquisition use one set of facts, those the required
     calls need; the order read of task 901 only serves what the customer must be told."""

@@ -302,3 +302,32 @@ def _audit_row(arm: str, model: str, sub: pd.DataFrame) -> dict:
         if label != AUDITED:
             row[f"to_{label}"] = int((changed == label).sum())
     return row
+
+
+def audit_approach_table(trials: pd.DataFrame, arms: list[str], models: list[str]) -> pd.DataFrame:
+    """Failed trials whose label differs when "approached" means a request for the missing fact
+    itself (the gate asked for its token, its holder proposed its read) instead of contact with
+    its source (docs/reader.md): how many, and from which label to which."""
+    s = scored(trials)
+    if "failure_type_request_based" not in s.columns:
+        s = s.assign(failure_type_request_based=s["failure_type"])
+    rows = []
+    for arm in [a for a in arms if a != NATIVE]:
+        failed = s[(s["arm"] == arm) & s["failure_type"].notna()]
+        for model in [*models, "all"]:
+            if model != "all" and not ((s["arm"] == arm) & (s["model"] == model)).any():
+                continue
+            sub = failed if model == "all" else failed[failed["model"] == model]
+            moved = sub[sub["failure_type"] != sub["failure_type_request_based"]]
+            row = {"arm": arm, "model": model, "failed": len(sub), "labels_changed": len(moved)}
+            for a in FAILURE_TYPES:
+                for b in FAILURE_TYPES:
+                    if a != b:
+                        row[f"{a}_to_{b}"] = int(((moved["failure_type"] == a)
+                                                  & (moved["failure_type_request_based"] == b)).sum())
+            rows.append(row)
+    out = pd.DataFrame(rows)
+    if out.empty:
+        return out
+    moves = [c for c in out.columns if "_to_" in c]
+    return out.drop(columns=[c for c in moves if out[c].sum() == 0])  # only the moves that occur
