@@ -405,3 +405,20 @@ def test_decisions_are_shortened_to_their_verdict():
     long = "insufficient evidence (the interval includes zero; this is not evidence of no effect)"
     assert figures.short_decision(long) == "insufficient evidence"
     assert figures.short_decision("supports the hypothesis") == "supports the hypothesis"
+
+
+def test_every_title_says_when_the_agents_are_scripted(stats_dir, tmp_path):
+    """A figure of the offline default cannot pass for a result about language models."""
+    def titles(directory: Path) -> list[str]:
+        stats = figures.load_stats(directory)
+        return [figures.FIGURE_BUILDERS[stem](stats).get_suptitle() for stem in figures.FIGURE_STEMS]
+
+    note = "Offline scripted agents, not language models"
+    for backend, expected in (("scripted", True), ("openai", False), ("openai,scripted", True)):
+        out = tmp_path / backend
+        out.mkdir()
+        for src in stats_dir.glob("*.csv"):
+            (out / src.name).write_bytes(src.read_bytes())
+        success = pd.read_csv(out / "success.csv").assign(agent_backend=backend)
+        success.to_csv(out / "success.csv", index=False)
+        assert all((note in t) == expected for t in titles(out)), backend

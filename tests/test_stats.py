@@ -387,3 +387,13 @@ def test_stats_command_end_to_end(locked, synth, tmp_path):
     assert list(pd.read_csv(out / "success.csv")["model"][:4]) == ["m4", "m3", "m2", "m1"]
     res = CliRunner().invoke(stats_command, ["--trials", str(tmp_path / "none.parquet"), "--out", str(out)])
     assert res.exit_code != 0 and "trials table not found" in str(res.exception)
+
+
+def test_primary_report_says_when_the_agents_are_scripted():
+    from incognita.stats.report import population_section
+
+    success = pd.DataFrame({"arm": ["direct", "direct"], "model": ["a", "b"], "agent_backend": ["scripted", "openai"]})
+    lines = population_section(success)
+    assert "offline scripted agents" in lines[0] and "Scripted models: a." in lines[0]
+    assert population_section(success.assign(agent_backend="openai")) == []
+    assert population_section(success.drop(columns="agent_backend")) == []  # older tables: nothing claimed
