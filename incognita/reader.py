@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,7 +46,8 @@ PROCESS_COLUMNS = ("role_identification", "holder_contacted", "information_acqui
 CONTRACT_COLUMNS = (
     "arm", "model", "task", "rep", "seed", "schedule_position", "error", "excluded", "termination",
     "success", "database_only_success", "channel_db", "channel_communicate", "channel_nl",
-    "failure_type", "failure_type_reads_credited", "failure_type_request_based", "injected_failure",
+    "failure_type", "failure_type_reads_credited", "failure_type_request_based", "failure_type_exact_credited",
+    "injected_failure",
     *PROCESS_COLUMNS,
     "agent_actions", "messages", "unanswerable_questions", "non_reference_reads",
     "tokens_agent", "tokens_episode", "cost_agent_usd", "cost_episode_usd", "cache_hits", "cache_misses",
@@ -55,9 +56,9 @@ CONTRACT_COLUMNS = (
 _INT_COLUMNS = ("rep", "seed", "schedule_position", "agent_actions", "messages", "unanswerable_questions",
                 "non_reference_reads", "tokens_agent", "tokens_episode", "cache_hits", "cache_misses",
                 "turns", "protocol_errors", "non_reference_actions", "missing_customer_facts",
-                "missing_service_facts", "level", "injected_slips")
+                "missing_service_facts", "gate_withheld_facts", "level", "injected_slips")
 _STR_COLUMNS = ("arm", "model", "task", "error", "termination", "failure_type", "failure_type_reads_credited",
-                "failure_type_request_based",
+                "failure_type_request_based", "failure_type_exact_credited",
                 "injected_failure", "agent_backend")
 NA = float("nan")
 
@@ -83,6 +84,7 @@ class TrialRow:
     failure_type: str | None
     failure_type_reads_credited: str | None
     failure_type_request_based: str | None
+    failure_type_exact_credited: str | None
     injected_failure: str | None
     role_identification: float
     holder_contacted: float
@@ -108,6 +110,7 @@ class TrialRow:
     non_reference_actions: int
     missing_customer_facts: int
     missing_service_facts: int
+    gate_withheld_facts: int
     level: int | None
     injected_slips: int | None
 
@@ -159,7 +162,9 @@ class Trace:
         self.accepted = Counter((d.proposer, d.tool, _key(d.tool, d.arguments)) for d in accepted)
         self.accepted_calls = {(d.tool, _key(d.tool, d.arguments)) for d in accepted}
         self.accepted_actions = Counter((d.proposer, d.tool, _key(d.tool, d.arguments)) for d in accepted if _is_action(d))
-        self.accepted_reads = [(d.tool, _key(d.tool, d.arguments)) for d in accepted if not _is_action(d)]
+        self.accepted_read_decisions = [d for d in accepted if not _is_action(d)]
+        self.accepted_reads = [(d.tool, _key(d.tool, d.arguments)) for d in self.accepted_read_decisions]
+        self.released_values = {str(d.value) for d in disclosures if d.status == "released" and d.value is not None}
         self.action_attempted = any(_is_action(d) for d in self.decisions)
         self.executed = {(d.proposer, d.tool) for d in accepted}  # who carried out which tool, any arguments
         self.proposed = {(d.proposer, d.tool) for d in self.decisions}
@@ -214,18 +219,18 @@ def unanswerable_questions(exchanges: list[Exchange]) -> int:
 
 @dataclass(frozen=True)
 class Fact:
-    """Something a required call (or the answer owed to the customer) needs.
+    """Something a required call needs (an information item of the reference).
 
     customer: key is the gate token, holder USER. service: key is (tool, argument key) of
-    the designated reference read, holder its executor in the arm. `item` is False for the
-    information-channel sources, which are not information items (docs/reference.md) but
-    are needed facts for the failure types.
+    the designated reference read, holder its executor in the arm; `consumed` holds the
+    scalar argument values of the required calls that consume the read (for the stricter
+    B.2 audit, which looks for them in other reads' results).
     """
 
     kind: str
     key: Any
     holder: str
-    item: bool
+    consumed: tuple[str, ...] = ()
 
 
 def required_facts(task: dict, arm: str) -> list[Fact]:
@@ -233,10 +238,25 @@ def required_facts(task: dict, arm: str) -> list[Fact]:
     The failure types and the information measures use this one set (Section 4.3). Reads that
     only serve what the customer must be told (`channel_sources`) are not among them."""
     items = task["information_items"]
-    facts = [Fact("customer", c["token"], USER, True) for c in items["customer"]]
-    facts += [Fact("service", (s["name"], _key(s["name"], s["arguments"])), s["executor"][arm], True)
-              for s in items["service"]]
+    calls = {c["index"]: c for c in task["arms"][arm]["required_calls"]}
+    facts = [Fact("customer", c["token"], USER) for c in items["customer"]]
+    for s in items["service"]:
+        consumed = tuple(dict.fromkeys(v for i in s["consumed_by"] if i in calls
+                                       for v in _scalars(calls[i]["arguments"])))
+        facts.append(Fact("service", (s["name"], _key(s["name"], s["arguments"])), s["executor"][arm], consumed))
     return facts
+
+
+def _scalars(doc: Any) -> Iterator[str]:
+    """Every string or number in a JSON document, as text (booleans and nulls are no values to match)."""
+    if isinstance(doc, dict):
+        for v in doc.values():
+            yield from _scalars(v)
+    elif isinstance(doc, list):
+        for v in doc:
+            yield from _scalars(v)
+    elif isinstance(doc, (str, int, float)) and not isinstance(doc, bool):
+        yield str(doc)
 
 
 def _obtained(fact: Fact, trace: Trace) -> bool:
@@ -292,10 +312,12 @@ def classify(missing: list[Fact], approached: list[bool], attempted: bool, actio
 @dataclass(frozen=True)
 class Reading:
     label: str
-    credited: str  # the B.2 audit: non-reference reads credited for the missing service facts
+    credited: str  # the B.2 audit: non-reference reads credited for every missing service fact
+    exact_credited: str  # B.2's stricter audit: credited only where a read returned a consumed value
     request_based: str  # the label with `_requested` in place of `_approached`
     missing_customer: int
     missing_service: int
+    gate_withheld: int  # missing customer facts the gate was asked for and did not release
 
 
 def read_failure(trace: Trace, facts: list[Fact], required_calls: list[dict]) -> Reading:
@@ -306,15 +328,30 @@ def read_failure(trace: Trace, facts: list[Fact], required_calls: list[dict]) ->
     outside = sum(trace.accepted_actions.values()) > matched
     missing = [f for f in facts if not _obtained(f, trace)]
     label = classify(missing, [_approached(f, trace) for f in missing], trace.action_attempted, correct, outside)
-    credited = label
-    if non_reference_reads(trace, required_calls):
-        # Appendix B.2 audit: credit every missing service fact to the non-reference reads.
-        rest = [f for f in missing if f.kind == "customer"]
-        credited = classify(rest, [_approached(f, trace) for f in rest], trace.action_attempted, correct, outside)
-    request_based = classify(missing, [_requested(f, trace) for f in missing], trace.action_attempted, correct,
-                             outside)
-    return Reading(label, credited, request_based, sum(f.kind == "customer" for f in missing),
-                   sum(f.kind == "service" for f in missing))
+    def relabel(still_missing: list[Fact], approached=_approached) -> str:
+        return classify(still_missing, [approached(f, trace) for f in still_missing], trace.action_attempted,
+                        correct, outside)
+
+    credited = exact = label
+    found = non_reference_values(trace, required_calls)
+    if found is not None:
+        # Appendix B.2 audits: credit every missing service fact to the non-reference reads; the
+        # stricter one only a fact whose consumed value one of those reads returned exactly.
+        credited = relabel([f for f in missing if f.kind == "customer"])
+        exact = relabel([f for f in missing if f.kind == "customer" or not set(f.consumed) & found])
+    withheld = sum(f.kind == "customer" and f.key in trace.gate_asked for f in missing)
+    return Reading(label, credited, exact, relabel(missing, _requested), sum(f.kind == "customer" for f in missing),
+                   sum(f.kind == "service" for f in missing), withheld)
+
+
+def non_reference_values(trace: Trace, required_calls: list[dict]) -> set[str] | None:
+    """The scalar values that accepted non-reference reads returned, minus what the customer
+    released (a value the customer said is no evidence of a read); None without such reads."""
+    reference = {(c["name"], _key(c["name"], c["arguments"])) for c in required_calls}
+    results = [d.result for d in trace.accepted_read_decisions if (d.tool, _key(d.tool, d.arguments)) not in reference]
+    if not results:
+        return None
+    return {v for r in results for v in _scalars(r)} - trace.released_values
 
 
 def non_reference_reads(trace: Trace, required_calls: list[dict]) -> int:
@@ -412,6 +449,7 @@ def read_trial(record: EpisodeRecord, reference_task: dict) -> TrialRow:
         failure_type=reading.label if failed else None,
         failure_type_reads_credited=reading.credited if failed else None,
         failure_type_request_based=reading.request_based if failed else None,
+        failure_type_exact_credited=reading.exact_credited if failed else None,
         injected_failure=truth.get("injected"),
         **process,
         agent_actions=len(trace.agent_messages) + len(trace.agent_proposals) + trace.protocol_errors,
@@ -426,6 +464,7 @@ def read_trial(record: EpisodeRecord, reference_task: dict) -> TrialRow:
         non_reference_actions=non_reference_actions(trace, required),
         missing_customer_facts=reading.missing_customer,
         missing_service_facts=reading.missing_service,
+        gate_withheld_facts=reading.gate_withheld,
         level=reference_task.get("level"),
         injected_slips=truth.get("slips"),
     )
@@ -502,7 +541,8 @@ def _missing(value: Any) -> bool:
 
 
 _KEYS = ("arm", "model", "task", "rep")
-_NOT_FOR_EXTRA = ("failure_type", "failure_type_reads_credited", "failure_type_request_based", *PROCESS_COLUMNS)
+_NOT_FOR_EXTRA = ("failure_type", "failure_type_reads_credited", "failure_type_request_based",
+                  "failure_type_exact_credited", *PROCESS_COLUMNS)
 
 
 def _check_extra(rows: Iterable[dict]) -> list[dict]:

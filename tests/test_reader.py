@@ -79,12 +79,12 @@ def test_every_failure_type_has_a_hand_made_fixture():
 
 
 @pytest.mark.parametrize("missing, approached, attempted, correct, outside, label", [
-    ([Fact("customer", "t", "USER", True)], [False], False, True, False, "never_requested"),
-    ([Fact("customer", "t", "USER", True), Fact("service", ("r", "{}"), "Aster", True)], [False, True],
+    ([Fact("customer", "t", "USER")], [False], False, True, False, "never_requested"),
+    ([Fact("customer", "t", "USER"), Fact("service", ("r", "{}"), "Aster")], [False, True],
      False, True, False, "requested_not_obtained"),
     ([], [], False, False, False, "obtained_not_delivered"),
     # Once an action was attempted, missing facts no longer decide the label.
-    ([Fact("customer", "t", "USER", True)], [False], True, True, False, "correct_unconfirmed"),
+    ([Fact("customer", "t", "USER")], [False], True, True, False, "correct_unconfirmed"),
     ([], [], True, False, False, "delivered_incorrect"),
     ([], [], True, True, True, "delivered_incorrect"),
     ([], [], True, True, False, "correct_unconfirmed"),
@@ -237,6 +237,27 @@ def test_audit_credits_missing_service_facts_to_non_reference_reads():
     assert row.failure_type_reads_credited == "obtained_not_delivered"
     plain = _row("social_requested_not_obtained")  # no non-reference read: nothing to credit
     assert plain.failure_type_reads_credited == plain.failure_type
+
+
+def test_the_stricter_audit_credits_only_a_read_that_returned_a_consumed_value():
+    """B.2's exact-value check: a non-reference read counts for a missing service fact only if it
+    returned exactly a value that the calls consuming that fact take as an argument."""
+    data = _data("indirect_non_reference_read")
+    row = _read(data)  # the other order's status says nothing about the profile's content
+    assert row.failure_type_reads_credited == "obtained_not_delivered"
+    assert row.failure_type_exact_credited == "requested_not_obtained"
+    read = next(e for e in data["events"] if e["type"] == "gateway_decision" and e["tool"] == "get_order_details")
+    read["result"] = {"status": "delivered", "related_orders": ["#W1000001"]}  # the order the cancellation needs
+    assert _read(data).failure_type_exact_credited == "obtained_not_delivered"
+    assert _row("social_requested_not_obtained").failure_type_exact_credited == "requested_not_obtained"
+
+
+def test_a_needed_field_the_gate_did_not_release_is_counted():
+    data = _data("social_requested_not_obtained")
+    data["events"].insert(-1, {"type": "disclosure", "turn": 3, "token": "order_choice", "status": "unknown",
+                               "value": None})
+    assert _read(data).gate_withheld_facts == 1
+    assert _row("social_requested_not_obtained").gate_withheld_facts == 0
 
 
 def test_excluded_trial():

@@ -315,6 +315,27 @@ def test_audit_counts_label_changes(tables, synth):
     assert "native" not in audit.index.get_level_values("arm")
 
 
+def test_acquisition_breakdown_and_approach_audit_on_a_small_table():
+    from incognita.stats import tables as T
+
+    rows = [  # arm, failure type, missing customer, missing service, gate withheld, request-based label
+        ("social", "requested_not_obtained", 1, 0, 1, "never_requested"),
+        ("social", "requested_not_obtained", 0, 2, 0, "requested_not_obtained"),
+        ("social", "requested_not_obtained", 1, 1, 0, "requested_not_obtained"),
+        ("social", "never_requested", 2, 0, 0, "never_requested"),
+        ("social", None, 0, 0, 0, None),
+    ]
+    df = pd.DataFrame([{"arm": a, "model": "m", "task": str(i), "rep": 0, "excluded": False,
+                        "success": float(ft is None), "failure_type": ft, "missing_customer_facts": c,
+                        "missing_service_facts": sv, "gate_withheld_facts": w, "failure_type_request_based": rb}
+                       for i, (a, ft, c, sv, w, rb) in enumerate(rows)])
+    acq = T.acquisition_table(df, ["social"], ["m"]).set_index("model").loc["all"]
+    assert (acq["failed"], acq["requested_not_obtained"]) == (4, 3)
+    assert (acq["customer_only"], acq["service_only"], acq["both"], acq["failed_with_gate_withheld"]) == (1, 1, 1, 1)
+    audit = T.audit_approach_table(df, ["social"], ["m"]).set_index("model").loc["all"]
+    assert audit["labels_changed"] == 1 and audit["requested_not_obtained_to_never_requested"] == 1
+
+
 def test_power_and_cost_tables(tables, synth):
     power = tables["power"].set_index("arm")
     social = power.loc["social"]
@@ -383,7 +404,7 @@ def test_stats_command_end_to_end(locked, synth, tmp_path):
     res = CliRunner().invoke(stats_command, ["--trials", str(trials), "--interpretation", str(table), "--locks",
                                              str(locks), "--config", str(config), "--out", str(out), "--splits", "50"])
     assert res.exit_code == 0, res.output
-    assert "31 files from 864 trials" in res.output
+    assert "33 files from 864 trials" in res.output
     assert list(pd.read_csv(out / "success.csv")["model"][:4]) == ["m4", "m3", "m2", "m1"]
     res = CliRunner().invoke(stats_command, ["--trials", str(tmp_path / "none.parquet"), "--out", str(out)])
     assert res.exit_code != 0 and "trials table not found" in str(res.exception)

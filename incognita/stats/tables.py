@@ -301,7 +301,37 @@ def _audit_row(arm: str, model: str, sub: pd.DataFrame) -> dict:
     for label in FAILURE_TYPES:
         if label != AUDITED:
             row[f"to_{label}"] = int((changed == label).sum())
+    # The stricter check: only a read that returned exactly a value the consuming calls take.
+    column = sub.get("failure_type_exact_credited", pd.Series(AUDITED, index=sub.index))
+    row["labels_changed_exact"] = int((column.where(column.notna(), AUDITED) != AUDITED).sum())
     return row
+
+
+def _counts(df: pd.DataFrame, column: str) -> pd.Series:
+    """A count column of the reader's (0 where a table from an older reader lacks it)."""
+    values = df[column] if column in df.columns else pd.Series(0, index=df.index)
+    return pd.to_numeric(values, errors="coerce").fillna(0)
+
+
+def acquisition_table(trials: pd.DataFrame, arms: list[str], models: list[str]) -> pd.DataFrame:
+    """Section 6.2's breakdown: requested-not-obtained trials by the kind of fact that is missing
+    (customer only, service only, both), and failed trials in which the gate was asked for a
+    needed field and did not release it."""
+    s = scored(trials)
+    rows = []
+    for arm in [a for a in arms if a != NATIVE]:
+        for model in [*models, "all"]:
+            sub = s[s["arm"] == arm] if model == "all" else s[(s["arm"] == arm) & (s["model"] == model)]
+            if sub.empty:
+                continue
+            failed = sub[sub["failure_type"].notna()]
+            rno = failed[failed["failure_type"] == AUDITED]
+            cust, serv = _counts(rno, "missing_customer_facts") > 0, _counts(rno, "missing_service_facts") > 0
+            withheld = _counts(failed, "gate_withheld_facts")
+            rows.append({"arm": arm, "model": model, "failed": len(failed), AUDITED: len(rno),
+                         "customer_only": int((cust & ~serv).sum()), "service_only": int((serv & ~cust).sum()),
+                         "both": int((cust & serv).sum()), "failed_with_gate_withheld": int((withheld > 0).sum())})
+    return pd.DataFrame(rows)
 
 
 def audit_approach_table(trials: pd.DataFrame, arms: list[str], models: list[str]) -> pd.DataFrame:
