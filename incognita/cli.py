@@ -389,8 +389,11 @@ def replay_table(out_path: str, verify_db: str | None, golden_files: tuple[str, 
 @click.option("--prompts", "prompts_dir", default="config/prompts", show_default=True)
 @click.option("--scripted-agents", default="config/scripted_agents.yaml", show_default=True)
 @click.option("--out-dir", default="results/episodes", show_default=True)
+@click.option("--information-channel", type=click.Choice(["substring", "judge"]), default="substring",
+              show_default=True, help="how the information channel is scored (judge: by --judge, the paper's)")
 def episodes(model, spec, models_order, task, task_position, reps, arms, seed, budget, customer_spec, service_spec,
-             judge_spec, card_path, golden_path, db_path, partition_path, prompts_dir, scripted_agents, out_dir) -> None:
+             judge_spec, card_path, golden_path, db_path, partition_path, prompts_dir, scripted_agents, out_dir,
+             information_channel) -> None:
     """Run the blocks (model, task, repetition) of one model and task, each through the arms in
     Latin-square order, and write one episode record per cell."""
     from incognita.harness import Design, Harness
@@ -402,7 +405,7 @@ def episodes(model, spec, models_order, task, task_position, reps, arms, seed, b
     design = Design(arms=tuple(a for a in arms.split(",") if a), models={model: spec},
                     repetitions=reps, seed=seed, budget=budget, customer=customer_spec, service=service_spec,
                     prompts_dir=prompts_dir, scripted_agents=scripted_agents,
-                    judge=None if judge_spec == "none" else judge_spec)
+                    judge=None if judge_spec == "none" else judge_spec, information_channel=information_channel)
     harness = Harness(design, db_path, partition_path)
     for rep in range(reps):
         for path in harness.run_block(model, task, rep, card_path, golden_path, out_dir, task_position, order):

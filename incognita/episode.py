@@ -11,6 +11,7 @@ goes on. Evaluation happens after termination, on the final state only.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import time
@@ -98,10 +99,11 @@ class Episode:
 
     def __init__(self, *, arm: str, card: dict, gold_hash: str, gateway: Gateway, prompts: PromptSet,
                  agent: Backend, customer: Backend, service: dict[str, Backend], desks: tuple[str, ...],
-                 seed: int, budget: int, record: EpisodeRecord, judge: Backend | None = None):
+                 seed: int, budget: int, record: EpisodeRecord, judge: Backend | None = None,
+                 information_channel: str = "substring"):
         self.arm, self.card, self.gold_hash, self.gateway = arm, card, gold_hash, gateway
         self.prompts, self.seed, self.budget, self.record = prompts, seed, budget, record
-        self.judge = judge
+        self.judge, self.information_channel = judge, information_channel
         self.allowed = recipients(arm, desks)
         self.gate = DisclosureGate(card)
         self.agent = Participant(AGENT, agent, prompts.agent(arm, self.allowed), [])
@@ -247,10 +249,14 @@ class Episode:
                     and USER in (e.sender, e.recipient) and e.message_type == "MESSAGE"]
         to_user = [text for sender, text in dialogue if sender == AGENT]
         try:
-            outcome = evaluate(r.final_db_hash, self.gold_hash, self.card, to_user, judge=self.judge,
-                               judge_prompt=self.prompts.read("judge.md") if self.judge else "",
+            outcome = evaluate(r.final_db_hash, self.gold_hash, self.card, to_user, channel=self.information_channel,
+                               judge=self.judge, judge_prompt=self.prompts.read("judge.md") if self.judge else "",
                                transcript=[("agent" if s == AGENT else "customer", t) for s, t in dialogue])
         except BackendError as exc:
             r.termination, r.error = "error", f"evaluation: {exc}"
             return
         r.channels, r.success, r.database_only_success = outcome.channels, outcome.success, outcome.database_only_success
+        r.information_channel = self.information_channel
+        if outcome.judgements:  # each verdict with its assertion and the judge prompt it answered
+            prompt_sha = hashlib.sha256(self.prompts.read("judge.md").encode()).hexdigest()
+            r.judgements = [{**j, "judge_prompt_sha256": prompt_sha} for j in outcome.judgements]

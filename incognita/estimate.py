@@ -123,7 +123,8 @@ class Estimator:
         self.cfg, self.prices, self.a = cfg, prices, assumptions
         self.prompt_tokens = _prompt_tokens(cfg.get("prompts"))
         self.tasks = design_tasks(cfg)
-        share = _nl_share(self.tasks, cards_dir)
+        judged = (cfg.get("evaluation") or {}).get("information_channel", "substring") == "judge"
+        share = _nl_share(self.tasks, cards_dir, judged)
         self.nl_share_from_cards = share is not None
         self.nl_share = assumptions.nl_share if share is None else share
 
@@ -229,13 +230,14 @@ def _prompt_tokens(prompts_dir: str | None) -> dict[str, float]:
     return {k: v / CHARS_PER_TOKEN for k, v in chars.items()}
 
 
-def _nl_share(tasks: list[str], cards_dir: str | None) -> float | None:
-    """The share of the design's tasks whose card carries natural-language assertions (None: no cards)."""
+def _nl_share(tasks: list[str], cards_dir: str | None, judged_channel: bool = False) -> float | None:
+    """The share of the design's tasks the judge sees (None: no cards): those whose card carries
+    natural-language assertions, and with the judged information channel also those with
+    information items (communicate_info)."""
     if not cards_dir or not tasks or not all((Path(cards_dir) / f"{t}.json").exists() for t in tasks):
         return None
-    with_nl = sum(bool(read_json(Path(cards_dir) / f"{t}.json")["information_channel"]["nl_assertions"])
-                  for t in tasks)
-    return with_nl / len(tasks)
+    channels = [read_json(Path(cards_dir) / f"{t}.json")["information_channel"] for t in tasks]
+    return sum(bool(c["nl_assertions"] or (judged_channel and c["communicate_info"])) for c in channels) / len(tasks)
 
 
 # --------------------------------------------------------------------------- CLI
@@ -278,7 +280,7 @@ def estimate_cmd(config_path: str, prices_path: str | None, assumptions_path: st
     click.echo(f"total: {sum(ln.calls for ln in lines):.0f} model calls, "
                f"{_fmt_tokens(sum(ln.prompt_tokens + ln.completion_tokens for ln in lines))} tokens, ${total:.2f}")
     if cfg["participants"].get("judge"):
-        click.echo(f"judge: {est.nl_share:.0%} of the tasks carry natural-language assertions "
+        click.echo(f"judge: {est.nl_share:.0%} of the tasks have something for the judge to decide "
                    f"({'from ' + cards_dir if est.nl_share_from_cards else 'assumed'})")
     skipped = [arm for arm in d["arms"] if arm not in ARMS]
     if skipped:

@@ -55,6 +55,7 @@ class Design:
     judge: str | dict | None = None
     cache_dir: str | None = None  # model response cache; None = $INCOGNITA_CACHE_DIR or cache/responses
     prices: str | None = None  # price table; None = $INCOGNITA_PRICES or config/prices.yaml
+    information_channel: str = "substring"  # substring | judge (incognita.evaluate)
 
     @classmethod
     def from_config(cls, cfg: dict) -> Design:
@@ -62,7 +63,17 @@ class Design:
         return cls(arms=tuple(d["arms"]), models=dict(cfg["models"]), repetitions=d["repetitions"],
                    seed=d["seed"], budget=d["budget"], customer=p["customer"], service=p["service"],
                    prompts_dir=cfg["prompts"], scripted_agents=cfg["scripted_agents"], judge=p.get("judge"),
-                   cache_dir=(cfg.get("cache") or {}).get("dir"), prices=cfg.get("prices"))
+                   cache_dir=(cfg.get("cache") or {}).get("dir"), prices=cfg.get("prices"),
+                   information_channel=(cfg.get("evaluation") or {}).get("information_channel", "substring"))
+
+    def __post_init__(self) -> None:
+        from incognita.evaluate import CHANNELS
+
+        if self.information_channel not in CHANNELS:
+            raise InputError(f"evaluation.information_channel: {self.information_channel!r} is not one of "
+                             f"{', '.join(CHANNELS)}")
+        if self.information_channel == "judge" and not self.judge:
+            raise InputError("evaluation.information_channel: judge needs a judge (participants.judge is null)")
 
 
 def cell_seed(design_seed: int, model: str, task: str, rep: int, arm: str) -> int:
@@ -163,7 +174,7 @@ class Harness:
         episode = Episode(arm=arm, card=card, gold_hash=golden["replay"]["upstream_hash"], gateway=gateway,
                           prompts=self.prompts, agent=agent, customer=customer, service=service,
                           desks=self.partition.desks("social"), seed=seed, budget=self.design.budget, record=record,
-                          judge=judge)
+                          judge=judge, information_channel=self.design.information_channel)
         record = episode.run()
         record.ground_truth = dict(getattr(agent, "ground_truth", {}) or {})
         if getattr(judge, "totals", None) is not None and judge.totals.calls:

@@ -136,6 +136,8 @@ class EpisodeRecord:
     wall_time_s: float = 0.0
     error: str | None = None
     ground_truth: dict = field(default_factory=dict)
+    information_channel: str = "substring"  # how the information channel was scored (incognita.evaluate)
+    judgements: list[dict] = field(default_factory=list)  # the judge's verdict on each assertion
     schema_version: int = SCHEMA_VERSION
 
     def to_dict(self) -> dict:

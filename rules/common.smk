@@ -126,6 +126,11 @@ def get_participant_entry(role):
     return entry_param(config["participants"].get(role))
 
 
+def get_information_channel():
+    """substring (upstream's check, the default) or judge (the paper's): incognita.evaluate."""
+    return (config.get("evaluation") or {}).get("information_channel", "substring")
+
+
 def get_api_calls(wildcards):
     """The job's claim on the `api_calls` resource (limit set in the profile): offline
     scripted models make no API calls, so they never wait for the limit."""

@@ -29,6 +29,7 @@ rule episodes:
         customer=get_participant_entry("customer"),
         service=get_participant_entry("service"),
         judge=get_participant_entry("judge"),
+        information_channel=get_information_channel(),
         prompts_dir=lambda w, input: os.path.commonpath(input.prompts),
         scripted_agents=config["scripted_agents"],
         generator=EPISODE_GENERATOR_VERSION,
@@ -45,7 +46,8 @@ rule episodes:
         "python -m incognita episodes --model {wildcards.model} --spec {params.spec:q} "
         "--models-order {params.models_order} --task {wildcards.task} --task-position {params.task_position} "
         "--reps {params.reps} --arms {params.arms} --seed {params.seed} --budget {params.budget} "
-        "--customer {params.customer:q} --service {params.service:q} --judge {params.judge:q} --card {input.card} --golden {input.golden} "
+        "--customer {params.customer:q} --service {params.service:q} --judge {params.judge:q} "
+        "--information-channel {params.information_channel} --card {input.card} --golden {input.golden} "
         "--db {input.db} --partition {input.partition} --prompts {params.prompts_dir} "
         "--scripted-agents {params.scripted_agents} --out-dir results/episodes > {log} 2>&1"
 

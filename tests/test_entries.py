@@ -26,7 +26,8 @@ def test_valid_agent_entries_pass(entry):
     ({"spec": "openai:gpt-5", "max_tokens": -3}, None, "max_tokens: expected a positive integer or null, got -3"),
     ({"temperature": 0}, None, "expected a spec string or a mapping with a 'spec' string"),
     ("scripted:desk", "customer", "unknown scripted profile 'desk' (the scripted customer is scripted:customer)"),
-    ("scripted:customer", "judge", "there is no scripted judge"),
+    ("scripted:customer", "judge", "unknown scripted profile 'customer' (the scripted judge is scripted:judge)"),
+    ("scripted:desk", "assessor", "there is no scripted assessor"),
 ])
 def test_bad_entries_name_the_key_and_the_value(entry, participant, message):
     key = f"participants.{participant}" if participant else "models.m"
@@ -42,3 +43,12 @@ def test_the_shipped_configs_pass_and_a_broken_one_is_refused(tmp_path):
     cfg["participants"]["service"] = "scripted:clerk"
     with pytest.raises(InputError, match="config key participants.service: unknown scripted profile 'clerk'"):
         check_entries(cfg)
+
+
+def test_the_judged_channel_needs_a_judge():
+    cfg = read_yaml("config/config.yaml")
+    cfg["evaluation"] = {"information_channel": "judge"}
+    with pytest.raises(InputError, match="evaluation.information_channel: 'judge' needs participants.judge"):
+        check_entries(cfg)
+    cfg["participants"]["judge"] = "scripted:judge"
+    check_entries(cfg)

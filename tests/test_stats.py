@@ -404,7 +404,7 @@ def test_stats_command_end_to_end(locked, synth, tmp_path):
     res = CliRunner().invoke(stats_command, ["--trials", str(trials), "--interpretation", str(table), "--locks",
                                              str(locks), "--config", str(config), "--out", str(out), "--splits", "50"])
     assert res.exit_code == 0, res.output
-    assert "33 files from 864 trials" in res.output
+    assert "35 files from 864 trials" in res.output
     assert list(pd.read_csv(out / "success.csv")["model"][:4]) == ["m4", "m3", "m2", "m1"]
     res = CliRunner().invoke(stats_command, ["--trials", str(tmp_path / "none.parquet"), "--out", str(out)])
     assert res.exit_code != 0 and "trials table not found" in str(res.exception)
@@ -418,3 +418,17 @@ def test_primary_report_says_when_the_agents_are_scripted():
     assert "offline scripted agents" in lines[0] and "Scripted models: a." in lines[0]
     assert population_section(success.assign(agent_backend="openai")) == []
     assert population_section(success.drop(columns="agent_backend")) == []  # older tables: nothing claimed
+
+
+def test_information_channel_audit_counts_database_passes_the_channel_fails():
+    from incognita.stats import tables as T
+
+    nan = float("nan")
+    rows = [  # db, communicate, nl
+        (1.0, 1.0, nan), (1.0, 0.0, nan), (0.0, 0.0, nan), (1.0, nan, nan), (1.0, nan, 0.0)]
+    df = pd.DataFrame([{"arm": "social", "model": "m", "task": str(i), "rep": 0, "excluded": False,
+                        "success": float(db == 1.0 and (c != 0.0) and (n != 0.0)), "channel_db": db,
+                        "channel_communicate": c, "channel_nl": n} for i, (db, c, n) in enumerate(rows)])
+    row = T.information_channel_table(df, ["social"], ["m"]).set_index("model").loc["all"]
+    assert row["channel"] == "communicate,nl" and row["trials"] == 5 and row["channel_operative"] == 4
+    assert (row["db_pass"], row["db_pass_channel_fail"]) == (3, 2)

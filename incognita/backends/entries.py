@@ -21,7 +21,7 @@ from incognita.backends.base import known_families, split_entry
 from incognita.io import InputError, read_yaml
 
 # The scripted participant profiles by config role (the agents' profiles come from a file).
-SCRIPTED_PARTICIPANTS = {"customer": "customer", "service": "desk"}
+SCRIPTED_PARTICIPANTS = {"customer": "customer", "service": "desk", "judge": "judge"}
 
 
 def check_entry(entry: object, key: str, scripted_profiles: Iterable[str] = (),
@@ -77,3 +77,7 @@ def check_entries(cfg: dict, base: str | Path = ".") -> None:
     for role, entry in (cfg.get("participants") or {}).items():
         if entry is not None:
             check_entry(entry, f"participants.{role}", profiles, participant=role)
+    channel = (cfg.get("evaluation") or {}).get("information_channel", "substring")
+    if channel == "judge" and not (cfg.get("participants") or {}).get("judge"):
+        raise InputError("config key evaluation.information_channel: 'judge' needs participants.judge "
+                         "(a model entry, or scripted:judge offline), which is null")

@@ -2,7 +2,7 @@
 
 `scripted:<profile>` for the evaluated agent names a profile in config/scripted_agents.yaml
 (its context carries the loaded profile). For the customer the spec is `scripted:customer`,
-for Vega and the desks `scripted:desk`.
+for Vega and the desks `scripted:desk`, for the judge `scripted:judge`.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from incognita.backends.base import register
 from incognita.backends.scripted_agent import Profile, ScriptedAgent
 from incognita.backends.scripted_customer import ScriptedCustomer
 from incognita.backends.scripted_desk import ScriptedDesk
+from incognita.backends.scripted_judge import ScriptedJudge
 
 
 @register("scripted")
@@ -24,6 +25,10 @@ def make_scripted(name: str, role: str, context: dict):
         if name != "customer":
             raise ValueError(f"the scripted customer spec is scripted:customer, not scripted:{name}")
         return ScriptedCustomer(name, context)
+    if role == "judge":
+        if name != "judge":
+            raise ValueError(f"the scripted judge spec is scripted:judge, not scripted:{name}")
+        return ScriptedJudge()
     if name != "desk":
         raise ValueError(f"scripted service participants use scripted:desk, not scripted:{name}")
     return ScriptedDesk(name, role, context)

@@ -3,5 +3,5 @@ workflow can declare them at parse time (a test keeps this list and run_stats in
 
 TABLE_NAMES = ("success", "contrasts", "separability", "separability_summary", "interactions", "dispersion",
                "split_half", "split_half_summary", "composition", "process", "counts", "cost", "power", "audit_reads",
-               "audit_approach", "acquisition")
+               "audit_approach", "acquisition", "information_channel")
 OUTPUT_FILES = tuple(f"{name}.{ext}" for name in TABLE_NAMES for ext in ("csv", "md")) + ("primary.md",)

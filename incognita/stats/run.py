@@ -64,6 +64,7 @@ def build_tables(trials: pd.DataFrame, interp, models: list[str] | None = None, 
     out["audit_reads"] = T.audit_reads_table(trials, arms, models)
     out["audit_approach"] = T.audit_approach_table(trials, arms, models)
     out["acquisition"] = T.acquisition_table(trials, arms, models)
+    out["information_channel"] = T.information_channel_table(trials, arms, models)
     out["primary"] = primary_markdown(interp, out["success"], out["contrasts"], out["separability_summary"],
                                       out["interactions"], out["dispersion"], out["split_half_summary"])
     return out

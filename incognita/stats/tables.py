@@ -361,3 +361,30 @@ def audit_approach_table(trials: pd.DataFrame, arms: list[str], models: list[str
         return out
     moves = [c for c in out.columns if "_to_" in c]
     return out.drop(columns=[c for c in moves if out[c].sum() == 0])  # only the moves that occur
+
+
+def information_channel_table(trials: pd.DataFrame, arms: list[str], models: list[str]) -> pd.DataFrame:
+    """Appendix B.2's second audit, for whichever information channel ran (`communicate`, the
+    substring check, or `nl`, the judge): per arm and model (and `all`), the trials where that
+    channel is operative, how many pass the database check, and how many of those the
+    channel turns into failures. The database-only recomputation is `scope = db_only` in
+    contrasts.csv."""
+    s = scored(trials)
+    rows = []
+    for arm in arms:
+        for model in [*models, "all"]:
+            sub = s[s["arm"] == arm] if model == "all" else s[(s["arm"] == arm) & (s["model"] == model)]
+            if sub.empty:
+                continue
+            info = pd.concat([sub.get(c, pd.Series(float("nan"), index=sub.index))
+                              for c in ("channel_communicate", "channel_nl")], axis=1)
+            operative = info.notna().any(axis=1)
+            passed = info.where(info.notna(), 1.0).min(axis=1) >= 1.0
+            db = sub["channel_db"] == 1.0
+            channels = [c.removeprefix("channel_") for c in ("channel_communicate", "channel_nl")
+                        if c in sub.columns and sub[c].notna().any()]
+            rows.append({"arm": arm, "model": model, "channel": ",".join(channels) or "none",
+                         "trials": len(sub), "channel_operative": int(operative.sum()),
+                         "db_pass": int((db & operative).sum()),
+                         "db_pass_channel_fail": int((db & operative & ~passed).sum())})
+    return pd.DataFrame(rows)
