@@ -137,16 +137,17 @@ class Episode:
         c = self.customer
         c.history.append(Turn("user", text))
         tools = [release_field_schema(self.gate.tokens)]
-        for _ in range(MAX_PARTICIPANT_STEPS):
-            system = self.prompts.customer(self.card, self.gate.memory(), self.gate.tokens)
-            resp = self._ask(c, system, tools)
-            if not resp.tool_calls:
-                c.history.append(Turn("assistant", resp.text or ""))
-                return resp.text or ""
-            c.history.append(Turn("assistant", resp.text, tool_calls=resp.tool_calls))
-            for call in resp.tool_calls:
-                c.history.append(Turn("tool", json.dumps(self._release(call)), tool_call_id=call.id))
-                self._drain()
+        with self.gate.reply_to_agent():
+            for _ in range(MAX_PARTICIPANT_STEPS):
+                system = self.prompts.customer(self.card, self.gate.memory(), self.gate.tokens)
+                resp = self._ask(c, system, tools)
+                if not resp.tool_calls:
+                    c.history.append(Turn("assistant", resp.text or ""))
+                    return resp.text or ""
+                c.history.append(Turn("assistant", resp.text, tool_calls=resp.tool_calls))
+                for call in resp.tool_calls:
+                    c.history.append(Turn("tool", json.dumps(self._release(call)), tool_call_id=call.id))
+                    self._drain()
         self._log(ProtocolError(turn=self.turn, actor=USER, reason="no reply after the step limit", raw=""))
         return ""
 
@@ -157,7 +158,8 @@ class Episode:
             self._log(ProtocolError(turn=self.turn, actor=USER, reason=reason, raw=json.dumps(call.arguments, default=str)))
             return {"status": "error", "reason": reason}
         event = self.gate.request(token, self.turn)
-        return {"token": token, "status": event.status, "value": event.value}
+        return {"token": token, "status": event.status, "value": event.value,
+                **({"reason": event.reason} if event.reason else {})}
 
     def _service_reply(self, p: Participant, text: str) -> str:
         p.history.append(Turn("user", text))

@@ -187,6 +187,10 @@ def _scripted_classes():
                 return STOP
             self.history.append(Turn("user", agent_text))
             tools = (release_field_schema(self.gate.tokens),)
+            with self.gate.reply_to_agent():
+                return self._answer(tools)
+
+        def _answer(self, tools) -> str:
             for _ in range(8):
                 resp = self.backend.respond(ModelRequest(role=USER, system="", messages=tuple(self.history),
                                                          tools=tools))

@@ -60,8 +60,9 @@ class Disclosure:
     type: ClassVar[str] = "disclosure"
     turn: int
     token: str
-    status: str  # released | already_released | unknown
+    status: str  # released | already_released | unknown | refused
     value: str | None = None
+    reason: str | None = None  # why a request was refused (incognita.gate)
 
 
 @dataclass(frozen=True)

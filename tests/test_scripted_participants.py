@@ -109,6 +109,10 @@ class CustomerRun:
 
     def send(self, text: str, turn: int = 1) -> str:
         self.history.append(Turn("user", text))
+        with self.gate.reply_to_agent():
+            return self._answer(turn)
+
+    def _answer(self, turn: int) -> str:
         for _ in range(8):
             response = self.customer.respond(ModelRequest(role="customer", system="", messages=tuple(self.history),
                                                           tools=(self.schema,)))
@@ -163,11 +167,15 @@ def test_customer_one_call_per_ask_and_no_repeat(card):
     run.send(say("Name and order, please.", tag("ask", "name"), tag("ask", "order_id")))
     assert [c.arguments for c in run.steps[0].tool_calls] == [{"token": "name"}, {"token": "order_id"}]
     reply = run.steps[-1].text
-    assert tags_of(reply, "field") == ["name Yusuf Rossi", "order_id #W2378156"]
-    # Asking again for a released field is answered from memory: no second gate event.
+    # The gate releases one new field per agent message: the second is refused, the customer unsure.
+    assert tags_of(reply, "field") == ["name Yusuf Rossi"] and tags_of(reply, "notsure") == ["order_id"]
+    assert [(e.token, e.status) for e in run.gate.events] == [("name", "released"), ("order_id", "refused")]
+    later = run.send(say("And the order?", tag("ask", "order_id")))
+    assert tags_of(later, "field") == ["order_id #W2378156"]
+    # Asking again for a released field is answered from memory: no further gate event.
     again = run.send(say("Your name again?", tag("ask", "name")))
     assert tags_of(again, "field") == ["name Yusuf Rossi"]
-    assert [e.token for e in run.gate.events] == ["name", "order_id"]
+    assert [e.token for e in run.gate.events] == ["name", "order_id", "order_id"]
 
 
 def test_customer_not_sure_of_unknown_field(card):
