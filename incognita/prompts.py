@@ -18,6 +18,7 @@ import yaml
 from incognita.io import InputError
 
 SOCIAL_DESKS = ("Aster", "Boreal", "Cygnus", "Dorian", "Elara", "Fenn")
+BLOCKS = "customer/request_blocks.yaml"  # which tasks get a request block, and which requests
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,7 @@ class PromptSet:
 
     def files_for(self, arm: str) -> list[Path]:
         """The prompt files an arm's cells depend on (a workflow input: editing one re-runs those cells)."""
-        common = ["agent/preamble.md", "customer/behaviour.md", "customer/requests.md"]
+        common = ["agent/preamble.md", "customer/behaviour.md", "customer/requests.md", BLOCKS]
         per_arm = {
             "direct": ["agent/direct.md", "service/role_all.md", "service/rules_all.md"],
             "indirect": ["agent/mediated.md", "service/vega.md", "service/conduct.md", "service/role_all.md",
@@ -77,14 +78,27 @@ class PromptSet:
         return self.read("service/desk.md").format(
             desk_role=parts["role"], conduct=self.read("service/conduct.md"), desk_rules=rules).strip()
 
+    def request_block(self, card: dict) -> list[dict]:
+        """The card requests that form the task's request block (Appendix A.2; BLOCKS)."""
+        blocks = yaml.safe_load(self.read(BLOCKS)) or {}
+        chosen = blocks.get(str(card["task_id"]), [])
+        requests = card.get("requests", [])
+        bad = [i for i in chosen if not (isinstance(i, int) and 0 <= i < len(requests))]
+        if bad:
+            raise InputError(f"{self.root / BLOCKS}: task {card['task_id']}: request index(es) {bad} not among "
+                             f"the card's {len(requests)} request(s)")
+        return [requests[i] for i in chosen]
+
     def customer(self, card: dict, memory: dict[str, str], tokens: list[str]) -> str:
-        """The customer's prompt, identical across arms, models and repetitions for a given
-        memory state: the request block comes from the card, values masked as <token>."""
+        """The customer's prompt (Appendix A.2): the shared behaviour block, identical in every
+        trial; the task's request block, only for the tasks A.2 gives one; and the <memory> of
+        what the disclosure gate has released. Identical across arms, models and repetitions
+        for a given memory state. The upstream persona text is left out: parts of it contradict
+        the shared rules (inventing reasons, chatting on). The releasable fields are named by
+        the `release_field` tool's schema, not in the prompt (`tokens` is unused here)."""
         parts = [self.read("customer/behaviour.md")]
-        if card.get("persona"):
-            parts.append(f"<manner>\n{card['persona']}\n</manner>")
         lines = []
-        for req in card.get("requests", []):
+        for req in self.request_block(card):
             lines.append(f"- {mask(req['demand'], card)}")
             lines.extend(f"  - {mask(fb, card)}" for fb in req.get("fallbacks", []))
         if lines:
@@ -92,7 +106,6 @@ class PromptSet:
         known = [f"- {token}: {value}" for token, value in memory.items()]
         known += [f"- {fact}" for fact in card.get("not_known", [])]
         parts.append("<memory>\n" + ("\n".join(known) if known else "(nothing released yet)") + "\n</memory>")
-        parts.append("Details you can release when asked: " + ", ".join(tokens))
         return "\n\n".join(parts)
 
 
