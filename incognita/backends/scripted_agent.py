@@ -362,10 +362,12 @@ class ScriptedAgent:
         """The entry of a collection that best matches what the customer said.
 
         Facts: the released values of the selecting tokens, or, when none select, everything
-        the customer released and asked for; the consuming call's name counts too (a change
+        the customer released and asked for; the consuming call's name counts first (a change
         to a pending order wants the order whose status is pending). An entry is judged by
-        its key and its text leaves; a list of bare ids is judged by reading each entry.
-        Ties go to the first entry; a pick once made holds for later calls."""
+        its key and its text leaves; a list of bare ids is judged by reading each entry. An
+        entry taken by the call's other arguments, or by an earlier run of the same tool on
+        the same argument, is not taken again; on a tie an earlier call's choice from the
+        same list wins (the order read is the order changed)."""
         if isinstance(collection, dict):
             entries = list(collection.items())
         elif isinstance(collection, list):
