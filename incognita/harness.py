@@ -19,12 +19,12 @@ from pathlib import Path
 from incognita import __version__
 from incognita.backends import make_backend
 from incognita.backends.base import entry_param, split_entry
+from incognita.backends.scripted_agent import tool_catalog
 from incognita.episode import Episode, recipients
 from incognita.gateway import Gateway
+from incognita.golden import load_vocabulary
 from incognita.io import InputError, read_json, read_yaml, sha256_file, write_json
 from incognita.partition import Partition, load_partition
-from incognita.backends.scripted_agent import tool_catalog
-from incognita.golden import load_vocabulary
 from incognita.plan import plan_from_golden
 from incognita.prompts import PromptSet
 from incognita.records import EpisodeRecord

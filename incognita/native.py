@@ -98,9 +98,9 @@ def _scripted_classes():
     from tau2.user.user_simulator import UserSimulator
 
     from incognita.backends import make_backend
+    from incognita.backends.scripted_agent import tool_catalog
     from incognita.episode import USER, parse_agent_output
     from incognita.gate import DisclosureGate, release_field_schema
-    from incognita.backends.scripted_agent import tool_catalog
     from incognita.golden import load_vocabulary
     from incognita.plan import plan_from_golden
 

@@ -27,7 +27,7 @@ what it must read to choose.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 PICK = "*"  # a path step that selects one entry of a collection
 # A key is a field name (kept in the path) when it is a lower-case name with no run of
@@ -46,7 +46,7 @@ class Source:
     steps: tuple[str, ...] = ()  # read: field names and PICK, from the result's root
     vocabulary: str | None = None  # policy: which vocabulary (the argument name)
     template: str | None = None  # computed: expression with {0}, {1}... for operands
-    operands: tuple["Source", ...] = ()
+    operands: tuple[Source, ...] = ()
     selected_by: tuple[str, ...] = ()
 
 
@@ -110,7 +110,7 @@ def _computed(prov: dict, expression: str, pointer: str) -> Source:
     """The expression with each operand replaced by {i}; its operands' sources in order."""
     operands, template = [], expression
     for i, part in enumerate(prov["from"]):
-        template = re.sub(r"(?<![\d.])" + re.escape(part["operand"]) + r"(?![\d.])", "{%d}" % i, template, count=1)
+        template = re.sub(r"(?<![\d.])" + re.escape(part["operand"]) + r"(?![\d.])", f"{{{i}}}", template, count=1)
         operands.append(_source(part, pointer))
     if re.search(r"\d", re.sub(r"\{\d+\}", "", template)):
         raise ValueError(f"golden computed expression at {pointer} keeps a number that is no operand: {template!r}")
