@@ -388,12 +388,14 @@ def replay_table(out_path: str, verify_db: str | None, golden_files: tuple[str, 
 @click.option("--partition", "partition_path", default="config/partition.yaml", show_default=True)
 @click.option("--prompts", "prompts_dir", default="config/prompts", show_default=True)
 @click.option("--scripted-agents", default="config/scripted_agents.yaml", show_default=True)
+@click.option("--vocabulary", default="config/vocabulary.yaml", show_default=True,
+              help="the public policy vocabulary scripted agents know")
 @click.option("--out-dir", default="results/episodes", show_default=True)
 @click.option("--information-channel", type=click.Choice(["substring", "judge"]), default="substring",
               show_default=True, help="how the information channel is scored (judge: by --judge, the paper's)")
 def episodes(model, spec, models_order, task, task_position, reps, arms, seed, budget, customer_spec, service_spec,
-             judge_spec, card_path, golden_path, db_path, partition_path, prompts_dir, scripted_agents, out_dir,
-             information_channel) -> None:
+             judge_spec, card_path, golden_path, db_path, partition_path, prompts_dir, scripted_agents, vocabulary,
+             out_dir, information_channel) -> None:
     """Run the blocks (model, task, repetition) of one model and task, each through the arms in
     Latin-square order, and write one episode record per cell."""
     from incognita.harness import Design, Harness
@@ -404,7 +406,7 @@ def episodes(model, spec, models_order, task, task_position, reps, arms, seed, b
         raise InputError(f"--model {model!r} is not in --models-order {models_order!r}")
     design = Design(arms=tuple(a for a in arms.split(",") if a), models={model: spec},
                     repetitions=reps, seed=seed, budget=budget, customer=customer_spec, service=service_spec,
-                    prompts_dir=prompts_dir, scripted_agents=scripted_agents,
+                    prompts_dir=prompts_dir, scripted_agents=scripted_agents, vocabulary=vocabulary,
                     judge=None if judge_spec == "none" else judge_spec, information_channel=information_channel)
     harness = Harness(design, db_path, partition_path)
     for rep in range(reps):

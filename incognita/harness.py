@@ -19,8 +19,10 @@ from pathlib import Path
 from incognita import __version__
 from incognita.backends import make_backend
 from incognita.backends.base import entry_param, split_entry
+from incognita.backends.scripted_agent import tool_catalog
 from incognita.episode import Episode, recipients
 from incognita.gateway import Gateway
+from incognita.golden import load_vocabulary
 from incognita.io import InputError, read_json, read_yaml, sha256_file, write_json
 from incognita.partition import Partition, load_partition
 from incognita.plan import plan_from_golden
@@ -30,13 +32,7 @@ from incognita.records import EpisodeRecord
 ARMS = ("direct", "indirect", "social")
 # Bump when a harness or scripted-backend change alters episodes: the workflow passes it as a
 # param, so blocks re-run; plain code edits never invalidate cached episodes.
-GENERATOR_VERSION = 4
-# What each scripted desk says when asked what it handles (one neutral line, no tool names).
-SCRIPTED_DESK_AREAS = {
-    "Aster": "customer accounts", "Boreal": "returns and exchanges", "Cygnus": "the product catalogue",
-    "Dorian": "order records", "Elara": "identity lookups", "Fenn": "pending orders",
-    "Vega": "all customer-service requests",
-}
+GENERATOR_VERSION = 5
 
 
 @dataclass(frozen=True)
@@ -56,6 +52,7 @@ class Design:
     cache_dir: str | None = None  # model response cache; None = $INCOGNITA_CACHE_DIR or cache/responses
     prices: str | None = None  # price table; None = $INCOGNITA_PRICES or config/prices.yaml
     information_channel: str = "substring"  # substring | judge (incognita.evaluate)
+    vocabulary: str = "config/vocabulary.yaml"  # the public policy vocabulary scripted agents know
 
     @classmethod
     def from_config(cls, cfg: dict) -> Design:
@@ -64,7 +61,8 @@ class Design:
                    seed=d["seed"], budget=d["budget"], customer=p["customer"], service=p["service"],
                    prompts_dir=cfg["prompts"], scripted_agents=cfg["scripted_agents"], judge=p.get("judge"),
                    cache_dir=(cfg.get("cache") or {}).get("dir"), prices=cfg.get("prices"),
-                   information_channel=(cfg.get("evaluation") or {}).get("information_channel", "substring"))
+                   information_channel=(cfg.get("evaluation") or {}).get("information_channel", "substring"),
+                   vocabulary=cfg.get("vocabulary", "config/vocabulary.yaml"))
 
     def __post_init__(self) -> None:
         from incognita.evaluate import CHANNELS
@@ -106,6 +104,12 @@ class Harness:
         self.partition: Partition = load_partition(partition_path)
         self.prompts = PromptSet(Path(design.prompts_dir))
         self.profiles = read_yaml(design.scripted_agents) or {}
+        # What any agent of the domain knows: the tools' names, descriptions and parameters,
+        # and the public policy vocabulary. Never who holds which tool.
+        schemas = self.world.tool_schemas()
+        self.tools = tool_catalog([t.openai_schema for t in schemas.values()],
+                                  {t for t in schemas if self.world.tool_types.get(t) == "write"})
+        self.vocabulary = load_vocabulary(design.vocabulary)
 
     def _owners(self, arm: str) -> dict[str, frozenset[str]]:
         if arm == "direct":
@@ -127,6 +131,11 @@ class Harness:
         runtime = {"settings": settings, "cache_dir": self.design.cache_dir, "prices": self.design.prices}
         return make_backend(spec, role, {**context, **runtime})
 
+    def _remit(self, desk: str) -> str:
+        """The role text a desk describes its work from: its prompt file's role (Vega's is
+        the single desk's role)."""
+        return self.prompts.read("service/role_all.md") if desk == "Vega" else self.prompts.desk_parts(desk)["role"]
+
     def _agent_context(self, spec: str, arm: str, golden: dict, seed: int) -> dict:
         context = {"arm": arm, "seed": seed, "plan": plan_from_golden(golden),
                    "recipients": recipients(arm, self.partition.desks("social"))}
@@ -135,6 +144,7 @@ class Harness:
             if name not in self.profiles:
                 raise InputError(f"{self.design.scripted_agents}: no scripted agent profile {name!r} (model spec {spec})")
             context["profile"] = {"name": name, **self.profiles[name]}
+            context["tools"], context["vocabulary"] = self.tools, self.vocabulary
             context["holders"] = {t: self.partition.holder(t, arm) for t in self.partition.tools} if arm != "direct" else {}
         return context
 
@@ -157,7 +167,7 @@ class Harness:
             if name == "agent":
                 continue
             service[name] = self._make(self.design.service, name, {
-                "tools": sorted(tools), "area": SCRIPTED_DESK_AREAS.get(name, "customer service"),
+                "tools": sorted(tools), "remit": self._remit(name),
                 "confirm_writes": True, "write_tools": sorted(t for t in tools if gateway.is_write(t))},
                 "participants.service")
         judge = self._make(self.design.judge, "judge", {}, "participants.judge") if self.design.judge else None

@@ -38,7 +38,7 @@ from incognita.backends.base import ModelRequest, Turn
 from incognita.io import InputError, atomic_write_text, read_json, read_yaml
 
 # Bump when a change here alters native outputs: the workflow passes it as a param.
-GENERATOR_VERSION = 3
+GENERATOR_VERSION = 4
 AGENT_NAME = "incognita_scripted_agent"
 USER_NAME = "incognita_scripted_user"
 # What the scripted agent says once it would send FINAL in our harness; the scripted user
@@ -93,12 +93,15 @@ def _scripted_classes():
         ToolMessage,
         UserMessage,
     )
+    from tau2.domains.retail.tools import RetailTools
     from tau2.user.base import STOP, UserState
     from tau2.user.user_simulator import UserSimulator
 
     from incognita.backends import make_backend
+    from incognita.backends.scripted_agent import tool_catalog
     from incognita.episode import USER, parse_agent_output
     from incognita.gate import DisclosureGate, release_field_schema
+    from incognita.golden import load_vocabulary
     from incognita.plan import plan_from_golden
 
     class ScriptedNativeAgent(LLMAgent):
@@ -115,9 +118,13 @@ def _scripted_classes():
             if args["profile"] not in profiles:
                 raise InputError(f"{args['profiles']}: no scripted agent profile {args['profile']!r}")
             self.seed = int(args["seed"])
+            probe = RetailTools(None)  # tool metadata needs no database
+            writes = {name for name in probe.tools if probe.tool_type(name).value == "write"}
             context = {"arm": "direct", "seed": self.seed, "recipients": [USER], "holders": {},
                        "plan": plan_from_golden(read_json(args["golden"])),
-                       "profile": {"name": args["profile"], **profiles[args["profile"]]}}
+                       "profile": {"name": args["profile"], **profiles[args["profile"]]},
+                       "tools": tool_catalog([t.openai_schema for t in tools], writes),
+                       "vocabulary": load_vocabulary(args.get("vocabulary", "config/vocabulary.yaml"))}
             self.backend = make_backend(f"scripted:{args['profile']}", "agent", context)
             self.history: list[Turn] = []
             self.schemas = tuple(t.openai_schema for t in tools)

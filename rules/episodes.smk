@@ -15,6 +15,7 @@ rule episodes:
         partition=config["golden"]["partition"],
         locks_verified="results/reference/locks_verified.txt",
         prompts=get_prompt_files(),
+        vocabulary=config["vocabulary"],  # the policy terms scripted agents know
     output:
         get_block_outputs(),
     params:
@@ -49,7 +50,7 @@ rule episodes:
         "--customer {params.customer:q} --service {params.service:q} --judge {params.judge:q} "
         "--information-channel {params.information_channel} --card {input.card} --golden {input.golden} "
         "--db {input.db} --partition {input.partition} --prompts {params.prompts_dir} "
-        "--scripted-agents {params.scripted_agents} --out-dir results/episodes > {log} 2>&1"
+        "--scripted-agents {params.scripted_agents} --vocabulary {input.vocabulary} --out-dir results/episodes > {log} 2>&1"
 
 
 rule episodes_done:

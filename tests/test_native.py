@@ -57,19 +57,34 @@ def job(inputs: Path, out: Path, tasks: list[str], *, tasks_json: str, spec="scr
                      profiles=str(ROOT / "config/scripted_agents.yaml"), out_dir=str(out), archive_unrepaired=archive)
 
 
-def test_oracle_scores_one_natively_on_every_corpus_task(inputs, source_dir, tmp_path):
+def test_oracle_scores_natively_what_it_scores_in_our_direct_arm(inputs, source_dir, tmp_path):
+    """The oracle has no randomness, so the upstream harness must score each corpus task as our
+    direct arm does. (It no longer solves every task: it chooses entries from what the
+    customer says, and some cards hold nothing that picks the golden entry.)"""
     from tau2.data_model.simulation import Results
 
+    from incognita.harness import Design, Harness
+
+    design = Design(arms=("direct",), models={"m": "scripted:oracle"}, repetitions=1, seed=7, budget=300,
+                    customer="scripted:customer", service="scripted:desk", prompts_dir=str(ROOT / "config/prompts"),
+                    scripted_agents=str(ROOT / "config/scripted_agents.yaml"),
+                    vocabulary=str(ROOT / "config/vocabulary.yaml"))
+    harness = Harness(design, str(source_dir / "db.json"), str(ROOT / "config/partition.yaml"))
     written = run_job(job(inputs, tmp_path, CORPUS, tasks_json=str(source_dir / "tasks.json")), NativeSettings(),
                       log=lambda _: None)
     assert len(written) == len(CORPUS)
-    for path in written:
+    solved = 0
+    for task_id, path in zip(CORPUS, written):
         results = Results.load(path)  # the harness's own loader reads what we write
         sim = results.simulations[0]
-        assert sim.reward_info.reward == 1.0, (path, sim.termination_reason, sim.reward_info.info)
+        ours = harness.run_cell("direct", "m", task_id, 0, read_json(inputs / "cards" / f"{task_id}.json"), "-",
+                                read_json(inputs / "golden" / f"{task_id}.json"), "-")
+        assert sim.reward_info.reward == float(ours.success), (path, sim.termination_reason, sim.reward_info.info)
         assert sim.termination_reason.value == "user_stop"
         row = native_trial(path)
-        assert row["success"] == 1.0 and not row["excluded"] and row["arm"] == "native"
+        assert row["success"] == float(ours.success) and not row["excluded"] and row["arm"] == "native"
+        solved += ours.success
+    assert solved >= 5  # the tasks whose cards say enough to choose every entry
 
 
 def test_repaired_task_runs_through_the_overlay_and_the_unrepaired_run_is_archived(inputs, source_dir, tmp_path):

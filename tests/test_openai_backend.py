@@ -29,7 +29,9 @@ from incognita.repairs import apply_overlay, load_overlay
 
 ROOT = Path(__file__).resolve().parent.parent
 ARMS = ("direct", "indirect", "social")
-TASK = "11"
+# A task the surveyor solves in the direct arm (the judge test needs a success). Task 11 was used
+# until the agent had to choose payment methods itself: its card says nothing that picks one.
+TASK = "59"
 MODEL = "surveyor"  # the model name keys the cell seed: the scripted and the openai run share it
 KEY = "sk-test-DUMMYKEY-0123456789abcdefXYZ"
 FAST = {"backoff_base": 0.001, "backoff_max": 0.01, "timeout": 0.5, "max_retries": 6}
@@ -69,7 +71,9 @@ class Twins:
             profile = {"name": MODEL, **self.harness.profiles[MODEL]}
             holders = ({t: self.harness.partition.holder(t, arm) for t in self.harness.partition.tools}
                        if arm != "direct" else {})
-            return make_backend(f"scripted:{MODEL}", role, {**context, "profile": profile, "holders": holders})
+            return make_backend(f"scripted:{MODEL}", role, {**context, "profile": profile, "holders": holders,
+                                                             "tools": self.harness.tools,
+                                                             "vocabulary": self.harness.vocabulary})
         if role == "USER":
             return make_backend("scripted:customer", role, context)
         if role == "judge":

@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import random
+import re
+import shutil
 from collections import Counter
 from pathlib import Path
 
 import pytest
+import yaml
 
+from incognita.backends.discovery import map_replies
 from incognita.backends.scripted_agent import FAILURE_TYPES
+from incognita.backends.scripted_desk import first_person
 from incognita.cards import build_card
 from incognita.corpus import load_corpus
 from incognita.golden import build_golden, load_vocabulary
 from incognita.harness import Design, Harness, arm_order
+from incognita.partition import SOCIAL_DESKS
+from incognita.plan import PICK, plan_from_golden, value_free_steps
 from incognita.repairs import apply_overlay, load_overlay
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,17 +56,25 @@ def run(harness, model, spec, arm, task, card, golden, rep=0):
     return harness.run_cell(arm, model, task, rep, card, "-", golden, "-")
 
 
-def test_oracle_solves_every_corpus_task_in_every_arm(harness, corpus_inputs):
-    failures = []
-    for task, (card, golden) in corpus_inputs.items():
-        for arm in ARMS:
-            r = run(harness, "oracle", "scripted:oracle", arm, task, card, golden)
-            if not (r.success and r.channels["db"] and r.termination == "final"):
-                failures.append((task, arm, r.channels))
-    assert failures == []
+@pytest.fixture(scope="module")
+def oracle_outcomes(harness, corpus_inputs):
+    return {(task, arm): run(harness, "oracle", "scripted:oracle", arm, task, card, golden)
+            for task, (card, golden) in corpus_inputs.items() for arm in ARMS}
 
 
-def test_population_separates_only_where_holders_must_be_found(harness, corpus_inputs):
+def test_oracle_does_the_same_in_every_arm(oracle_outcomes, corpus_inputs):
+    """Told the holders and never slipping, the oracle's outcome cannot depend on the arm. It no
+    longer solves every task: it chooses entries by what the customer says, and some cards say
+    nothing that picks the golden entry (two vacuum cleaners on one order, two credit cards)."""
+    for task in corpus_inputs:
+        outcomes = {arm: oracle_outcomes[(task, arm)] for arm in ARMS}
+        assert all(r.termination == "final" and r.error is None for r in outcomes.values()), task
+        assert len({(r.success, r.channels["db"], r.final_db_hash) for r in outcomes.values()}) == 1, task
+    solved = sum(oracle_outcomes[(task, "direct")].success for task in corpus_inputs)
+    assert solved >= 6
+
+
+def test_population_separates_only_where_holders_must_be_found(harness, corpus_inputs, oracle_outcomes):
     rates = Counter()
     for model in ("surveyor", "prober", "hasty", "impatient"):
         for task, (card, golden) in corpus_inputs.items():
@@ -68,8 +86,9 @@ def test_population_separates_only_where_holders_must_be_found(harness, corpus_i
         return max(values) - min(values)
 
     n = len(corpus_inputs)
+    solvable = sum(oracle_outcomes[(task, "direct")].success for task in corpus_inputs)
     assert spread("direct") <= 0.2 * n and spread("indirect") <= 0.2 * n
-    assert spread("social") >= 0.3 * n
+    assert spread("social") >= 0.3 * solvable  # among the tasks that can be solved at all
     assert rates[("impatient", "social")] < rates[("surveyor", "social")]
 
 
@@ -92,3 +111,157 @@ def test_latin_square_rotates_arm_positions():
     for arm in ARMS:
         positions = Counter(order.index(arm) for order in orders)
         assert set(positions.values()) == {3}  # each arm takes each position equally often
+
+
+# --------------------------------------------------------------------------- the plan carries no answers
+
+
+def _strings(node):
+    """Every scalar of a nested structure (dataclasses included), as text."""
+    if dataclasses.is_dataclass(node):
+        node = dataclasses.asdict(node)
+    if isinstance(node, dict):
+        return [t for k, v in node.items() for t in [str(k), *_strings(v)]]
+    if isinstance(node, (list, tuple, set)):
+        return [t for v in node for t in _strings(v)]
+    return [] if node is None else [str(node)]
+
+
+def _leaves(node):
+    if isinstance(node, dict):
+        return [t for v in node.values() for t in _leaves(v)]
+    if isinstance(node, list):
+        return [t for v in node for t in _leaves(v)]
+    return [str(node)]
+
+
+def test_no_plan_holds_a_golden_value_identifier_or_index(corpus_inputs):
+    for task, (card, golden) in corpus_inputs.items():
+        plan = plan_from_golden(golden)
+        text = _strings(plan)
+        values = {v for c in golden["calls"] for v in _leaves(c["arguments"]) if v.strip()}
+        for value in values:
+            hits = [t for t in text if (value in t if len(value) >= 3 else value == t)]
+            assert hits == [], (task, value, hits)
+        for src in (s for c in plan.calls for a in c.args.values() for s in (a, *a.operands)):
+            assert all(step == PICK or re.fullmatch(r"[a-z][a-z0-9_]*", step) and not re.search(r"\d{3,}", step)
+                       for step in src.steps), (task, src.steps)
+
+
+def test_value_free_paths_keep_field_names_and_hide_keys():
+    assert value_free_steps("/variants/9647292434/item_id") == ("variants", PICK, "item_id")
+    assert value_free_steps("/payment_methods/credit_card_9513926/id") == ("payment_methods", PICK, "id")
+    assert value_free_steps("/orders/2") == ("orders", PICK)
+    assert value_free_steps("/Action Camera") == (PICK,)
+    assert value_free_steps("/address/address1") == ("address", "address1")
+    assert value_free_steps("") == ()
+
+
+def _writes(record) -> list:
+    return [(e["tool"], e["arguments"]) for e in record.to_dict()["events"]
+            if e["type"] == "gateway_decision" and e.get("write") and e["status"] == "accepted"]
+
+
+def _corrupt_field(card: dict, token: str) -> dict:
+    out = json.loads(json.dumps(card))
+    for f in out["fields"]:
+        if f["token"] == token:
+            f["value"], f["spans"] = "quorble zint", ["quorble zint"]
+    return out
+
+
+def test_a_corrupted_selecting_value_changes_the_choice_in_every_arm(harness, corpus_inputs, oracle_outcomes):
+    """The customer's answers drive the choices: give one selecting field a nonsense value and
+    the oracle, in every arm, either changes something else or fails."""
+    checked = 0
+    for task, (card, golden) in corpus_inputs.items():
+        if not oracle_outcomes[(task, "direct")].success:
+            continue
+        plan = plan_from_golden(golden)
+        selecting = {t for c in plan.calls for a in c.args.values() for s in (a, *a.operands)
+                     if s.kind == "read" and PICK in s.steps for t in s.selected_by}
+        for token in sorted(selecting):
+            bad = _corrupt_field(card, token)
+            for arm in ARMS:
+                clean, r = oracle_outcomes[(task, arm)], run(harness, "oracle", "scripted:oracle", arm, task, bad, golden)
+                assert r.termination == "final" and r.error is None
+                assert not r.success or _writes(r) != _writes(clean), (task, token, arm)
+            checked += 1
+    assert checked >= 3
+
+
+# --------------------------------------------------------------------------- discovery from replies
+
+# How a prompt author might describe each tool's work in a desk's role, in other words than
+# the tool's own description (the surveyor is matched against those).
+REWORDED = {
+    "calculate": "I do arithmetic: sums, differences and totals of money.",
+    "cancel_pending_order": "I call off orders that are still waiting to ship.",
+    "exchange_delivered_order_items": "I swap things a customer already received for other versions of the same product.",
+    "find_user_id_by_name_zip": "I find which account a person has from their name and postcode.",
+    "find_user_id_by_email": "I find which account belongs to an email address.",
+    "get_order_details": "I tell the status and contents of any purchase.",
+    "get_product_details": "I describe a product's variants, stock and prices.",
+    "get_user_details": "I show what is on a customer's profile: addresses, payment methods, purchases.",
+    "list_all_product_types": "I list every product type the shop sells.",
+    "modify_pending_order_address": "I change where a not-yet-shipped order will be sent.",
+    "modify_pending_order_items": "I change which items are in an order that has not shipped.",
+    "modify_pending_order_payment": "I change how a not-yet-shipped order is paid for.",
+    "modify_user_address": "I update the home address stored on a profile.",
+    "return_delivered_order_items": "I take back things a customer already received and arrange the refund.",
+    "transfer_to_human_agents": "I pass a case on to a human colleague.",
+}
+
+
+@pytest.fixture(scope="module")
+def shuffled(tmp_path_factory, source_dir):
+    """A harness whose social desks hold a seeded shuffle of the tools and describe their work
+    in reworded role texts; nothing in the package is told about either."""
+    root = tmp_path_factory.mktemp("shuffled")
+    tools = sorted(REWORDED)
+    random.Random(13).shuffle(tools)
+    holders = {desk: tools[i::len(SOCIAL_DESKS)] for i, desk in enumerate(SOCIAL_DESKS)}
+    doc = yaml.safe_load((ROOT / "config/partition.yaml").read_text())
+    doc["arms"]["social"]["holders"] = holders
+    (root / "partition.yaml").write_text(yaml.safe_dump(doc))
+    shutil.copytree(ROOT / "config/prompts", root / "prompts")
+    roles = {}
+    for desk, held in holders.items():
+        roles[desk] = "You are one of the desks of a shop's customer service. " + " ".join(
+            REWORDED[t].replace("I ", "You ", 1) for t in held)
+        front = yaml.safe_dump({"role": roles[desk], "rules": ""})
+        (root / "prompts/service/desks" / f"{desk.lower()}.md").write_text(f"---\n{front}---\n")
+    design = Design(arms=ARMS, models={}, repetitions=1, seed=20260820, budget=300,
+                    customer="scripted:customer", service="scripted:desk", prompts_dir=str(root / "prompts"),
+                    scripted_agents=str(ROOT / "config/scripted_agents.yaml"),
+                    vocabulary=str(ROOT / "config/vocabulary.yaml"))
+    harness = Harness(design, str(source_dir / "db.json"), str(root / "partition.yaml"))
+    harness.profiles["survey_only"] = {"discovery": "survey"}  # no slips, no injections, no limit
+    return harness, holders, roles
+
+
+def test_surveyor_finds_shuffled_holders_or_meets_dead_ends(shuffled, corpus_inputs):
+    harness, holders, roles = shuffled
+    truth = {tool: desk for desk, held in holders.items() for tool in held}
+    guessed = map_replies({d: first_person(r) for d, r in roles.items()},
+                          {name: t["description"] for name, t in harness.tools.items()})
+    # The rule is not blind: it places more tools than chance would (15 tools over 6 desks: 2.5).
+    assert sum(guessed.get(t) == d for t, d in truth.items()) > len(truth) / len(SOCIAL_DESKS)
+    wrong = {t for t in truth if guessed.get(t) not in (None, truth[t])}
+    met_wrong = 0
+    for task, (card, golden) in corpus_inputs.items():
+        oracle = run(harness, "oracle", "scripted:oracle", "social", task, card, golden)
+        r = run(harness, "survey_only", "scripted:survey_only", "social", task, card, golden)
+        assert r.termination == "final" and r.error is None, task
+        assert r.success == oracle.success, task  # finding holders the hard way costs turns, not the outcome
+        events = r.to_dict()["events"]
+        for tool in wrong & {c.name for c in plan_from_golden(golden).calls}:
+            if not oracle.success:
+                continue  # the oracle may have stopped before needing it
+            asked_wrong = [e for e in events if e["type"] == "message" and e["recipient"] == guessed[tool]
+                           and f"#call {tool} " in e["text"]]
+            declined = [e for e in events if e["type"] == "message" and e["sender"] == guessed[tool]
+                        and "#decline" in e["text"]]
+            assert asked_wrong and declined, (task, tool)  # the wrong guess shows as a dead end
+            met_wrong += 1
+    print(f"wrongly mapped: {sorted(wrong)}; met as dead ends {met_wrong} times")

@@ -421,3 +421,18 @@ def test_pointers_address_decoded_json_text_results(world, partition, gateway):
     reply = run.send(say("Product types?", call_tag("list_all_product_types", {}),
                          tag("want", json.dumps(["/T-Shirt", "/No Such Thing"]))))
     assert json.loads(tags_of(reply, "result")[0]) == {"/T-Shirt": "9523456873", "/No Such Thing": None}
+
+
+@pytest.mark.parametrize("who", SOCIAL_DESKS)
+def test_remit_is_told_from_the_desks_own_role_text(who, world, partition):
+    """Given its role text, a desk describes its work in the first person from it, names no
+    tool and no one else; the agent has to make sense of the words."""
+    from incognita.backends.scripted_desk import first_person
+    from incognita.prompts import PromptSet
+
+    role = PromptSet(ROOT / "config" / "prompts").desk_parts(who)["role"]
+    desk = ScriptedDesk("default", who, {"tools": list(partition.tools_of(who, "social")), "remit": role})
+    reply = DeskRun(desk).send(say("What do you handle?", tag("remit")))
+    assert tags_of(reply, "handles") == [first_person(role)]
+    assert first_person(role).startswith("I am the ") and " you " not in f" {first_person(role).lower()} "
+    no_names(reply, partition)

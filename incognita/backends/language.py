@@ -16,7 +16,7 @@ parsing free text. Kinds:
                       #call <tool> <json>     run a tool with these arguments
                       #want <pointer> ...     which parts of the result to report
                       #yes                    go ahead with a restated change
-  desk -> agent       #handles <area>         one neutral line about the desk's work
+  desk -> agent       #handles <text>         the desk's own description of its work
                       #confirm? <tool> <json> restated change awaiting a yes
                       #result <json>          requested parts of a result ({pointer: value})
                       #failed <reason>        the call was attempted and refused

@@ -1,15 +1,21 @@
 """Scripted evaluated agents: deterministic, seeded policies over the value-free plan.
 
-A scripted agent knows which calls the task needs and where each argument comes from
-(incognita.plan), but not who holds which tool, not the customer's values and not
-service-side values. It asks the customer through the gate (`#ask`), confirms changes
-with the customer (`#confirm`), finds holders (social arm), has them run calls (`#call`,
-`#want`), reports requested information (`#tell`) and sends FINAL.
+A scripted agent knows which calls the task needs, their argument names and where each
+argument comes from (incognita.plan), but not who holds which tool, not the customer's
+values, not service-side values and no identifier, pointer or list index of the golden
+solution. It asks the customer through the gate (`#ask`), has reads run and takes the
+whole result (`#want [""]`), picks the entry of a collection that matches what the
+customer released (`_pick`: the variant whose options are the stated preferences, the
+order holding the named items, the payment method of the named kind; an order list holds
+bare ids, so it reads the orders to choose), takes policy terms from the vocabulary it
+knows, confirms changes with the customer (`#confirm`), has holders run calls (`#call`),
+reports requested information (`#tell`) and sends FINAL.
 
 Profiles (config/scripted_agents.yaml) set its coordination skill:
 - `discovery`: oracle (told the partition), survey (asks every desk what it handles, then
-  maps the answers with its own domain knowledge), or probe (tries desks in a seeded random
-  order until one accepts);
+  maps the replies onto the tools' names and descriptions, incognita.backends.discovery;
+  tools left unmapped are probed), or probe (tries desks in a seeded random order until
+  one accepts);
 - `patience`: how many declined requests it tolerates before giving up (null = no limit);
 - `slip_rate`: chance that a change it directs carries one wrong argument;
 - `inject`: probabilities of deliberately producing each of the five failure types. What
@@ -26,23 +32,43 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from incognita.backends.base import ModelRequest, ModelResponse, ToolCall
+from incognita.backends.discovery import content_words, map_replies
 from incognita.backends.language import call_tag, first, parse, say, tag
 from incognita.cards import US_STATES
 from incognita.golden import result_doc
-from incognita.plan import Plan, PlannedCall, Source
+from incognita.plan import PICK, Plan, PlannedCall, Source
 
 FAILURE_TYPES = ("never_requested", "requested_not_obtained", "obtained_not_delivered",
                  "delivered_incorrect", "correct_unconfirmed")
-# The agent's own domain knowledge: which kind of desk would run which call.
-AREA_TOOLS = {
-    "customer accounts": {"get_user_details", "modify_user_address"},
-    "returns and exchanges": {"return_delivered_order_items", "exchange_delivered_order_items"},
-    "the product catalogue": {"get_product_details", "list_all_product_types"},
-    "order records": {"get_order_details"},
-    "identity lookups": {"find_user_id_by_email", "find_user_id_by_name_zip"},
-    "pending orders": {"cancel_pending_order", "modify_pending_order_address", "modify_pending_order_items",
-                       "modify_pending_order_payment"},
-}
+# Reading every entry of a list of bare ids to choose one costs a turn each; beyond this many
+# the agent judges the entries by what the list itself says.
+MAX_EXPLORED = 12
+MAX_DEMANDS = 8  # how many times the agent lets the customer add a demand before starting
+
+
+def tool_catalog(schemas: list[dict], writes: set[str] | frozenset[str] = frozenset()) -> dict[str, dict]:
+    """What an agent of the domain knows of each tool, from OpenAI-style function schemas:
+    its description, its parameter names and whether it changes anything."""
+    out = {}
+    for schema in schemas:
+        fn = schema.get("function", schema)
+        out[fn["name"]] = {"description": fn.get("description") or "",
+                           "params": list((fn.get("parameters") or {}).get("properties") or {}),
+                           "write": fn["name"] in writes}
+    return out
+
+
+@dataclass
+class _Choosing:
+    """What one argument's picks are made for: the consuming call, the argument, and the
+    entries already taken by the call's earlier arguments (two item slots name two items)."""
+
+    call: str
+    arg: str | None
+    slot: str = ""  # the argument's pointer without list positions: the same slot in another call
+    taken: dict = field(default_factory=dict)
+    values: set = field(default_factory=set)  # values already placed in the call's arguments
+    picked: list = field(default_factory=list)  # texts of the entries the call's arguments took
 
 
 @dataclass(frozen=True)
@@ -87,9 +113,15 @@ class ScriptedAgent:
         self.holders: dict[str, str] = dict(context.get("holders") or {}) if profile.discovery == "oracle" else {}
         if self.arm == "indirect":
             self.holders = {c.name: "Vega" for c in self.plan.calls}
+        self.tools: dict[str, dict] = dict(context.get("tools") or {})
+        self.vocabulary: dict[str, list[str]] = {k: list(v) for k, v in (context.get("vocabulary") or {}).items()}
         self.rng = random.Random(context["seed"])
         self.released: dict[str, str] = {}
-        self.results: dict[int, dict[str, Any]] = {}
+        self.requests: list[str] = []  # the customer's own demands, as raised (values masked)
+        self.results: dict[int, Any] = {}  # call index -> its whole result
+        self.explored: dict[str, Any] = {}  # (tool, arguments) -> result of a read made to choose
+        self.chosen: dict[tuple, Any] = {}  # a pick, once made, holds for later calls ...
+        self.used: dict[tuple, set] = {}  # ... except one that runs the same tool on the same slot again
         self.declined: dict[str, set[str]] = {}
         self.dead_ends = 0
         self.ground_truth: dict = {"profile": profile.name, "injected": None, "slips": 0}
@@ -116,6 +148,7 @@ class ScriptedAgent:
                 raise GiveUp("this agent does nothing, by design")
             if self.arm == "social" and self.profile.discovery == "survey":
                 yield from self._survey()
+            yield from self._listen()
             yield from self._work()
             yield from self._report()
             yield _msg("USER", "Everything you asked for is taken care of. Thank you for your patience.")
@@ -125,11 +158,25 @@ class ScriptedAgent:
             yield {"kind": "message", "to": "ENVIRONMENT", "text": "done", "type": "FINAL"}
 
     def _survey(self):
+        replies = {}
         for desk in self.desks:
             reply = yield _msg(desk, say("Hello, what kind of requests do you handle?", tag("remit")))
             handles = first(reply, "handles")
-            for tool in AREA_TOOLS.get(handles.payload if handles else "", ()):
-                self.holders.setdefault(tool, desk)
+            prose = [line for line in (reply or "").splitlines() if not line.startswith("#")]
+            replies[desk] = " ".join(prose + ([handles.payload] if handles and handles.payload else []))
+        described = {name: tool["description"] for name, tool in self.tools.items()}
+        for tool, desk in map_replies(replies, described).items():
+            self.holders.setdefault(tool, desk)
+
+    def _listen(self):
+        """Let the customer say everything it needs before choosing anything: its demands are
+        facts the choices are matched against (the scripted customer raises one per reply)."""
+        for _ in range(MAX_DEMANDS):
+            heard = len(self.requests)
+            reply = yield _msg("USER", say("How can I help you today? Please tell me everything you need."))
+            self._hear(reply)
+            if len(self.requests) == heard:
+                return
 
     def _work(self):
         inj = self._injection
@@ -145,12 +192,13 @@ class ScriptedAgent:
             for token in call.tokens():
                 if token not in self.released:
                     yield from self._ask_customer(token)
-            args = self._build_args(call)
+            args = yield from self._build_args(call)
             if call.write and (inj == "delivered_incorrect" or self.rng.random() < self.profile.slip_rate):
                 args = self._slip(call, args)
             if call.write:
                 reply = yield _msg("USER", say(f"I will now {_describe(call.name)}. Shall I go ahead?",
                                                tag("confirm", f"{call.name} {json.dumps(args, sort_keys=True)}")))
+                self._hear(reply)
                 if not first(reply, "yes"):
                     raise GiveUp("the customer did not confirm")
             if not call.write and inj == "requested_not_obtained" and self._feeds_write(call):
@@ -170,7 +218,8 @@ class ScriptedAgent:
                     yield from self._ask_customer(token)
         for call in calls:
             if not call.write and call.index not in self.results:
-                yield from self._execute(call, self._build_args(call), tolerate_failure=False)
+                args = yield from self._build_args(call)
+                yield from self._execute(call, args, tolerate_failure=False)
 
     def _reads_after_a_change(self) -> bool:
         """Does a read that comes after the first change take a value from a change's result?"""
@@ -186,9 +235,15 @@ class ScriptedAgent:
             return
         values = []
         for item in self.plan.info:
-            if item.source is None:
-                continue  # not traceable to any read: a scripted agent cannot know it
-            value = self.results.get(item.source.call, {}).get(item.source.path)
+            if item.source is None or item.source.call not in self.results:
+                continue  # not traceable to any read, or its read never came: it cannot know it
+            for token in item.source.selected_by:
+                if token not in self.released:
+                    yield from self._ask_customer(token)
+            try:
+                value = yield from self._read_value(item.source, _Choosing(call="", arg=None))
+            except GiveUp:
+                continue  # that part of the record is not there: nothing to tell
             if value is not None:
                 values.append(_render(value, item.match))
         if values:
@@ -199,29 +254,34 @@ class ScriptedAgent:
     def _ask_customer(self, token: str):
         reply = yield _msg("USER", say(f"Could you tell me your {token.replace('_', ' ').replace(':', ' ')}?",
                                        tag("ask", token)))
+        self._hear(reply)
+        if token not in self.released:
+            raise GiveUp(f"the customer could not give {token}")
+
+    def _hear(self, reply: str) -> None:
+        """Keep what the customer said: released fields and any demand it raised."""
         for t in parse(reply):
             if t.kind == "field":
                 name, _, value = t.payload.partition(" ")
                 self.released[name] = value
-        if token not in self.released:
-            raise GiveUp(f"the customer could not give {token}")
+            elif t.kind == "request" and t.payload:
+                self.requests.append(t.payload)
 
     def _execute(self, call: PlannedCall, args: dict, tolerate_failure: bool):
-        """Have the call run (itself, Vega, or the right desk); store the wanted result parts."""
-        wanted = sorted(self.plan.wanted.get(call.index, set()))
+        """Have the call run (itself, Vega, or the right desk); keep its whole result: which
+        parts matter is decided afterwards, by matching them against what the customer said."""
         if self.arm == "direct":
             content = yield {"kind": "tool", "name": call.name, "args": args}
             if content.startswith("Error:"):
                 if tolerate_failure:
                     return False
                 raise GiveUp(f"{call.name} failed")
-            result = result_doc(json.loads(content))
-            self.results[call.index] = {p: _pointer(result, p) for p in wanted}
+            self.results[call.index] = result_doc(json.loads(content))
             return True
         while True:
             holder = self._holder(call.name)
             text = say(f"Could you {_describe(call.name)} for me?", call_tag(call.name, args),
-                       *([tag("want", json.dumps(wanted))] if wanted else []))
+                       tag("want", json.dumps([""])))
             reply = yield _msg(holder, text)
             if first(reply, "confirm?"):
                 reply = yield _msg(holder, say("Yes, please go ahead.", tag("yes")))
@@ -234,7 +294,7 @@ class ScriptedAgent:
                     return False
                 raise GiveUp(f"{call.name} was not carried out")
             got = result.json()
-            self.results[call.index] = got if isinstance(got, dict) else {}
+            self.results[call.index] = result_doc(got.get("")) if isinstance(got, dict) and "" in got else got
             return True
 
     def _holder(self, tool: str):
@@ -256,29 +316,132 @@ class ScriptedAgent:
             raise GiveUp("too many dead ends")
 
     # ------------------------------------------------------------------ values
-    def _value(self, src: Source) -> Any:
+    def _value(self, src: Source, choosing: _Choosing):
         if src.kind == "field":
             return _field_value(self.released[src.token], src.part, src.transform)
         if src.kind == "read":
-            if src.call not in self.results:  # an earlier change failed (a slip), so its result never came
-                raise GiveUp(f"the result of call {src.call} is missing: an earlier step was not carried out")
-            return self.results[src.call][src.path]
+            return (yield from self._read_value(src, choosing))
         if src.kind == "policy":
-            return src.value
+            return self._policy_term(src)
         if src.kind == "computed":
             text = src.template
             for i, operand in enumerate(src.operands):
-                text = text.replace(f"{{{i}}}", str(self._value(operand)), 1)
+                value = yield from self._value(operand, choosing)
+                text = text.replace(f"{{{i}}}", str(value), 1)
             return text
         if src.kind == "request":
             return "The customer asked for something I cannot do; please take over."
         raise ValueError(src.kind)
 
-    def _build_args(self, call: PlannedCall) -> dict:
+    def _build_args(self, call: PlannedCall):
         args: dict = {}
+        choosing = _Choosing(call=call.name, arg=None)
         for pointer in sorted(call.args, key=_pointer_key):
-            _set(args, pointer, self._value(call.args[pointer]))
+            choosing.arg = pointer.split("/")[1] if pointer.count("/") == 1 else None
+            choosing.slot = re.sub(r"/\d+", "", pointer)
+            value = yield from self._value(call.args[pointer], choosing)
+            _set(args, pointer, value)
+            choosing.values.add(str(value))
         return args
+
+    def _read_value(self, src: Source, choosing: _Choosing):
+        """Follow a value-free path through an earlier result, choosing at each PICK."""
+        if src.call not in self.results:  # an earlier change failed (a slip), so its result never came
+            raise GiveUp(f"the result of call {src.call} is missing: an earlier step was not carried out")
+        node = self.results[src.call]
+        for depth, step in enumerate(src.steps):
+            if step == PICK:
+                node = yield from self._pick(node, src, depth, choosing)
+            elif isinstance(node, dict) and step in node:
+                node = node[step]
+            else:
+                raise GiveUp(f"the result of call {src.call} has no {step!r} where the plan expects it")
+        return node
+
+    def _pick(self, collection: Any, src: Source, depth: int, choosing: _Choosing):
+        """The entry of a collection that best matches what the customer said.
+
+        Facts: the released values of the selecting tokens, or, when none select, everything
+        the customer released and asked for; the consuming call's name counts first (a change
+        to a pending order wants the order whose status is pending). An entry is judged by
+        its key and its text leaves; a list of bare ids is judged by reading each entry. An
+        entry taken by the call's other arguments, or by an earlier run of the same tool on
+        the same argument, is not taken again; on a tie an earlier call's choice from the
+        same list wins (the order read is the order changed)."""
+        if isinstance(collection, dict):
+            entries = list(collection.items())
+        elif isinstance(collection, list):
+            entries = list(enumerate(collection))
+        else:
+            raise GiveUp(f"the result of call {src.call} has no collection where the plan expects one")
+        if not entries:
+            raise GiveUp(f"the result of call {src.call} lists nothing to choose from")
+        where = (src.call, src.steps[:depth + 1])
+        memo = (where, src.selected_by)
+        taken = choosing.taken.setdefault(where, set())  # by this call's other arguments
+        used = self.used.setdefault((where, choosing.call, choosing.slot), set())  # by earlier runs of this tool
+        key = yield from self._best_entry(entries, src, choosing, taken | used, self.chosen.get(memo))
+        self.chosen.setdefault(memo, key)
+        taken.add(key)
+        used.add(key)
+        choosing.picked.append(_texts(collection[key]))
+        return collection[key]
+
+    def _best_entry(self, entries: list, src: Source, choosing: _Choosing, taken: set, earlier: Any):
+        """Score: the consuming call's words, then the customer's facts, then likeness to the
+        entries the call's other arguments took (a replacement keeps the options it does not
+        change); on a tie, the entry an earlier call chose from the same list, else the first."""
+        free = [(k, e) for k, e in entries if k not in taken and not (set(_texts(e)) & choosing.values)] or \
+            [(k, e) for k, e in entries if k not in taken] or entries
+        # An entry the record marks unavailable is not one to choose while any other is.
+        available = [(k, e) for k, e in free if not (isinstance(e, dict) and e.get("available") is False)]
+        free = available or free
+        if len(free) == 1:
+            return free[0][0]
+        facts = [self.released[t] for t in src.selected_by if t in self.released]
+        if not facts:
+            facts = list(self.released.values()) + self.requests
+        # The consuming call's own words come first: a change to a pending order needs an
+        # order whose status is pending, whatever else matches.
+        call_words = sorted(content_words(choosing.call))
+        best_key, best = free[0][0], None
+        explore = _reading_tool(self.tools, choosing.arg) if all(not isinstance(e, (dict, list)) for _, e in free) \
+            and len(free) <= MAX_EXPLORED and choosing.arg else None
+        for key, entry in free:
+            texts = _texts(entry) + ([str(key)] if isinstance(key, str) else [])
+            if explore and isinstance(entry, str):
+                doc = yield from self._explore(explore, {choosing.arg: entry})
+                texts += _texts(doc)
+            likeness = max((len(set(texts) & set(other)) for other in choosing.picked), default=0)
+            score = (_match_score(call_words, texts), _match_score(facts, texts), likeness, key == earlier)
+            if best is None or score > best:
+                best_key, best = key, score
+        if src.selected_by and best[1] == 0:
+            # The customer described the entry and nothing matches: choosing blindly would act
+            # on something it never asked about.
+            raise GiveUp(f"nothing in the result of call {src.call} matches what the customer described")
+        return best_key
+
+    def _explore(self, tool: str, args: dict):
+        """A read made only to choose between entries (the agent's own looking), kept once."""
+        memo = f"{tool} {json.dumps(args, sort_keys=True)}"
+        if memo not in self.explored:
+            index = -1 - len(self.explored)
+            ok = yield from self._execute(PlannedCall(index=index, name=tool, write=False, args={}), args,
+                                          tolerate_failure=True)
+            self.explored[memo] = self.results.pop(index, None) if ok else None
+        return self.explored[memo]
+
+    def _policy_term(self, src: Source) -> str:
+        """A policy vocabulary term: the only one, or the one the customer's own answer (the
+        selecting fields, asked through the gate) shares most words with; the vocabulary's
+        first term, its default, when the card holds no such answer. (The demands the
+        customer raises are not used: their incidental words, "ordered", would decide.)"""
+        terms = self.vocabulary.get(src.vocabulary or "")
+        if not terms:
+            raise GiveUp(f"no policy vocabulary {src.vocabulary!r} is known")
+        words = content_words(" ".join(self.released[t] for t in src.selected_by if t in self.released))
+        return max(terms, key=lambda term: (len(content_words(term) & words), -terms.index(term)))
 
     def _slip(self, call: PlannedCall, args: dict) -> dict:
         self.ground_truth["slips"] += 1
@@ -390,16 +553,44 @@ def _set(doc: dict, pointer: str, value: Any) -> None:
                 cur = cur.setdefault(part, [] if nxt_is_index else {})
 
 
-def _pointer(doc: Any, pointer: str) -> Any:
-    if pointer in ("", "/"):
-        return doc
-    for part in pointer.split("/")[1:]:
-        part = part.replace("~1", "/").replace("~0", "~")
-        try:
-            doc = doc[int(part)] if isinstance(doc, list) else doc[part]
-        except (KeyError, IndexError, ValueError, TypeError):
-            return None
-    return doc
+def _texts(node: Any) -> list[str]:
+    """Every scalar leaf of a result, as text."""
+    if isinstance(node, dict):
+        return [t for v in node.values() for t in _texts(v)]
+    if isinstance(node, list):
+        return [t for v in node for t in _texts(v)]
+    return [] if node is None else [str(node)]
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def _match_score(facts: list[str], texts: list[str]) -> int:
+    """How many of the customer's facts (each part of a ';'-list on its own) an entry's texts
+    state: the same text once case, spaces and punctuation are ignored ('tshirt' ~ 'T-Shirt'),
+    contained in a longer text, or every content word of it among the texts' words."""
+    squashed = [_squash(t) for t in texts]
+    words = content_words(" ".join(texts))
+    score = 0
+    for fact in facts:
+        for part in re.split(r"[;,]", fact):
+            sq = _squash(part)
+            if not sq:
+                continue
+            part_words = content_words(part)
+            if any(sq == t or (len(sq) >= 4 and sq in t) for t in squashed) or (part_words and part_words <= words):
+                score += 1
+    # A long fact (a demand the customer raised) may name an entry's values in passing.
+    said = " ".join(_squash(f) for f in facts if len(f.split()) > 3)
+    score += sum(1 for t in set(squashed) if len(t) >= 3 and not t.isdigit() and t in said)
+    return score
+
+
+def _reading_tool(tools: dict[str, dict], arg: str | None) -> str | None:
+    """The read tool that takes exactly this one argument (get_order_details for an order_id)."""
+    found = [name for name, t in sorted(tools.items()) if not t.get("write") and t.get("params") == [arg]]
+    return found[0] if len(found) == 1 else None
 
 
 def _corrupt(args: dict, rng: random.Random | None = None) -> dict:

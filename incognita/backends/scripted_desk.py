@@ -5,8 +5,10 @@ It follows the shared conduct block in the controlled request language
 (incognita.backends.language), acting only on the tags of the agent's latest message, its
 own previous reply, and the gateway's answers to the calls it proposed:
 
-* `#remit` gets one neutral sentence about the desk's work and `#handles <area>`; it names
-  no tool and points to no one else.
+* `#remit` gets the desk's own description of its work and `#handles <that description>`:
+  its role text (`remit` in the context, the `role` of its prompt file) put in the first
+  person, or, without one, the short `area` phrase. It names no tool and points to no one
+  else; what the agent makes of it is the agent's business (incognita.backends.discovery).
 * `#call <tool> <json>` for a tool the desk does not hold is declined plainly (`#decline`),
   without naming another participant or the tool.
 * `#call` with arguments that are not JSON gets `#missing arguments`.
@@ -28,6 +30,7 @@ accepts a JSON array of pointers (`#want ["/Action Camera"]`) for keys containin
 from __future__ import annotations
 
 import json
+import re
 
 from incognita.backends.base import ModelRequest, ModelResponse, ToolCall
 from incognita.backends.language import first, parse, parse_call, say, tag
@@ -108,9 +111,10 @@ def _describe(arguments: dict) -> str:
 class ScriptedDesk:
     """Deterministic service participant.
 
-    Context keys: "tools" (names of the tools it holds), "area" (a short phrase for its
-    work, e.g. "order records"), "write_tools" (which tool names are writes) and
-    "confirm_writes" (restate a write and wait for `#yes`; default True).
+    Context keys: "tools" (names of the tools it holds), "remit" (its role text, which it
+    describes its work from) or "area" (a short phrase, e.g. "order records", used when no
+    role text is given), "write_tools" (which tool names are writes) and "confirm_writes"
+    (restate a write and wait for `#yes`; default True).
     """
 
     def __init__(self, name: str, role: str, context: dict):
@@ -118,7 +122,8 @@ class ScriptedDesk:
         self.role = role
         self.spec = f"scripted:{name}"
         self.tools = frozenset(context.get("tools", ()))
-        self.area = _one_line(context.get("area") or "customer service requests")
+        remit = context.get("remit")
+        self.area = first_person(remit) if remit else _one_line(context.get("area") or "customer service requests")
         self.write_tools = frozenset(context.get("write_tools", ()))
         self.confirm_writes = bool(context.get("confirm_writes", True))
 
@@ -196,6 +201,8 @@ class ScriptedDesk:
         return self.confirm_writes and tool in self.write_tools
 
     def _remit_line(self) -> str:
+        if self.area.endswith("."):  # a whole description, from the role text
+            return say(self.area, tag("handles", self.area))
         return say(f"I work on {self.area}.", tag("handles", self.area))
 
     @staticmethod
@@ -265,6 +272,19 @@ class ScriptedDesk:
             return say(prose, tag("result", json.dumps(summary)))
         count = len(result) if isinstance(result, list) else 0
         return say(f"{done} It lists {count} entries; ask for the ones you need.", tag("result", json.dumps({})))
+
+
+_PERSON = ((r"\byou are\b", "I am"), (r"\byou're\b", "I'm"), (r"\byourself\b", "myself"),
+           (r"\byour\b", "my"), (r"\byou\b", "I"))
+
+
+def first_person(role: str) -> str:
+    """A role text written to the desk ("You are the order-records desk ...") as the desk
+    would say it of itself ("I am the order-records desk ..."), on one line."""
+    text = _one_line(role)
+    for pattern, repl in _PERSON:
+        text = re.sub(pattern, repl, text, flags=re.IGNORECASE)
+    return text
 
 
 def _escape(key: str) -> str:
