@@ -69,6 +69,7 @@ class _Choosing:
     taken: dict = field(default_factory=dict)
     values: set = field(default_factory=set)  # values already placed in the call's arguments
     picked: list = field(default_factory=list)  # texts of the entries the call's arguments took
+    sources: frozenset = frozenset()  # the earlier calls whose results the call's arguments come from
 
 
 @dataclass(frozen=True)
@@ -335,7 +336,8 @@ class ScriptedAgent:
 
     def _build_args(self, call: PlannedCall):
         args: dict = {}
-        choosing = _Choosing(call=call.name, arg=None)
+        choosing = _Choosing(call=call.name, arg=None, sources=frozenset(
+            s.call for src in call.args.values() for s in (src, *src.operands) if s.kind == "read"))
         for pointer in sorted(call.args, key=_pointer_key):
             choosing.arg = pointer.split("/")[1] if pointer.count("/") == 1 else None
             choosing.slot = re.sub(r"/\d+", "", pointer)
@@ -407,13 +409,19 @@ class ScriptedAgent:
         best_key, best = free[0][0], None
         explore = _reading_tool(self.tools, choosing.arg) if all(not isinstance(e, (dict, list)) for _, e in free) \
             and len(free) <= MAX_EXPLORED and choosing.arg else None
+        near = self._context_texts(src.call, only=choosing.sources)  # the records this call acts on
+        far = self._context_texts(src.call)
         for key, entry in free:
             texts = _texts(entry) + ([str(key)] if isinstance(key, str) else [])
             if explore and isinstance(entry, str):
                 doc = yield from self._explore(explore, {choosing.arg: entry})
                 texts += _texts(doc)
             likeness = max((len(set(texts) & set(other)) for other in choosing.picked), default=0)
-            score = (_match_score(call_words, texts), _match_score(facts, texts), likeness, key == earlier)
+            # What the case already points at (the payment method the order was paid with):
+            # after the customer's words, the records of this case break the tie.
+            mentioned = (key in near) * 2 + (key in far) if isinstance(key, str) else 0
+            score = (_match_score(call_words, texts), _match_score(facts, texts), mentioned, likeness,
+                     key == earlier)
             if best is None or score > best:
                 best_key, best = key, score
         if src.selected_by and best[1] == 0:
@@ -421,6 +429,12 @@ class ScriptedAgent:
             # on something it never asked about.
             raise GiveUp(f"nothing in the result of call {src.call} matches what the customer described")
         return best_key
+
+    def _context_texts(self, exclude: int, only: frozenset | None = None) -> set[str]:
+        """Every scalar in the results read so far (or in those of the calls `only`), but the
+        one being chosen from."""
+        return {t for index, doc in self.results.items()
+                if index != exclude and (only is None or index in only) for t in _texts(doc)}
 
     def _explore(self, tool: str, args: dict):
         """A read made only to choose between entries (the agent's own looking), kept once."""
