@@ -58,3 +58,17 @@ def locked(tmp_path) -> tuple[Path, Path]:
     write_locks(locks, {"coordination": {"path": str(ref), "version": 1, "sha256": sha256_file(ref),
                                          "frozen": "2026-08-20"}})
     return ref, locks
+
+
+@pytest.fixture(scope="session")
+def repaired_card(tasks, db, meta):
+    """A task's card as the pipeline builds it: rule-built, then its repair overlay if it has one."""
+    from incognita.cards import build_card
+    from incognita.repairs import apply_overlay, load_overlay
+
+    def build(task_id: str) -> dict:
+        card = build_card(tasks[task_id], db, meta)
+        overlay = ROOT / "config" / "repairs" / f"{task_id}.yaml"
+        return apply_overlay(card, load_overlay(overlay), overlay) if overlay.exists() else card
+
+    return build

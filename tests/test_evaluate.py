@@ -10,11 +10,9 @@ import pytest
 
 from incognita.backends.base import BackendError, ModelRequest, ModelResponse, Turn
 from incognita.backends.scripted_judge import ScriptedJudge, agent_messages, statements
-from incognita.cards import build_card
 from incognita.evaluate import INFO_ASSERTION, evaluate
 from incognita.golden import build_golden, load_vocabulary
 from incognita.harness import Design, Harness
-from incognita.repairs import apply_overlay, load_overlay
 
 ROOT = Path(__file__).resolve().parent.parent
 ARMS = ("direct", "indirect", "social")
@@ -77,18 +75,11 @@ def test_scripted_judge_reads_what_a_model_judge_reads():
 
 
 @pytest.fixture(scope="module")
-def inputs(source_dir, tasks, db, meta):
+def inputs(source_dir, repaired_card):
     from incognita.replay import RetailWorld
 
     world, vocab = RetailWorld(source_dir / "db.json"), load_vocabulary(str(ROOT / "config/vocabulary.yaml"))
-    out = {}
-    for task_id in TASKS:
-        card = build_card(tasks[task_id], db, meta)
-        overlay = ROOT / "config/repairs" / f"{task_id}.yaml"
-        if overlay.exists():
-            card = apply_overlay(card, load_overlay(overlay), overlay)
-        out[task_id] = (card, build_golden(card, world, vocab))
-    return out
+    return {t: (card, build_golden(card, world, vocab)) for t in TASKS for card in [repaired_card(t)]}
 
 
 def _harness(source_dir, channel: str, judge) -> Harness:

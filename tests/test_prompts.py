@@ -8,33 +8,25 @@ from pathlib import Path
 import pytest
 import yaml
 
-from incognita.cards import build_card
 from incognita.io import InputError
 from incognita.prompts import BLOCKS, PromptSet, mask
-from incognita.repairs import apply_overlay, load_overlay
 
 ROOT = Path(__file__).resolve().parent.parent
 PROMPTS = ROOT / "config" / "prompts"
 NAMED = ["2", "3", "11", "30", "37", "38", "46", "59"]  # the paper's eight tasks with a request block
 
 
-def _card(tasks, db, meta, task_id: str) -> dict:
-    card = build_card(tasks[task_id], db, meta)
-    overlay = ROOT / "config/repairs" / f"{task_id}.yaml"
-    return apply_overlay(card, load_overlay(overlay), overlay) if overlay.exists() else card
-
-
-def test_only_the_eight_named_tasks_get_a_request_block(tasks, db, meta):
+def test_only_the_eight_named_tasks_get_a_request_block(repaired_card):
     blocks = yaml.safe_load((PROMPTS / BLOCKS).read_text())
     assert sorted(blocks, key=int) == NAMED
     prompts = PromptSet(PROMPTS)
     for task_id in NAMED:  # every index names one of the card's requests
-        assert prompts.request_block(_card(tasks, db, meta, task_id))
-    assert "<requests>" not in prompts.customer(_card(tasks, db, meta, "1"), {}, [])
+        assert prompts.request_block(repaired_card(task_id))
+    assert "<requests>" not in prompts.customer(repaired_card("1"), {}, [])
 
 
-def test_the_block_holds_the_customers_own_requests_not_the_main_demand(tasks, db, meta):
-    card = _card(tasks, db, meta, "46")
+def test_the_block_holds_the_customers_own_requests_not_the_main_demand(repaired_card):
+    card = repaired_card("46")
     text = PromptSet(PROMPTS).customer(card, {"order_id": "#W9502127"}, [f["token"] for f in card["fields"]])
     own = [mask(r["demand"], card) for r in card["requests"][1:]]
     assert all(o in text for o in own) and mask(card["requests"][0]["demand"], card) not in text
@@ -43,16 +35,16 @@ def test_the_block_holds_the_customers_own_requests_not_the_main_demand(tasks, d
     assert "- order_id: #W9502127" in text and "Details you can release" not in text
 
 
-def test_the_prompt_is_the_same_in_every_arm_for_a_memory_state(tasks, db, meta):
-    card = _card(tasks, db, meta, "2")
+def test_the_prompt_is_the_same_in_every_arm_for_a_memory_state(repaired_card):
+    card = repaired_card("2")
     prompts = PromptSet(PROMPTS)
     assert prompts.customer(card, {}, []) == PromptSet(PROMPTS).customer(card, {}, ["x"])
     assert all(PROMPTS / BLOCKS in prompts.files_for(arm) for arm in ("direct", "indirect", "social"))
 
 
-def test_a_bad_block_index_names_the_file_and_the_task(tasks, db, meta, tmp_path):
+def test_a_bad_block_index_names_the_file_and_the_task(repaired_card, tmp_path):
     copy = tmp_path / "prompts"
     shutil.copytree(PROMPTS, copy)
     (copy / BLOCKS).write_text('"2": [7]\n')
     with pytest.raises(InputError, match=r"request_blocks.yaml: task 2: request index\(es\) \[7\]"):
-        PromptSet(copy).customer(_card(tasks, db, meta, "2"), {}, [])
+        PromptSet(copy).customer(repaired_card("2"), {}, [])

@@ -16,13 +16,11 @@ import yaml
 from incognita.backends.discovery import map_replies
 from incognita.backends.scripted_agent import FAILURE_TYPES
 from incognita.backends.scripted_desk import first_person
-from incognita.cards import build_card
 from incognita.corpus import load_corpus
 from incognita.golden import build_golden, load_vocabulary
 from incognita.harness import Design, Harness, arm_order
 from incognita.partition import SOCIAL_DESKS
 from incognita.plan import PICK, plan_from_golden, value_free_steps
-from incognita.repairs import apply_overlay, load_overlay
 
 ROOT = Path(__file__).resolve().parent.parent
 ARMS = ("direct", "indirect", "social")
@@ -37,18 +35,11 @@ def harness(source_dir):
 
 
 @pytest.fixture(scope="module")
-def corpus_inputs(harness, tasks, db, meta):
+def corpus_inputs(harness, repaired_card):
     """Cards (repairs applied) and golden trajectories of the frozen corpus, built in-process."""
     vocab = load_vocabulary(str(ROOT / "config/vocabulary.yaml"))
     ids = [str(t) for t in load_corpus(ROOT / "config/corpus.yaml", locks=ROOT / "config/locks.yaml")["tasks"]]
-    out = {}
-    for task_id in ids:
-        card = build_card(tasks[task_id], db, meta)
-        overlay = ROOT / "config/repairs" / f"{task_id}.yaml"
-        if overlay.exists():
-            card = apply_overlay(card, load_overlay(overlay), overlay)
-        out[task_id] = (card, build_golden(card, harness.world, vocab))
-    return out
+    return {t: (card, build_golden(card, harness.world, vocab)) for t in ids for card in [repaired_card(t)]}
 
 
 def run(harness, model, spec, arm, task, card, golden, rep=0):
