@@ -38,7 +38,7 @@ from incognita.backends.base import ModelRequest, Turn
 from incognita.io import InputError, atomic_write_text, read_json, read_yaml
 
 # Bump when a change here alters native outputs: the workflow passes it as a param.
-GENERATOR_VERSION = 5
+GENERATOR_VERSION = 6
 AGENT_NAME = "incognita_scripted_agent"
 USER_NAME = "incognita_scripted_user"
 # What the scripted agent says once it would send FINAL in our harness; the scripted user

@@ -144,6 +144,12 @@ class ScriptedAgent:
 
     # ------------------------------------------------------------------ the policy
     def _run(self) -> Generator[dict, str, None]:
+        if self._injection == "never_requested":
+            # Leaves without a word to anyone: the reader's "approached" is any contact with a
+            # fact's source (the customer included), so even a goodbye would be an approach.
+            self._mark("never_requested")
+            while True:
+                yield {"kind": "message", "to": "ENVIRONMENT", "text": "done", "type": "FINAL"}
         try:
             if self.profile.gives_up_at_once:
                 raise GiveUp("this agent does nothing, by design")
@@ -181,9 +187,6 @@ class ScriptedAgent:
 
     def _work(self):
         inj = self._injection
-        if inj == "never_requested":  # ends before asking anyone for anything the task needs
-            self._mark(inj)
-            raise GiveUp("gave up before asking for the details")
         writes_done = 0
         for position, call in enumerate(self.plan.calls):
             if call.write and inj == "obtained_not_delivered":
