@@ -31,6 +31,15 @@ CHANNELS = ("substring", "judge")
 INFO_ASSERTION = "The agent told the customer this: {info}"
 
 
+def check_channel(channel: str, judge: object, where: str = "evaluation.information_channel") -> None:
+    """A known channel, and a judge when the channel is the judge's (ValueError otherwise)."""
+    if channel not in CHANNELS:
+        raise ValueError(f"{where}: {channel!r} is not one of {', '.join(CHANNELS)}")
+    if channel == "judge" and not judge:
+        raise ValueError(f"{where}: 'judge' needs participants.judge (a model entry, or scripted:judge "
+                         "offline), which is null")
+
+
 @dataclass(frozen=True)
 class Outcome:
     channels: dict[str, bool | None]
@@ -66,8 +75,7 @@ def judge_assertions(judge: Any, prompt_template: str, assertions: list[str],
 def evaluate(final_hash: str, gold_hash: str, card: dict, agent_to_user: list[str], *,
              channel: str = "substring", judge: Any = None, judge_prompt: str = "",
              transcript: list[tuple[str, str]] | None = None) -> Outcome:
-    if channel not in CHANNELS:
-        raise ValueError(f"information channel {channel!r}: expected one of {', '.join(CHANNELS)}")
+    check_channel(channel, judge=True, where="information channel")  # a known channel; the judge below
     db_ok = final_hash == gold_hash
     infos = card["information_channel"]["communicate_info"]
     judged = [(a, "nl_assertion") for a in card["information_channel"]["nl_assertions"] or []]
@@ -76,8 +84,8 @@ def evaluate(final_hash: str, gold_hash: str, card: dict, agent_to_user: list[st
         judged = [(INFO_ASSERTION.format(info=i), "communicate_info") for i in infos] + judged
     elif infos:
         communicate = all(communicated(i, agent_to_user) for i in infos)
-    if judged and judge is None and channel == "judge":
-        raise ValueError("the judge information channel needs a judge (participants.judge)")
+    if judged and channel == "judge":
+        check_channel(channel, judge, "information channel")  # something to judge: a judge is needed
     judgements: tuple[dict, ...] = ()
     if judged and judge is not None:
         verdicts = judge_assertions(judge, judge_prompt, [a for a, _ in judged], transcript or [])

@@ -65,13 +65,12 @@ class Design:
                    vocabulary=cfg.get("vocabulary", "config/vocabulary.yaml"))
 
     def __post_init__(self) -> None:
-        from incognita.evaluate import CHANNELS
+        from incognita.evaluate import check_channel
 
-        if self.information_channel not in CHANNELS:
-            raise InputError(f"evaluation.information_channel: {self.information_channel!r} is not one of "
-                             f"{', '.join(CHANNELS)}")
-        if self.information_channel == "judge" and not self.judge:
-            raise InputError("evaluation.information_channel: judge needs a judge (participants.judge is null)")
+        try:
+            check_channel(self.information_channel, self.judge)
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
 
 
 def cell_seed(design_seed: int, model: str, task: str, rep: int, arm: str) -> int:

@@ -25,6 +25,7 @@ version 0) are written only under `results/native/archive/` and never pooled.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -104,6 +105,11 @@ def _scripted_classes():
     from incognita.golden import load_vocabulary
     from incognita.plan import plan_from_golden
 
+    # What every run's agent is told about the tools and the policy, built once per process.
+    probe = RetailTools(None)  # tool metadata needs no database
+    writes = {name for name in probe.tools if probe.tool_type(name).value == "write"}
+    vocabularies = functools.cache(load_vocabulary)
+
     class ScriptedNativeAgent(LLMAgent):
         """Our scripted agent behind the harness's agent interface. `llm_args` names its inputs
         (profile, golden trajectory, seed), so the harness's own run record says what it was given."""
@@ -118,13 +124,11 @@ def _scripted_classes():
             if args["profile"] not in profiles:
                 raise InputError(f"{args['profiles']}: no scripted agent profile {args['profile']!r}")
             self.seed = int(args["seed"])
-            probe = RetailTools(None)  # tool metadata needs no database
-            writes = {name for name in probe.tools if probe.tool_type(name).value == "write"}
             context = {"arm": "direct", "seed": self.seed, "recipients": [USER], "holders": {},
                        "plan": plan_from_golden(read_json(args["golden"])),
                        "profile": {"name": args["profile"], **profiles[args["profile"]]},
                        "tools": tool_catalog([t.openai_schema for t in tools], writes),
-                       "vocabulary": load_vocabulary(args.get("vocabulary", "config/vocabulary.yaml"))}
+                       "vocabulary": vocabularies(args.get("vocabulary", "config/vocabulary.yaml"))}
             self.backend = make_backend(f"scripted:{args['profile']}", "agent", context)
             self.history: list[Turn] = []
             self.schemas = tuple(t.openai_schema for t in tools)
@@ -272,9 +276,10 @@ def role_setup(entry: str | dict, role: str, inputs: dict) -> tuple[str, str | N
                      "(expected scripted:<profile> or openai:<model>)")
 
 
-def _profile_names(profiles: str | None) -> list[str]:
-    """The scripted agent profiles in the profiles file (none without one)."""
-    return list(read_yaml(profiles) or {}) if profiles else []
+@functools.cache
+def _profile_names(profiles: str | None) -> tuple[str, ...]:
+    """The scripted agent profiles in the profiles file (none without one); read once per job."""
+    return tuple(read_yaml(profiles) or {}) if profiles else ()
 
 
 def redact(text: str) -> str:

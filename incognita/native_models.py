@@ -21,6 +21,8 @@ seed; it reaches the provider with the call and keys the cache when sampling is 
 
 from __future__ import annotations
 
+import json
+
 from incognita.backends.base import ModelResponse, split_entry
 from incognita.records import Usage
 
@@ -61,8 +63,6 @@ class _Bridge:
         self.fatal = None
 
     def backend(self, role: str, entry: dict):
-        import json
-
         from incognita.backends import make_backend
 
         key = (role, json.dumps(entry, sort_keys=True))
@@ -96,8 +96,6 @@ BRIDGE = _Bridge()
 
 def _to_litellm(model: str, response: ModelResponse):
     """Our response as the litellm ModelResponse the harness reads."""
-    import json
-
     from litellm.types.utils import ModelResponse as LiteLLMResponse
 
     calls = [{"id": c.id, "type": "function", "function": {

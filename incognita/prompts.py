@@ -80,7 +80,9 @@ class PromptSet:
 
     def request_block(self, card: dict) -> list[dict]:
         """The card requests that form the task's request block (Appendix A.2; BLOCKS)."""
-        blocks = yaml.safe_load(self.read(BLOCKS)) or {}
+        if BLOCKS + ":parsed" not in self._cache:  # parsed once: the customer's prompt is built every step
+            self._cache[BLOCKS + ":parsed"] = yaml.safe_load(self.read(BLOCKS)) or {}
+        blocks = self._cache[BLOCKS + ":parsed"]
         chosen = blocks.get(str(card["task_id"]), [])
         requests = card.get("requests", [])
         bad = [i for i in chosen if not (isinstance(i, int) and 0 <= i < len(requests))]

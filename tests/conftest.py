@@ -11,6 +11,8 @@ import pytest
 from incognita import source
 
 ROOT = Path(__file__).resolve().parent.parent
+# The made-up tasks 901 and 902 that the reader's fixture episodes are written against.
+READER_REFERENCE = ROOT / "config" / "reader_validation" / "reference.json"
 PINNED = "26.3"
 
 
@@ -47,13 +49,13 @@ def vocabulary() -> dict:
 
 @pytest.fixture()
 def locked(tmp_path) -> tuple[Path, Path]:
-    """The reader fixtures' coordination reference (tests/fixtures/reader) and a lock file
-    that freezes it: (reference path, locks path)."""
+    """The coordination reference of the reader's made-up tasks 901 and 902 (shared with the
+    hand-labelled validation set) and a lock file that freezes it: (reference path, locks path)."""
     from incognita.freeze import write_locks
     from incognita.io import sha256_file
 
     ref = tmp_path / "coordination.json"
-    shutil.copy(ROOT / "tests" / "fixtures" / "reader" / "coordination.json", ref)
+    shutil.copy(READER_REFERENCE, ref)
     locks = tmp_path / "locks.yaml"
     write_locks(locks, {"coordination": {"path": str(ref), "version": 1, "sha256": sha256_file(ref),
                                          "frozen": "2026-08-20"}})

@@ -57,7 +57,7 @@ def test_a_malformed_verdict_breaks_the_episode_instead_of_scoring_a_guess(text)
 
 
 def test_the_judged_channel_refuses_to_run_without_a_judge():
-    with pytest.raises(ValueError, match="needs a judge"):
+    with pytest.raises(ValueError, match="'judge' needs participants.judge"):
         evaluate("h", "h", CARD, [], channel="judge")
 
 

@@ -1,6 +1,6 @@
 """The trajectory reader: process measures, the five failure types, counts, the trials table
 and the reader validation. Fixtures are hand-made episodes of two small tasks
-(tests/fixtures/reader): 901 (email -> user id -> profile -> order -> cancel, four desks) and
+(tests/fixtures/reader; their reference is config/reader_validation/reference.json): 901 (email -> user id -> profile -> order -> cancel, four desks) and
 902 (one product read whose answer the customer is owed; no information items)."""
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from incognita.records import EpisodeRecord
 
 ROOT = Path(__file__).resolve().parents[1]
 FIX = ROOT / "tests" / "fixtures" / "reader"
-REFERENCE = json.loads((FIX / "coordination.json").read_text())
-EPISODES = sorted(p for p in FIX.glob("*.json") if p.name != "coordination.json")
+REFERENCE = json.loads((ROOT / "config" / "reader_validation" / "reference.json").read_text())
+EPISODES = sorted(FIX.glob("*.json"))
 
 
 def _data(name: str) -> dict:

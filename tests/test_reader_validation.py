@@ -25,7 +25,7 @@ from incognita.reader_validation import (
 ROOT = Path(__file__).resolve().parents[1]
 LABELLED = ROOT / DEFAULT_DIR
 FIX = ROOT / "tests" / "fixtures" / "reader"
-EPISODES = sorted(p for p in FIX.glob("*.json") if p.name != "coordination.json")
+EPISODES = sorted(FIX.glob("*.json"))
 
 
 # --------------------------------------------------------------------------- the hand-labelled set

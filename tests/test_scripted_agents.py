@@ -256,3 +256,15 @@ def test_surveyor_finds_shuffled_holders_or_meets_dead_ends(shuffled, corpus_inp
             assert asked_wrong and declined, (task, tool)  # the wrong guess shows as a dead end
             met_wrong += 1
     print(f"wrongly mapped: {sorted(wrong)}; met as dead ends {met_wrong} times")
+
+
+def test_each_arm_of_a_block_draws_its_own_seed(harness, corpus_inputs):
+    """The arms of a block are paired by (model, task, repetition), not by randomness: each cell
+    seeds its own draws, so a slip or an injection does not recur in every arm by construction."""
+    from incognita.harness import cell_seed
+
+    task = next(iter(corpus_inputs))
+    card, golden = corpus_inputs[task]
+    seeds = {arm: run(harness, "surveyor", "scripted:surveyor", arm, task, card, golden).seed for arm in ARMS}
+    assert seeds == {arm: cell_seed(20260820, "surveyor", task, 0, arm) for arm in ARMS}
+    assert len(set(seeds.values())) == len(ARMS)

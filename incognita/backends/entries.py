@@ -77,7 +77,10 @@ def check_entries(cfg: dict, base: str | Path = ".") -> None:
     for role, entry in (cfg.get("participants") or {}).items():
         if entry is not None:
             check_entry(entry, f"participants.{role}", profiles, participant=role)
-    channel = (cfg.get("evaluation") or {}).get("information_channel", "substring")
-    if channel == "judge" and not (cfg.get("participants") or {}).get("judge"):
-        raise InputError("config key evaluation.information_channel: 'judge' needs participants.judge "
-                         "(a model entry, or scripted:judge offline), which is null")
+    from incognita.evaluate import check_channel
+
+    try:
+        check_channel((cfg.get("evaluation") or {}).get("information_channel", "substring"),
+                      (cfg.get("participants") or {}).get("judge"), "config key evaluation.information_channel")
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
