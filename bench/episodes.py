@@ -48,9 +48,9 @@ def main() -> None:
 
     import yaml
 
+    from incognita.common.io import read_json
     from incognita.corpus import load_corpus
     from incognita.harness import Design, Harness
-    from incognita.io import read_json
 
     cfg = yaml.safe_load((ROOT / args.config).read_text())
     design = Design.from_config(cfg)

@@ -36,7 +36,7 @@ REPLY = '{"recipient": "USER", "message": "Could you tell me your order id?", "m
 
 
 def build_request(turns: int, tools: list[dict], system: str):
-    from incognita.backends.base import ModelRequest, ToolCall, Turn
+    from incognita.common.backends.base import ModelRequest, ToolCall, Turn
 
     messages = [Turn("user", "From USER: Hi, I want to change the address of my pending order.")]
     for i in range(turns):
@@ -51,7 +51,7 @@ def variant(request, i: int):
     """The same request with a distinct last user line, so every miss is a real miss."""
     from dataclasses import replace
 
-    from incognita.backends.base import Turn
+    from incognita.common.backends.base import Turn
 
     return replace(request, messages=(*request.messages, Turn("user", f"From USER: question {i}")))
 
@@ -77,9 +77,9 @@ def main() -> None:
     import openai
 
     from incognita.backends import openai as ob
-    from incognita.cache import ResponseCache
+    from incognita.common.cache import ResponseCache
+    from incognita.common.prices import load_prices
     from incognita.loopback import LoopbackServer
-    from incognita.prices import load_prices
     from incognita.prompts import PromptSet
     from incognita.replay import RetailWorld
 

@@ -11,7 +11,14 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from incognita.cards import US_STATES, WRITE_TOOLS, contains_span, norm, order_key, source_text
+from incognita.cards import (
+    US_STATES,
+    WRITE_TOOLS,
+    contains_span,
+    norm,
+    order_key,
+    source_text,
+)
 
 HEADER = ["task", "card_version", "check", "verdict", "detail"]
 # Selectors by which a customer picks items without naming them ("all", "the cheapest").

@@ -407,8 +407,8 @@ def build_card(task: dict, db: dict, source_meta: dict) -> dict:
 
 def validate_card(card: dict, where: str) -> None:
     """Schema check plus the invariants the schema cannot express."""
-    from incognita.config import validate
-    from incognita.io import InputError
+    from incognita.common.io import InputError
+    from incognita.common.schema import validate
 
     validate(card, "card.schema.json", where)
     tokens = [f["token"] for f in card["fields"]]

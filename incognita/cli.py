@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from incognita.io import InputError
+from incognita.common.io import InputError
 
 
 class _Group(click.Group):
@@ -74,7 +74,7 @@ def cards(source_dir: str, pinned: str, repairs_dir: str, out_dir: str, tasks: t
     rule-built version stays under the version-keyed v1/ path and is never pooled.
     """
     from incognita.cards import build_card, validate_card
-    from incognita.io import read_json, write_json
+    from incognita.common.io import read_json, write_json
     from incognita.repairs import apply_overlay, load_overlay, overlay_path
 
     meta = _source_meta(source_dir, pinned)
@@ -112,7 +112,7 @@ def audit(source_dir: str, vocabulary: str, out_path: str, card_files: tuple[str
 
     from incognita.audit import HEADER, audit_card
     from incognita.cards import validate_card
-    from incognita.io import read_json, read_yaml, write_tsv
+    from incognita.common.io import read_json, read_yaml, write_tsv
 
     db = read_json(Path(source_dir) / "db.json")
     vocab = read_yaml(vocabulary) or {}
@@ -146,7 +146,7 @@ def reference(golden_dir: str, cards_dir: str, partition_path: str, out: str, lo
               corpus_path: str, no_verify: bool) -> None:
     """Project golden trajectories onto the arms: the coordination reference (hash-locked)."""
     from incognita import reference as ref
-    from incognita.io import read_yaml
+    from incognita.common.io import read_yaml
 
     built = ref.build_reference(golden_dir, cards_dir, partition_path)
     ref.write_reference(built, out)
@@ -261,8 +261,8 @@ def verify_locks(locks_path: str) -> None:
         click.echo(f"{name} v{entry['version']}: ok ({entry['path']}, frozen {entry['frozen']})")
     locked = dict(results)
     if "corpus" in locked and "coordination" in locked:
+        from incognita.common.io import read_json
         from incognita.corpus import check_against_reference, load_corpus
-        from incognita.io import read_json
 
         doc = load_corpus(locked["corpus"]["path"], verify=False)
         if doc.get("selected_from", {}).get("reference_sha256") != locked["coordination"]["sha256"]:
@@ -296,7 +296,7 @@ def golden(card_paths: tuple[str, ...], out_paths: tuple[str, ...], cards_dir: s
     import re
 
     from incognita import golden as gold
-    from incognita.io import read_json, sha256_file, write_json
+    from incognita.common.io import read_json, sha256_file, write_json
     from incognita.replay import RetailWorld
 
     if bool(cards_dir) != bool(out_dir):
@@ -344,7 +344,7 @@ def golden(card_paths: tuple[str, ...], out_paths: tuple[str, ...], cards_dir: s
 @click.argument("golden_files", nargs=-1, required=True)
 def replay_table(out_path: str, verify_db: str | None, golden_files: tuple[str, ...]) -> None:
     """Collect the replay check of GOLDEN_FILES into one table."""
-    from incognita.io import read_json, write_tsv
+    from incognita.common.io import read_json, write_tsv
     from incognita.replay import REPLAY_HEADER, replay_rows
 
     docs = []
@@ -398,8 +398,8 @@ def episodes(model, spec, models_order, task, task_position, reps, arms, seed, b
              out_dir, information_channel) -> None:
     """Run the blocks (model, task, repetition) of one model and task, each through the arms in
     Latin-square order, and write one episode record per cell."""
+    from incognita.common.io import read_json
     from incognita.harness import Design, Harness
-    from incognita.io import read_json
 
     order = [m for m in models_order.split(",") if m]
     if model not in order:
@@ -465,7 +465,7 @@ def episode_table(out_path: str, record_files: tuple[str, ...]) -> None:
     success summary per arm and model on stdout."""
     from collections import defaultdict
 
-    from incognita.io import read_json, write_tsv
+    from incognita.common.io import read_json, write_tsv
 
     header = ["arm", "model", "task", "rep", "position", "termination", "turns", "success", "db", "communicate",
               "error", "injected", "slips", "wall_time_s"]
@@ -516,7 +516,7 @@ def errors(roots: tuple[str, ...], delete: bool) -> None:
     """List episode records and native results that broke outside the agent (their `error` is
     set; the reader excludes them). With --delete they are removed: the next `bin/run` re-runs
     their jobs, and model calls that had succeeded come back from the response cache."""
-    from incognita.io import read_json
+    from incognita.common.io import read_json
     from incognita.native import native_trial
 
     found = []
@@ -549,7 +549,7 @@ def figures(stats_dir: str, out_dir: str) -> None:
 
 # --- commands that live with their module (statistics, model cache, cost estimate) ---
 def _register() -> None:
-    from incognita.cache import cache_group
+    from incognita.common.cache import cache_group
     from incognita.estimate import estimate_cmd
     from incognita.stats.commands import power_command, stats_command
 

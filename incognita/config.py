@@ -2,30 +2,10 @@
 
 from __future__ import annotations
 
-import json
-from importlib import resources
 from pathlib import Path
-from typing import Any
 
-from incognita.io import InputError, read_yaml
-
-
-def load_schema(name: str) -> dict:
-    return json.loads((resources.files("incognita") / "schemas" / name).read_text(encoding="utf-8"))
-
-
-def validate(instance: Any, schema_name: str, where: str) -> None:
-    """Validate and raise InputError naming the file, the key path and what was expected."""
-    import jsonschema  # imported lazily: costs ~0.15 s and only validators need it
-
-    validator = jsonschema.Draft202012Validator(load_schema(schema_name))
-    errors = sorted(validator.iter_errors(instance), key=lambda e: list(e.absolute_path))
-    if errors:
-        lines = []
-        for err in errors[:10]:
-            key = ".".join(str(p) for p in err.absolute_path) or "<top level>"
-            lines.append(f"  {key}: {err.message}")
-        raise InputError(f"{where}: invalid ({len(errors)} problem(s)):\n" + "\n".join(lines))
+from incognita.common.io import read_yaml
+from incognita.common.schema import validate
 
 
 def load_config(path: str | Path) -> dict:

@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
+
 import yaml
 
+from incognita.common.io import InputError, atomic_write_text, read_yaml, sha256_file
 from incognita.idle import REASON as IDLE_REASON
-from incognita.io import InputError, atomic_write_text, read_yaml, sha256_file
 
 SELECTION_RULE_VERSION = 2  # 2: tasks passed by doing nothing are excluded
 REQUIRE_MATCH = True

@@ -17,7 +17,7 @@ import re
 import time
 from dataclasses import dataclass
 
-from incognita.backends.base import (
+from incognita.common.backends.base import (
     Backend,
     BackendError,
     ModelRequest,

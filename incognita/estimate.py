@@ -20,9 +20,9 @@ from pathlib import Path
 
 import click
 
-from incognita.backends.base import split_entry
-from incognita.io import InputError, read_json, read_yaml
-from incognita.prices import PriceTable, load_prices, resolve_path
+from incognita.common.backends.base import split_entry
+from incognita.common.io import InputError, read_json, read_yaml
+from incognita.common.prices import PriceTable, load_prices, resolve_path
 
 # Function schemas of the 15 retail tools of the pinned package, in tokens (characters / 4):
 # all of them (direct agent, Vega) and the mean over the six social desks' holdings.

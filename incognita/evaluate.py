@@ -23,8 +23,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from incognita.backends.base import BackendError, ModelRequest, Turn
-
+from incognita.common.backends.base import BackendError, ModelRequest, Turn
 
 CHANNELS = ("substring", "judge")
 # How an information item reads as an assertion for the judge (decided from the dialogue).

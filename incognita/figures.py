@@ -8,7 +8,6 @@ registry is touched and rendering is the same on a headless machine.
 
 from __future__ import annotations
 
-import io
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -26,7 +25,8 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import StrMethodFormatter
 from matplotlib.transforms import blended_transform_factory
 
-from incognita.io import InputError, atomic_write_bytes, atomic_write_text
+from incognita.common.io import InputError, atomic_write_text
+from incognita.common.plotting import FIGURE_FORMATS, RC, save_figure
 from incognita.stats.report import scripted_population
 
 # --- vocabulary shown on the figures -------------------------------------------------------
@@ -95,7 +95,6 @@ STATS_INPUTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 
 FIGURE_STEMS = ("fig2_success", "fig3_breakdown", "fig4_separability", "fig5_native", "fig6_cost", "fig7_split_half")
-FIGURE_FORMATS = ("png", "svg")
 TABLE_STEMS = ("table1", "table2")
 FIGURES: list[str] = [f"{stem}.{ext}" for stem in FIGURE_STEMS for ext in FIGURE_FORMATS] + [
     f"{stem}.{ext}" for stem in TABLE_STEMS for ext in ("csv", "md")
@@ -103,16 +102,6 @@ FIGURES: list[str] = [f"{stem}.{ext}" for stem in FIGURE_STEMS for ext in FIGURE
 
 MISSING = ("", "nan", "NaN", "NA", "<NA>")
 KEY_COLUMNS = ("arm", "model", "model_a", "model_b", "outcome", "measure", "scope", "kind", "contrast", "subset")
-DPI = 150
-# Text stays text in the SVG (searchable, small); fixed salt and no date keep the bytes reproducible.
-RC = {
-    "svg.fonttype": "none",
-    "svg.hashsalt": "incognita-figures",
-    "font.size": 9,
-    "axes.titlesize": 10,
-    "axes.spines.top": False,
-    "axes.spines.right": False,
-}
 
 
 @dataclass(frozen=True)
@@ -739,20 +728,6 @@ def _table_csv(df: pd.DataFrame, names: dict[str, str]) -> str:
 
 
 # --- writing -------------------------------------------------------------------------------
-
-def save_figure(fig: Figure, out_dir: Path, stem: str, formats: Sequence[str] = FIGURE_FORMATS) -> list[Path]:
-    """Write `stem.<ext>` for each format; the constrained layout already keeps every label inside."""
-    paths = []
-    for ext in formats:
-        buf = io.BytesIO()
-        meta = {"Software": None} if ext == "png" else {"Date": None, "Creator": None}
-        fig.savefig(buf, format=ext, dpi=DPI, metadata=meta)
-        fig.set_layout_engine("none")  # the first save placed everything; later formats reuse it (a third faster)
-        path = out_dir / f"{stem}.{ext}"
-        atomic_write_bytes(path, buf.getvalue())
-        paths.append(path)
-    return paths
-
 
 FIGURE_BUILDERS: dict[str, Callable[[Stats], Figure]] = {
     "fig2_success": fig2_success,

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import yaml
 
-from incognita.io import InputError, atomic_write_text, read_yaml, sha256_file
+from incognita.common.io import InputError, atomic_write_text, read_yaml, sha256_file
 
 DEFAULT_LOCKS = "config/locks.yaml"
 # Artifacts frozen by default, with the path each is built at.

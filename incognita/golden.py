@@ -141,7 +141,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from incognita.cards import US_STATES
-from incognita.io import InputError, read_yaml, sha256_obj
+from incognita.common.io import InputError, read_yaml, sha256_obj
 from incognita.replay import result_to_json
 
 if TYPE_CHECKING:
@@ -906,7 +906,7 @@ def build_golden(card: dict, world: RetailWorld, vocabulary: dict[str, list[str]
 
     `card_sha256` is recorded as the card's identity (the CLI passes the file's digest; the
     default is the digest of the canonical JSON, which equals it for files written by
-    `incognita.io.write_json`). `where` prefixes error messages.
+    `incognita.common.io.write_json`). `where` prefixes error messages.
     """
     from incognita.replay import verify
 
@@ -945,7 +945,7 @@ def build_golden(card: dict, world: RetailWorld, vocabulary: dict[str, list[str]
 
 def check_golden(doc: dict, where: str) -> None:
     """Validate a golden trajectory against incognita/schemas/golden.schema.json."""
-    from incognita.config import validate
+    from incognita.common.schema import validate
 
     validate(doc, "golden.schema.json", where)
 

@@ -18,12 +18,18 @@ from pathlib import Path
 
 from incognita import __version__
 from incognita.backends import make_backend
-from incognita.backends.base import entry_param, split_entry
 from incognita.backends.scripted_agent import tool_catalog
+from incognita.common.backends.base import entry_param, split_entry
+from incognita.common.io import (
+    InputError,
+    read_json,
+    read_yaml,
+    sha256_file,
+    write_json,
+)
 from incognita.episode import Episode, recipients
 from incognita.gateway import Gateway
 from incognita.golden import load_vocabulary
-from incognita.io import InputError, read_json, read_yaml, sha256_file, write_json
 from incognita.partition import Partition, load_partition
 from incognita.plan import plan_from_golden
 from incognita.prompts import PromptSet
@@ -37,7 +43,7 @@ GENERATOR_VERSION = 7
 
 @dataclass(frozen=True)
 class Design:
-    """Model entries are spec strings or {spec, per-role settings} (incognita.backends.base.split_entry)."""
+    """Model entries are spec strings or {spec, per-role settings} (incognita.common.backends.base.split_entry)."""
 
     arms: tuple[str, ...]
     models: dict[str, str | dict]

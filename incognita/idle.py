@@ -21,7 +21,7 @@ import io
 import tempfile
 from pathlib import Path
 
-from incognita.io import InputError, atomic_write_text, read_json, sha256_file
+from incognita.common.io import InputError, atomic_write_text, read_json, sha256_file
 
 PROFILE = "idle"
 HEADER = ["task", "arm", "success", "channel_db", "channel_communicate", "turns", "termination"]

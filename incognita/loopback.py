@@ -21,7 +21,7 @@ faulted request never reaches the responder, so a stateful responder sees each r
 the client finally gets answered exactly once.
 
 The interface knows nothing about incognita's backends, so any OpenAI-compatible client
-(the `openai` package, litellm) can be pointed at it; `incognita.backends.openai` has the
+(the `openai` package, litellm) can be pointed at it; `incognita.common.backends.openai` has the
 conversions that turn a request back into a ModelRequest for scripted responders.
 """
 

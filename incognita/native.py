@@ -35,8 +35,8 @@ from importlib.metadata import version
 from pathlib import Path
 
 from incognita import native_models
-from incognita.backends.base import ModelRequest, Turn
-from incognita.io import InputError, atomic_write_text, read_json, read_yaml
+from incognita.common.backends.base import ModelRequest, Turn
+from incognita.common.io import InputError, atomic_write_text, read_json, read_yaml
 
 # Bump when a change here alters native outputs: the workflow passes it as a param.
 GENERATOR_VERSION = 6
@@ -440,7 +440,7 @@ def _check_inputs(job: NativeJob, upstream: dict, corpus: list[str]) -> None:
 
 def _spec_parts(entry: str | dict) -> tuple[str, str]:
     """(family, name) of a model entry's spec."""
-    from incognita.backends.base import split_entry
+    from incognita.common.backends.base import split_entry
 
     family, _, name = split_entry(entry)[0].partition(":")
     return family, name

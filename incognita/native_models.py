@@ -10,7 +10,7 @@ same `OpenAIBackend` the episodes use, built from the model entry that travels i
 - an entry means the same thing in every stage: `base_url`, `base_url_env`, `api_key_env`,
   temperature, reasoning effort, the output cap and its field name, `extra_body`, timeouts
   and retries are all the backend's own settings, applied by the backend's own code;
-- every call goes through `incognita.cache`: an unchanged native cell makes no model call
+- every call goes through `incognita.common.cache`: an unchanged native cell makes no model call
   on a rerun, and an interrupted job resumes without paying twice;
 - usage, cost, cache hits and misses are counted per role, as in the episodes.
 
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 
-from incognita.backends.base import ModelResponse, split_entry
+from incognita.common.backends.base import ModelResponse, split_entry
 from incognita.records import Usage
 
 PROVIDER = "incognita"
@@ -73,7 +73,7 @@ class _Bridge:
         return self.backends[key]
 
     def respond(self, role: str, messages: list[dict], params: dict) -> ModelResponse:
-        from incognita.backends.openai import BackendConfigError, to_request
+        from incognita.common.backends.openai import BackendConfigError, to_request
 
         entry = params.get(PROVIDER)
         if not isinstance(entry, dict):

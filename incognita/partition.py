@@ -18,7 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
-from incognita.io import InputError, read_yaml, sha256_file, sha256_obj
+from incognita.common.io import InputError, read_yaml, sha256_file, sha256_obj
 
 DEFAULT_PATH = "config/partition.yaml"
 

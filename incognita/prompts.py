@@ -15,7 +15,7 @@ from pathlib import Path
 
 import yaml
 
-from incognita.io import InputError
+from incognita.common.io import InputError
 
 SOCIAL_DESKS = ("Aster", "Boreal", "Cygnus", "Dorian", "Elara", "Fenn")
 BLOCKS = "customer/request_blocks.yaml"  # which tasks get a request block, and which requests

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from incognita.io import InputError, atomic_write, atomic_write_text, read_json
+from incognita.common.io import InputError, atomic_write, atomic_write_text, read_json
 from incognita.records import (
     Disclosure,
     EpisodeRecord,
@@ -472,7 +472,7 @@ def read_trial(record: EpisodeRecord, reference_task: dict) -> TrialRow:
 
 def backend_family(entry: str | None) -> str:
     """`scripted`, `openai`, ... from a record's model entry (`unknown` when it has none)."""
-    from incognita.backends.base import split_entry
+    from incognita.common.backends.base import split_entry
 
     if not entry:
         return "unknown"

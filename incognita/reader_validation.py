@@ -35,7 +35,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from incognita.io import InputError, atomic_write_text, read_json, read_yaml
+from incognita.common.io import InputError, atomic_write_text, read_json, read_yaml
 from incognita.reader import FAILURE_TYPES, read_trial
 from incognita.records import EpisodeRecord
 

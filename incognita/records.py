@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, ClassVar
 
+from incognita.common.usage import Usage
+
 SCHEMA_VERSION = 1
 
 
@@ -98,22 +100,6 @@ def event_from_dict(data: dict) -> Event:
         raise ValueError(f"unknown event type {data.get('type')!r}") from None
     names = {f.name for f in fields(cls)}
     return cls(**{k: v for k, v in data.items() if k in names})
-
-
-@dataclass
-class Usage:
-    """Token usage and cost for one role in one episode."""
-
-    calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float = 0.0
-    cache_hits: int = 0
-    cache_misses: int = 0
-
-    def add(self, other: "Usage") -> None:
-        for f in fields(self):
-            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 
 
 @dataclass

@@ -37,7 +37,13 @@ import re
 from pathlib import Path
 from typing import Any, Iterable
 
-from incognita.io import InputError, read_json, sha256_file, sha256_obj, write_json
+from incognita.common.io import (
+    InputError,
+    read_json,
+    sha256_file,
+    sha256_obj,
+    write_json,
+)
 from incognita.partition import ARMS, Partition, load_partition
 
 SCHEMA_VERSION = 1

@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
-from incognita.io import InputError, read_yaml, sha256_file
+from incognita.common.io import InputError, read_yaml, sha256_file
 
 FORBIDDEN = {
     "reference_actions": "repairs never touch reference actions",
@@ -27,7 +27,7 @@ def overlay_path(repairs_dir: str | Path, task_id: str) -> Path:
 
 def load_overlay(path: str | Path, known_tasks: set[str] | None = None) -> dict:
     """Read and validate one overlay; errors name the file and the offending field."""
-    from incognita.config import validate
+    from incognita.common.schema import validate
 
     path = Path(path)
     overlay = read_yaml(path)

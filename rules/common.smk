@@ -29,7 +29,7 @@ sys.path.insert(0, workflow.basedir)  # parse-time imports come from this checko
 # Model and participant entries are checked before any job is planned: a bad one stops even
 # a dry run with one line naming the config key and the value.
 from incognita.backends.entries import check_entries
-from incognita.io import InputError
+from incognita.common.io import InputError
 
 try:
     check_entries(config)
@@ -104,7 +104,7 @@ def _scripted_profiles():
 
 def get_model_profile(wildcards):
     """The scripted profile a model uses, as a param: editing it re-runs that model's blocks only."""
-    from incognita.backends.base import split_entry
+    from incognita.common.backends.base import split_entry
 
     family, _, name = split_entry(config["models"][wildcards.model])[0].partition(":")
     if family != "scripted":
@@ -115,13 +115,13 @@ def get_model_profile(wildcards):
 def get_model_entry(wildcards):
     """The model's config entry as one string (spec, or JSON with its settings): a param, so a
     changed setting re-runs exactly that model's jobs."""
-    from incognita.backends.base import entry_param
+    from incognita.common.backends.base import entry_param
 
     return entry_param(config["models"][wildcards.model])
 
 
 def get_participant_entry(role):
-    from incognita.backends.base import entry_param
+    from incognita.common.backends.base import entry_param
 
     return entry_param(config["participants"].get(role))
 
@@ -134,7 +134,7 @@ def get_information_channel():
 def get_api_calls(wildcards):
     """The job's claim on the `api_calls` resource (limit set in the profile): offline
     scripted models make no API calls, so they never wait for the limit."""
-    from incognita.backends.base import split_entry
+    from incognita.common.backends.base import split_entry
 
     entries = [config["models"][wildcards.model], *config["participants"].values()]
     families = {split_entry(e)[0].partition(":")[0] for e in entries if e}

@@ -42,7 +42,7 @@ def meta(source_dir) -> dict:
 
 @pytest.fixture(scope="session")
 def vocabulary() -> dict:
-    from incognita.io import read_yaml
+    from incognita.common.io import read_yaml
 
     return read_yaml(ROOT / "config" / "vocabulary.yaml")
 
@@ -51,8 +51,8 @@ def vocabulary() -> dict:
 def locked(tmp_path) -> tuple[Path, Path]:
     """The coordination reference of the reader's made-up tasks 901 and 902 (shared with the
     hand-labelled validation set) and a lock file that freezes it: (reference path, locks path)."""
+    from incognita.common.io import sha256_file
     from incognita.freeze import write_locks
-    from incognita.io import sha256_file
 
     ref = tmp_path / "coordination.json"
     shutil.copy(READER_REFERENCE, ref)

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from incognita.backends import openai as ob
-from incognita.backends.base import ModelRequest, Turn
-from incognita.cache import (
+from incognita.common.backends import openai as ob
+from incognita.common.backends.base import ModelRequest, Turn
+from incognita.common.cache import (
     CACHE_FORMAT,
     ResponseCache,
     cache_group,
@@ -22,7 +22,7 @@ from incognita.cache import (
     select,
     stats,
 )
-from incognita.io import InputError
+from incognita.common.io import InputError
 
 
 def body(settings: dict, seed: int = 3, text: str = "hello") -> tuple[dict, int | None]:

@@ -7,15 +7,22 @@ from pathlib import Path
 
 import pytest
 
-from incognita.backends.base import ModelResponse, ToolCall
 from incognita.backends.scripted_customer import ScriptedCustomer
 from incognita.backends.scripted_desk import ScriptedDesk
 from incognita.cards import build_card
+from incognita.common.backends.base import ModelResponse, ToolCall
 from incognita.episode import Episode
 from incognita.gateway import Gateway
 from incognita.partition import load_partition
 from incognita.prompts import PromptSet
-from incognita.records import Disclosure, EpisodeRecord, GatewayDecision, Message, ProtocolError, Truncation
+from incognita.records import (
+    Disclosure,
+    EpisodeRecord,
+    GatewayDecision,
+    Message,
+    ProtocolError,
+    Truncation,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 DESKS = ("Aster", "Boreal", "Cygnus", "Dorian", "Elara", "Fenn")

@@ -8,10 +8,10 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from incognita.common.io import InputError
+from incognita.common.prices import Price, PriceTable, load_prices
 from incognita.config import load_config
 from incognita.estimate import Assumptions, Estimator, conversation, estimate_cmd
-from incognita.io import InputError
-from incognita.prices import Price, PriceTable, load_prices
 
 ROOT = Path(__file__).resolve().parent.parent
 PAPER_MODELS = ("gpt-5.2-2025-12-11", "gpt-5.4-2026-03-05", "gpt-5.5-2026-04-23", "gpt-5.6-sol", "gpt-4.1-2025-04-14")

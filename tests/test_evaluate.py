@@ -8,8 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from incognita.backends.base import BackendError, ModelRequest, ModelResponse, Turn
 from incognita.backends.scripted_judge import ScriptedJudge, agent_messages, statements
+from incognita.common.backends.base import (
+    BackendError,
+    ModelRequest,
+    ModelResponse,
+    Turn,
+)
 from incognita.evaluate import INFO_ASSERTION, evaluate
 from incognita.golden import build_golden, load_vocabulary
 from incognita.harness import Design, Harness
@@ -108,7 +113,7 @@ def test_offline_the_judged_channel_decides_as_the_substring_check(source_dir, i
 def test_judged_channel_through_a_model_server_and_the_cache(source_dir, inputs, tmp_path, monkeypatch):
     """An openai judge (the scripted judge behind a loopback server): the same verdicts, and an
     unchanged rerun takes them from the response cache."""
-    from incognita.backends.openai import to_reply, to_request
+    from incognita.common.backends.openai import to_reply, to_request
     from incognita.loopback import LoopbackServer
 
     def responder(model, body):

@@ -19,7 +19,7 @@ import pytest
 from scipy import stats as sps
 
 from incognita import figures
-from incognita.io import InputError
+from incognita.common.io import InputError
 
 MODELS = ("surveyor", "prober", "hasty", "impatient")
 ARMS = ("direct", "indirect", "social", "native")

@@ -11,7 +11,14 @@ import yaml
 from click.testing import CliRunner
 
 from incognita.cli import main
-from incognita.freeze import LockError, embedded_version, freeze, load_locks, verify_all, verify_lock
+from incognita.freeze import (
+    LockError,
+    embedded_version,
+    freeze,
+    load_locks,
+    verify_all,
+    verify_lock,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 FIX = ROOT / "tests" / "fixtures"

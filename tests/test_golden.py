@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from incognita.cli import main
+from incognita.common.io import InputError, read_json
 from incognita.golden import (
     _available_count,
     _collections,
@@ -26,7 +27,6 @@ from incognita.golden import (
     resolve_pointer,
     result_doc,
 )
-from incognita.io import InputError, read_json
 from incognita.replay import (
     REPLAY_HEADER,
     RetailWorld,
@@ -482,7 +482,7 @@ def test_cli_golden_pairs_and_replay_table(tmp_path, source_dir):
     res = runner.invoke(main, args)
     assert res.exit_code == 0, res.output
     doc = read_json(tmp_path / "0.json")
-    from incognita.io import sha256_file
+    from incognita.common.io import sha256_file
 
     assert doc["card"]["sha256"] == sha256_file(FIX / "0.json")
     res = runner.invoke(main, ["replay-table", "--out", str(tmp_path / "replay.tsv"),

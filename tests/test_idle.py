@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from incognita.cards import build_card
+from incognita.common.io import InputError, write_json
 from incognita.golden import build_golden, load_vocabulary
 from incognita.idle import HEADER, passed, run_arms, write_table
-from incognita.io import InputError, write_json
-from incognita.replay import RetailWorld
 from incognita.repairs import apply_overlay, load_overlay
+from incognita.replay import RetailWorld
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -23,7 +23,13 @@ from pathlib import Path
 
 import pytest
 import yaml
-from workflow_helpers import copy_workflow, guarded_env, snakemake, stable_episode, stable_native
+from workflow_helpers import (
+    copy_workflow,
+    guarded_env,
+    snakemake,
+    stable_episode,
+    stable_native,
+)
 
 MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 ARMS = ("direct", "indirect", "social")

@@ -7,12 +7,13 @@ import math
 from pathlib import Path
 
 import pytest
+from workflow_helpers import stable_native
 
 from incognita.cards import build_card
+from incognita.common.io import read_json, write_json
 from incognita.corpus import load_corpus
 from incognita.golden import build_golden, load_vocabulary
 from incognita.harness import arm_order
-from incognita.io import read_json, write_json
 from incognita.native import (
     NativeJob,
     NativeSettings,
@@ -24,7 +25,6 @@ from incognita.native import (
     run_job,
 )
 from incognita.repairs import apply_overlay, load_overlay
-from workflow_helpers import stable_native
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = [str(t) for t in load_corpus(ROOT / "config/corpus.yaml", locks=ROOT / "config/locks.yaml")["tasks"]]
@@ -137,7 +137,7 @@ def test_a_crash_is_recorded_with_its_reason_and_excluded(inputs, source_dir, tm
 
 
 def test_missing_inputs_stop_the_stage_before_anything_runs(inputs, source_dir, tmp_path):
-    from incognita.io import InputError
+    from incognita.common.io import InputError
 
     j = job(inputs, tmp_path, ["11"], tasks_json=str(source_dir / "tasks.json"))
     j = NativeJob(**{**j.__dict__, "golden_dir": str(tmp_path / "nowhere")})
@@ -159,7 +159,7 @@ def test_hitting_the_step_limit_is_recorded_as_the_harness_limit(inputs, source_
 
 
 def test_unknown_model_family_is_refused(inputs, source_dir, tmp_path):
-    from incognita.io import InputError
+    from incognita.common.io import InputError
 
     with pytest.raises(InputError, match="unknown backend family 'vertex'"):
         run_job(job(inputs, tmp_path, ["11"], spec="vertex:x", tasks_json=str(source_dir / "tasks.json")),
@@ -173,7 +173,7 @@ def test_credentials_are_redacted_from_errors(monkeypatch):
 
 
 def test_native_trial_refuses_foreign_results(tmp_path):
-    from incognita.io import InputError
+    from incognita.common.io import InputError
 
     path = tmp_path / "r0.json"
     path.write_text(json.dumps({"simulations": [{"reward_info": {"info": None}}]}))
@@ -266,7 +266,7 @@ def test_openai_entries_run_the_harness_llm_classes_through_our_backend_and_cach
 
 def test_a_refused_key_stops_the_native_job(inputs, source_dir, tmp_path, monkeypatch):
     """401 is a configuration error: the job stops with one line instead of writing error runs."""
-    from incognita.backends.openai import BackendConfigError
+    from incognita.common.backends.openai import BackendConfigError
     from incognita.loopback import LoopbackServer
 
     monkeypatch.setenv("OPENAI_API_KEY", "loopback-dummy-key")
@@ -279,7 +279,7 @@ def test_a_refused_key_stops_the_native_job(inputs, source_dir, tmp_path, monkey
 
 
 def test_an_unknown_scripted_profile_is_refused(inputs, source_dir, tmp_path):
-    from incognita.io import InputError
+    from incognita.common.io import InputError
 
     with pytest.raises(InputError, match="unknown scripted profile 'nosuch'"):
         run_job(job(inputs, tmp_path, ["11"], spec="scripted:nosuch", tasks_json=str(source_dir / "tasks.json")),

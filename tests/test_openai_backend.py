@@ -15,15 +15,16 @@ from pathlib import Path
 
 import pytest
 
-from incognita.backends import base
-from incognita.backends import openai as ob
-from incognita.backends.base import ModelRequest, Turn, make_backend
-from incognita.cache import ResponseCache
+from incognita.backends import make_backend
 from incognita.cards import build_card
+from incognita.common.backends import base
+from incognita.common.backends import openai as ob
+from incognita.common.backends.base import ModelRequest, Turn
+from incognita.common.cache import ResponseCache
+from incognita.common.prices import load_prices
 from incognita.golden import build_golden, load_vocabulary
 from incognita.harness import Design, Harness
 from incognita.loopback import LoopbackServer
-from incognita.prices import load_prices
 from incognita.records import EpisodeRecord
 from incognita.repairs import apply_overlay, load_overlay
 
@@ -260,7 +261,7 @@ def test_persistent_failure_is_a_clean_error_record_and_resumes_from_cache(rig, 
     assert "gave up after 7 attempts" in rec.error and "HTTP 503" in rec.error and "openai:sim-" in rec.error
     assert r.server.requests == ok_calls + 7  # the failing call was tried 1 + max_retries times
     out = tmp_path / "records"
-    from incognita.io import read_json, write_json
+    from incognita.common.io import read_json, write_json
 
     write_json(out / "r0.json", rec.to_dict())
     assert read_json(out / "r0.json")["termination"] == "error"
@@ -314,7 +315,7 @@ def test_malformed_tool_arguments_reach_the_loop_as_raw_text(tmp_path, monkeypat
 
 
 def test_request_conversion_round_trips():
-    from incognita.backends.base import ToolCall
+    from incognita.common.backends.base import ToolCall
 
     call = ToolCall("c1", "find_user_id_by_email", {"email": "a@b.c"})
     req = ModelRequest(role="Aster", system="sys", seed=5, tools=({"type": "function", "function": {"name": "f"}},),

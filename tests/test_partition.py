@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from incognita.io import InputError
+from incognita.common.io import InputError
 from incognita.partition import (
     RETAIL_TOOLS,
     SOCIAL_DESKS,

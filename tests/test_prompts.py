@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from incognita.io import InputError
+from incognita.common.io import InputError
 from incognita.prompts import BLOCKS, PromptSet, mask
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -16,9 +16,8 @@ from click.testing import CliRunner
 
 from incognita import reader
 from incognita.cli import main
+from incognita.common.io import InputError
 from incognita.freeze import LockError
-from incognita.io import InputError
-from incognita.reader_validation import injection_matrix
 from incognita.reader import (
     Exchange,
     Fact,
@@ -26,6 +25,7 @@ from incognita.reader import (
     read_trial,
     unanswerable_questions,
 )
+from incognita.reader_validation import injection_matrix
 from incognita.records import EpisodeRecord
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from incognita.io import InputError
+from incognita.common.io import InputError
 from incognita.reader import FAILURE_TYPES, build_trials
 from incognita.reader_validation import (
     DEFAULT_DIR,

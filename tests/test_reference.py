@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from incognita.cli import main
-from incognita.io import InputError
+from incognita.common.io import InputError
 from incognita.reference import build_reference, format_totals, load_golden, totals
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -115,8 +115,8 @@ def test_a_read_behind_the_information_channel_is_required(ref, tmp_path):
 def test_generator_3_golden_in_the_reference(tmp_path, source_dir):
     """Live golden trajectories: a read inserted for an information item is required, and a
     user id the customer states is a customer fact that engages no identity desk."""
+    from incognita.common.io import read_json, sha256_file, write_json
     from incognita.golden import build_golden, load_vocabulary
-    from incognita.io import read_json, sha256_file, write_json
     from incognita.replay import RetailWorld
 
     world = RetailWorld(source_dir / "db.json")

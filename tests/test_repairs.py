@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from incognita.cards import build_card, validate_card
-from incognita.io import InputError
+from incognita.common.io import InputError
 from incognita.repairs import apply_overlay, load_overlay
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from incognita.backends.base import ModelRequest, ToolCall, Turn
 from incognita.backends.language import call_tag, first, parse, say, tag
 from incognita.backends.scripted_customer import (
     ScriptedCustomer,
@@ -22,6 +21,7 @@ from incognita.backends.scripted_desk import (
     wanted_pointers,
 )
 from incognita.cards import build_card
+from incognita.common.backends.base import ModelRequest, ToolCall, Turn
 from incognita.gate import DisclosureGate, release_field_schema
 from incognita.gateway import Gateway
 from incognita.partition import INDIRECT_HOLDER, SOCIAL_DESKS, load_partition

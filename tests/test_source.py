@@ -3,7 +3,7 @@ import json
 import pytest
 
 from incognita import source
-from incognita.io import InputError
+from incognita.common.io import InputError
 
 
 def test_extract_writes_files_and_manifest(source_dir):

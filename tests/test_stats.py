@@ -10,8 +10,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from incognita.common.io import InputError
+from incognita.common.tables import to_markdown
 from incognita.freeze import LockError, freeze
-from incognita.io import InputError
 from incognita.stats import run_stats
 from incognita.stats.estimator import paired, task_means, validate_trials
 from incognita.stats.interpretation import (
@@ -19,7 +20,6 @@ from incognita.stats.interpretation import (
     load_interpretation,
     parse_interpretation,
 )
-from incognita.stats.markdown import to_markdown
 from incognita.stats.outputs import OUTPUT_FILES
 from incognita.stats.run import build_tables
 from incognita.stats.signflip import signflip_p

@@ -9,7 +9,7 @@ What is checked: the spec has a known family; a `scripted:` spec names a profile
 exists for its role (an evaluated agent's profile in the scripted-agents file, `customer`
 for the customer, `desk` for the service side) and carries no settings (a scripted
 participant has no sampling to set); an `openai:` entry's settings are the backend's own
-(`incognita.backends.openai.Settings`, the same check a job applies).
+(`incognita.common.backends.openai.Settings`, the same check a job applies).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from incognita.backends.base import known_families, split_entry
-from incognita.io import InputError, read_yaml
+from incognita.common.backends.base import known_families, split_entry
+from incognita.common.io import InputError, read_yaml
 
 # The scripted participant profiles by config role (the agents' profiles come from a file).
 SCRIPTED_PARTICIPANTS = {"customer": "customer", "service": "desk", "judge": "judge"}
@@ -42,7 +42,7 @@ def check_entry(entry: object, key: str, scripted_profiles: Iterable[str] = (),
     if family == "scripted":
         _check_scripted(key, name, settings, scripted_profiles, participant)
     elif family == "openai":
-        from incognita.backends.openai import Settings
+        from incognita.common.backends.openai import Settings
 
         Settings.from_dict(name, settings, f"config key {key} ({spec})")
     return spec, settings

@@ -7,14 +7,12 @@ for Vega and the desks `scripted:desk`, for the judge `scripted:judge`.
 
 from __future__ import annotations
 
-from incognita.backends.base import register
 from incognita.backends.scripted_agent import Profile, ScriptedAgent
 from incognita.backends.scripted_customer import ScriptedCustomer
 from incognita.backends.scripted_desk import ScriptedDesk
 from incognita.backends.scripted_judge import ScriptedJudge
 
 
-@register("scripted")
 def make_scripted(name: str, role: str, context: dict):
     if role == "agent":
         profile = context.get("profile")

@@ -31,10 +31,10 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any
 
-from incognita.backends.base import ModelRequest, ModelResponse, ToolCall
 from incognita.backends.discovery import content_words, map_replies
 from incognita.backends.language import call_tag, first, parse, say, tag
 from incognita.cards import US_STATES
+from incognita.common.backends.base import ModelRequest, ModelResponse, ToolCall
 from incognita.golden import result_doc
 from incognita.plan import PICK, Plan, PlannedCall, Source
 

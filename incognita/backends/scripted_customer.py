@@ -25,8 +25,8 @@ from __future__ import annotations
 import json
 import re
 
-from incognita.backends.base import ModelRequest, ModelResponse, ToolCall, Turn
 from incognita.backends.language import parse, say, tag
+from incognita.common.backends.base import ModelRequest, ModelResponse, ToolCall, Turn
 from incognita.gate import RELEASE_TOOL
 
 # --------------------------------------------------------------------------- masking

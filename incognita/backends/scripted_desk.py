@@ -32,8 +32,8 @@ from __future__ import annotations
 import json
 import re
 
-from incognita.backends.base import ModelRequest, ModelResponse, ToolCall
 from incognita.backends.language import first, parse, parse_call, say, tag
+from incognita.common.backends.base import ModelRequest, ModelResponse, ToolCall
 from incognita.golden import result_doc
 
 # Plain descriptions of the retail write tools, for restating a change without naming a tool.

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 
-from incognita.backends.base import BackendError, ModelRequest, ModelResponse
+from incognita.common.backends.base import BackendError, ModelRequest, ModelResponse
 from incognita.evaluate import INFO_ASSERTION, communicated
 from incognita.records import Usage
 

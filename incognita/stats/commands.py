@@ -18,7 +18,7 @@ __all__ = ["power_command", "stats_command"]
 
 def config_model_order(config_path: str | Path) -> list[str] | None:
     """Model order of a workflow config: `design.models` if set, else the keys of `models`."""
-    from incognita.io import read_yaml
+    from incognita.common.io import read_yaml
 
     path = Path(config_path)
     if not path.exists():
@@ -32,7 +32,7 @@ def load_trials(path: str | Path):
     """The trials table from Parquet (or CSV), with a clear error when it is missing or unreadable."""
     import pandas as pd
 
-    from incognita.io import InputError
+    from incognita.common.io import InputError
 
     path = Path(path)
     if not path.exists():

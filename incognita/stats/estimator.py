@@ -8,13 +8,11 @@ comparison reports how many tasks it used.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
-from incognita.io import InputError
+from incognita.common.intervals import Paired, paired
+from incognita.common.intervals import snap as _snap
+from incognita.common.io import InputError
 
 ARMS = ("direct", "indirect", "social", "native")
 NATIVE = "native"
@@ -26,26 +24,6 @@ COUNT_MEASURES = ("agent_actions", "messages", "unanswerable_questions", "non_re
 REQUIRED_COLUMNS = ("arm", "model", "task", "rep", "excluded", "success", "database_only_success",
                     "failure_type", "failure_type_reads_credited", *PROCESS_MEASURES, *COUNT_MEASURES,
                     "tokens_agent", "tokens_episode", "cost_agent_usd", "cost_episode_usd")
-_DECIMALS = 12
-
-
-@dataclass(frozen=True)
-class Paired:
-    """A paired comparison over tasks: mean of the per-task differences and its t interval."""
-
-    n_tasks: int
-    mean_diff: float
-    ci_low: float
-    ci_high: float
-    sd: float
-
-    @property
-    def excludes_zero(self) -> bool:
-        return bool(self.ci_low > 0 or self.ci_high < 0)
-
-    @property
-    def crosses_zero(self) -> bool:
-        return not self.excludes_zero
 
 
 def validate_trials(trials: pd.DataFrame, source: str = "trials") -> pd.DataFrame:
@@ -102,27 +80,6 @@ def cell_mean(column: pd.Series) -> float:
     """Average of task means over the tasks present (the cell summary)."""
     col = column.dropna()
     return _snap(col.mean()) if len(col) else float("nan")
-
-
-def paired(diffs: np.ndarray | pd.Series, confidence: float = 0.95) -> Paired:
-    """Mean of the per-task differences with its two-sided t interval; NaN tasks dropped."""
-    d = np.asarray(diffs, dtype=float)
-    d = d[~np.isnan(d)]
-    n = len(d)
-    if n == 0:
-        return Paired(0, float("nan"), float("nan"), float("nan"), float("nan"))
-    mean = _snap(d.mean())
-    if n == 1:
-        return Paired(1, mean, float("nan"), float("nan"), float("nan"))
-    sd = _snap(d.std(ddof=1))
-    half = float(sps.t.ppf(0.5 + confidence / 2, n - 1)) * sd / np.sqrt(n)
-    return Paired(n, mean, mean - half, mean + half, sd)
-
-
-def _snap(x: float) -> float:
-    """Drop float residue (task means are multiples of 1/reps, so sums like 1/3 - 2/3 + 1/3 leave
-    1e-17): without it a zero difference with zero spread would 'exclude zero'."""
-    return float(round(float(x), _DECIMALS)) + 0.0
 
 
 def paired_columns(a: pd.Series, b: pd.Series, confidence: float = 0.95) -> Paired:

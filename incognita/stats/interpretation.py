@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from incognita.io import InputError, read_yaml
+from incognita.common.io import InputError, read_yaml
 
 LOCK_NAME = "interpretation"
 DECISION_KEYS = ("supports", "opposes", "insufficient", "supporting_excludes_zero", "supporting_includes_zero",

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from incognita.io import InputError, atomic_write_text
+from incognita.common.io import InputError, atomic_write_text
+from incognita.common.tables import write_table
 from incognita.stats import tables as T
 from incognita.stats.estimator import (
     COUNT_MEASURES,
@@ -17,17 +18,8 @@ from incognita.stats.estimator import (
     validate_trials,
 )
 from incognita.stats.interpretation import load_interpretation
-from incognita.stats.markdown import to_markdown
 from incognita.stats.report import primary_markdown
 from incognita.stats.splithalf import DEFAULT_SEED, DEFAULT_SPLITS
-
-
-def write_table(df: pd.DataFrame, out_dir: Path, name: str, md: pd.DataFrame | None = None) -> list[Path]:
-    """`name`.csv (full precision, NaN as empty) and `name`.md (of `md` if given), written atomically."""
-    csv_path, md_path = out_dir / f"{name}.csv", out_dir / f"{name}.md"
-    atomic_write_text(csv_path, df.to_csv(index=False))
-    atomic_write_text(md_path, f"# {name}\n\n" + to_markdown(df if md is None else md))
-    return [csv_path, md_path]
 
 
 def _split_half_md(split_half: pd.DataFrame) -> pd.DataFrame:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
-from incognita.records import Usage
+from incognita.common.usage import Usage
 
 
 class BackendError(Exception):
@@ -54,8 +54,10 @@ class Backend(Protocol):
 
 Factory = Callable[[str, str, dict], Backend]
 _REGISTRY: dict[str, Factory] = {}
-# The modules under incognita/backends that register a family when imported.
-FAMILIES = ("openai", "scripted")
+# The modules under incognita/common/backends that register a shared family when imported.
+# `scripted` is not among them: each environment family resolves its own scripted participants.
+FAMILIES = ("openai",)
+SCRIPTED = "scripted"
 
 
 def register(family: str) -> Callable[[Factory], Factory]:
@@ -68,8 +70,14 @@ def register(family: str) -> Callable[[Factory], Factory]:
     return wrap
 
 
-def make_backend(spec: str, role: str, context: dict | None = None) -> Backend:
+def make_backend(spec: str, role: str, context: dict | None = None, scripted: Factory | None = None) -> Backend:
+    """Build the backend for `spec`; `scripted` is the calling family's factory for `scripted:` specs."""
     family, _, name = spec.partition(":")
+    if family == SCRIPTED and name:
+        if scripted is None:
+            raise ValueError(f"{spec!r} for role {role}: scripted participants belong to an environment family; "
+                             "build them through that family's make_backend")
+        return scripted(name, role, context or {})
     if family not in _REGISTRY:
         _load_family(family)
     if family not in _REGISTRY or not name:
@@ -79,11 +87,11 @@ def make_backend(spec: str, role: str, context: dict | None = None) -> Backend:
 
 
 def known_families() -> list[str]:
-    """Every registered family, the built-in ones loaded first."""
+    """Every family a spec may name: the shared ones (loaded first) and `scripted`."""
     for family in FAMILIES:
         if family not in _REGISTRY:
             _load_family(family)
-    return sorted(_REGISTRY)
+    return sorted({*_REGISTRY, SCRIPTED})
 
 
 def split_entry(entry: str | dict, where: str = "model entry") -> tuple[str, dict]:
@@ -124,6 +132,6 @@ def _load_family(family: str) -> None:
     import importlib
 
     try:
-        importlib.import_module(f"incognita.backends.{family}")
+        importlib.import_module(f"incognita.common.backends.{family}")
     except ModuleNotFoundError:
         pass

@@ -8,7 +8,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from incognita.io import InputError, read_yaml
+from incognita.common.io import InputError, read_yaml
 
 DEFAULT_PRICES = "config/prices.yaml"
 PRICES_ENV = "INCOGNITA_PRICES"

@@ -12,7 +12,7 @@ reasoning_effort, max_tokens (sent under `max_tokens_param`), timeout, retries a
 base_url / base_url_env and api_key_env. The key itself is read from the environment at the
 first call that needs the network and is never written anywhere.
 
-Every call goes through the response cache (incognita.cache). On a miss the request is
+Every call goes through the response cache (incognita.common.cache). On a miss the request is
 sent with the openai client (its own retries off, so that one loop here owns them):
 rate limits, server errors, timeouts, dropped connections and malformed bodies are retried
 with exponential backoff; after the last attempt the call raises BackendError, which ends
@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from incognita.backends.base import (
+from incognita.common.backends.base import (
     BackendError,
     ModelRequest,
     ModelResponse,
@@ -42,16 +42,16 @@ from incognita.backends.base import (
     Turn,
     register,
 )
-from incognita.cache import ResponseCache, request_key, resolve_dir
-from incognita.io import InputError
-from incognita.prices import (
+from incognita.common.cache import ResponseCache, request_key, resolve_dir
+from incognita.common.io import InputError
+from incognita.common.prices import (
     DEFAULT_PRICES,
     PRICES_ENV,
     PriceTable,
     empty_table,
     load_prices,
 )
-from incognita.records import Usage
+from incognita.common.usage import Usage
 
 RETRY_STATUS = {408, 409, 425, 429}  # plus every 5xx
 FATAL_STATUS = {401, 403, 404}

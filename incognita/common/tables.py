@@ -1,10 +1,14 @@
-"""A DataFrame as a GitHub-flavoured Markdown table (pandas' own needs `tabulate`, absent here)."""
+"""Result tables: CSV at full precision beside a GitHub-flavoured Markdown copy (pandas' own
+Markdown writer needs `tabulate`, absent here)."""
 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pandas as pd
+
+from incognita.common.io import atomic_write_text
 
 # Columns whose name starts with one of these get more decimals (p-values are compared at 1e-5).
 _PRECISE = ("p_",)
@@ -35,3 +39,11 @@ def to_markdown(df: pd.DataFrame, digits: int = 3, precise_digits: int = 5) -> s
              "| " + " | ".join("---:" if _numeric(df[c]) else "---" for c in df.columns) + " |"]
     lines += ["| " + " | ".join(row) + " |" for row in zip(*cells)]
     return "\n".join(lines) + "\n"
+
+
+def write_table(df: pd.DataFrame, out_dir: Path, name: str, md: pd.DataFrame | None = None) -> list[Path]:
+    """`name`.csv (full precision, NaN as empty) and `name`.md (of `md` if given), written atomically."""
+    csv_path, md_path = out_dir / f"{name}.csv", out_dir / f"{name}.md"
+    atomic_write_text(csv_path, df.to_csv(index=False))
+    atomic_write_text(md_path, f"# {name}\n\n" + to_markdown(df if md is None else md))
+    return [csv_path, md_path]

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import click
 
-from incognita.io import InputError, atomic_write_text
+from incognita.common.io import InputError, atomic_write_text, read_yaml
 
 CACHE_FORMAT = 1
 DEFAULT_DIR = "cache/responses"
@@ -149,9 +149,9 @@ def prune(cache: ResponseCache, older_than_days: float | None = None, model: str
 def _cache_from(dir_opt: str | None, config_path: str | None) -> ResponseCache:
     configured = dir_opt
     if configured is None and config_path:
-        from incognita.config import load_config
-
-        configured = (load_config(config_path).get("cache") or {}).get("dir")
+        # Only the cache key is read, so this works for either family's config file.
+        doc = read_yaml(config_path) or {}
+        configured = ((doc.get("cache") if isinstance(doc, dict) else None) or {}).get("dir")
     return ResponseCache(resolve_dir(configured))
 
 
