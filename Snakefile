@@ -19,6 +19,9 @@ wildcard_constraints:
     rep=r"\d+",
     model=r"[A-Za-z0-9][A-Za-z0-9._-]*",
     arm=r"direct|indirect|social",
+    cs_task=r"shape_factory|daytrader|hidden_profile|map_task",
+    cs_condition=r"[a-z0-9_]+",
+    seed=r"\d+",
 
 
 
@@ -31,6 +34,7 @@ include: "rules/native.smk"
 include: "rules/reader.smk"
 include: "rules/stats.smk"
 include: "rules/figures.smk"
+include: "rules/collabsim.smk"
 
 
 rule all:

@@ -549,6 +549,7 @@ def figures(stats_dir: str, out_dir: str) -> None:
 
 # --- commands that live with their module (statistics, model cache, cost estimate) ---
 def _register() -> None:
+    from incognita.collabsim.cli import collabsim
     from incognita.common.cache import cache_group
     from incognita.estimate import estimate_cmd
     from incognita.stats.commands import power_command, stats_command
@@ -557,6 +558,7 @@ def _register() -> None:
     main.add_command(power_command)
     main.add_command(cache_group)
     main.add_command(estimate_cmd)
+    main.add_command(collabsim)
 
 
 _register()

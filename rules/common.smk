@@ -204,4 +204,68 @@ def get_final_targets():
         "results/golden/replay.tsv",
         "results/episodes/manifest.tsv",
         "results/figures",
-    ]
+    ] + (["results/collabsim/figures"] if "collabsim" in config else [])
+
+
+# --- CollabSim (rules/collabsim.smk) ----------------------------------------------------------
+# The design and every experiment file are loaded and checked at parse time, so a bad
+# condition file, model entry or missing prompt stops even a dry run with one line.
+COLLABSIM_RESULTS = "results/collabsim"
+COLLABSIM_GENERATOR_VERSION = importlib.import_module("incognita.collabsim").GENERATOR_VERSION
+COLLABSIM_FILES = ("events.jsonl", "metrics.json", "manifest.json")
+
+
+@functools.cache
+def get_collabsim_design():
+    from incognita.collabsim.design import design_from_config
+
+    if "collabsim" not in config:
+        return None
+    try:
+        design = design_from_config(config)
+        experiments = {cell: design.load(*cell) for cell in design.cells()}
+    except InputError as exc:
+        raise WorkflowError(str(exc)) from None
+    return design, experiments
+
+
+def get_collabsim_inputs(wildcards):
+    design, experiments = get_collabsim_design()
+    exp = experiments[(wildcards.cs_task, wildcards.cs_condition)]
+    inputs = {"experiment": str(exp.source), "prompts": sorted(str(p) for p in set(exp.prompts.values()))}
+    if exp.condition != "baseline":
+        inputs["baseline"] = str(design.experiment_file(exp.task, "baseline"))
+    profiles = design.root / "scripted" / f"{exp.task}.yaml"
+    if profiles.exists():
+        inputs["profiles"] = str(profiles)
+    return inputs
+
+
+def get_collabsim_seeds():
+    return ",".join(map(str, get_collabsim_design()[0].seeds))
+
+
+def get_collabsim_models():
+    """The models override as compact JSON ('none' when the files' own models are used)."""
+    models = get_collabsim_design()[0].models
+    return json.dumps(models, sort_keys=True, separators=(",", ":")) if models else "none"
+
+
+def get_collabsim_api_calls(wildcards):
+    from incognita.common.backends.base import split_entry
+
+    exp = get_collabsim_design()[1][(wildcards.cs_task, wildcards.cs_condition)]
+    families = {split_entry(a.model)[0].partition(":")[0] for a in exp.agents}
+    return 0 if families == {"scripted"} else 1
+
+
+def get_collabsim_run_outputs():
+    seeds = get_collabsim_design()[0].seeds
+    return expand(f"{COLLABSIM_RESULTS}/runs/{{{{cs_task}}}}/{{{{cs_condition}}}}/s{{seed}}/{{name}}",
+                  seed=seeds, name=COLLABSIM_FILES)
+
+
+def get_all_collabsim_runs():
+    design = get_collabsim_design()[0]
+    return [f"{COLLABSIM_RESULTS}/runs/{t}/{c}/s{s}/{name}" for t, c in design.cells()
+            for s in design.seeds for name in ("metrics.json", "manifest.json")]

@@ -94,6 +94,11 @@ def test_smoke_profile_end_to_end(tmp_path):
     assert (trials.groupby("arm").size() == 4).all()
     figures = {p.name for p in (wf / "results" / "figures").iterdir()}
     assert {"fig2_success.png", "fig5_native.svg", "table1.md", "table2.csv"} <= figures
+    runs = pd.read_parquet(wf / "results" / "collabsim" / "runs.parquet")
+    assert sorted(set(zip(runs["task"], runs["condition"]))) == [("daytrader", "baseline"),
+                                                                ("daytrader", "communication_bandwidth")]
+    assert len(runs) == 4 and runs["scripted"].all()
+    assert {p.name for p in (wf / "results" / "collabsim" / "figures").iterdir()} == {"daytrader.png", "daytrader.svg"}
     archived = list((wf / "results" / "native" / "archive").rglob("r0.json"))
     assert len(archived) == 4  # both smoke tasks are repaired: their unrepaired runs are kept apart
 
@@ -106,5 +111,5 @@ def test_smoke_profile_end_to_end(tmp_path):
                                      "impatient:\n  discovery: probe\n  patience: 2"))
     proc = snakemake(wf, "-n", "--configfile", "config/smoke.yaml")
     assert planned_jobs(proc) == {"episodes": 2, "native": 1, "episodes_done": 1, "trials": 1, "stats": 1,
-                                  "figures": 1, "all": 1}
+                                  "figures": 1, "all": 1}  # CollabSim untouched
     assert "model=impatient" in proc.stdout and "model=surveyor" not in proc.stdout

@@ -49,3 +49,23 @@ def snap(x: float) -> float:
     """Drop float residue (means of a few values, so sums like 1/3 - 2/3 + 1/3 leave 1e-17):
     without it a zero difference with zero spread would 'exclude zero'."""
     return float(round(float(x), _DECIMALS)) + 0.0
+
+
+def welch(a: np.ndarray | pd.Series, b: np.ndarray | pd.Series, confidence: float = 0.95) -> Paired:
+    """Difference of means a - b of two independent samples with Welch's t interval (for designs
+    that cannot pair units); `n_tasks` holds the smaller sample size and `sd` is NaN."""
+    x, y = (np.asarray(v, dtype=float) for v in (a, b))
+    x, y = x[~np.isnan(x)], y[~np.isnan(y)]
+    n = min(len(x), len(y))
+    if n == 0:
+        return Paired(0, float("nan"), float("nan"), float("nan"), float("nan"))
+    mean = snap(x.mean() - y.mean())
+    if len(x) < 2 or len(y) < 2:
+        return Paired(n, mean, float("nan"), float("nan"), float("nan"))
+    vx, vy = x.var(ddof=1) / len(x), y.var(ddof=1) / len(y)
+    se = float(np.sqrt(vx + vy))
+    if se == 0:
+        return Paired(n, mean, mean, mean, float("nan"))
+    df = (vx + vy) ** 2 / (vx**2 / (len(x) - 1) + vy**2 / (len(y) - 1))
+    half = float(sps.t.ppf(0.5 + confidence / 2, df)) * se
+    return Paired(n, mean, mean - half, mean + half, float("nan"))

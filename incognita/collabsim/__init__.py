@@ -1,0 +1,16 @@
+"""CollabSim: four CSCW collaboration paradigms run under controlled conditions.
+
+The second environment family of this pipeline (the CollabSim paper, `docs/collabsim.md`).
+It shares model backends, the response cache, prices, atomic I/O, intervals, tables and
+figure output with Incognita through `incognita.common`, and imports nothing else of it.
+
+Layout: `experiment` (config files -> a checked Experiment), `events` (the event log),
+`engine` (the simulated-clock loop, communication controls, visibility), `agents` (model and
+scripted participants behind one interface), `tasks/` (one module per paradigm: mechanics and
+metrics), `policies/` (the scripted agents), `run` (one run -> its directory), `table`,
+`stats` and `figures` (the analysis), `cli` (the `incognita collabsim` commands).
+"""
+
+# Bumped when a change alters what a run produces from the same config and seed, so the
+# manifests say which engine made them.
+GENERATOR_VERSION = 1

@@ -1,0 +1,126 @@
+"""`incognita collabsim ...`: the commands the CollabSim rules call, and that users call."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import click
+
+from incognita.common.io import InputError
+
+
+def parse_seeds(text: str) -> list[int]:
+    """'1-5' or '1,2,7' -> seeds."""
+    seeds: list[int] = []
+    try:
+        for part in text.split(","):
+            lo, _, hi = part.partition("-")
+            seeds += list(range(int(lo), int(hi) + 1)) if hi else [int(lo)]
+    except ValueError:
+        raise InputError(f"--seeds: expected '1-5' or '1,2,7', got {text!r}") from None
+    return seeds
+
+
+def parse_models(text: str | None) -> dict | None:
+    if text in (None, "", "none", "null"):
+        return None
+    try:
+        models = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"--models: not JSON ({exc.msg})") from None
+    if not isinstance(models, dict):
+        raise InputError("--models: expected a JSON object {role or \"*\": model entry}")
+    return models
+
+
+@click.group("collabsim")
+def collabsim() -> None:
+    """CollabSim: four collaboration paradigms under controlled conditions (docs/collabsim.md)."""
+
+
+@collabsim.command("run")
+@click.argument("experiment", type=click.Path(dir_okay=False))
+@click.option("--seeds", default="1-5", show_default=True, help="'1-5' or '1,2,7'")
+@click.option("--models", "models_json", default=None, help='JSON {role or "*": model entry} replacing the file\'s models')
+@click.option("--out-root", default="results/collabsim", show_default=True,
+              help="runs go to <out-root>/runs/<task>/<condition>/s<seed>/")
+def run_cmd(experiment: str, seeds: str, models_json: str | None, out_root: str) -> None:
+    """Run one experiment file (a baseline or a condition) for each seed."""
+    from incognita.collabsim.design import run_dir
+    from incognita.collabsim.experiment import load_experiment
+    from incognita.collabsim.run import simulate, write_run
+
+    exp = load_experiment(experiment, parse_models(models_json))
+    for seed in parse_seeds(seeds):
+        start = time.perf_counter()
+        result = simulate(exp, seed)
+        out = run_dir(out_root, exp.task, exp.condition, seed)
+        write_run(result, out)
+        click.echo(f"{exp.task}/{exp.condition} s{seed}: {len(result.events)} events, {result.manifest['steps']} steps, "
+                   f"state {result.manifest['state_hash'][:12]}, {time.perf_counter() - start:.2f} s -> {out}")
+
+
+@collabsim.command("check")
+@click.option("--config", "config_path", default="config/config.yaml", show_default=True)
+def check_cmd(config_path: str) -> None:
+    """Load every experiment of the config's CollabSim design (schemas, models, prompts)."""
+    from incognita.collabsim.design import design_from_config
+    from incognita.common.io import read_yaml
+
+    design = design_from_config(read_yaml(config_path) or {})
+    for task, condition in design.cells():
+        exp = design.load(task, condition)
+        click.echo(f"{task}/{condition}: {len(exp.agents)} agents, {exp.variable}, config {exp.config_hash[:12]}")
+
+
+@collabsim.command("table")
+@click.argument("runs", nargs=-1, type=click.Path(file_okay=False))
+@click.option("--out", default="results/collabsim/runs.parquet", show_default=True)
+def table_cmd(runs: tuple[str, ...], out: str) -> None:
+    """One row per finished run (its manifest and metrics) -> a parquet table."""
+    from incognita.collabsim.table import build_table
+    from incognita.common.io import atomic_write
+
+    df = build_table([Path(r) for r in runs])
+    atomic_write(out, lambda tmp: df.to_parquet(tmp, index=False))
+    click.echo(f"{out}: {len(df)} runs")
+
+
+@collabsim.command("stats")
+@click.option("--runs", "runs_path", default="results/collabsim/runs.parquet", show_default=True)
+@click.option("--out-dir", default="results/collabsim/stats", show_default=True)
+def stats_cmd(runs_path: str, out_dir: str) -> None:
+    """Per-condition summaries and condition-minus-baseline effects with 95% intervals."""
+    import pandas as pd
+
+    from incognita.collabsim.stats import run_stats
+
+    paths = run_stats(pd.read_parquet(runs_path), Path(out_dir))
+    click.echo(f"{out_dir}: {len(paths)} files")
+
+
+@collabsim.command("figures")
+@click.option("--stats-dir", default="results/collabsim/stats", show_default=True)
+@click.option("--runs", "runs_path", default="results/collabsim/runs.parquet", show_default=True)
+@click.option("--out-dir", default="results/collabsim/figures", show_default=True)
+def figures_cmd(stats_dir: str, runs_path: str, out_dir: str) -> None:
+    """One figure per task (PNG and SVG): each metric against condition, with intervals."""
+    from incognita.collabsim.figures import make_figures
+
+    paths = make_figures(Path(stats_dir), Path(runs_path), Path(out_dir))
+    click.echo(f"{out_dir}: {len(paths)} files")
+
+
+@collabsim.command("replay")
+@click.argument("run", type=click.Path(file_okay=False))
+def replay_cmd(run: str) -> None:
+    """Re-run a finished run from its manifest and compare the event log byte for byte
+    (exit 1 on any difference; model calls come back from the response cache)."""
+    from incognita.collabsim.replay import replay
+
+    ok, message = replay(Path(run))
+    click.echo(message)
+    if not ok:
+        raise SystemExit(1)

@@ -1,0 +1,69 @@
+"""One run: (task, condition, seed) -> `events.jsonl`, `metrics.json` and `manifest.json`.
+
+The three files are written atomically, events first and the manifest last, so a directory
+with a manifest is a finished run. A model call that fails after its retries stops the run
+with nothing written; the calls made so far are in the response cache, so a rerun resumes
+without paying for them again.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import platform
+from dataclasses import dataclass
+from pathlib import Path
+
+from incognita import __version__
+from incognita.collabsim import GENERATOR_VERSION
+from incognita.collabsim.agents import make_participants
+from incognita.collabsim.engine import Engine
+from incognita.collabsim.events import to_jsonl
+from incognita.collabsim.experiment import Experiment, model_params
+from incognita.collabsim.metrics import run_metrics
+from incognita.common.io import atomic_write_text
+
+EVENTS, METRICS, MANIFEST = "events.jsonl", "metrics.json", "manifest.json"
+MANIFEST_VERSION = 1
+
+
+@dataclass(frozen=True)
+class RunResult:
+    events: list[dict]
+    metrics: dict[str, float]
+    manifest: dict
+
+
+def simulate(exp: Experiment, seed: int, cache_dir: str | None = None, prices: str | None = None) -> RunResult:
+    """Run the experiment once; `cache_dir` and `prices` default to the environment's settings."""
+    participants = make_participants(exp, seed, cache_dir, prices)
+    events = Engine(exp, seed, participants).run()
+    end = events[-1]["payload"]
+    usage = {a: vars(p.usage) for a, p in participants.items()}
+    manifest = {
+        "manifest_version": MANIFEST_VERSION, "task": exp.task, "condition": exp.condition,
+        "variable": exp.variable, "seed": seed, "config_hash": exp.config_hash,
+        "experiment_file": str(exp.source), "models_override": exp.models_override,
+        "models": model_params(exp), "roles": {a.id: a.role for a in exp.agents},
+        "incognita_version": __version__, "generator_version": GENERATOR_VERSION,
+        "python": platform.python_version(), "steps": end["steps"], "events": len(events),
+        "state_hash": end["state_hash"], "usage": usage, "config": exp.resolved,
+    }
+    return RunResult(events, run_metrics(events), manifest)
+
+
+def write_run(result: RunResult, out_dir: str | Path) -> None:
+    out = Path(out_dir)
+    atomic_write_text(out / EVENTS, to_jsonl(result.events))
+    atomic_write_text(out / METRICS, json.dumps(_finite(result.metrics), sort_keys=True, indent=1) + "\n")
+    atomic_write_text(out / MANIFEST, json.dumps(result.manifest, sort_keys=True, indent=1) + "\n")
+
+
+def _finite(metrics: dict[str, float]) -> dict[str, float | None]:
+    """JSON has no NaN: an undefined metric (a rate with no denominator) is null."""
+    return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in metrics.items()}
+
+
+def events_bytes(result: RunResult) -> bytes:
+    return to_jsonl(result.events).encode("utf-8")
+

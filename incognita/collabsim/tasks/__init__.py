@@ -1,0 +1,125 @@
+"""The four paradigms behind one interface, and their registry.
+
+A task owns its state and rules. The engine asks it which actions an agent may take now,
+has it validate and apply them, tells it when a step ends (where time-driven things happen:
+production completes, a round settles, a phase changes), and asks whether the run is over.
+Everything a task does that matters is emitted as an event through the Context, so metrics
+can be computed from events alone (`metrics(events)`).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import TYPE_CHECKING, ClassVar, Protocol
+
+from incognita.common.io import InputError
+
+if TYPE_CHECKING:
+    from incognita.collabsim.experiment import AgentSpec
+
+# Actions every role has, handled by the engine itself.
+MESSAGE, NOTHING = "message", "do_nothing"
+
+
+class Context(Protocol):
+    """What a task sees of the engine."""
+
+    step: int
+    t: int
+
+    def emit(self, kind: str, actor: str, payload: dict, audience: str | list[str] = "all") -> None:
+        """Record an event; `audience` ("all" or agent ids) is widened by the observers of `actor`."""
+
+
+class Task:
+    """Base class. Subclasses set `name` and `actions` and implement the hooks."""
+
+    name: ClassVar[str]
+    actions: ClassVar[dict[str, tuple[str, ...]]]  # role -> its task actions (message, do_nothing implied)
+    METRICS: ClassVar[tuple[str, ...]] = ()  # the names `metrics` returns, in report order
+
+    def __init__(self, params: dict, agents: tuple[AgentSpec, ...], rng: random.Random) -> None:
+        self.params = params
+        self.agents = agents
+        self.rng = rng
+        self.role = {a.id: a.role for a in agents}
+
+    # --- configuration ----------------------------------------------------------------------
+    @classmethod
+    def check_params(cls, params: dict, agents: tuple[AgentSpec, ...], where: str) -> None:
+        """Raise InputError naming `where` and the key when the parameters cannot run."""
+        roles = {a.role for a in agents}
+        unknown = sorted(roles - set(cls.actions))
+        if unknown:
+            raise InputError(f"{where}: {cls.name} has no role {', '.join(unknown)} "
+                             f"(roles: {', '.join(sorted(cls.actions))})")
+
+    def role_actions(self, agent: str) -> tuple[str, ...]:
+        return (*self.actions[self.role[agent]], MESSAGE, NOTHING)
+
+    # --- the run ----------------------------------------------------------------------------
+    def start(self, ctx: Context) -> None:
+        """Emit each agent's private materials and the first phase."""
+
+    def acts(self, agent: str) -> bool:
+        """Whether the agent gets a turn this step (for example, not after it has voted)."""
+        return True
+
+    def allowed(self, agent: str) -> set[str]:
+        """The actions the agent may take now (the phase may narrow its role's actions)."""
+        return set(self.role_actions(agent))
+
+    def messaging(self) -> str | None:
+        """The message mode this phase forces ("broadcast"), or None to use the configured one."""
+        return None
+
+    def validate(self, agent: str, action: str, args: dict) -> str | None:
+        """Why the action cannot be taken now, or None. Never changes state."""
+        return None
+
+    def audience(self, agent: str, action: str, args: dict) -> str | list[str]:
+        """Who sees the action event (before observers are added); by default the actor only."""
+        return [agent]
+
+    def apply(self, ctx: Context, agent: str, action: str, args: dict) -> None:
+        """Apply a validated action, emitting its consequences as `state` events."""
+
+    def end_step(self, ctx: Context) -> None:
+        """Time-driven changes at the end of a step."""
+
+    def done(self) -> bool:
+        return False
+
+    @property
+    def phase(self) -> str:
+        return "play"
+
+    def observation(self, agent: str, observed: tuple[str, ...]) -> dict:
+        """The agent's view of the task: its private state, the public state, and the state of
+        the agents it observes (`observed`, from the visibility settings)."""
+        raise NotImplementedError
+
+    def final_state(self) -> dict:
+        """Everything needed to compare two runs' outcomes; hashed into run_end."""
+        raise NotImplementedError
+
+    @staticmethod
+    def metrics(events: list[dict]) -> dict[str, float]:
+        """The task's metrics from a run's events alone."""
+        raise NotImplementedError
+
+
+TASK_MODULES = {
+    "shape_factory": "incognita.collabsim.tasks.shape_factory",
+    "daytrader": "incognita.collabsim.tasks.daytrader",
+    "hidden_profile": "incognita.collabsim.tasks.hidden_profile",
+    "map_task": "incognita.collabsim.tasks.map_task",
+}
+
+
+def task_class(name: str) -> type[Task]:
+    import importlib
+
+    if name not in TASK_MODULES:
+        raise InputError(f"unknown CollabSim task {name!r} (expected one of {', '.join(TASK_MODULES)})")
+    return importlib.import_module(TASK_MODULES[name]).TASK

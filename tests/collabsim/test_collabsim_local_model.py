@@ -1,0 +1,62 @@
+"""CollabSim with a real model: SmolLM2-135M behind llama.cpp's OpenAI-compatible server plays
+every DayTrader player through the shared openai backend and response cache.
+
+The model is too weak to follow the JSON answer format reliably, which is the point: its
+malformed answers must become invalid_action events while the run goes on, and a rerun with
+the server stopped must come wholly from the cache with a byte-identical event log.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from local_server import llama_server
+from tests_collabsim_paths import CONFIG
+
+SHORT = """extends: baseline
+variable: communication_bandwidth
+description: two rounds for the local-model test, messages of at most 12 words
+set:
+  task_params.rounds: 2
+  task_params.discussion_every: 0
+  communication.max_words: 12
+"""
+
+
+def run(root: Path, out: Path, models: dict, env: dict) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "incognita", "collabsim", "run", str(root / "daytrader/short.yaml"), "--seeds", "1",
+           "--models", json.dumps(models), "--out-root", str(out)]
+    return subprocess.run(cmd, capture_output=True, text=True, env=env)
+
+
+def test_smollm2_plays_daytrader_and_the_rerun_comes_from_the_cache(tmp_path):
+    root = tmp_path / "collabsim"
+    shutil.copytree(CONFIG, root)
+    (root / "daytrader/short.yaml").write_text(SHORT)
+    env = {**os.environ, "OPENAI_API_KEY": "local", "INCOGNITA_CACHE_DIR": str(tmp_path / "cache")}
+    with llama_server(tmp_path / "server.log") as base_url:
+        models = {"*": {"spec": "openai:smollm2-135m-instruct", "base_url": base_url, "temperature": 0,
+                        "max_tokens": 64, "max_tokens_param": "max_tokens", "max_retries": 1}}
+        first = run(root, tmp_path / "first", models, env)
+    assert first.returncode == 0, first.stderr
+    run_dir = Path("runs/daytrader/short/s1")
+    events = [json.loads(line) for line in (tmp_path / "first" / run_dir / "events.jsonl").read_text().splitlines()]
+    assert events[-1]["kind"] == "run_end"
+    manifest = json.loads((tmp_path / "first" / run_dir / "manifest.json").read_text())
+    usage = manifest["usage"]
+    assert sum(u["calls"] for u in usage.values()) == 6  # 2 rounds x 3 players
+    assert all(u["cache_misses"] > 0 for u in usage.values())
+    problems = [e for e in events if e["kind"] in ("invalid_action", "message_rejected")]
+    print(f"{len(problems)} refused answers of 6, e.g. {problems[0]['payload']['reason'] if problems else '-'}")
+
+    again = run(root, tmp_path / "again", models, env)  # the server is gone: only the cache can answer
+    assert again.returncode == 0, again.stderr
+    assert (tmp_path / "again" / run_dir / "events.jsonl").read_bytes() == \
+        (tmp_path / "first" / run_dir / "events.jsonl").read_bytes()
+    usage = json.loads((tmp_path / "again" / run_dir / "manifest.json").read_text())["usage"]
+    assert all(u["cache_misses"] == 0 and u["cache_hits"] == u["calls"] for u in usage.values())

@@ -1,0 +1,6 @@
+"""Paths the CollabSim tests share."""
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIG = ROOT / "config" / "collabsim"
