@@ -21,6 +21,8 @@ wildcard_constraints:
     arm=r"direct|indirect|social",
     cs_task=r"shape_factory|daytrader|hidden_profile|map_task",
     cs_condition=r"[a-z0-9_]+",
+    cs_model=r"[A-Za-z0-9][A-Za-z0-9._-]*",
+    cs_design=r"persona|theory",
     seed=r"\d+",
 
 

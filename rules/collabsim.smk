@@ -1,7 +1,8 @@
 # CollabSim, the second environment family (incognita.collabsim; docs/collabsim.md).
-# One job per (task, condition) runs every seed of the design; its inputs are exactly the
-# files its runs depend on (the condition file, its baseline, the prompts, the scripted
-# profiles), so editing one condition file re-runs only that condition's runs.
+# One job per cell (task, condition, model label, design) runs every seed of the design; its
+# inputs are exactly the files its runs depend on (the condition file, its baseline, the
+# prompts, the probe template, the scripted profiles, the persona library), so editing one
+# condition file re-runs only that condition's runs.
 
 
 rule collabsim_run:
@@ -11,8 +12,8 @@ rule collabsim_run:
         get_collabsim_run_outputs(),
     params:
         seeds=get_collabsim_seeds(),
-        models=get_collabsim_models(),
-        out_root=COLLABSIM_RESULTS,
+        models=get_collabsim_models,
+        out_root=lambda w, output: Path(output[0]).parents[6],  # <root>/runs/<cell>/s<seed>/events.jsonl
         generator=COLLABSIM_GENERATOR_VERSION,
     resources:
         api_calls=get_collabsim_api_calls,
@@ -20,34 +21,41 @@ rule collabsim_run:
     conda:
         "../envs/incognita.yaml"
     log:
-        "logs/collabsim/{cs_task}/{cs_condition}.log",
+        "logs/collabsim/{cs_task}/{cs_condition}/{cs_model}/{cs_design}.log",
     benchmark:
-        "benchmarks/collabsim/{cs_task}/{cs_condition}.tsv"
+        "benchmarks/collabsim/{cs_task}/{cs_condition}/{cs_model}/{cs_design}.tsv"
     shell:
         "python -m incognita collabsim run {input.experiment} --seeds {params.seeds} --models {params.models:q} "
-        "--out-root {params.out_root} > {log} 2>&1"
+        "--model-label {wildcards.cs_model} --design {wildcards.cs_design} --out-root {params.out_root} > {log} 2>&1"
 
 
 rule collabsim_table:
     input:
         get_all_collabsim_runs(),
     output:
-        f"{COLLABSIM_RESULTS}/runs.parquet",
+        runs=f"{COLLABSIM_RESULTS}/runs.parquet",
+        probes=f"{COLLABSIM_RESULTS}/probes.parquet",
+        convergence=f"{COLLABSIM_RESULTS}/convergence.parquet",
     params:
         run_dirs=lambda w, input: sorted({os.path.dirname(p) for p in input}),
     conda:
         "../envs/incognita.yaml"
     log:
         "logs/collabsim/table.log",
+    benchmark:
+        "benchmarks/collabsim/table.tsv"
     shell:
-        "python -m incognita collabsim table {params.run_dirs} --out {output} > {log} 2>&1"
+        "python -m incognita collabsim table {params.run_dirs} --out {output.runs} --probes-out {output.probes} "
+        "--convergence-out {output.convergence} > {log} 2>&1"
 
 
 rule collabsim_stats:
     input:
-        f"{COLLABSIM_RESULTS}/runs.parquet",
+        runs=f"{COLLABSIM_RESULTS}/runs.parquet",
+        probes=f"{COLLABSIM_RESULTS}/probes.parquet",
+        convergence=f"{COLLABSIM_RESULTS}/convergence.parquet",
     output:
-        expand(f"{COLLABSIM_RESULTS}/stats/{{name}}.{{ext}}", name=["summary", "effects"], ext=["csv", "md"]),
+        expand(f"{COLLABSIM_RESULTS}/stats/{{name}}.{{ext}}", name=COLLABSIM_STATS, ext=["csv", "md"]),
     params:
         out_dir=lambda w, output: os.path.dirname(output[0]),
     conda:
@@ -55,12 +63,13 @@ rule collabsim_stats:
     log:
         "logs/collabsim/stats.log",
     shell:
-        "python -m incognita collabsim stats --runs {input} --out-dir {params.out_dir} > {log} 2>&1"
+        "python -m incognita collabsim stats --runs {input.runs} --probes {input.probes} "
+        "--convergence {input.convergence} --out-dir {params.out_dir} > {log} 2>&1"
 
 
 rule collabsim_figures:
     input:
-        stats=expand(f"{COLLABSIM_RESULTS}/stats/{{name}}.csv", name=["summary", "effects"]),
+        stats=expand(f"{COLLABSIM_RESULTS}/stats/{{name}}.csv", name=COLLABSIM_STATS),
         runs=f"{COLLABSIM_RESULTS}/runs.parquet",
     output:
         report(
@@ -68,7 +77,7 @@ rule collabsim_figures:
             patterns=["{name}.png"],
             caption="../report/collabsim.rst",
             category="CollabSim",
-            labels={"task": "{name}"},
+            labels={"figure": "{name}"},
         ),
     params:
         stats_dir=lambda w, input: os.path.dirname(input.stats[0]),

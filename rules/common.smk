@@ -213,6 +213,7 @@ def get_final_targets():
 COLLABSIM_RESULTS = "results/collabsim"
 COLLABSIM_GENERATOR_VERSION = importlib.import_module("incognita.collabsim").GENERATOR_VERSION
 COLLABSIM_FILES = ("events.jsonl", "metrics.json", "manifest.json")
+COLLABSIM_STATS = importlib.import_module("incognita.collabsim.stats").OUTPUTS
 
 
 @functools.cache
@@ -223,21 +224,27 @@ def get_collabsim_design():
         return None
     try:
         design = design_from_config(config)
-        experiments = {cell: design.load(*cell) for cell in design.cells()}
+        experiments = {cell: design.load(cell) for cell in design.cells()}
     except InputError as exc:
         raise WorkflowError(str(exc)) from None
     return design, experiments
 
 
+def _collabsim_cell(wildcards):
+    from incognita.collabsim.design import Cell
+
+    cell = Cell(wildcards.cs_task, wildcards.cs_condition, wildcards.cs_model, wildcards.cs_design)
+    return get_collabsim_design()[1][cell]
+
+
 def get_collabsim_inputs(wildcards):
-    design, experiments = get_collabsim_design()
-    exp = experiments[(wildcards.cs_task, wildcards.cs_condition)]
-    inputs = {"experiment": str(exp.source), "prompts": sorted(str(p) for p in set(exp.prompts.values()))}
+    design = get_collabsim_design()[0]
+    exp = _collabsim_cell(wildcards)
+    files = [*exp.prompts.values(), exp.probe.questions, exp.collaboration_module,
+             design.root / "scripted" / f"{exp.task}.yaml", design.root / "personas.yaml" if exp.personas else None]
+    inputs = {"experiment": str(exp.source), "files": sorted({str(f) for f in files if f and Path(f).exists()})}
     if exp.condition != "baseline":
         inputs["baseline"] = str(design.experiment_file(exp.task, "baseline"))
-    profiles = design.root / "scripted" / f"{exp.task}.yaml"
-    if profiles.exists():
-        inputs["profiles"] = str(profiles)
     return inputs
 
 
@@ -245,27 +252,28 @@ def get_collabsim_seeds():
     return ",".join(map(str, get_collabsim_design()[0].seeds))
 
 
-def get_collabsim_models():
-    """The models override as compact JSON ('none' when the files' own models are used)."""
-    models = get_collabsim_design()[0].models
+def get_collabsim_models(wildcards):
+    """The label's model overrides as compact JSON ('none' when the files' own models are used)."""
+    models = get_collabsim_design()[0].models[wildcards.cs_model]
     return json.dumps(models, sort_keys=True, separators=(",", ":")) if models else "none"
 
 
 def get_collabsim_api_calls(wildcards):
     from incognita.common.backends.base import split_entry
 
-    exp = get_collabsim_design()[1][(wildcards.cs_task, wildcards.cs_condition)]
-    families = {split_entry(a.model)[0].partition(":")[0] for a in exp.agents}
+    families = {split_entry(a.model)[0].partition(":")[0] for a in _collabsim_cell(wildcards).agents}
     return 0 if families == {"scripted"} else 1
 
 
 def get_collabsim_run_outputs():
     seeds = get_collabsim_design()[0].seeds
-    return expand(f"{COLLABSIM_RESULTS}/runs/{{{{cs_task}}}}/{{{{cs_condition}}}}/s{{seed}}/{{name}}",
-                  seed=seeds, name=COLLABSIM_FILES)
+    cell = "{{cs_task}}/{{cs_condition}}/{{cs_model}}/{{cs_design}}"
+    return expand(f"{COLLABSIM_RESULTS}/runs/{cell}/s{{seed}}/{{name}}", seed=seeds, name=COLLABSIM_FILES)
 
 
 def get_all_collabsim_runs():
+    from incognita.collabsim.design import run_dir
+
     design = get_collabsim_design()[0]
-    return [f"{COLLABSIM_RESULTS}/runs/{t}/{c}/s{s}/{name}" for t, c in design.cells()
-            for s in design.seeds for name in ("metrics.json", "manifest.json")]
+    return [str(run_dir(COLLABSIM_RESULTS, c, s) / name) for c in design.cells() for s in design.seeds
+            for name in COLLABSIM_FILES]

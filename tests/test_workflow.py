@@ -97,8 +97,10 @@ def test_smoke_profile_end_to_end(tmp_path):
     runs = pd.read_parquet(wf / "results" / "collabsim" / "runs.parquet")
     assert sorted(set(zip(runs["task"], runs["condition"]))) == [("daytrader", "baseline"),
                                                                 ("daytrader", "communication_bandwidth")]
-    assert len(runs) == 4 and runs["scripted"].all()
-    assert {p.name for p in (wf / "results" / "collabsim" / "figures").iterdir()} == {"daytrader.png", "daytrader.svg"}
+    assert len(runs) == 8 and runs["scripted"].all() and set(runs["design"]) == {"persona", "theory"}
+    assert (runs["probe_answers"] > 0).all() and runs["convergence"].notna().all()
+    assert {p.name for p in (wf / "results" / "collabsim" / "figures").glob("[!.]*")} == {
+        f"{n}.{e}" for n in ("daytrader", "confidence_time", "convergence_time", "design_effects") for e in ("png", "svg")}
     archived = list((wf / "results" / "native" / "archive").rglob("r0.json"))
     assert len(archived) == 4  # both smoke tasks are repaired: their unrepaired runs are kept apart
 

@@ -5,11 +5,17 @@
       seeds: 5                # seeds first_seed .. first_seed + seeds - 1 for every condition
       first_seed: 1
       tasks: null             # null = every condition of every task; {task: [conditions]} selects
-      models: null            # null = the files' models; {role or "*": entry} replaces them
+      models:                 # label -> null (the files' own models) or {role or "*": entry}
+        scripted: null
+      designs: [persona, theory]
+
+A run is a cell (task, condition, model label, design) and a seed. Conditions, model labels and
+designs are crossed, so the paper's model x design x condition comparisons are one config away.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,22 +23,35 @@ from incognita.collabsim.experiment import Experiment, condition_files, load_exp
 from incognita.collabsim.tasks import TASK_MODULES
 from incognita.common.io import InputError
 
+DESIGNS = ("persona", "theory")
+_LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+@dataclass(frozen=True)
+class Cell:
+    task: str
+    condition: str
+    model: str  # a label of collabsim.models
+    design: str
+
 
 @dataclass(frozen=True)
 class Design:
     root: Path
     seeds: tuple[int, ...]
     conditions: dict[str, tuple[str, ...]]  # task -> conditions, baseline first
-    models: dict | None
+    models: dict[str, dict | None]  # label -> overrides
+    designs: tuple[str, ...]
 
     def experiment_file(self, task: str, condition: str) -> Path:
         return self.root / task / f"{condition}.yaml"
 
-    def cells(self) -> list[tuple[str, str]]:
-        return [(t, c) for t, conds in self.conditions.items() for c in conds]
+    def cells(self) -> list[Cell]:
+        return [Cell(t, c, m, d) for t, conds in self.conditions.items() for c in conds
+                for m in self.models for d in self.designs]
 
-    def load(self, task: str, condition: str) -> Experiment:
-        return load_experiment(self.experiment_file(task, condition), self.models)
+    def load(self, cell: Cell) -> Experiment:
+        return load_experiment(self.experiment_file(cell.task, cell.condition), self.models[cell.model], cell.design)
 
 
 def design_from_config(config: dict) -> Design:
@@ -41,7 +60,18 @@ def design_from_config(config: dict) -> Design:
         raise InputError("config: no collabsim section")
     root = Path(section.get("dir", "config/collabsim"))
     n, first = int(section.get("seeds", 5)), int(section.get("first_seed", 1))
-    chosen = section.get("tasks")
+    models = section.get("models") or {"scripted": None}
+    bad = [m for m in models if not _LABEL.match(str(m))]
+    if bad:
+        raise InputError(f"config key collabsim.models: bad label(s) {bad} (letters, digits, '.', '_', '-')")
+    designs = tuple(section.get("designs") or ("persona",))
+    unknown = [d for d in designs if d not in DESIGNS]
+    if unknown:
+        raise InputError(f"config key collabsim.designs: unknown design(s) {unknown} (expected {', '.join(DESIGNS)})")
+    return Design(root, tuple(range(first, first + n)), _conditions(section.get("tasks"), root), dict(models), designs)
+
+
+def _conditions(chosen: dict | None, root: Path) -> dict[str, tuple[str, ...]]:
     conditions = {}
     for task in (list(chosen) if chosen else [t for t in TASK_MODULES if (root / t).is_dir()]):
         if task not in TASK_MODULES:
@@ -54,8 +84,8 @@ def design_from_config(config: dict) -> Design:
         conditions[task] = ("baseline", *[c for c in wanted if c != "baseline"])
     if not conditions:
         raise InputError(f"config key collabsim.dir: no task folders in {root}")
-    return Design(root, tuple(range(first, first + n)), conditions, section.get("models"))
+    return conditions
 
 
-def run_dir(results: str | Path, task: str, condition: str, seed: int) -> Path:
-    return Path(results) / "runs" / task / condition / f"s{seed}"
+def run_dir(results: str | Path, cell: Cell, seed: int) -> Path:
+    return Path(results) / "runs" / cell.task / cell.condition / cell.model / cell.design / f"s{seed}"

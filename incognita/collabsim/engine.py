@@ -9,19 +9,23 @@ reads the wall clock, so a run is a function of its config, its seed and its age
 
 from __future__ import annotations
 
-import json
 import random
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from incognita.collabsim.events import ALL, SYSTEM, EventLog, state_hash
 from incognita.collabsim.experiment import Experiment
+from incognita.collabsim.probes import Prober
+from incognita.collabsim.replies import json_reply
 from incognita.collabsim.tasks import MESSAGE, NOTHING, Task, task_class
 
 
 class Participant(Protocol):
     def act(self, observation: dict) -> str:
         """The agent's raw answer to an observation."""
+
+    def probe(self, prompt: str) -> str:
+        """The agent's raw answer to a probe, which never joins its conversation."""
 
 
 @dataclass
@@ -50,10 +54,16 @@ class Engine:
         for watcher, watched in self.exp.observes.items():
             for agent in watched:
                 self.observers[agent].add(watcher)
+        self.prober = Prober(self.exp.probe, self.exp.probe_template, self)
 
     # --- Context (what tasks call) -----------------------------------------------------------
+    @property
+    def step_seconds(self) -> int:
+        return self.exp.protocol.step_seconds
+
     def emit(self, kind: str, actor: str, payload: dict, audience: str | list[str] = ALL) -> None:
-        if audience != ALL:
+        # Observers see an agent's actions and their consequences, never its private materials.
+        if audience != ALL and kind != "private":
             audience = sorted(set(audience) | self.observers.get(actor, set()))
         self.log.emit(self.step, self.t, kind, actor, payload, audience)
 
@@ -73,11 +83,12 @@ class Engine:
             if p.turn_taking == "simultaneous":
                 answers = [(a, self._ask(a)) for a in acting]
                 for agent, raw in answers:
-                    self._handle(agent, raw)
+                    self._turn(agent, raw)
             else:
                 for agent in acting:
-                    self._handle(agent, self._ask(agent))
+                    self._turn(agent, self._ask(agent))
             self.task.end_step(self)
+            self.prober.after_step()
             idle_steps = idle_steps + 1 if all(self.pace[a].idle for a in acting) else 0
             if self.task.done():
                 break
@@ -114,6 +125,10 @@ class Engine:
         return self.participants[agent].act(self.observation(agent))
 
     # --- one turn ---------------------------------------------------------------------------
+    def _turn(self, agent: str, raw: str) -> None:
+        self._handle(agent, raw)
+        self.prober.after_turn(agent)
+
     def _handle(self, agent: str, raw: str) -> None:
         self.pace[agent].idle = True
         actions, error = parse_actions(raw)
@@ -133,6 +148,7 @@ class Engine:
             if name == MESSAGE:
                 if self._message(agent, args):
                     messages += 1
+                    self.prober.after_action(agent)
                 continue
             moves += 1
             self.pace[agent].actions_since_message += 1
@@ -140,6 +156,8 @@ class Engine:
                 self.pace[agent].idle = False
             self.emit("action", agent, {"action": name, "args": args}, self.task.audience(agent, name, args))
             self.task.apply(self, agent, name, args)
+            if name != NOTHING:
+                self.prober.after_action(agent)
 
     def _check(self, agent: str, name: str, args: dict, messages: int, moves: int) -> str | None:
         if name not in self.role_actions(agent):
@@ -174,7 +192,7 @@ class Engine:
             return "a message needs non-empty 'text'"
         if mode == "broadcast" and to != ALL:
             return f"messages go to everyone in this {'phase' if self.task.messaging() else 'condition'} (to: \"all\")"
-        if mode == "direct" and (to == ALL or to == agent or to not in self.pace):
+        if mode == "direct" and (not isinstance(to, str) or to == ALL or to == agent or to not in self.pace):
             return f"unknown recipient {to!r}: name one teammate ({', '.join(a for a in self.pace if a != agent)})"
         words = len(text.split())
         if c.max_words is not None and words > c.max_words:
@@ -198,13 +216,9 @@ class Engine:
 
 def parse_actions(raw: str) -> tuple[list[dict], str | None]:
     """`{"actions": [...]}`, a single action object, or a list of them -> (actions, error)."""
-    text = (raw or "").strip()
-    if text.startswith("```"):
-        text = text.strip("`").removeprefix("json").strip()
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return [], f"not JSON ({exc.msg} at character {exc.pos})"
+    doc, error = json_reply(raw)
+    if error:
+        return [], error
     if isinstance(doc, dict) and "actions" in doc:
         doc = doc["actions"]
     if isinstance(doc, dict):

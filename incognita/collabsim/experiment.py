@@ -17,10 +17,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from incognita.collabsim.events import canonical
+from incognita.collabsim.probes import ProbeSettings, Template, load_template
 from incognita.common.backends.base import entry_param, known_families, split_entry
 from incognita.common.io import InputError, read_yaml, sha256_text
 from incognita.common.schema import validate
-from incognita.collabsim.events import canonical
 
 PACKAGE = "incognita.collabsim"
 PROFILES_DIR = "scripted"  # <root>/scripted/<task>.yaml: profile name -> knobs
@@ -68,6 +69,11 @@ class Experiment:
     profiles: dict  # scripted profile name -> its knobs for this task
     resolved: dict  # the effective config after extends/set and model overrides (what is hashed)
     source: Path  # the file it was loaded from
+    design: str = "persona"  # persona | theory (adds the collaboration module to every agent)
+    probe: ProbeSettings = ProbeSettings()
+    probe_template: Template | None = None
+    personas: tuple[dict, ...] = ()  # the persona library (when any agent has persona on)
+    collaboration_module: Path | None = None  # the module's text file, for the theory design
     models_override: dict | None = None
 
     @property
@@ -83,12 +89,15 @@ def config_root(path: Path) -> Path:
     return path.parent.parent
 
 
-def load_experiment(path: str | Path, models: dict | None = None) -> Experiment:
-    """Read a baseline or condition file; `models` ({role or '*': entry}) replaces agents' models."""
+def load_experiment(path: str | Path, models: dict | None = None, design: str | None = None) -> Experiment:
+    """Read a baseline or condition file; `models` ({role or '*': entry}) replaces agents' models
+    and `design` (persona or theory) the file's agent design."""
     path = Path(path)
     resolved = resolve_file(path)
     if models:
         resolved = override_models(resolved, models, str(path))
+    if design is not None:
+        resolved = {**resolved, "design": design}
     validate(resolved, "experiment.schema.json", f"{path} (resolved)", package=PACKAGE)
     return replace(build(resolved, path), models_override=models or None)
 
@@ -187,7 +196,9 @@ def build(resolved: dict, path: Path) -> Experiment:
         observes=resolve_observes(resolved.get("visibility", {}).get("observes", {}), agents, path),
         action_space=action_space,
         protocol=Protocol(**resolved["protocol"]), params=resolved["task_params"], prompts=prompts,
-        profiles=profiles, resolved=resolved, source=path)
+        profiles=profiles, resolved=resolved, source=path, design=resolved.get("design", "persona"),
+        **probe_settings(resolved.get("probe"), root, path), personas=load_personas(agents, root),
+        collaboration_module=module_file(resolved.get("design", "persona"), root))
 
 
 def check_action_space(space: dict, cls, agents: tuple[AgentSpec, ...], path: Path) -> dict[str, tuple[str, ...]]:
@@ -205,6 +216,42 @@ def check_action_space(space: dict, cls, agents: tuple[AgentSpec, ...], path: Pa
     if unknown:
         raise InputError(f"{path}: action_space: no agent has role {', '.join(unknown)}")
     return out
+
+
+def probe_settings(probe: dict | None, root: Path, path: Path) -> dict:
+    if not probe or probe["cadence"] == "off":
+        return {"probe": ProbeSettings(), "probe_template": None}
+    if "questions" not in probe:
+        raise InputError(f"{path}: probe.questions: a probe template is needed when probing is on")
+    file = root / probe["questions"]
+    if not file.is_file():
+        raise InputError(f"{path}: probe.questions: missing probe template {file}")
+    settings = ProbeSettings(probe["cadence"], probe.get("every_n", 1), tuple(probe.get("events", ())), file)
+    return {"probe": settings, "probe_template": load_template(file)}
+
+
+PERSONAS_FILE = "personas.yaml"
+MODULE_FILE = "prompts/collaboration_module.md"
+
+
+def module_file(design: str, root: Path) -> Path | None:
+    if design != "theory":
+        return None
+    path = root / MODULE_FILE
+    if not path.is_file():
+        raise InputError(f"{path}: missing collaboration module (design: theory)")
+    return path
+
+
+def load_personas(agents: tuple[AgentSpec, ...], root: Path) -> tuple[dict, ...]:
+    if not any(a.persona for a in agents):
+        return ()
+    from incognita.collabsim.personas import load_library
+
+    path = root / PERSONAS_FILE
+    if not path.is_file():
+        raise InputError(f"{path}: missing persona library (agents have persona: true)")
+    return tuple(load_library(path))
 
 
 def check_prompts(prompts: dict, agents: tuple[AgentSpec, ...], root: Path, path: Path) -> dict[str, Path]:

@@ -14,12 +14,13 @@ def replay(run: Path) -> tuple[bool, str]:
     manifest = read_json(run / MANIFEST)
     try:
         path, models, seed = manifest["experiment_file"], manifest["models_override"], manifest["seed"]
+        label, design = manifest["model"], manifest["design"]
     except KeyError as exc:
         raise InputError(f"{run / MANIFEST}: damaged (field {exc})") from None
-    exp = load_experiment(path, models)
+    exp = load_experiment(path, models, design)
     if exp.config_hash != manifest["config_hash"]:
         return False, f"{run}: {path} changed since this run (config hash {exp.config_hash[:12]} != {manifest['config_hash'][:12]})"
-    fresh = to_jsonl(simulate(exp, seed).events).splitlines()
+    fresh = to_jsonl(simulate(exp, seed, model_label=label).events).splitlines()
     old = (run / EVENTS).read_text(encoding="utf-8").splitlines()
     for n, (a, b) in enumerate(zip(old, fresh), 1):
         if a != b:

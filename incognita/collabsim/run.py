@@ -34,22 +34,32 @@ class RunResult:
     manifest: dict
 
 
-def simulate(exp: Experiment, seed: int, cache_dir: str | None = None, prices: str | None = None) -> RunResult:
+def simulate(exp: Experiment, seed: int, cache_dir: str | None = None, prices: str | None = None,
+             model_label: str = "scripted") -> RunResult:
     """Run the experiment once; `cache_dir` and `prices` default to the environment's settings."""
     participants = make_participants(exp, seed, cache_dir, prices)
     events = Engine(exp, seed, participants).run()
     end = events[-1]["payload"]
     usage = {a: vars(p.usage) for a, p in participants.items()}
+    probe_usage = {a: vars(p.probe_usage) for a, p in participants.items()}
     manifest = {
         "manifest_version": MANIFEST_VERSION, "task": exp.task, "condition": exp.condition,
-        "variable": exp.variable, "seed": seed, "config_hash": exp.config_hash,
+        "variable": exp.variable, "model": model_label, "design": exp.design, "seed": seed,
+        "config_hash": exp.config_hash, "personas": personas(exp, seed), "probe_cadence": exp.probe.cadence,
         "experiment_file": str(exp.source), "models_override": exp.models_override,
         "models": model_params(exp), "roles": {a.id: a.role for a in exp.agents},
         "incognita_version": __version__, "generator_version": GENERATOR_VERSION,
         "python": platform.python_version(), "steps": end["steps"], "events": len(events),
-        "state_hash": end["state_hash"], "usage": usage, "config": exp.resolved,
+        "state_hash": end["state_hash"], "usage": usage, "probe_usage": probe_usage, "config": exp.resolved,
     }
     return RunResult(events, run_metrics(events), manifest)
+
+
+def personas(exp: Experiment, seed: int) -> dict[str, str]:
+    """agent id -> the id of its persona profile (agents with persona on)."""
+    from incognita.collabsim.personas import persona_for
+
+    return {a.id: persona_for(list(exp.personas), seed, a.id)["id"] for a in exp.agents if a.persona}
 
 
 def write_run(result: RunResult, out_dir: str | Path) -> None:

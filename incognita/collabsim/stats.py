@@ -1,19 +1,27 @@
-"""Condition effects: per task and metric, each condition minus its task's baseline, with a 95%
-interval over seeds.
+"""CollabSim statistics: condition effects, design effects, and probe measures over time.
 
-Every condition runs the same seeds, and a seed fixes the task's materials and the scripted
-agents' draws, so a condition and its baseline are paired by seed: the interval is a t interval
-on the per-seed differences. Group-size conditions change who is in the run, so the same seed
-does not give matched materials there; those use Welch's interval on the two sets of runs.
+- `effects`: per task, model, design and metric, each condition minus its task's baseline, with a
+  95% interval over seeds. Every condition runs the same seeds, and a seed fixes the task's
+  materials and the scripted agents' draws, so a condition and its baseline are paired by seed (a
+  t interval on the per-seed differences). Group-size conditions change who is in the run, so the
+  same seed does not give matched materials there; they use Welch's interval.
+- `design_effects`: per task, condition, model and metric, theory-informed minus persona-based
+  agents, paired by seed (the same seed gives the same materials, draws and personas).
+- `summary`: each cell's mean with its t interval over seeds.
+- `confidence_agents`: each agent's probe confidence over the run and in its early, middle and
+  late thirds (each run's mean, then the mean over seeds with its t interval).
+- `confidence_time` and `convergence_time`: probe confidence and answer convergence in tenths of
+  the run (each run's mean per tenth, then the mean over seeds with its t interval).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
-from incognita.collabsim.table import ID_COLUMNS
+from incognita.collabsim.probe_analysis import PROBE_MEASURES
 from incognita.collabsim.tasks import task_class
 from incognita.common.intervals import Paired, paired, welch
 from incognita.common.io import InputError
@@ -21,15 +29,16 @@ from incognita.common.tables import write_table
 
 COMMUNICATION = ("messages", "rejected_messages", "invalid_actions", "average_message_words")
 UNPAIRED = ("group_size",)
-OUTPUTS = ("summary", "effects")
+OUTPUTS = ("summary", "effects", "design_effects", "confidence_agents", "confidence_time", "convergence_time")
+CELL = ["task", "condition", "model", "design"]
+BINS = 10
 
 
 def task_metrics(runs: pd.DataFrame, task: str) -> list[str]:
-    """The metrics a task's runs carry: its own (as its module lists them) then communication."""
-    own = list(getattr(task_class(task), "METRICS", ()))
-    present = [c for c in runs.columns if c not in ID_COLUMNS and runs[c].notna().any()]
-    ordered = [m for m in own if m in present] + [m for m in COMMUNICATION if m in present]
-    return ordered or [m for m in present if m not in ("n_agents",) and runs[m].dtype.kind == "f"]
+    """The task's metrics in its own order (`Task.METRICS`), the communication counts, then the
+    probe measures that the runs carry."""
+    names = (*task_class(task).METRICS, *COMMUNICATION, *PROBE_MEASURES)
+    return [m for m in names if m in runs.columns and runs.loc[runs.task == task, m].notna().any()]
 
 
 def _interval(p: Paired) -> dict:
@@ -38,37 +47,93 @@ def _interval(p: Paired) -> dict:
 
 def summary_table(runs: pd.DataFrame) -> pd.DataFrame:
     rows = []
-    for (task, condition), part in runs.groupby(["task", "condition"], sort=False):
-        for metric in task_metrics(runs[runs.task == task], task):
+    for keys, part in runs.groupby(CELL, sort=False):
+        for metric in task_metrics(runs, keys[0]):
             p = paired(part[metric])
-            rows.append({"task": task, "condition": condition, "variable": part["variable"].iloc[0],
-                         "metric": metric, "mean": p.mean_diff, "sd": p.sd, **_interval(p)})
+            rows.append({**dict(zip(CELL, keys)), "variable": part["variable"].iloc[0], "metric": metric,
+                         "mean": p.mean_diff, "sd": p.sd, **_interval(p)})
     return pd.DataFrame(rows)
+
+
+def _compare(a: pd.DataFrame, b: pd.DataFrame, metric: str, pair: bool) -> tuple[Paired, str]:
+    if not pair:
+        return welch(a[metric], b[metric]), "welch"
+    joined = pd.concat([a.set_index("seed")[metric].rename("a"), b.set_index("seed")[metric].rename("b")],
+                       axis=1, join="inner")
+    return paired(joined["a"] - joined["b"]), "paired_by_seed"
+
+
+def _row(keys: dict, metric: str, a: pd.DataFrame, b: pd.DataFrame, p: Paired, how: str, names: tuple[str, str]) -> dict:
+    return {**keys, "metric": metric, f"{names[1]}_mean": b[metric].mean(), f"{names[0]}_mean": a[metric].mean(),
+            "diff": p.mean_diff, **_interval(p), "interval": how, "excludes_zero": bool(p.ci_low > 0 or p.ci_high < 0)}
 
 
 def effects_table(runs: pd.DataFrame) -> pd.DataFrame:
     rows = []
-    for task, part in runs.groupby("task", sort=False):
-        base = part[part.condition == "baseline"].set_index("seed")
+    for (task, model, design), part in runs.groupby(["task", "model", "design"], sort=False):
+        base = part[part.condition == "baseline"]
         if base.empty:
-            raise InputError(f"collabsim runs: task {task} has no baseline runs to compare with")
+            raise InputError(f"collabsim runs: task {task} ({model}, {design}) has no baseline runs to compare with")
         for condition, cond in part[part.condition != "baseline"].groupby("condition", sort=False):
-            cond = cond.set_index("seed")
             variable = cond["variable"].iloc[0]
-            for metric in task_metrics(part, task):
-                if variable in UNPAIRED:
-                    p, how = welch(cond[metric], base[metric]), "welch"
-                else:
-                    joined = pd.concat([cond[metric].rename("c"), base[metric].rename("b")], axis=1, join="inner")
-                    p, how = paired(joined["c"] - joined["b"]), "paired_by_seed"
-                rows.append({"task": task, "condition": condition, "variable": variable, "metric": metric,
-                             "baseline_mean": base[metric].mean(), "condition_mean": cond[metric].mean(),
-                             "diff": p.mean_diff, **_interval(p), "interval": how,
-                             "excludes_zero": bool(p.ci_low > 0 or p.ci_high < 0)})
+            keys = {"task": task, "condition": condition, "variable": variable, "model": model, "design": design}
+            for metric in task_metrics(runs, task):
+                p, how = _compare(cond, base, metric, variable not in UNPAIRED)
+                rows.append(_row(keys, metric, cond, base, p, how, ("condition", "baseline")))
     return pd.DataFrame(rows)
 
 
-def run_stats(runs: pd.DataFrame, out_dir: Path) -> list[Path]:
+def design_effects_table(runs: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for (task, condition, model), part in runs.groupby(["task", "condition", "model"], sort=False):
+        theory, persona = part[part.design == "theory"], part[part.design == "persona"]
+        if theory.empty or persona.empty:
+            continue
+        keys = {"task": task, "condition": condition, "variable": part["variable"].iloc[0], "model": model}
+        for metric in task_metrics(runs, task):
+            p, how = _compare(theory, persona, metric, True)
+            rows.append(_row(keys, metric, theory, persona, p, how, ("theory", "persona")))
+    return pd.DataFrame(rows)
+
+
+def confidence_by_agent(valid: pd.DataFrame) -> pd.DataFrame:
+    cols = [*CELL, "agent", "role", "part", "mean", "n", "ci_low", "ci_high"]
+    if valid.empty:
+        return pd.DataFrame(columns=cols)
+    per_run = pd.concat([
+        valid.groupby([*CELL, "agent", "role", "seed"], sort=True)["confidence"].mean().reset_index().assign(part="all"),
+        valid.groupby([*CELL, "agent", "role", "seed", "third"], sort=True)["confidence"].mean().reset_index()
+             .rename(columns={"third": "part"})])
+    rows = []
+    for keys, part in per_run.groupby([*CELL, "agent", "role", "part"], sort=True):
+        p = paired(part["confidence"])
+        rows.append({**dict(zip([*CELL, "agent", "role", "part"], keys)), "mean": p.mean_diff, **_interval(p)})
+    order = {"all": 0, "early": 1, "middle": 2, "late": 3}
+    df = pd.DataFrame(rows, columns=cols)
+    return df.sort_values([*CELL, "agent", "part"], key=lambda c: c.map(order) if c.name == "part" else c,
+                          kind="stable").reset_index(drop=True)
+
+
+def over_time(values: pd.DataFrame, column: str) -> pd.DataFrame:
+    """Per cell and tenth of the run: the mean over seeds of each run's mean, with its interval."""
+    df = values.dropna(subset=[column]).copy()
+    if df.empty:
+        return pd.DataFrame(columns=[*CELL, "bin", "progress", "mean", "n", "ci_low", "ci_high"])
+    df["bin"] = np.minimum((df["progress"] * BINS).astype(int), BINS - 1)
+    per_run = df.groupby([*CELL, "seed", "bin"], sort=True)[column].mean().reset_index()
+    rows = []
+    for keys, part in per_run.groupby([*CELL, "bin"], sort=True):
+        p = paired(part[column])
+        rows.append({**dict(zip([*CELL, "bin"], keys)), "progress": (keys[-1] + 0.5) / BINS, "mean": p.mean_diff,
+                     **_interval(p)})
+    return pd.DataFrame(rows)
+
+
+def run_stats(runs: pd.DataFrame, probes: pd.DataFrame, convergence: pd.DataFrame, out_dir: Path) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
-    return [*write_table(summary_table(runs), out_dir, "summary"),
-            *write_table(effects_table(runs), out_dir, "effects")]
+    valid = probes[probes["valid"].astype(bool)] if len(probes) else probes
+    tables = {"summary": summary_table(runs), "effects": effects_table(runs),
+              "design_effects": design_effects_table(runs), "confidence_agents": confidence_by_agent(valid),
+              "confidence_time": over_time(valid, "confidence"),
+              "convergence_time": over_time(convergence, "similarity")}
+    return [p for name, df in tables.items() for p in write_table(df, out_dir, name)]

@@ -1,4 +1,6 @@
-"""Finished runs -> one tidy table, one row per run (`results/collabsim/runs.parquet`)."""
+"""Finished runs -> tidy tables: `runs.parquet` (one row per run, probe summaries joined),
+`probes.parquet` (one row per probe answer or probe error) and `convergence.parquet` (one row per
+run, question and probe point: the teammates' mean pairwise answer similarity)."""
 
 from __future__ import annotations
 
@@ -7,10 +9,18 @@ from pathlib import Path
 
 import pandas as pd
 
-from incognita.collabsim.run import MANIFEST, METRICS
+from incognita.collabsim.events import read_events
+from incognita.collabsim.probe_analysis import (
+    PROBE_MEASURES,
+    RUN_KEYS,
+    convergence_rows,
+    probe_rows,
+    run_summaries,
+)
+from incognita.collabsim.run import EVENTS, MANIFEST, METRICS
 from incognita.common.io import InputError
 
-ID_COLUMNS = ("task", "condition", "variable", "seed")
+ID_COLUMNS = ("task", "condition", "variable", "model", "design", "seed")
 USAGE = ("calls", "prompt_tokens", "completion_tokens", "cost_usd", "cache_hits", "cache_misses")
 
 
@@ -30,6 +40,7 @@ def run_row(run: Path) -> dict:
     manifest, metrics = _read(run / MANIFEST), _read(run / METRICS)
     try:
         row = {k: manifest[k] for k in ID_COLUMNS}
+        row["personas"] = ",".join(f"{a}:{p}" for a, p in sorted(manifest["personas"].items()))
         models = manifest["models"]
         row.update(
             n_agents=len(models), models=",".join(sorted(set(models.values()))),
@@ -44,8 +55,28 @@ def run_row(run: Path) -> dict:
     return row
 
 
-def build_table(runs: list[Path]) -> pd.DataFrame:
+def build_tables(runs: list[Path], embeddings=None) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """(runs, probes, convergence). `embeddings` is an EmbeddingCache (default: the shared one)."""
     if not runs:
         raise InputError("no CollabSim runs given")
-    df = pd.DataFrame([run_row(Path(r)) for r in runs])
-    return df.sort_values(list(ID_COLUMNS), kind="stable").reset_index(drop=True)
+    rows, answers = [], []
+    for run in map(Path, runs):
+        rows.append(run_row(run))
+        answers += probe_rows(read_events(run / EVENTS), _read(run / MANIFEST))
+    table = pd.DataFrame(rows).sort_values(list(ID_COLUMNS), kind="stable").reset_index(drop=True)
+    probes = pd.DataFrame(answers, columns=[*RUN_KEYS, "agent", "role", "step", "t", "progress", "third", "probe",
+                                            "trigger", "question", "valid", "error", "answer", "confidence",
+                                            "fields", "correct"])
+    if embeddings is None:
+        from incognita.collabsim.sbert import EmbeddingCache
+
+        embeddings = EmbeddingCache()
+    texts = probes["answer"].where(probes["valid"], "").astype(str).tolist()
+    vectors = embeddings.embed(texts) if len(probes) else None
+    convergence = convergence_rows(probes, vectors) if len(probes) else convergence_rows(probes, None)
+    summaries = run_summaries(probes, convergence)
+    table = table.merge(summaries, on=list(RUN_KEYS), how="left")
+    for col in PROBE_MEASURES:
+        if col not in table:
+            table[col] = float("nan")
+    return table, probes, convergence

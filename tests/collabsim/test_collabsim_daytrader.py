@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import pytest
+from tests_collabsim_paths import CONFIG
 
 from incognita.collabsim.experiment import load_experiment
 from incognita.collabsim.run import simulate
-from incognita.collabsim.tasks.daytrader import GROUP, INDIVIDUAL, bonus_split, daytrader_metrics, settle
-from tests_collabsim_paths import CONFIG
+from incognita.collabsim.tasks.daytrader import (
+    GROUP,
+    INDIVIDUAL,
+    bonus_split,
+    daytrader_metrics,
+    settle,
+)
 
 
 def test_three_players_pool_tripled_and_divided_by_three():

@@ -31,6 +31,10 @@ class Fixed:
         answer = self.answers.pop(0) if self.answers else {"action": "do_nothing"}
         return answer if isinstance(answer, str) else json.dumps(answer)
 
+    def probe(self, prompt: str) -> str:
+        return json.dumps({"answers": [{"id": q, "answer": "fine", "confidence": 0.5, "fields": {}}
+                                       for q in ("situation", "partners", "plan")]})
+
 
 def engine(answers: dict[str, list], rounds: int = 2, **communication) -> tuple[Engine, dict[str, Fixed]]:
     exp = load_experiment(DAYTRADER)
@@ -204,3 +208,11 @@ def test_the_action_space_can_narrow_a_role():
     assert len(kinds(events, "invalid_action")) == 3
     assert "unknown action 'make_group_investment'" in kinds(events, "invalid_action")[0]["payload"]["reason"]
     assert players["A"].seen[0]["allowed_actions"] == ["do_nothing", "make_individual_investment", "message"]
+
+
+@pytest.mark.parametrize("to", [["B"], {"id": "B"}, 7, "A", "Z"])
+def test_a_direct_message_to_a_bad_recipient_is_rejected_not_a_crash(to):
+    eng, _ = engine({"A": [[msg("hi", to=to)]]}, mode="direct")
+    events = eng.run()
+    rejected = kinds(events, "message_rejected")
+    assert len(rejected) == 1 and "recipient" in rejected[0]["payload"]["reason"]

@@ -20,17 +20,18 @@ from tests_collabsim_paths import CONFIG
 
 SHORT = """extends: baseline
 variable: communication_bandwidth
-description: two rounds for the local-model test, messages of at most 12 words
+description: two rounds for the local-model test, messages of at most 12 words, a probe after every turn
 set:
   task_params.rounds: 2
   task_params.discussion_every: 0
   communication.max_words: 12
+  probe.cadence: turn
 """
 
 
 def run(root: Path, out: Path, models: dict, env: dict) -> subprocess.CompletedProcess:
     cmd = [sys.executable, "-m", "incognita", "collabsim", "run", str(root / "daytrader/short.yaml"), "--seeds", "1",
-           "--models", json.dumps(models), "--out-root", str(out)]
+           "--models", json.dumps(models), "--model-label", "smollm2", "--out-root", str(out)]
     return subprocess.run(cmd, capture_output=True, text=True, env=env)
 
 
@@ -44,7 +45,7 @@ def test_smollm2_plays_daytrader_and_the_rerun_comes_from_the_cache(tmp_path):
                         "max_tokens": 64, "max_tokens_param": "max_tokens", "max_retries": 1}}
         first = run(root, tmp_path / "first", models, env)
     assert first.returncode == 0, first.stderr
-    run_dir = Path("runs/daytrader/short/s1")
+    run_dir = Path("runs/daytrader/short/smollm2/persona/s1")
     events = [json.loads(line) for line in (tmp_path / "first" / run_dir / "events.jsonl").read_text().splitlines()]
     assert events[-1]["kind"] == "run_end"
     manifest = json.loads((tmp_path / "first" / run_dir / "manifest.json").read_text())
@@ -53,6 +54,11 @@ def test_smollm2_plays_daytrader_and_the_rerun_comes_from_the_cache(tmp_path):
     assert all(u["cache_misses"] > 0 for u in usage.values())
     problems = [e for e in events if e["kind"] in ("invalid_action", "message_rejected")]
     print(f"{len(problems)} refused answers of 6, e.g. {problems[0]['payload']['reason'] if problems else '-'}")
+    probes = [e for e in events if e["kind"] in ("probe", "probe_error")]  # one probe after every turn
+    assert len({e["payload"]["probe"] for e in probes}) == 6 and all(e["visibility"] == [] for e in probes)
+    print(f"probe answers: {sum(e['kind'] == 'probe' for e in probes)}, probe errors: "
+          f"{sum(e['kind'] == 'probe_error' for e in probes)}")
+    assert sum(u["calls"] for u in manifest["probe_usage"].values()) == len({e["payload"]["probe"] for e in probes})
 
     again = run(root, tmp_path / "again", models, env)  # the server is gone: only the cache can answer
     assert again.returncode == 0, again.stderr
@@ -60,3 +66,5 @@ def test_smollm2_plays_daytrader_and_the_rerun_comes_from_the_cache(tmp_path):
         (tmp_path / "first" / run_dir / "events.jsonl").read_bytes()
     usage = json.loads((tmp_path / "again" / run_dir / "manifest.json").read_text())["usage"]
     assert all(u["cache_misses"] == 0 and u["cache_hits"] == u["calls"] for u in usage.values())
+    probe_usage = json.loads((tmp_path / "again" / run_dir / "manifest.json").read_text())["probe_usage"]
+    assert all(u["cache_misses"] == 0 for u in probe_usage.values())

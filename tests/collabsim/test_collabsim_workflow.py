@@ -9,7 +9,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from workflow_helpers import copy_workflow, planned_jobs, snakemake  # noqa: E402
 
-DESIGN = "collabsim:\n  seeds: 2\n  tasks:\n    daytrader: null\n"
+DESIGN = "collabsim:\n  seeds: 2\n  designs: [persona, theory]\n  tasks:\n    daytrader: null\n"
 
 
 def test_editing_one_condition_reruns_only_its_runs(tmp_path):
@@ -17,13 +17,14 @@ def test_editing_one_condition_reruns_only_its_runs(tmp_path):
     (wf / "design.yaml").write_text(DESIGN)
     args = ("results/collabsim/figures", "--configfile", "design.yaml")  # --configfile takes several values
     snakemake(wf, *args)
-    assert (wf / "results/collabsim/runs/daytrader/group_size_9/s2/events.jsonl").exists()
+    assert (wf / "results/collabsim/runs/daytrader/group_size_9/scripted/theory/s2/events.jsonl").exists()
     assert "Nothing to be done" in snakemake(wf, "-n", *args).stdout
 
     cond = wf / "config/collabsim/daytrader/communication_bandwidth.yaml"
     cond.write_text(cond.read_text().replace("min_actions_between: 5", "min_actions_between: 4"))
     proc = snakemake(wf, "-n", *args)
-    assert planned_jobs(proc) == {"collabsim_run": 1, "collabsim_table": 1, "collabsim_stats": 1, "collabsim_figures": 1}
+    # its two designs (persona, theory) and what is computed from all runs
+    assert planned_jobs(proc) == {"collabsim_run": 2, "collabsim_table": 1, "collabsim_stats": 1, "collabsim_figures": 1}
     assert "cs_condition=communication_bandwidth" in proc.stdout and "cs_condition=baseline" not in proc.stdout
 
 

@@ -14,6 +14,7 @@ import json
 import random
 
 from incognita.collabsim.events import canonical
+from incognita.collabsim.probes import PROBE_MARK
 from incognita.common.backends.base import ModelRequest, ModelResponse
 
 POLICY_MODULES = {
@@ -25,22 +26,81 @@ POLICY_MODULES = {
 
 
 class Policy:
-    """Base class: subclasses implement `decide(observation) -> actions`."""
+    """Base class: subclasses implement `decide(observation) -> actions` and `beliefs()`.
+
+    Probes are answered from `beliefs()`, the policy's own picture of the run, with the profile's
+    `probe_accuracy` (the chance each structured field is reported truly; otherwise it is
+    distorted) and `overconfidence` (added to the confidence). Probes draw from their own
+    generator, so answering them never changes what the policy does next.
+    A profile's `theory:` block holds knob changes that apply when the system prompt carries the
+    collaboration module (the theory design): the policy reads its instructions like a model would.
+    """
 
     def __init__(self, name: str, role: str, knobs: dict, seed: int) -> None:
         self.spec = f"scripted:{name}"
         self.role = role
-        self.knobs = knobs
+        self.knobs = {k: v for k, v in knobs.items() if k != "theory"}
+        self.theory = dict(knobs.get("theory") or {})
         self.rng = random.Random(seed)
+        self.probe_rng = random.Random(f"probe:{seed}")
+        self.configured = False
+        self.last_obs: dict = {}
 
     def knob(self, name: str, default: float) -> float:
         return float(self.knobs.get(name, default))
 
     def respond(self, request: ModelRequest) -> ModelResponse:
-        return ModelResponse(text=canonical({"actions": self.decide(read_observation(request))}))
+        if not self.configured:
+            from incognita.collabsim.agents import MODULE_TAG
+
+            if f"<{MODULE_TAG}>" in request.system:
+                self.knobs.update(self.theory)
+            self.configured = True
+        text = request.messages[-1].content or ""
+        if text.startswith(PROBE_MARK):
+            return ModelResponse(text=canonical(self.answer_probe(read_probe(text))))
+        self.last_obs = read_observation(request)
+        return ModelResponse(text=canonical({"actions": self.decide(self.last_obs)}))
 
     def decide(self, obs: dict) -> list[dict]:
         raise NotImplementedError
+
+    def beliefs(self) -> dict:
+        """{"situation", "partners", "plan": answer texts, "fields": {name: value}, "certainty": 0-1}."""
+        raise NotImplementedError
+
+    def answer_probe(self, spec: dict) -> dict:
+        b = self.beliefs() if self.last_obs else {"situation": "Nothing has happened yet.",
+                                                 "partners": "I cannot tell yet.", "plan": "I will read my materials.",
+                                                 "fields": {}, "certainty": 0.3}
+        accuracy, over = self.knob("probe_accuracy", 0.9), self.knob("overconfidence", 0.0)
+        answers = []
+        for qid in spec["questions"]:
+            fields = {name: self.report(b["fields"].get(name), f, accuracy)
+                      for name, f in spec["fields"].items() if f["question"] == qid}
+            confidence = b["certainty"] + over + self.probe_rng.uniform(-0.05, 0.05)
+            answers.append({"id": qid, "answer": b[qid], "confidence": round(min(max(confidence, 0.0), 1.0), 3),
+                            "fields": fields})
+        return {"answers": answers}
+
+    def report(self, value: object, field: dict, accuracy: float) -> object:
+        """The true value with chance `accuracy`, else a plausible wrong one."""
+        if value is None or self.probe_rng.random() < accuracy:
+            return value
+        if field["type"] == "enum":
+            others = [v for v in field["values"] if v != value]
+            return self.probe_rng.choice(others) if others else value
+        if field["type"] == "integer":
+            return max(int(field.get("min", 0)), int(value) + self.probe_rng.choice((-1, 1)))
+        if field["type"] == "number":
+            lo, hi = field.get("min", float("-inf")), field.get("max", float("inf"))
+            return round(min(max(float(value) + self.probe_rng.uniform(-0.3, 0.3), lo), hi), 3)
+        return value
+
+
+def read_probe(text: str) -> dict:
+    """The question ids and field specs from a probe's last line (see probes.probe_prompt)."""
+    return json.loads(text[text.rindex("Questions: ") + len("Questions: "):])
 
 
 def read_observation(request: ModelRequest) -> dict:

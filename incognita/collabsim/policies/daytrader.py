@@ -20,6 +20,7 @@ class DayTraderPolicy(Policy):
     def __init__(self, *args) -> None:
         super().__init__(*args)
         self.pledges = 0
+        self.chance, self.intent = 0.5, "none"
 
     def decide(self, obs: dict) -> list[dict]:
         state = obs["state"]
@@ -35,7 +36,24 @@ class DayTraderPolicy(Policy):
         p = self.cooperation_chance(state, obs)
         self.pledges = 0
         kind = "make_group_investment" if self.rng.random() < p else "make_individual_investment"
+        self.chance, self.intent = p, "group" if p >= 0.5 else "individual"
         return [*actions, {"action": kind, "amount": amount}]
+
+    def beliefs(self) -> dict:
+        """Its reading of the last settlement and its current leaning (the chance it would pool)."""
+        state = self.last_obs["state"]
+        last, n = state.get("last_round"), state["players"]
+        share = last["contributors"] / n if last else 0.5
+        mood = "most players" if share > 0.5 else "few players" if share < 0.34 else "some players"
+        stage = "early" if state["round"] <= state["rounds"] / 3 else "late" if state["round"] > 2 * state["rounds"] / 3 else "midway"
+        partners = ("The others seem to be cooperating through the group pool." if share > 0.5
+                    else "The others seem to be keeping their money for themselves.")
+        plan = ("I plan to put my money in the group pool, because enough others do." if self.intent == "group"
+                else "I plan to invest individually, because the pool does not pay me enough.")
+        return {"situation": f"We are {stage} in the game and {mood} used the group pool last round.",
+                "partners": partners, "plan": plan,
+                "fields": {"expected_contributors": round(share * n), "next_investment": self.intent},
+                "certainty": 0.5 + abs(self.chance - 0.5)}
 
     def cooperation_chance(self, state: dict, obs: dict) -> float:
         p = self.knob("cooperation", 0.5)

@@ -25,7 +25,8 @@ class Context(Protocol):
     """What a task sees of the engine."""
 
     step: int
-    t: int
+    t: int  # simulated seconds at the start of this step (step x step_seconds)
+    step_seconds: int
 
     def emit(self, kind: str, actor: str, payload: dict, audience: str | list[str] = "all") -> None:
         """Record an event; `audience` ("all" or agent ids) is widened by the observers of `actor`."""
@@ -37,9 +38,11 @@ class Task:
     name: ClassVar[str]
     actions: ClassVar[dict[str, tuple[str, ...]]]  # role -> its task actions (message, do_nothing implied)
     METRICS: ClassVar[tuple[str, ...]] = ()  # the names `metrics` returns, in report order
+    DEFAULTS: ClassVar[dict] = {}  # task parameters with their default values
+    REQUIRED: ClassVar[tuple[str, ...]] = ()  # task parameters without a default
 
     def __init__(self, params: dict, agents: tuple[AgentSpec, ...], rng: random.Random) -> None:
-        self.params = params
+        self.params = {**self.DEFAULTS, **params}
         self.agents = agents
         self.rng = rng
         self.role = {a.id: a.role for a in agents}
@@ -53,6 +56,13 @@ class Task:
         if unknown:
             raise InputError(f"{where}: {cls.name} has no role {', '.join(unknown)} "
                              f"(roles: {', '.join(sorted(cls.actions))})")
+        known = [*cls.DEFAULTS, *cls.REQUIRED]
+        extra = sorted(set(params) - set(known))
+        if extra:
+            raise InputError(f"{where}: unknown key(s) {', '.join(extra)} (known: {', '.join(known)})")
+        missing = [k for k in cls.REQUIRED if k not in params]
+        if missing:
+            raise InputError(f"{where}: missing key(s) {', '.join(missing)}")
 
     def role_actions(self, agent: str) -> tuple[str, ...]:
         return (*self.actions[self.role[agent]], MESSAGE, NOTHING)
@@ -98,6 +108,11 @@ class Task:
         """The agent's view of the task: its private state, the public state, and the state of
         the agents it observes (`observed`, from the visibility settings)."""
         raise NotImplementedError
+
+    def probe_truth(self, agent: str) -> dict | None:
+        """What a probe answer can be checked against at this moment (None: nothing), for
+        calibration; it goes into the probe event, which no agent sees."""
+        return None
 
     def final_state(self) -> dict:
         """Everything needed to compare two runs' outcomes; hashed into run_end."""

@@ -42,9 +42,10 @@ class DayTrader(Task):
     name = "daytrader"
     actions = {"player": (INDIVIDUAL, GROUP)}
     METRICS = ("average_wealth", "net_return", "cooperation_rate", "average_pool", "rounds_played")
+    DEFAULTS = DEFAULTS  # the module's table, checked by Task.check_params
 
     def __init__(self, params, agents, rng):
-        super().__init__({**DEFAULTS, **params}, agents, rng)
+        super().__init__(params, agents, rng)
         self.players = [a.id for a in agents]
         self.money = {p: float(self.params["start_money"]) for p in self.players}
         self.round = 1
@@ -56,9 +57,6 @@ class DayTrader(Task):
     @classmethod
     def check_params(cls, params, agents, where):
         super().check_params(params, agents, where)
-        unknown = sorted(set(params) - set(DEFAULTS))
-        if unknown:
-            raise InputError(f"{where}: unknown key(s) {', '.join(unknown)} (known: {', '.join(DEFAULTS)})")
         p = {**DEFAULTS, **params}
         if not 0 < p["min_invest"] <= p["max_invest"]:
             raise InputError(f"{where}: need 0 < min_invest <= max_invest")

@@ -1,0 +1,203 @@
+"""The probing module: after chosen moments, each agent reports its picture of the collaboration.
+
+A probe asks three questions (the perceived task state, the teammates' intentions, the agent's
+own plan; task-specific wording in `config/collabsim/probes/<task>.yaml`) in one call, and asks
+for an answer and a confidence in [0, 1] per question plus the task's structured fields. The
+call sees the agent's conversation so far but is never added to it, and its events are visible
+to nobody, so probing cannot change what agents do. A malformed answer (not JSON, a missing
+question, a confidence outside [0, 1]) becomes a `probe_error` event with the reason and never
+counts as an answer; the run goes on.
+
+Cadences: `off`, `action` (after every accepted action, messages included), `turn` (after each
+turn of the agent), `every_n_actions` (after every `every_n`-th accepted action of the agent),
+`events` (every agent, at the end of a step in which the task emitted one of the named state
+events).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from incognita.collabsim.events import canonical
+from incognita.collabsim.replies import json_reply
+from incognita.common.io import InputError, read_yaml
+
+CADENCES = ("off", "action", "turn", "every_n_actions", "events")
+QUESTION_IDS = ("situation", "partners", "plan")
+PROBE_MARK = "PROBE"  # the first word of a probe's user turn (scripted policies answer it)
+FIELD_TYPES = ("number", "integer", "enum", "text")
+
+
+@dataclass(frozen=True)
+class ProbeSettings:
+    cadence: str = "off"
+    every_n: int = 1
+    events: tuple[str, ...] = ()
+    questions: Path | None = None
+
+
+@dataclass(frozen=True)
+class Template:
+    questions: tuple[dict, ...]  # {id, text}
+    fields: dict[str, dict]  # name -> {question, type, values?, min?, max?, description}
+
+    def fields_of(self, question: str) -> dict[str, dict]:
+        return {k: v for k, v in self.fields.items() if v["question"] == question}
+
+
+def load_template(path: Path) -> Template:
+    doc = read_yaml(path)
+    if not isinstance(doc, dict) or not isinstance(doc.get("questions"), list):
+        raise InputError(f"{path}: expected 'questions' (a list) and 'fields'")
+    ids = [q.get("id") for q in doc["questions"] if isinstance(q, dict)]
+    if sorted(ids) != sorted(QUESTION_IDS) or not all(isinstance(q.get("text"), str) for q in doc["questions"]):
+        raise InputError(f"{path}: questions: need exactly the ids {', '.join(QUESTION_IDS)}, each with a 'text'")
+    fields = doc.get("fields") or {}
+    for name, f in fields.items():
+        if not isinstance(f, dict) or f.get("question") not in QUESTION_IDS or f.get("type") not in FIELD_TYPES:
+            raise InputError(f"{path}: fields.{name}: needs 'question' (one of {', '.join(QUESTION_IDS)}) and "
+                             f"'type' (one of {', '.join(FIELD_TYPES)})")
+        if f["type"] == "enum" and not f.get("values"):
+            raise InputError(f"{path}: fields.{name}: an enum needs 'values'")
+    return Template(tuple(doc["questions"]), fields)
+
+
+def probe_prompt(template: Template) -> str:
+    """The user turn of a probe: the questions, the fields and the answer format."""
+    lines = [f"{PROBE_MARK}: the task is paused for a short interview. Your answer goes to the researchers only; "
+             "your teammates never see it and it changes nothing in the task.", ""]
+    for q in template.questions:
+        lines.append(f'- "{q["id"]}": {q["text"]}')
+        for name, f in template.fields_of(q["id"]).items():
+            kind = f"one of {', '.join(map(str, f['values']))}" if f["type"] == "enum" else f["type"]
+            lines.append(f'    field "{name}" ({kind}): {f.get("description", "")}'.rstrip())
+    lines += ["", 'Reply with JSON only: {"answers": [{"id": "situation", "answer": "...", "confidence": 0.0-1.0, '
+              '"fields": {...}}, ...]} with one entry per question id above.',
+              "Questions: " + canonical({"questions": [q["id"] for q in template.questions],
+                                         "fields": {k: {"question": v["question"], "type": v["type"],
+                                                        **{x: v[x] for x in ("values", "min", "max") if x in v}}
+                                                    for k, v in template.fields.items()}})]
+    return "\n".join(lines)
+
+
+def parse_probe(raw: str, template: Template) -> tuple[list[dict], list[dict]]:
+    """A probe's raw answer -> (answers, errors). Each question stands alone: a bad one is an
+    error and the others still count. A bad field value is kept as null and noted."""
+    doc, error = json_reply(raw)
+    if error:
+        return [], [{"question": None, "reason": error}]
+    items = doc.get("answers") if isinstance(doc, dict) else None
+    if not isinstance(items, list):
+        return [], [{"question": None, "reason": 'expected {"answers": [...]}'}]
+    by_id: dict[str, dict] = {}
+    for item in items:
+        if isinstance(item, dict) and isinstance(item.get("id"), str):
+            by_id.setdefault(item["id"], item)
+    answers, errors = [], []
+    for q in template.questions:
+        item = by_id.get(q["id"])
+        reason = _problem(item)
+        if reason:
+            errors.append({"question": q["id"], "reason": reason})
+            continue
+        fields, notes = _fields(item.get("fields"), template.fields_of(q["id"]))
+        answer = {"id": q["id"], "answer": item["answer"].strip(), "confidence": float(item["confidence"]),
+                  "fields": fields}
+        if notes:
+            answer["field_errors"] = notes
+        answers.append(answer)
+    return answers, errors
+
+
+def _problem(item: dict | None) -> str | None:
+    if item is None:
+        return "missing"
+    if not isinstance(item.get("answer"), str) or not item["answer"].strip():
+        return "no answer text"
+    c = item.get("confidence")
+    if isinstance(c, bool) or not isinstance(c, (int, float)):
+        return "confidence is not a number"
+    if not 0 <= c <= 1:
+        return f"confidence {c} outside [0, 1]"
+    return None
+
+
+def _fields(given: object, declared: dict[str, dict]) -> tuple[dict, list[str]]:
+    given = given if isinstance(given, dict) else {}
+    out, notes = {}, []
+    for name, f in declared.items():
+        if name not in given:
+            out[name] = None
+            notes.append(f"{name}: missing")
+            continue
+        value = given[name]  # an explicit null means "I do not know" and is not an error
+        ok = value is None or _valid(value, f)
+        out[name] = value if ok else None
+        if not ok:
+            notes.append(f"{name}: invalid value {value!r}")
+    return out, notes
+
+
+def _valid(value: object, f: dict) -> bool:
+    if f["type"] == "enum":
+        return value in f["values"]
+    if f["type"] == "text":
+        return isinstance(value, str)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    if f["type"] == "integer" and int(value) != value:
+        return False
+    return f.get("min", float("-inf")) <= value <= f.get("max", float("inf"))
+
+
+class Prober:
+    """Decides when to probe and records the answers; the engine calls its three hooks."""
+
+    def __init__(self, settings: ProbeSettings, template: Template | None, engine) -> None:
+        self.settings = settings
+        self.template = template
+        self.engine = engine
+        self.prompt = probe_prompt(template) if template else ""
+        self.actions = {a.id: 0 for a in engine.exp.agents}
+        self.count = 0
+        self.step_start = 0  # first event id of the current step, for the `events` cadence
+
+    @property
+    def on(self) -> bool:
+        return self.settings.cadence != "off" and self.template is not None
+
+    def after_action(self, agent: str) -> None:
+        if not self.on:
+            return
+        self.actions[agent] += 1
+        s = self.settings
+        if s.cadence == "action" or (s.cadence == "every_n_actions" and self.actions[agent] % s.every_n == 0):
+            self.probe(agent, s.cadence)
+
+    def after_turn(self, agent: str) -> None:
+        if self.on and self.settings.cadence == "turn":
+            self.probe(agent, "turn")
+
+    def after_step(self) -> None:
+        log = self.engine.log.events
+        if self.on and self.settings.cadence == "events":
+            fired = sorted({e.payload.get("event") for e in log[self.step_start:] if e.kind == "state"}
+                           & set(self.settings.events))
+            if fired:
+                for agent in self.engine.participants:
+                    self.probe(agent, f"event:{fired[0]}")
+        self.step_start = len(log)
+
+    def probe(self, agent: str, trigger: str) -> None:
+        """One batched call; its events are visible to nobody, so no agent ever reads them."""
+        self.count += 1
+        raw = self.engine.participants[agent].probe(self.prompt)
+        answers, errors = parse_probe(raw, self.template)
+        e = self.engine
+        if answers:
+            e.log.emit(e.step, e.t, "probe", agent, {"probe": self.count, "trigger": trigger, "answers": answers,
+                                                     "truth": e.task.probe_truth(agent)}, ())
+        for err in errors:
+            e.log.emit(e.step, e.t, "probe_error", agent, {"probe": self.count, "trigger": trigger, **err,
+                                                           "raw": raw}, ())
