@@ -37,6 +37,7 @@ include: "rules/reader.smk"
 include: "rules/stats.smk"
 include: "rules/figures.smk"
 include: "rules/collabsim.smk"
+include: "rules/viewer.smk"
 
 
 rule all:

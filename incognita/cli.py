@@ -5,27 +5,51 @@ Snakemake rules call these same commands, so what a rule does is what a user can
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 from pathlib import Path
 
 import click
 
-from incognita.common.io import InputError
+from incognita.common.io import InputError, WriteError
+
+
+def _terminate(signum, frame) -> None:
+    # Python's default SIGTERM kills the process on the spot: cleanup handlers never run, and a
+    # temp file being written (incognita.common.io.atomic_write) stays behind. As an exception
+    # the job still ends at once, but on its way out the partial file is removed.
+    raise SystemExit(128 + signum)
 
 
 class _Group(click.Group):
-    """Turn InputError into a one-line message and exit code 2 instead of a traceback."""
+    """Turn InputError into a one-line message and exit code 2, and a failed write (disk full)
+    into one line and exit code 1, instead of a traceback; SIGTERM ends the command cleanly."""
 
     def invoke(self, ctx):
+        main_thread = threading.current_thread() is threading.main_thread()
+        previous = signal.signal(signal.SIGTERM, _terminate) if main_thread else None
         try:
             return super().invoke(ctx)
         except InputError as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(2)
+        except WriteError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(1)
+        finally:
+            if previous is not None:  # None: the old handler was not set from Python, nothing to restore
+                signal.signal(signal.SIGTERM, previous)
+
+
+def _version() -> str:
+    from incognita.common.environment import describe
+
+    return describe()
 
 
 @click.group(cls=_Group)
-@click.version_option(package_name="incognita")
+@click.version_option(message="%(version)s", version=_version())
 def main() -> None:
     """Incognita: access-structure transformation of tau-bench retail tasks."""
 
@@ -514,25 +538,39 @@ def trials(paths, episodes_dir, reference_path, locks_path, out, csv_path, valid
 @click.option("--delete", is_flag=True, help="remove them, so the next run re-runs their jobs")
 def errors(roots: tuple[str, ...], delete: bool) -> None:
     """List episode records and native results that broke outside the agent (their `error` is
-    set; the reader excludes them). With --delete they are removed: the next `bin/run` re-runs
-    their jobs, and model calls that had succeeded come back from the response cache."""
-    from incognita.common.io import read_json
+    set; the reader excludes them) and damaged ones (truncated, not JSON, not a record: the
+    reader stops on them). With --delete they are removed, together with the tables built from
+    them (ROOT/manifest.tsv, ROOT/../trials.parquet): the next `bin/run` re-runs their jobs, and
+    model calls that had succeeded come back from the response cache."""
     from incognita.native import native_trial
+    from incognita.reader import check_result
 
-    found = []
-    for root in roots or ("results/episodes", "results/native"):
-        for path in sorted(Path(root).rglob("r*.json")):
+    found, damaged, derived = [], 0, set()
+    for root in map(Path, roots or ("results/episodes", "results/native")):
+        for path in sorted(root.rglob("r*.json")):
             if "archive" in path.parts:
                 continue
-            doc = read_json(path)
-            error = native_trial(path, doc)["error"] if "simulations" in doc else doc.get("error")
-            if error:
-                found.append(path)
+            doc, problem = check_result(path)
+            if problem:
+                click.echo(f"damaged: {problem}")
+                damaged += 1
+            else:
+                error = native_trial(path, doc)["error"] if "simulations" in doc else doc.get("error")
+                if not error:
+                    continue
                 click.echo(f"{path}: {error}")
+            found.append(path)
+            derived |= {root / "manifest.tsv", root.parent / "trials.parquet"}
     if delete:
         for path in found:
             path.unlink()
-    click.echo(f"{len(found)} record(s) with an error" + (" deleted" if delete and found else ""))
+        # Snakemake (since 7.7) does not rebuild a deleted file while the files built from it are
+        # present and up to date: without these, the next run would find nothing to do.
+        for path in sorted(p for p in derived if p.exists()):
+            path.unlink()
+            click.echo(f"{path}: removed, so that the next run rebuilds the deleted records and then it")
+    click.echo(f"{len(found)} record(s) with an error" + (f" ({damaged} damaged)" if damaged else "")
+               + (" deleted" if delete and found else ""))
 
 
 # --- figures stage ---
@@ -553,12 +591,14 @@ def _register() -> None:
     from incognita.common.cache import cache_group
     from incognita.estimate import estimate_cmd
     from incognita.stats.commands import power_command, stats_command
+    from incognita.viewer.command import view_command
 
     main.add_command(stats_command)
     main.add_command(power_command)
     main.add_command(cache_group)
     main.add_command(estimate_cmd)
     main.add_command(collabsim)
+    main.add_command(view_command)
 
 
 _register()

@@ -718,7 +718,8 @@ class _Builder:
                 skip: frozenset[str] = frozenset()) -> list[tuple[str, dict]] | None:
         """Breadth-first search for the shortest chain of new reads whose last result is a `hit`
         (called with the read's tool, arguments and result); tools in `skip` are not tried."""
-        key = lambda n, a: (n, json.dumps(a, sort_keys=True))
+        def key(n, a):
+            return (n, json.dumps(a, sort_keys=True))
         # A read already made since the last successful write would return the same again.
         last_write = max((c["index"] for c in self.calls if c["tool_type"] == "write" and c["error"] is None),
                          default=-1)

@@ -16,10 +16,10 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from incognita import __version__
 from incognita.backends import make_backend
 from incognita.backends.scripted_agent import tool_catalog
 from incognita.common.backends.base import entry_param, split_entry
+from incognita.common.environment import describe
 from incognita.common.io import (
     InputError,
     read_json,
@@ -182,7 +182,7 @@ class Harness:
             seed=seed, models={"agent": entry_param(entry), "customer": entry_param(self.design.customer),
                                "service": entry_param(self.design.service) if service else None,
                                "judge": entry_param(self.design.judge) if judge else None},
-            code_version=f"incognita {__version__}",
+            code_version=describe(),
             card={"version": card["card_version"], "sha256": card_sha},
             reference={"golden_sha256": golden_sha, "gold_hash": golden["replay"]["upstream_hash"]},
         )

@@ -36,6 +36,7 @@ from pathlib import Path
 
 from incognita import native_models
 from incognita.common.backends.base import ModelRequest, Turn
+from incognita.common.environment import describe
 from incognita.common.io import InputError, atomic_write_text, read_json, read_yaml
 
 # Bump when a change here alters native outputs: the workflow passes it as a param.
@@ -302,7 +303,8 @@ def run_cell(cell: NativeCell, task, agent: tuple, user: tuple, settings: Native
     from tau2.utils.utils import get_now
 
     facts = {"model": cell.model, "task": cell.task, "rep": cell.rep, "seed": cell.seed,
-             "schedule_position": cell.position, "overlay_version": overlay, "error": None}
+             "schedule_position": cell.position, "overlay_version": overlay, "code_version": describe(),
+             "error": None}
     start = time.perf_counter()
     native_models.BRIDGE.reset_usage()
     try:
@@ -468,6 +470,13 @@ def native_trial(path: str | Path, doc: dict | None = None) -> dict:
         facts = sim["reward_info"]["info"]["incognita"]
     except (KeyError, IndexError, TypeError):
         raise InputError(f"{path}: not a native result written by incognita (no reward_info.info.incognita)") from None
+    try:
+        return _native_row(doc, sim, facts)
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:  # damaged inside: name the file
+        raise InputError(f"{path}: not a readable native result ({type(exc).__name__}: {exc})") from None
+
+
+def _native_row(doc: dict, sim: dict, facts: dict) -> dict:
     reward = sim["reward_info"].get("reward")
     breakdown = sim["reward_info"].get("reward_breakdown") or {}
     error = facts.get("error")

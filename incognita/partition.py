@@ -13,10 +13,10 @@ orders in which an agent might expect capabilities to come (docs/partition.md).
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable
 
 from incognita.common.io import InputError, read_yaml, sha256_file, sha256_obj
 

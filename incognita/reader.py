@@ -497,12 +497,24 @@ def episode_files(root: str | Path) -> list[Path]:
     return sorted(root.glob("*/*/*/r*.json"))
 
 
-def _read_one(path: Path, tasks: dict) -> TrialRow:
-    data = read_json(path)
+def load_record(path: Path, data: Any = None) -> EpisodeRecord:
+    """An episode record from its file (or its already parsed `data`); InputError naming the file
+    when it is not one, so a damaged record stops the reader instead of losing its trial."""
+    data = read_json(path) if data is None else data
+    if not isinstance(data, dict):
+        raise InputError(f"{path}: not an episode record (a JSON {type(data).__name__})")
     try:
         record = EpisodeRecord.from_dict(data)
-    except (ValueError, TypeError) as exc:
-        raise InputError(f"{path}: not an episode record ({exc})") from None
+        _cell(record)
+    except InputError as exc:
+        raise InputError(f"{path}: {exc}") from None
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise InputError(f"{path}: not an episode record ({type(exc).__name__}: {exc})") from None
+    return record
+
+
+def _read_one(path: Path, tasks: dict) -> TrialRow:
+    record = load_record(path)
     task = str(record.cell.get("task"))
     if task not in tasks:
         raise InputError(f"{path}: cell.task: task {task!r} is not in the coordination reference")
@@ -510,6 +522,26 @@ def _read_one(path: Path, tasks: dict) -> TrialRow:
         return read_trial(record, tasks[task])
     except InputError as exc:
         raise InputError(f"{path}: {exc}") from None
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:  # a record damaged inside its events
+        raise InputError(f"{path}: not a readable episode record ({type(exc).__name__}: {exc})") from None
+
+
+def check_result(path: str | Path) -> tuple[dict | None, str | None]:
+    """An episode record or native result as `incognita errors` sees it: (its content, None), or
+    (None, why) when it is damaged, i.e. the reader would stop on it. A JSON object without
+    `schema_version` and `simulations` is left alone here (the reader names it when it meets it)."""
+    from incognita.native import native_trial
+
+    path = Path(path)
+    try:
+        doc = read_json(path)
+        if isinstance(doc, dict) and "simulations" in doc:
+            native_trial(path, doc)
+        elif not isinstance(doc, dict) or "schema_version" in doc:
+            load_record(path, doc)
+    except InputError as exc:
+        return None, str(exc)
+    return doc, None
 
 
 def frame(rows: Iterable[dict]) -> pd.DataFrame:

@@ -134,7 +134,7 @@ class EpisodeRecord:
         return out
 
     @classmethod
-    def from_dict(cls, data: dict) -> "EpisodeRecord":
+    def from_dict(cls, data: dict) -> EpisodeRecord:
         if data.get("schema_version") != SCHEMA_VERSION:
             raise ValueError(f"episode schema version {data.get('schema_version')} is not {SCHEMA_VERSION}")
         kwargs = {f.name: data[f.name] for f in fields(cls) if f.name in data}

@@ -34,8 +34,9 @@ See docs/reference.md for the definitions and for how totals compare with the pa
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from incognita.common.io import (
     InputError,

@@ -10,6 +10,7 @@ import importlib.metadata
 import importlib.resources
 from pathlib import Path
 
+from incognita.common.environment import lock_hash
 from incognita.common.io import (
     InputError,
     atomic_write_text,
@@ -59,7 +60,7 @@ def extract(out_dir: str | Path, pinned_version: str, domain: str = "retail") ->
         data = (src / name).read_bytes()
         atomic_write_text(out_dir / name, data.decode("utf-8"))
         files[name] = sha256_file(out_dir / name)
-    manifest = {"package": PACKAGE, "version": version, "domain": domain, "files": files}
+    manifest = {"package": PACKAGE, "version": version, "domain": domain, "files": files, "lock": lock_hash()}
     write_json(manifest_path, manifest)
     return manifest
 

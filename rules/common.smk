@@ -197,13 +197,14 @@ def get_stats_outputs():
 
 
 def get_final_targets():
-    """Everything: the figures pull in every stage up to them; the audit, the replay table and
-    the episode manifest are side outputs that nothing downstream reads."""
+    """Everything: the figures pull in every stage up to them; the audit, the replay table,
+    the episode manifest and the trajectory viewer are side outputs that nothing downstream reads."""
     return [
         "results/audit/cards.tsv",
         "results/golden/replay.tsv",
         "results/episodes/manifest.tsv",
         "results/figures",
+        "results/viewer",
     ] + (["results/collabsim/figures"] if "collabsim" in config else [])
 
 

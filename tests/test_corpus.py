@@ -120,7 +120,7 @@ def test_named_leftovers_fill_short_levels_first():
     ref = synthetic_reference()
     for tid in ("2", "3", "11", "30"):
         ref["tasks"][tid] = _task(tid, 5)
-    for tid, t in ref["tasks"].items():
+    for t in ref["tasks"].values():
         if t["level"] == 1:
             t["withholds_disclosure"] = True
     sel = select(ref, seed=20260820, **RULE)

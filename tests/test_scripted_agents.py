@@ -127,7 +127,7 @@ def _leaves(node):
 
 
 def test_no_plan_holds_a_golden_value_identifier_or_index(corpus_inputs):
-    for task, (card, golden) in corpus_inputs.items():
+    for task, (_card, golden) in corpus_inputs.items():
         plan = plan_from_golden(golden)
         text = _strings(plan)
         values = {v for c in golden["calls"] for v in _leaves(c["arguments"]) if v.strip()}

@@ -113,5 +113,5 @@ def test_smoke_profile_end_to_end(tmp_path):
                                      "impatient:\n  discovery: probe\n  patience: 2"))
     proc = snakemake(wf, "-n", "--configfile", "config/smoke.yaml")
     assert planned_jobs(proc) == {"episodes": 2, "native": 1, "episodes_done": 1, "trials": 1, "stats": 1,
-                                  "figures": 1, "all": 1}  # CollabSim untouched
+                                  "figures": 1, "viewer": 1, "all": 1}  # CollabSim untouched
     assert "model=impatient" in proc.stdout and "model=surveyor" not in proc.stdout

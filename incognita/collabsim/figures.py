@@ -91,7 +91,7 @@ def time_figure(table: pd.DataFrame, what: str, scripted: bool):
     for ax, task in zip(axes, tasks):
         part = table[table.task == task]
         for i, condition in enumerate(dict.fromkeys(part["condition"])):
-            for (design, model), line in part[part.condition == condition].groupby(["design", "model"], sort=False):
+            for (design, _model), line in part[part.condition == condition].groupby(["design", "model"], sort=False):
                 line = line.sort_values("progress")
                 color = "#555555" if condition == "baseline" else palette(i % 10)
                 ax.plot(line["progress"], line["mean"], LINES.get(design, "-"), color=color, lw=1.3,

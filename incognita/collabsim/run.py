@@ -21,6 +21,7 @@ from incognita.collabsim.engine import Engine
 from incognita.collabsim.events import to_jsonl
 from incognita.collabsim.experiment import Experiment, model_params
 from incognita.collabsim.metrics import run_metrics
+from incognita.common.environment import lock_hash
 from incognita.common.io import atomic_write_text
 
 EVENTS, METRICS, MANIFEST = "events.jsonl", "metrics.json", "manifest.json"
@@ -48,7 +49,7 @@ def simulate(exp: Experiment, seed: int, cache_dir: str | None = None, prices: s
         "config_hash": exp.config_hash, "personas": personas(exp, seed), "probe_cadence": exp.probe.cadence,
         "experiment_file": str(exp.source), "models_override": exp.models_override,
         "models": model_params(exp), "roles": {a.id: a.role for a in exp.agents},
-        "incognita_version": __version__, "generator_version": GENERATOR_VERSION,
+        "incognita_version": __version__, "lock": lock_hash(), "generator_version": GENERATOR_VERSION,
         "python": platform.python_version(), "steps": end["steps"], "events": len(events),
         "state_hash": end["state_hash"], "usage": usage, "probe_usage": probe_usage, "config": exp.resolved,
     }

@@ -10,8 +10,9 @@ mirror of a model is a hit.
 Entries are written via a temp file and a rename in the same directory, so concurrent jobs
 (`snakemake -j 8`) never see half an entry; two jobs writing the same key write the same
 answer and the last rename wins. An entry holds the response, its token usage and the cost
-computed when the call was made, never a key or a header. A corrupt entry reads as a miss
-and is overwritten by the next answer.
+computed when the call was made, never a key or a header. A damaged entry (unreadable, not
+JSON, holding another key, or missing the parts of a response) is reported on stderr as
+damaged, reads as a miss, and is overwritten by the next answer: it is never returned.
 """
 
 from __future__ import annotations
@@ -56,18 +57,26 @@ class ResponseCache:
         return self.root / key[:2] / f"{key}.json"
 
     def get(self, key: str) -> dict | None:
+        """The entry stored under `key`, or None: a miss, or a damaged entry (reported on stderr)."""
+        entry, problem = self.read(key)
+        if problem:
+            print(f"warning: cache entry {self.path(key)} is damaged ({problem}); treating it as a miss, "
+                  "the next answer overwrites it", file=sys.stderr)
+        return entry
+
+    def read(self, key: str) -> tuple[dict | None, str | None]:
+        """(entry, None) for a usable entry, (None, None) for none, (None, why) for a damaged one."""
         path = self.path(key)
         try:
             with path.open(encoding="utf-8") as fh:
                 entry = json.load(fh)
         except FileNotFoundError:
-            return None
-        except (OSError, json.JSONDecodeError) as exc:
-            print(f"warning: cache entry {path} is unreadable ({exc}); treating it as a miss", file=sys.stderr)
-            return None
-        if not isinstance(entry, dict) or entry.get("format") != CACHE_FORMAT or entry.get("key") != key:
-            return None
-        return entry
+            return None, None
+        # UnicodeDecodeError (binary garbage) is a ValueError like JSONDecodeError, not an OSError.
+        except (OSError, ValueError) as exc:
+            return None, f"unreadable: {exc}"
+        problem = entry_problem(entry, key)
+        return (None, problem) if problem else (entry, None)
 
     def put(self, key: str, entry: dict) -> Path:
         path = self.path(key)
@@ -76,14 +85,40 @@ class ResponseCache:
         return path
 
     def entries(self) -> Iterator[tuple[Path, dict]]:
-        """Every readable entry; temp files and foreign files are skipped."""
+        """Every usable entry; temp files, foreign files and damaged entries (see scan) are skipped."""
+        for path, entry, _ in self.scan():
+            if entry is not None:
+                yield path, entry
+
+    def scan(self) -> Iterator[tuple[Path, dict | None, str | None]]:
+        """(path, entry, None) for each usable entry and (path, None, why) for each damaged one."""
         if not self.root.is_dir():
             return
         for shard in sorted(p for p in self.root.iterdir() if p.is_dir() and len(p.name) == 2):
             for path in sorted(shard.glob("*.json")):
-                entry = self.get(path.stem)
-                if entry is not None:
-                    yield path, entry
+                entry, problem = self.read(path.stem)
+                if problem or entry is not None:
+                    yield path, entry, problem
+
+
+def entry_problem(entry, key: str) -> str | None:
+    """Why a parsed entry cannot be used as the answer to `key` (None when it can). Checked on
+    every read, so a damaged entry never reaches the episode loop as a model's response."""
+    if not isinstance(entry, dict):
+        return f"not a cache entry (a JSON {type(entry).__name__})"
+    if entry.get("format") != CACHE_FORMAT:
+        return f"format {entry.get('format')!r}, expected {CACHE_FORMAT}"
+    if entry.get("key") != key:
+        return f"holds the entry of key {str(entry.get('key'))[:16]}..., not of its file name"
+    response, usage = entry.get("response"), entry.get("usage")
+    if not isinstance(response, dict) or not isinstance(response.get("message"), dict):
+        return "no response message"
+    if not isinstance(usage, dict) or not all(isinstance(usage.get(k), int)
+                                              for k in ("prompt_tokens", "completion_tokens")):
+        return "no token usage"
+    if not isinstance(entry.get("cost_usd"), (int, float)):
+        return "no cost"
+    return None
 
 
 # --------------------------------------------------------------------------- inspection
@@ -99,6 +134,7 @@ class CacheStats:
     cost_usd: float = 0.0
     oldest: float | None = None
     newest: float | None = None
+    damaged: list[tuple[Path, str]] = field(default_factory=list)  # misses until the next answer rewrites them
 
     def add(self, path: Path, entry: dict) -> None:
         self.entries += 1
@@ -113,8 +149,11 @@ class CacheStats:
 
 def stats(cache: ResponseCache) -> CacheStats:
     out = CacheStats(root=str(cache.root))
-    for path, entry in cache.entries():
-        out.add(path, entry)
+    for path, entry, problem in cache.scan():
+        if problem:
+            out.damaged.append((path, problem))
+        else:
+            out.add(path, entry)
     return out
 
 
@@ -181,6 +220,8 @@ def stats_cmd(dir_opt: str | None, config_path: str | None) -> None:
         click.echo(f"  model {model}: {n}")
     for role, n in s.roles.most_common():
         click.echo(f"  role {role}: {n}")
+    for path, problem in s.damaged:
+        click.echo(f"  damaged {path}: {problem} (a miss; the next answer overwrites it)")
 
 
 @cache_group.command("ls")
@@ -192,7 +233,7 @@ def ls_cmd(dir_opt: str | None, config_path: str | None, model: str | None, limi
     """One line per entry: created, model, role, tokens, cost, key."""
     rows = select(_cache_from(dir_opt, config_path), model=model)
     rows.sort(key=lambda pe: pe[1].get("created") or 0)
-    for path, e in rows[:limit or None]:
+    for _path, e in rows[:limit or None]:
         u = e.get("usage") or {}
         click.echo(f"{_when(e.get('created'))}  {e.get('model', '?'):<24} {e.get('role', '?'):<8} "
                    f"{u.get('prompt_tokens', 0):>7}+{u.get('completion_tokens', 0):<6} "

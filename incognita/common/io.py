@@ -20,19 +20,32 @@ class InputError(Exception):
     """Bad input named by file and field; the CLI turns it into a clean exit."""
 
 
+class WriteError(OSError):
+    """An output could not be written (disk full, quota, read-only file system), named by path.
+    An OSError still, so callers that handle OSError keep working; the CLI prints it as one line."""
+
+    def __str__(self) -> str:
+        return self.strerror or super().__str__()
+
+
 def atomic_write(path: str | os.PathLike, write: Callable[[str], None]) -> None:
     """Have `write(tmp)` fill a temp file in the target's directory, then rename it into place,
     so readers never see half a file and an interrupted run leaves the old one."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
+    tmp = None
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        os.close(fd)
         write(tmp)
         os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp creates 0600; results should read like any file
         os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+    except BaseException as exc:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError) and not isinstance(exc, WriteError):
+            # A full disk raises a bare "[Errno 28] No space left on device" that names no file.
+            raise WriteError(exc.errno, f"{path}: cannot write ({exc.strerror or exc})") from exc
         raise
 
 
@@ -62,6 +75,10 @@ def read_json(path: str | os.PathLike) -> Any:
         raise InputError(f"{path}: file not found") from None
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}: not valid JSON ({exc})") from None
+    except UnicodeDecodeError as exc:  # binary garbage: a ValueError, but not a JSONDecodeError
+        raise InputError(f"{path}: not valid JSON (not UTF-8 text: {exc.reason} at byte {exc.start})") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
 
 
 def read_yaml(path: str | os.PathLike) -> Any:

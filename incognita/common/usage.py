@@ -16,6 +16,6 @@ class Usage:
     cache_hits: int = 0
     cache_misses: int = 0
 
-    def add(self, other: "Usage") -> None:
+    def add(self, other: Usage) -> None:
         for f in fields(self):
             setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))

@@ -1,0 +1,213 @@
+/* Episode pages (#arm/model/task/rep, optionally /e<event> to point at one event): the
+   timeline beside the outcome, the reader's label and rule, and the coordination reference
+   ticked off at the turn each item was satisfied. Native runs share the layout. */
+"use strict";
+(function () {
+  const EPISODE_KINDS = [["message", "messages", true], ["tool_proposal", "tool proposals", true],
+    ["gateway_decision", "gateway decisions", true], ["disclosure", "disclosures", true],
+    ["protocol_error", "protocol errors", true], ["truncation", "truncation", true]];
+  const NATIVE_KINDS = [["message", "messages", true], ["tool_proposal", "tool calls", true],
+    ["tool_result", "tool results", true], ["note", "system", true]];
+  const STATUS = { accepted: "ok", not_owner: "bad", inadmissible: "bad", error: "bad", ok: "ok",
+    released: "ok", already_released: "muted", unknown: "bad", refused: "bad" };
+  const ENV = "ENVIRONMENT";
+
+  const status = (s) => V.badge(String(s).replace(/_/g, " "), STATUS[s] || "");
+
+  /* What one event draws: [from, to, content]. */
+  function drawing(e) {
+    switch (e.type) {
+      case "message":
+        return [e.sender, e.recipient, [V.h("div", { class: "who" }, `${e.sender} → ${e.recipient}`,
+          e.message_type !== "MESSAGE" ? V.badge(e.message_type, "final") : ""), V.textBlock(e.text || "")]];
+      case "tool_proposal":
+        return [e.proposer, ENV, [V.h("div", { class: "who" }, `${e.proposer} proposes `, V.h("code", {}, e.tool)),
+          V.jsonBlock(e.arguments, "arguments")]];
+      case "gateway_decision":
+        return [ENV, e.proposer, [V.h("div", { class: "who" }, "gateway: ", status(e.status), " ",
+          V.h("code", {}, e.tool), ` for ${e.proposer}`, e.write ? V.badge("write", "write") : ""),
+        V.jsonBlock(e.arguments, "arguments"),
+        e.reason ? V.h("div", { class: "reason" }, "reason: ", e.reason) : "",
+        e.result !== null && e.result !== undefined ? V.h("div", { class: "result" }, "result: ", V.jsonBlock(e.result, "result")) : ""]];
+      case "tool_result":
+        return [ENV, e.proposer, [V.h("div", { class: "who" }, "environment: ", status(e.status), " ", V.h("code", {}, e.tool)),
+          V.jsonBlock(e.result, "result")]];
+      case "disclosure":
+        return ["USER", null, [V.h("div", { class: "who" }, "disclosure gate: ", V.h("code", { class: "token" }, e.token), " ",
+          status(e.status)), e.value !== null && e.value !== undefined ? V.h("div", {}, "value: ", V.h("code", {}, e.value)) : "",
+        e.reason ? V.h("div", { class: "reason" }, "reason: ", e.reason) : ""]];
+      case "protocol_error":
+        return [e.actor, null, [V.h("div", { class: "who" }, V.badge("protocol error", "bad"), ` by ${e.actor}`),
+          V.h("div", { class: "reason" }, "reason: ", e.reason), V.h("details", {}, V.h("summary", {}, "raw output"),
+            V.h("pre", {}, e.raw || ""))]];
+      case "truncation":
+        return [ENV, null, [V.h("div", { class: "who" }, V.badge("truncated", "bad"), ` the turn budget (${e.budget}) ran out`)]];
+      default:
+        return [null, null, [V.h("div", { class: "who" }, e.type), V.textBlock(e.text || "")]];
+    }
+  }
+
+  function timeline(page, kinds) {
+    const tl = new V.Timeline(page.lanes);
+    const rows = page.events.map((e, i) => {
+      const [from, to, content] = drawing(e);
+      const row = tl.row({ id: "e" + i, when: `${V.isMissing(e.turn) ? "" : e.turn}`, from, to, kind: e.type, content });
+      row.dataset.lanes = [from, to].filter(Boolean).join(" ");
+      row.querySelector(".when").append(V.h("a", { class: "permalink", href: V.href([...page.key.split("/"), "e" + i]),
+        title: "link to this event" }, "#"));
+      return row;
+    });
+    const body = V.h("div", { class: "timeline", "data-testid": "timeline" }, tl.header("turn"), rows);
+    const counts = {};
+    for (const e of page.events) counts[e.type] = (counts[e.type] || 0) + 1;
+    const filters = V.timelineFilters(kinds, page.lanes, body, counts);
+    filters.apply();
+    return V.h("div", { class: "tl-wrap" }, filters.el, body);
+  }
+
+  /* A link to the event where a reference item was satisfied, or why it was not. */
+  function at(page, where, open) {
+    if (!where) return V.h("span", { class: "no", title: open || "" }, "✗ " + (open || "never"));
+    return V.h("a", { class: "yes", href: V.href([...page.key.split("/"), "e" + where.event]) }, `✓ turn ${where.turn}`);
+  }
+
+  function checklist(page) {
+    const r = page.reference;
+    const li = (label, mark, extra) => V.h("li", {}, mark, " ", label, extra ? V.h("span", { class: "extra" }, " ", extra) : "");
+    const items = r.items.map((it) => li(it.kind === "customer" ? ["customer ", V.h("code", { class: "token" }, it.token)]
+      : ["service ", V.h("code", {}, it.tool), ` at ${it.holder} `, V.jsonBlock(it.arguments)],
+    at(page, it.at, it.obtained ? "" : (it.approached ? "not obtained; source approached" : "not obtained; source never approached"))));
+    const calls = r.calls.map((c) => li([V.h("code", {}, c.tool), ` by ${c.executor} `, V.jsonBlock(c.arguments)],
+      at(page, c.at, "not executed as the reference"), c.tool_type === "write" ? V.badge("write", "write") : ""));
+    const holders = r.holders.map((h) => li(h.holder, h.holder === "agent" ? V.h("span", { class: "muted" }, "(the agent)") :
+      at(page, h.contacted, "never contacted"), ["acted: ", at(page, h.acted, "no accepted call")]));
+    const roles = r.role_assignments ? r.role_assignments.map((a) => li([V.h("code", {}, a.tool), ` at ${a.desk}`],
+      at(page, a.executed, "never executed there"), ["contacted: ", at(page, a.contacted, "never")])) : null;
+    return V.h("section", { class: "panel", "data-testid": "reference" },
+      V.h("h2", {}, `Coordination reference: task ${r.task}, ${page.cell.arm}`),
+      V.facts([["level", r.level], ["desks engaged", r.desks_engaged.join(", ")]]),
+      V.h("h3", {}, "Required holders"), V.h("ul", { class: "check" }, holders),
+      roles ? [V.h("h3", {}, "Role assignments"), V.h("ul", { class: "check" }, roles)] : "",
+      V.h("h3", {}, "Information items"), V.h("ul", { class: "check" }, items),
+      V.h("h3", {}, "Required calls"), V.h("ul", { class: "check" }, calls));
+  }
+
+  const flag = (v) => V.isMissing(v) ? "not operative" : v ? "✓ pass" : "✗ fail";
+
+  function outcome(page) {
+    const o = page.outcome;
+    return V.h("section", { class: "panel", "data-testid": "outcome" }, V.h("h2", {}, "Outcome"),
+      V.facts([["success", V.outcomeBadge(page.trial.outcome, page.trial.failure_type)],
+        ["termination", `${o.termination} after ${o.turns} turns`],
+        ["DB channel", flag(o.channels.db)], ["communicate channel", flag(o.channels.communicate)],
+        ["NL channel", flag(o.channels.nl)], ["database-only success", flag(o.database_only_success)],
+        ["final database", o.final_db_hash === o.gold_hash ? "matches the gold state" : "differs from the gold state"],
+        ["information channel", o.information_channel], o.error ? ["error", o.error] : null]),
+      o.judgements.length ? V.jsonBlock(o.judgements, "judge verdicts") : "");
+  }
+
+  function reading(page) {
+    const f = page.failure;
+    const t = page.trial;
+    const measures = ["role_identification", "holder_contacted", "information_acquisition", "customer_information",
+      "service_information", "execution"].map((k) => [k.replace(/_/g, " "), V.fmt(t[k], "frac")]);
+    const rule = f ? [V.h("p", { "data-testid": "failure-rule" }, V.badge(f.label.replace(/_/g, " "), "bad"),
+      ` rule ${f.rule} of the reader's table: ${f.question}.`),
+    f.recomputed !== f.label ? V.errorBox(`This code reads the episode as ${f.recomputed}: the table was built by another reader version.`) : "",
+    V.h("ul", { class: "evidence" }, f.evidence.map((x) => V.h("li", {}, x))),
+    V.facts([["reads credited (B.2)", f.audits.reads_credited], ["exact credited", f.audits.exact_credited],
+      ["request based", f.audits.request_based]])]
+      : V.h("p", { "data-testid": "failure-rule" }, t.outcome === "failed" ? "No label." : `No failure type: ${t.outcome}.`);
+    return V.h("section", { class: "panel", "data-testid": "reader" }, V.h("h2", {}, "Reader"), rule,
+      V.h("h3", {}, "Process measures"), V.facts(measures),
+      V.facts([["agent actions", t.agent_actions], ["unanswerable questions", t.unanswerable_questions],
+        ["extra reads", t.non_reference_reads], ["extra actions", t.non_reference_actions],
+        ["injected (ground truth)", t.injected_failure || "none"]]));
+  }
+
+  function usage(page) {
+    const rows = Object.entries(page.usage).map(([role, u]) => V.h("tr", {}, V.h("td", {}, role),
+      V.h("td", { class: "num" }, u.calls), V.h("td", { class: "num" }, u.prompt_tokens + u.completion_tokens),
+      V.h("td", { class: "num" }, V.fmt(u.cost_usd, "usd")), V.h("td", { class: "num" }, `${u.cache_hits}/${u.cache_misses}`)));
+    return V.h("section", { class: "panel" }, V.h("h2", {}, "Run"),
+      V.facts([["seed", page.seed], ["models", Object.entries(page.models).filter(([, v]) => v).map(([k, v]) => `${k}: ${v}`).join("; ")],
+        ["ground truth", V.json(page.ground_truth)], ["versions", V.json(page.versions)], ["wall time", `${page.wall_time_s} s`]]),
+      V.h("table", { class: "grid small" }, V.h("thead", {}, V.h("tr", {}, ["role", "calls", "tokens", "cost", "cache hit/miss"]
+        .map((x) => V.h("th", {}, x)))), V.h("tbody", {}, rows)));
+  }
+
+  function harness(page) {
+    const h = page.harness;
+    const r = h.reward_info || {};
+    const checks = (r.communicate_checks || []).map((c) => V.h("li", {}, c.met ? "✓ " : "✗ ", V.h("code", {}, c.info)));
+    return [V.h("section", { class: "panel", "data-testid": "outcome" }, V.h("h2", {}, "Harness outcome (tau2, as written)"),
+      V.facts([["success", V.outcomeBadge(page.trial.outcome)], ["reward", r.reward], ["termination", h.termination_reason],
+        ["reward basis", V.json(r.reward_basis)], ["breakdown", V.json(r.reward_breakdown)],
+        ["DB check", V.json(r.db_check)], ["harness", h.version]]),
+      checks.length ? [V.h("h3", {}, "Communicate checks"), V.h("ul", { class: "check" }, checks)] : "",
+      V.h("p", { class: "hint" }, "The upstream harness records no gateway, disclosure gate or holders, so the reader gives ",
+        "native trials no failure type and no process measures.")),
+    V.h("section", { class: "panel" }, V.h("h2", {}, "Run"),
+      V.facts(Object.entries(page.facts).map(([k, v]) => [k, typeof v === "object" && v !== null ? V.json(v) : v])))];
+  }
+
+  /* Every trial's link key (arm/model/task/rep), from the index. */
+  function trialKeys() {
+    const pos = Object.fromEntries(V.index().trials.columns.map((col, i) => [col.name, i]));
+    return new Set(V.index().trials.rows.map((r) => [r[pos.arm], r[pos.model], r[pos.task], r[pos.rep]].join("/")));
+  }
+
+  function sameCell(page) {
+    const c = page.cell;
+    const have = trialKeys();
+    const link = (arm) => arm === c.arm ? V.h("strong", {}, arm)
+      : have.has(`${arm}/${c.model}/${c.task}/${c.rep}`) ? V.h("a", { href: V.episodeHref(arm, c.model, c.task, c.rep) }, arm)
+        : V.h("span", { class: "muted" }, arm);
+    return V.h("nav", { class: "same-cell" }, "same model, task and repetition: ",
+      ["direct", "indirect", "social", "native"].map((arm) => [link(arm), " "]), " · ",
+      V.h("a", { href: V.href(["compare", c.model, c.task, c.rep]) }, "these side by side"), " · ",
+      V.h("a", { href: V.href(["task", c.task]) }, `task ${c.task} across arms and models`));
+  }
+
+  V.episodeView = async function (parts) {
+    const [arm, model, task, rep] = parts;
+    const key = `${arm}/${model}/${task}/${rep}`;
+    const page = await V.load(key, `data/episodes/${parts.slice(0, 3).map(encodeURIComponent).join("/")}/r${encodeURIComponent(rep)}.js`);
+    const native = page.kind === "native";
+    const side = native ? harness(page) : [outcome(page), reading(page), checklist(page), usage(page)];
+    return V.h("section", { class: "page episode", "data-key": key },
+      V.h("h1", {}, `${arm} · ${model} · task ${task} · r${rep} `, V.outcomeBadge(page.trial.outcome, page.trial.failure_type)),
+      sameCell(page),
+      V.h("div", { class: "split" }, timeline(page, native ? NATIVE_KINDS : EPISODE_KINDS), V.h("aside", {}, side)));
+  };
+
+  /* #compare/<model>/<task>/<rep>: the same cell in every arm, side by side, without lanes. */
+  V.compareView = async function (parts) {
+    const [model, task, rep] = parts;
+    const arms = ["direct", "indirect", "social", "native"];
+    const have = trialKeys();
+    const pages = await Promise.all(arms.map((arm) => have.has(`${arm}/${model}/${task}/${rep}`)
+      ? V.load(`${arm}/${model}/${task}/${rep}`, `data/episodes/${arm}/${encodeURIComponent(model)}/` +
+        `${encodeURIComponent(task)}/r${encodeURIComponent(rep)}.js`) : null));
+    const column = (arm, page) => V.h("div", { class: "compare-col", "data-arm": arm },
+      V.h("h2", {}, page ? V.h("a", { href: V.episodeHref(arm, model, task, rep) }, arm) : arm, " ",
+        page ? V.outcomeBadge(page.trial.outcome, page.trial.failure_type) : V.badge("not in this design", "muted")),
+      page ? page.events.map((e, i) => V.h("div", { class: "compare-row", "data-kind": e.type },
+        V.h("a", { class: "when", href: V.href([arm, model, task, rep, "e" + i]) }, V.isMissing(e.turn) ? "" : String(e.turn)),
+        V.h("div", { class: "content" }, drawing(e)[2]))) : "");
+    return V.h("section", { class: "page" },
+      V.h("h1", {}, `${model} · task ${task} · r${rep} in every arm`),
+      V.h("nav", { class: "same-cell" }, V.h("a", { href: V.href(["task", task]) }, `task ${task} across arms and models`)),
+      V.h("div", { class: "compare" }, arms.map((arm, i) => column(arm, pages[i]))));
+  };
+
+  /* Bring an event into view and mark it (from a #.../e<n> link). */
+  V.focusEvent = function (id) {
+    for (const el of document.querySelectorAll(".tl-row.focus")) el.classList.remove("focus");
+    const row = document.getElementById(id);
+    if (!row) return;
+    row.hidden = false;
+    row.classList.add("focus");
+    row.scrollIntoView({ block: "center" });
+  };
+})();

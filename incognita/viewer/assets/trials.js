@@ -1,0 +1,136 @@
+/* The trials index (#trials) and the matched per-task views (#tasks, #task/<id>). */
+"use strict";
+(function () {
+
+  const ARMS = ["direct", "indirect", "social", "native"];
+
+  function trialPositions() {
+    return Object.fromEntries(V.index().trials.columns.map((c, i) => [c.name, i]));
+  }
+
+  function trialHref(row, pos) {
+    return V.episodeHref(row[pos.arm], row[pos.model], row[pos.task], row[pos.rep]);
+  }
+
+  function trialCell(row, col, pos) {
+    const v = row[pos[col.name]];
+    if (col.name === "arm") return V.h("td", {}, V.h("a", { href: trialHref(row, pos), title: "open the episode" }, v));
+    if (col.name === "task") return V.h("td", {}, V.h("a", { href: V.href(["task", v]), title: "this task in every arm" }, v));
+    if (col.name === "outcome") return V.h("td", {}, V.outcomeBadge(v));
+    if (col.kind === "text") return V.h("td", {}, V.isMissing(v) ? "" : v);
+    return V.h("td", { class: "num" }, V.fmt(v, col.kind));
+  }
+
+  /* Counts of the rows shown: the outcome mix, with the failure types. */
+  function trialSummary(rows, total, pos) {
+    const count = (test) => rows.filter(test).length;
+    const types = {};
+    for (const row of rows) {
+      const t = row[pos.failure_type];
+      if (t) types[t] = (types[t] || 0) + 1;
+    }
+    const failed = count((r) => r[pos.outcome] === "failed");
+    return V.h("span", {},
+      V.h("strong", { "data-testid": "shown" }, String(rows.length)), ` of ${total} trials · `,
+      V.h("span", { class: "ok-text" }, `${count((r) => r[pos.outcome] === "success")} success`), " · ",
+      V.h("span", { class: "bad-text" }, `${failed} failed`),
+      Object.keys(types).length ? " (" + Object.entries(types).map(([t, n]) => `${t.replace(/_/g, " ")} ${n}`).join(", ") + ")" : "",
+      ` · ${count((r) => r[pos.outcome] === "excluded")} excluded`);
+  }
+
+  V.trialsView = function (query) {
+    const { columns, rows } = V.index().trials;
+    const pos = trialPositions();
+    const table = new V.Table(columns, rows, {
+      state: V.tableState(query, columns.map((c) => c.name)),
+      cell: (row, col) => trialCell(row, col, pos),
+      onRow: (row) => { location.hash = trialHref(row, pos); },
+      summary: (shown, total) => trialSummary(shown, total, pos),
+      onState: (state) => history.replaceState(null, "", V.href(["trials"], V.stateQuery(state))),
+    });
+    return V.h("section", { class: "page" },
+      V.h("h1", {}, "Trials"),
+      V.h("p", { class: "hint" }, "One row per trial. Choose values or type a number filter (>0.5, <=3, 2..5, none) ",
+        "under a header; click a header to sort; click a row to read its episode. The address bar keeps the filters, ",
+        "so a filtered view can be linked."),
+      table.render());
+  };
+
+  /* ------------------------------------------------------------------ tasks */
+
+  function trialsByTask() {
+    const pos = trialPositions();
+    const out = {};
+    for (const row of V.index().trials.rows) (out[row[pos.task]] = out[row[pos.task]] || []).push(row);
+    return [out, pos];
+  }
+
+  V.tasksView = function () {
+    const [byTask, pos] = trialsByTask();
+    const tasks = V.index().tasks;
+    const head = V.h("tr", {}, V.h("th", {}, "task"), V.h("th", {}, "level"), V.h("th", {}, "desks engaged"),
+      ARMS.map((a) => V.h("th", { class: "num" }, a)));
+    const body = Object.keys(tasks).map((t) => {
+      const rows = byTask[t] || [];
+      const rate = (arm) => {
+        const mine = rows.filter((r) => r[pos.arm] === arm);
+        return mine.length ? `${mine.filter((r) => r[pos.outcome] === "success").length}/${mine.length}` : "–";
+      };
+      return V.h("tr", {}, V.h("td", {}, V.h("a", { href: V.href(["task", t]) }, t)), V.h("td", {}, tasks[t].level),
+        V.h("td", {}, tasks[t].desks_engaged.join(", ")), ARMS.map((a) => V.h("td", { class: "num" }, rate(a))));
+    });
+    return V.h("section", { class: "page" }, V.h("h1", {}, "Tasks"),
+      V.h("p", { class: "hint" }, "Successes per arm over every model and repetition. Open a task to see it across ",
+        "arms and models side by side, as the matched design pairs them."),
+      V.h("table", { class: "grid" }, V.h("thead", {}, head), V.h("tbody", {}, body)));
+  };
+
+  function chip(row, pos) {
+    const outcome = row[pos.outcome];
+    const type = row[pos.failure_type];
+    const label = outcome === "success" ? "✓" : outcome === "excluded" ? "excl" : (V.FAILURE_SHORT[type] || "✗");
+    const title = `r${row[pos.rep]}: ${outcome}${type ? " (" + type + ")" : ""}, ${V.fmt(row[pos.turns])} turns`;
+    return V.h("a", { class: "chip " + outcome, href: trialHref(row, pos), title: title }, `r${row[pos.rep]} ${label}`);
+  }
+
+  function armSummary(spec) {
+    if (!spec) return "";
+    const calls = spec.required_calls.length;
+    const roles = V.isMissing(spec.role_assignments) ? "" : `, ${spec.role_assignments} role assignments`;
+    return `${calls} required calls by ${spec.executors.join(", ") || "nobody"}${roles}`;
+  }
+
+  V.taskView = function (task) {
+    const [byTask, pos] = trialsByTask();
+    const info = V.index().tasks[task];
+    const rows = byTask[task];
+    if (!info || !rows) return V.errorBox(`No task ${task} in this design.`);
+    const models = [...new Set(rows.map((r) => r[pos.model]))].sort();
+    const cell = (model, arm) => V.h("td", { "data-arm": arm },
+      rows.filter((r) => r[pos.model] === model && r[pos.arm] === arm).sort((a, b) => a[pos.rep] - b[pos.rep])
+        .map((r) => chip(r, pos)));
+    const head = V.h("tr", {}, V.h("th", {}, "model"),
+      ARMS.map((a) => V.h("th", { title: armSummary(info.arms[a]) }, a)), V.h("th", {}, "side by side"));
+    const reps = [...new Set(rows.map((r) => r[pos.rep]))].sort((a, b) => a - b);
+    const compare = (m) => V.h("td", {}, reps.map((r) => V.h("a", { class: "chip", href: V.href(["compare", m, task, r]),
+      title: `r${r} of ${m} in every arm, side by side` }, `r${r}`)));
+    const body = models.map((m) => V.h("tr", {}, V.h("th", {}, m), ARMS.map((a) => cell(m, a)), compare(m)));
+    const successes = (arm) => {
+      const mine = rows.filter((r) => r[pos.arm] === arm);
+      return V.h("td", {}, mine.length ? `${mine.filter((r) => r[pos.outcome] === "success").length} of ${mine.length} succeed` : "");
+    };
+    const foot = V.h("tr", {}, V.h("th", {}, "all"), ARMS.map(successes), V.h("td"));
+    const armLines = ARMS.filter((a) => info.arms[a]).map((a) => V.h("li", {}, V.h("strong", {}, a + ": "),
+      armSummary(info.arms[a]), " — ", info.arms[a].required_calls.join(", ")));
+    return V.h("section", { class: "page" },
+      V.h("h1", {}, `Task ${task}`),
+      V.facts([["level", info.level], ["desks engaged", info.desks_engaged.join(", ") || "none"],
+        ["writes", info.writes.join(", ") || "none"], ["counted calls", info.n_counted],
+        ["information items", `${info.customer_facts} customer + ${info.service_facts} service`]]),
+      V.h("ul", { class: "arms" }, armLines),
+      V.h("p", { class: "hint" }, "Each chip is one repetition: ✓ success, or the failure type's initials (",
+        Object.entries(V.FAILURE_SHORT).map(([k, v]) => `${v} ${k.replace(/_/g, " ")}`).join(", "),
+      "); ✗ a failure without a type (native runs have none)."),
+      V.h("table", { class: "grid matrix" }, V.h("thead", {}, head), V.h("tbody", {}, body), V.h("tfoot", {}, foot)));
+  };
+})();

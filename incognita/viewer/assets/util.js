@@ -1,0 +1,96 @@
+/* Shared helpers of the viewer. Classic scripts only: browsers refuse ES modules from file://,
+   so every file adds to one global namespace, V. */
+"use strict";
+(function () {
+  window.V = window.V || {};
+
+  /* Build an element. Strings become text nodes, never HTML: episodes hold arbitrary model
+     output, so nothing inserted here can turn into markup. */
+  V.h = function (tag, attrs, ...children) {
+    const el = document.createElement(tag);
+    for (const [name, value] of Object.entries(attrs || {})) {
+      if (value === null || value === undefined || value === false) continue;
+      if (name.startsWith("on")) el.addEventListener(name.slice(2), value);
+      else if (name === "class") el.className = value;
+      else el.setAttribute(name, value === true ? "" : String(value));
+    }
+    V.append(el, children);
+    return el;
+  };
+
+  V.append = function (el, children) {
+    for (const child of children.flat(Infinity)) {
+      if (child === null || child === undefined || child === false) continue;
+      el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    }
+    return el;
+  };
+
+  V.isMissing = (v) => v === null || v === undefined || (typeof v === "number" && Number.isNaN(v));
+
+  /* Numbers as the tables show them; the kind comes from the column description. */
+  V.fmt = function (value, kind) {
+    if (V.isMissing(value)) return "–";
+    if (kind === "frac") return value.toFixed(2);
+    if (kind === "usd") return value === 0 ? "0" : "$" + value.toFixed(value < 0.01 ? 4 : 2);
+    if (kind === "num" && !Number.isInteger(value)) return value.toFixed(Math.abs(value) < 10 ? 3 : 1);
+    return String(value);
+  };
+
+  /* A value as one line of JSON, for the side panels (the timeline folds long ones: jsonBlock). */
+  V.json = (value) => JSON.stringify(value) ?? "";
+
+  /* Data files are scripts that call viewerData(key, payload): fetch() of local files is
+     blocked under file://, a <script> tag is not. Each file is loaded once. */
+  const received = new Map();
+  const pending = new Map();
+  window.viewerData = function (key, payload) { received.set(key, payload); };
+
+  V.load = function (key, src) {
+    if (received.has(key)) return Promise.resolve(received.get(key));
+    if (!pending.has(key)) {
+      pending.set(key, new Promise((resolve, reject) => {
+        const script = V.h("script", { src: src });
+        script.onload = () => received.has(key) ? resolve(received.get(key))
+          : reject(new Error(src + " did not define " + key));
+        script.onerror = () => { pending.delete(key); reject(new Error("could not load " + src)); };
+        document.head.append(script);
+      }));
+    }
+    return pending.get(key);
+  };
+
+  V.index = () => received.get("index");
+
+  /* Routes: #<path>?<query>. The path is split at "/", each part URI-decoded. */
+  V.route = function () {
+    const raw = location.hash.replace(/^#/, "");
+    const [path, query] = raw.split("?");
+    return { parts: path ? path.split("/").map(decodeURIComponent) : [], query: new URLSearchParams(query || "") };
+  };
+
+  V.href = (parts, query) => "#" + parts.map(encodeURIComponent).join("/") +
+    (query && String(query) ? "?" + String(query) : "");
+
+  V.episodeHref = (arm, model, task, rep) => V.href([arm, model, task, rep]);
+
+  V.badge = (text, kind, title) => V.h("span", { class: "badge " + (kind || ""), title: title }, text);
+
+  /* Short names of the labels, for chips and narrow cells. */
+  V.FAILURE_SHORT = {
+    never_requested: "NR", requested_not_obtained: "RNO", obtained_not_delivered: "OND",
+    delivered_incorrect: "DI", correct_unconfirmed: "CU",
+  };
+
+  V.outcomeBadge = function (outcome, failureType) {
+    if (outcome === "success") return V.badge("success", "ok");
+    if (outcome === "excluded") return V.badge("excluded", "muted");
+    return V.badge(failureType ? failureType.replace(/_/g, " ") : "failed", "bad");
+  };
+
+  V.errorBox = (message) => V.h("div", { class: "error" }, message);
+
+  /* A small definition list from [label, value] pairs; values may be nodes. */
+  V.facts = (pairs) => V.h("dl", { class: "facts" },
+    pairs.filter((p) => p).map(([k, v]) => [V.h("dt", {}, k), V.h("dd", {}, V.isMissing(v) ? "–" : v)]));
+})();

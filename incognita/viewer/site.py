@@ -1,0 +1,137 @@
+"""Write the viewer's static site: the pages and assets, the index, one data file per page.
+
+Layout of <out> (docs/viewer.md):
+  index.html, assets/*.{js,css}        the page and its code, copied from the package
+  data/index.js                        every trial and run, the task summaries
+  data/episodes/<arm>/<model>/<task>/r<rep>.js   one episode (our arms) or native run
+  data/runs/<task>/<condition>/<model>/<design>/s<seed>.js   one CollabSim run
+
+Data files are scripts calling `viewerData(key, payload)`: pages opened from file:// may not
+fetch() local JSON, but may load scripts. The site is written to a temporary sibling and
+moved into place, so a failed build never leaves half a site behind.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from incognita.common.io import InputError, read_json
+from incognita.viewer import VIEWER_VERSION, collabsim
+from incognita.viewer.episode import episode_page, service_side
+from incognita.viewer.native import native_page
+from incognita.viewer.trials import (
+    index_table,
+    load_trials,
+    task_summaries,
+    trial_detail,
+)
+
+
+@dataclass
+class Inputs:
+    trials: Path
+    reference: Path
+    episodes: Path
+    native: Path
+    partition: Path = Path("config/partition.yaml")  # who holds the tools: the lanes of each arm
+    collabsim: Path | None = None  # results/collabsim, or None to leave CollabSim out
+
+
+def script(key: str, payload: Any) -> str:
+    """A data file's text. ASCII-only JSON, so the file reads the same under any charset."""
+    return f"viewerData({json.dumps(key)},{json.dumps(payload, separators=(',', ':'))});\n"
+
+
+def _write(out: Path, rel: str, key: str, payload: Any) -> None:
+    path = out / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(script(key, payload), encoding="ascii")
+
+
+def _source(inputs: Inputs, row: dict) -> Path:
+    """The record behind a trial row, at the path the workflow writes it to."""
+    rep = f"r{row['rep']}.json"
+    if row["arm"] == "native":
+        path = inputs.native / row["model"] / row["task"] / rep
+    else:
+        path = inputs.episodes / row["arm"] / row["model"] / row["task"] / rep
+    if not path.is_file():
+        raise InputError(f"{path}: record of trial {row['arm']}/{row['model']}/{row['task']}/r{row['rep']} not found")
+    return path
+
+
+def _trial_pages(inputs: Inputs, rows: list[dict], reference: dict, out: Path) -> None:
+    service = service_side(inputs.partition)
+    for row in rows:
+        detail = trial_detail(row)
+        if row["arm"] == "native":
+            page = native_page(_source(inputs, row), detail)
+        else:
+            page = episode_page(_source(inputs, row), detail, reference["tasks"][row["task"]],
+                                service.get(row["arm"], []))
+        _write(out, f"data/episodes/{row['arm']}/{row['model']}/{row['task']}/r{row['rep']}.js", page["key"], page)
+
+
+def _run_pages(runs: list[Path], out: Path) -> None:
+    for run in runs:
+        page = collabsim.run_page(run)
+        _write(out, f"data/runs/{'/'.join(run.parts[-5:])}.js", page["key"], page)
+
+
+def _copy_assets(out: Path) -> None:
+    assets = resources.files("incognita.viewer") / "assets"
+    (out / "assets").mkdir(parents=True)
+    for item in assets.iterdir():
+        if item.name == "index.html":
+            (out / "index.html").write_bytes(item.read_bytes())
+        elif item.name.endswith((".js", ".css")):
+            (out / "assets" / item.name).write_bytes(item.read_bytes())
+
+
+def _reference(path: Path) -> dict:
+    if not path.is_file():
+        raise InputError(f"{path}: coordination reference not found")
+    reference = read_json(path)
+    if not isinstance(reference, dict) or "tasks" not in reference:
+        raise InputError(f"{path}: not a coordination reference (no tasks)")
+    return reference
+
+
+def build(inputs: Inputs, out: str | Path) -> dict:
+    """Build the site into `out` (replacing it) and return what it holds."""
+    out = Path(out)
+    rows = load_trials(inputs.trials)
+    reference = _reference(inputs.reference)
+    missing = sorted({r["task"] for r in rows if r["arm"] != "native"} - set(reference["tasks"]))
+    if missing:
+        raise InputError(f"{inputs.reference}: task(s) {', '.join(missing)} of the trials table are not in it")
+    for row in rows:  # a native row has no level in the table; the level is the task's, in every arm
+        if row.get("level") is None and row["task"] in reference["tasks"]:
+            row["level"] = reference["tasks"][row["task"]].get("level")
+    runs = collabsim.run_dirs(inputs.collabsim) if inputs.collabsim else []
+    tmp = out.with_name(out.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        _copy_assets(tmp)
+        _trial_pages(inputs, rows, reference, tmp)
+        if runs:
+            _run_pages(runs, tmp)
+        index = {"version": VIEWER_VERSION, "trials": index_table(rows),
+                 "tasks": task_summaries(reference, {r["task"] for r in rows}),
+                 "runs": collabsim.runs_index(inputs.collabsim, runs) if runs else None}
+        _write(tmp, "data/index.js", "index", index)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    shutil.rmtree(out, ignore_errors=True)
+    tmp.rename(out)
+    return {"trials": len(rows), "runs": len(runs), "bytes": site_size(out)}
+
+
+def site_size(out: Path) -> int:
+    return sum(p.stat().st_size for p in out.rglob("*") if p.is_file())

@@ -1,0 +1,34 @@
+# The trajectory viewer (incognita.viewer; docs/viewer.md): a static site under results/viewer/
+# with every trial of the trials table (our arms and native) and, when the design has them,
+# every CollabSim run. It reads the records themselves, so every record is an input; the
+# partition gives each arm's lanes (Vega, or the six desks).
+VIEWER_VERSION = importlib.import_module("incognita.viewer").VIEWER_VERSION
+
+
+rule viewer:
+    input:
+        trials="results/trials.parquet",
+        reference="results/reference/coordination.json",
+        partition=config["golden"]["partition"],
+        episodes=get_all_episodes(),
+        native=get_all_native(),
+        collabsim=(
+            get_all_collabsim_runs() + [f"{COLLABSIM_RESULTS}/runs.parquet"]
+            if "collabsim" in config
+            else []
+        ),
+    output:
+        directory("results/viewer"),
+    params:
+        version=VIEWER_VERSION,
+        collabsim=(
+            f"--collabsim {COLLABSIM_RESULTS}" if "collabsim" in config else "--no-collabsim"
+        ),
+    conda:
+        "../envs/incognita.yaml"
+    log:
+        "logs/viewer.log",
+    shell:
+        "python -m incognita view --out {output} --trials {input.trials} --reference {input.reference} "
+        "--partition {input.partition} --episodes results/episodes --native results/native "
+        "{params.collabsim} > {log} 2>&1"

@@ -1,0 +1,217 @@
+"""The workflow on a real SLURM scheduler: a one-node cluster on this machine (bin/slurm-local)
+runs the smoke design through the SLURM workflow profile (profiles/slurm). Every job must have
+been a SLURM job, its outputs must equal those of the same jobs run locally, and an unchanged
+rerun must submit nothing.
+
+What runs where, and why. Under SLURM each job costs a submission and two Snakemake start-ups
+(the plugin's job step re-parses the workflow, then runs the rule in a nested `srun`), several
+seconds of CPU on top of the job itself, so the smoke design's 228 one-second card and golden
+jobs would take most of an hour on 2 cores. Those per-task stages (source, 114 cards, 114
+golden trajectories, which the reference needs) are built first by the same CLI commands the
+rules run, in their batch forms (three processes). Then one task's card and golden trajectory
+are removed, and the SLURM run rebuilds them and everything after them: card, golden, replay
+table, audit, reference, lock check, episodes, native, episode table, reader, statistics,
+figures, viewer and the whole CollabSim branch, each job a SLURM job. A copy of the directory
+taken just before the SLURM run runs the same jobs locally, and the files the two runs wrote
+are compared (docs/scale-out.md, "The test").
+
+Skipped, with the reason printed, when the machine cannot run the cluster (not root, no apt-get,
+the packages do not install, its ports or /etc/slurm/slurm.conf are taken: bin/slurm-local's
+exit code 3) or the plugin is not installed. Any other failure to start the cluster fails.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from slurm_cluster import (
+    ClusterUnavailable,
+    cluster_running,
+    differing,
+    planned,
+    rule_of,
+    rules_run,
+    run_id,
+    slurm_jobs,
+    snakemake_slurm,
+    snapshot,
+    start_cluster,
+    stop_cluster,
+    submitted_job_ids,
+    written_since,
+)
+from workflow_helpers import ROOT, copy_workflow, guarded_env, snakemake
+
+SMOKE = ("--configfile", "config/smoke.yaml")
+REBUILT_TASK = "46"  # its card and golden trajectory are rebuilt under SLURM
+
+
+def _build_task_stages(wf: Path) -> None:
+    """Source, every card and every golden trajectory, as the rules would build them, in three
+    processes; Snakemake then takes them as built (no rule's inputs are newer)."""
+    version = yaml.safe_load((wf / "config" / "config.yaml").read_text())["source"]["version"]
+    for args in (
+        ["source", "--out", "data/source/retail", "--version", str(version)],
+        ["cards", "--version", str(version), "all"],
+        ["golden", "--cards-dir", "results/cards", "--out-dir", "results/golden"],
+    ):
+        proc = subprocess.run(
+            [sys.executable, "-m", "incognita", *args], check=False, cwd=wf, capture_output=True, text=True
+        )
+        assert proc.returncode == 0, f"incognita {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}"
+
+
+def _say(request, line: str) -> None:
+    """Print past pytest's capture, so that a skip's reason shows in a plain `bin/test` run."""
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    capture = request.config.pluginmanager.get_plugin("capturemanager")
+    if reporter is None or capture is None:
+        print(line)
+        return
+    with capture.global_and_fixture_disabled():
+        reporter.write_line(line)
+
+
+def _skip(request, reason: str):
+    _say(request, f"tests/test_slurm.py skipped: {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def runs(request, tmp_path_factory):
+    if importlib.util.find_spec("snakemake_executor_plugin_slurm") is None:
+        _skip(request, "snakemake-executor-plugin-slurm is not installed (pip install -e '.[test]')")
+    was_running = cluster_running()
+    times = {}
+    t0 = time.monotonic()
+    try:
+        start_cluster()
+    except ClusterUnavailable as exc:
+        _skip(request, f"no local SLURM cluster: {exc}")
+    times["cluster start"] = time.monotonic() - t0
+    try:
+        base = tmp_path_factory.mktemp("slurm")
+        wf = copy_workflow(base / "slurm")
+        t = time.monotonic()
+        _build_task_stages(wf)
+        for path in (
+            f"results/cards/{REBUILT_TASK}.json",
+            f"results/cards/v1/{REBUILT_TASK}.json",
+            f"results/golden/{REBUILT_TASK}.json",
+        ):
+            (wf / path).unlink()
+        times["task stages"] = time.monotonic() - t
+        # The local twin: the same files, mtimes and Snakemake metadata, so it plans the same jobs.
+        local = base / "local"
+        shutil.copytree(wf, local, symlinks=True)
+        before = snapshot(wf)
+
+        net_log = base / "net.log"
+        t = time.monotonic()
+        slurm = snakemake_slurm(wf, *SMOKE, env=guarded_env(net_log))
+        times["SLURM run"] = time.monotonic() - t
+        t = time.monotonic()
+        local_run = snakemake(local, *SMOKE)
+        times["local run of the same jobs"] = time.monotonic() - t
+
+        jobs_before_rerun = {j["id"] for j in slurm_jobs()}
+        t = time.monotonic()
+        rerun = snakemake_slurm(wf, *SMOKE)
+        times["unchanged rerun"] = time.monotonic() - t
+        jobs_after_rerun = {j["id"] for j in slurm_jobs()}
+        times["total"] = time.monotonic() - t0
+        print("\n" + ", ".join(f"{k} {v:.1f} s" for k, v in times.items()))
+        yield {
+            "wf": wf,
+            "local": local,
+            "before": before,
+            "net_log": net_log,
+            "slurm": slurm,
+            "local_run": local_run,
+            "jobs": slurm_jobs(run_id(slurm)),
+            "rerun": rerun,
+            "jobs_before_rerun": jobs_before_rerun,
+            "jobs_after_rerun": jobs_after_rerun,
+        }
+    finally:
+        if not was_running:
+            stop_cluster()
+
+
+def test_every_job_ran_as_a_slurm_job(runs):
+    jobs_planned = planned(runs["slurm"])
+    jobs_planned.pop("all", None)  # the target rule has no command: Snakemake finishes it itself
+    assert jobs_planned["card"] == 1 and jobs_planned["golden"] == 1 and jobs_planned["episodes"] == 4
+    jobs = runs["jobs"]
+    assert dict(rules_run(jobs)) == jobs_planned, "SLURM's jobs (by the plugin's comments) differ from the planned ones"
+    assert {j["state"] for j in jobs} == {"COMPLETED"}
+    # Each job wrote to the log file the profile names (SLURM fills in %j, its id), and in it
+    # Snakemake, started by the job, ran that job's rule to the end.
+    submitted = submitted_job_ids(runs["slurm"])
+    assert set(submitted) == {j["id"] for j in jobs}
+    rule_by_id = {j["id"]: rule_of(j["comment"]) for j in jobs}
+    for job_id, log in submitted.items():
+        assert log.parent.is_relative_to(runs["wf"] / "logs" / "slurm") and log.name == f"{job_id}.log"
+        text = log.read_text()
+        assert f"rule {rule_by_id[job_id]}:" in text and "1 of 1 steps (100%) done" in text, log
+    assert not runs["net_log"].exists(), f"outbound connections attempted:\n{runs['net_log'].read_text()}"
+
+
+def test_outputs_equal_a_local_run(runs):
+    wf, local = runs["wf"], runs["local"]
+    by_slurm = written_since(wf, runs["before"])
+    by_local = written_since(local, runs["before"])
+    assert by_slurm == by_local, "the SLURM run and the local run wrote different files"
+    assert {
+        "results/trials.parquet",
+        "results/reference/coordination.json",
+        f"results/golden/{REBUILT_TASK}.json",
+        "results/collabsim/runs.parquet",
+    } <= by_slurm
+    assert differing(wf, local, by_slurm) == []
+
+
+def test_an_unchanged_rerun_submits_nothing(runs):
+    out = runs["rerun"].stdout + runs["rerun"].stderr
+    assert "Nothing to be done" in out
+    assert not submitted_job_ids(runs["rerun"])
+    assert runs["jobs_after_rerun"] == runs["jobs_before_rerun"]
+
+
+def test_jobs_get_the_profile_resources(runs):
+    """SLURM granted each episode and native job the memory and time the profile sets, and the
+    job's benchmark shows it needed less."""
+    profile = yaml.safe_load((ROOT / "profiles" / "slurm" / "config.yaml").read_text())
+
+    def first_attempt(value):
+        return eval(str(value), {"attempt": 1})  # the profile may scale a value with `attempt`
+
+    for rule, bench_dir in (("episodes", "benchmarks/episodes"), ("native", "benchmarks/native")):
+        mem_mb = first_attempt(profile["set-resources"][rule]["mem_mb"])
+        runtime = first_attempt(profile["set-resources"][rule]["runtime"])
+        jobs = [j for j in runs["jobs"] if j["comment"].startswith(f"rule_{rule}_wildcards_")]
+        assert jobs and {j["memory"] for j in jobs} == {f"{mem_mb}M"}
+        hours, minutes = divmod(runtime, 60)
+        assert {j["limit"] for j in jobs} == {f"{hours}:{minutes:02d}:00" if hours else f"{minutes}:00"}
+        for bench in (runs["wf"] / bench_dir).rglob("*.tsv"):
+            header, values = bench.read_text().splitlines()[:2]
+            row = dict(zip(header.split("\t"), values.split("\t")))
+            assert float(row["max_rss"]) < mem_mb and float(row["s"]) < runtime * 60, bench
+
+
+def test_the_profile_sizes_every_rule(tmp_path):
+    """A rule without an entry would be submitted with Snakemake's defaults (no wall time, a
+    memory guessed from its input size): every rule but the target needs one."""
+    wf = copy_workflow(tmp_path)
+    rules = set(snakemake(wf, "--list-rules", "--configfile", "config/smoke.yaml").stdout.split()) - {"all"}
+    profile = yaml.safe_load((ROOT / "profiles" / "slurm" / "config.yaml").read_text())
+    sized = {rule for rule, res in profile["set-resources"].items() if {"mem_mb", "runtime"} <= set(res)}
+    assert rules - sized == set(), "rules without mem_mb and runtime in profiles/slurm/config.yaml"
+    assert sized - rules == set(), "profiles/slurm/config.yaml sizes rules the workflow does not have"
