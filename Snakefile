@@ -26,7 +26,6 @@ wildcard_constraints:
     seed=r"\d+",
 
 
-
 include: "rules/source.smk"
 include: "rules/cards.smk"
 include: "rules/golden.smk"

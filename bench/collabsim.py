@@ -49,8 +49,13 @@ def snakemake_seconds(cores: int) -> float:
         wf = copy_workflow(Path(tmp) / "wf")
         env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
         t = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "snakemake", "--cores", str(cores), "results/collabsim/figures", "--quiet", "all"],
-                       cwd=wf, env=env, check=True, capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "snakemake", "--cores", str(cores), "results/collabsim/figures", "--quiet", "all"],
+            cwd=wf,
+            env=env,
+            check=True,
+            capture_output=True,
+        )
         return time.perf_counter() - t
 
 

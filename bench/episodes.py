@@ -28,10 +28,12 @@ sys.path.insert(0, str(ROOT))
 
 
 def startup_seconds(runs: int = 3) -> float:
-    code = ("from incognita.harness import Harness, Design;"
-            "import yaml;"
-            "cfg=yaml.safe_load(open('config/config.yaml'));"
-            "Harness(Design.from_config(cfg), 'data/source/retail/db.json', 'config/partition.yaml')")
+    code = (
+        "from incognita.harness import Harness, Design;"
+        "import yaml;"
+        "cfg=yaml.safe_load(open('config/config.yaml'));"
+        "Harness(Design.from_config(cfg), 'data/source/retail/db.json', 'config/partition.yaml')"
+    )
     times = []
     for _ in range(runs):
         t = time.perf_counter()
@@ -56,8 +58,9 @@ def main() -> None:
     design = Design.from_config(cfg)
     harness = Harness(design, str(ROOT / "data/source/retail/db.json"), str(ROOT / "config/partition.yaml"))
     tasks = [str(t) for t in load_corpus(ROOT / "config/corpus.yaml", locks=ROOT / "config/locks.yaml")["tasks"]]
-    inputs = {t: (read_json(ROOT / f"results/cards/{t}.json"), read_json(ROOT / f"results/golden/{t}.json"))
-              for t in tasks}
+    inputs = {
+        t: (read_json(ROOT / f"results/cards/{t}.json"), read_json(ROOT / f"results/golden/{t}.json")) for t in tasks
+    }
 
     per_episode, turns = [], 0
     for rep in range(args.reps):
@@ -77,8 +80,10 @@ def main() -> None:
     print(f"harness per episode: {1000 * total / n:.1f} ms (median {1000 * statistics.median(per_episode):.1f} ms)")
     print(f"harness per agent turn: {1000 * total / turns:.2f} ms")
     print(f"job start-up (imports + database), fresh interpreter: {1000 * start:.0f} ms")
-    print(f"one job = one (model, task): {len(design.arms)} arms x {design.repetitions} reps = "
-          f"{1000 * block:.0f} ms of episodes; start-up / episodes = {start / block:.2f}")
+    print(
+        f"one job = one (model, task): {len(design.arms)} arms x {design.repetitions} reps = "
+        f"{1000 * block:.0f} ms of episodes; start-up / episodes = {start / block:.2f}"
+    )
     print(f"if one job ran one cell instead: start-up / episode = {start / (total / n):.1f}")
 
 

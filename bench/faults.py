@@ -37,9 +37,13 @@ def main() -> None:
         failed, times = 0, []
         for i in range(args.runs):
             start = time.perf_counter()
-            proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                                   "tests/test_faults.py"], cwd=ROOT, capture_output=True, text=True,
-                                  env={**os.environ, "INCOGNITA_FAULTS_JSON": str(out)})
+            proc = subprocess.run(
+                [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_faults.py"],
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+                env={**os.environ, "INCOGNITA_FAULTS_JSON": str(out)},
+            )
             times.append(time.perf_counter() - start)
             status = "passed" if proc.returncode == 0 else f"FAILED (exit {proc.returncode})"
             print(f"run {i + 1}/{args.runs}: {status} in {times[-1]:.0f} s", flush=True)

@@ -41,9 +41,10 @@ def build_request(turns: int, tools: list[dict], system: str):
     messages = [Turn("user", "From USER: Hi, I want to change the address of my pending order.")]
     for i in range(turns):
         call = ToolCall(f"t{i}", "get_order_details", {"order_id": f"#W{1000000 + i}"})
-        messages += [Turn("assistant", None, tool_calls=(call,)),
-                     Turn("tool", f'{{"order_id": "#W{1000000 + i}", "status": "pending", "items": []}}',
-                          tool_call_id=call.id)]
+        messages += [
+            Turn("assistant", None, tool_calls=(call,)),
+            Turn("tool", f'{{"order_id": "#W{1000000 + i}", "status": "pending", "items": []}}', tool_call_id=call.id),
+        ]
     return ModelRequest(role="agent", system=system, messages=tuple(messages), tools=tuple(tools), seed=1)
 
 
@@ -101,10 +102,16 @@ def main() -> None:
         for r in requests[:20]:  # warm up connections and imports
             uncached.respond(r)
 
-        typed = per_call_us(lambda b: client.chat.completions.create(
-            model=b["model"], messages=b["messages"], tools=b["tools"], temperature=0), bodies, args.repeats)
-        raw = per_call_us(lambda b: client.post("/chat/completions", cast_to=httpx.Response, body=b).json(),
-                          bodies, args.repeats)
+        typed = per_call_us(
+            lambda b: client.chat.completions.create(
+                model=b["model"], messages=b["messages"], tools=b["tools"], temperature=0
+            ),
+            bodies,
+            args.repeats,
+        )
+        raw = per_call_us(
+            lambda b: client.post("/chat/completions", cast_to=httpx.Response, body=b).json(), bodies, args.repeats
+        )
         nocache = per_call_us(uncached.respond, requests, args.repeats)
         miss_runs = []
         for k in range(args.repeats):  # a fresh cache each repeat keeps every call a miss
@@ -117,13 +124,17 @@ def main() -> None:
         served = server.requests
 
     size = len(ob.json.dumps(bodies[0]))
-    print(f"request: {size / 1024:.1f} KiB ({len(base.messages) + 1} messages, {len(tools)} tools); "
-          f"{args.calls} calls x {args.repeats} repeats; server answered {served} requests")
+    print(
+        f"request: {size / 1024:.1f} KiB ({len(base.messages) + 1} messages, {len(tools)} tools); "
+        f"{args.calls} calls x {args.repeats} repeats; server answered {served} requests"
+    )
     print(f"{'path':<9}{'us/call':>10}{'vs raw':>9}")
     for name, value in (("typed", typed), ("raw", raw), ("nocache", nocache), ("miss", miss), ("hit", hit)):
         print(f"{name:<9}{value:>10.0f}{value / raw:>9.2f}")
-    print(f"harness overhead over the raw client call: {miss - raw:+.0f} us on a miss (cache write included), "
-          f"{nocache - raw:+.0f} us without the cache; a hit costs {hit:.0f} us, {hit / raw:.2f} of a raw call")
+    print(
+        f"harness overhead over the raw client call: {miss - raw:+.0f} us on a miss (cache write included), "
+        f"{nocache - raw:+.0f} us without the cache; a hit costs {hit:.0f} us, {hit / raw:.2f} of a raw call"
+    )
 
 
 if __name__ == "__main__":

@@ -29,9 +29,17 @@ sys.path.insert(0, str(ROOT))
 def ours(tasks, inputs, profile: str, reps: int) -> tuple[float, int, int]:
     from incognita.harness import Design, Harness
 
-    design = Design(arms=("direct",), models={profile: f"scripted:{profile}"}, repetitions=reps, seed=1, budget=300,
-                    customer="scripted:customer", service="scripted:desk", prompts_dir=str(ROOT / "config/prompts"),
-                    scripted_agents=str(ROOT / "config/scripted_agents.yaml"))
+    design = Design(
+        arms=("direct",),
+        models={profile: f"scripted:{profile}"},
+        repetitions=reps,
+        seed=1,
+        budget=300,
+        customer="scripted:customer",
+        service="scripted:desk",
+        prompts_dir=str(ROOT / "config/prompts"),
+        scripted_agents=str(ROOT / "config/scripted_agents.yaml"),
+    )
     harness = Harness(design, str(ROOT / "data/source/retail/db.json"), str(ROOT / "config/partition.yaml"))
     start, messages, episodes = time.perf_counter(), 0, 0
     for rep in range(reps):
@@ -49,11 +57,22 @@ def upstream(tasks, profile: str, reps: int) -> tuple[float, int, int]:
 
     from incognita.native import NativeJob, NativeSettings, run_job
 
-    job = NativeJob(model=profile, spec=f"scripted:{profile}", customer="scripted:customer", tasks=tuple(tasks),
-                    reps=reps, seed=1, arms=("native",), models_order=(profile,),
-                    tasks_json=str(ROOT / "data/source/retail/tasks.json"), cards_dir=str(ROOT / "results/cards"),
-                    golden_dir=str(ROOT / "results/golden"), profiles=str(ROOT / "config/scripted_agents.yaml"),
-                    out_dir="/tmp/incognita-bench-native", archive_unrepaired=False)
+    job = NativeJob(
+        model=profile,
+        spec=f"scripted:{profile}",
+        customer="scripted:customer",
+        tasks=tuple(tasks),
+        reps=reps,
+        seed=1,
+        arms=("native",),
+        models_order=(profile,),
+        tasks_json=str(ROOT / "data/source/retail/tasks.json"),
+        cards_dir=str(ROOT / "results/cards"),
+        golden_dir=str(ROOT / "results/golden"),
+        profiles=str(ROOT / "config/scripted_agents.yaml"),
+        out_dir="/tmp/incognita-bench-native",
+        archive_unrepaired=False,
+    )
     run_job(job, NativeSettings(), log=lambda _: None)  # warm-up: the registry import and first-call costs
     start = time.perf_counter()
     paths = run_job(job, NativeSettings(), log=lambda _: None)
@@ -76,8 +95,9 @@ def main() -> None:
     from incognita.corpus import load_corpus
 
     tasks = [str(t) for t in load_corpus(ROOT / "config/corpus.yaml", locks=ROOT / "config/locks.yaml")["tasks"]]
-    inputs = {t: (read_json(ROOT / f"results/cards/{t}.json"), read_json(ROOT / f"results/golden/{t}.json"))
-              for t in tasks}
+    inputs = {
+        t: (read_json(ROOT / f"results/cards/{t}.json"), read_json(ROOT / f"results/golden/{t}.json")) for t in tasks
+    }
     ours(tasks[:2], inputs, args.profile, 1)  # warm-up
     t_ours, m_ours, n_ours = ours(tasks, inputs, args.profile, args.reps)
     t_up, m_up, n_up = upstream(tasks, args.profile, args.reps)

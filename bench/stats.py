@@ -84,15 +84,17 @@ def main() -> None:
     start = import_seconds()
     times, n_trials, n_files = time_run_stats(args.runs, args.seed)
     print(f"fresh interpreter importing the stage: {start:.2f} s")
-    print(f"run_stats on {n_trials} trials -> {n_files} files: median {statistics.median(times):.2f} s "
-          f"(runs: {', '.join(f'{t:.2f}' for t in times)}; target well under 30 s)")
+    print(
+        f"run_stats on {n_trials} trials -> {n_files} files: median {statistics.median(times):.2f} s "
+        f"(runs: {', '.join(f'{t:.2f}' for t in times)}; target well under 30 s)"
+    )
 
     rng = np.random.default_rng(args.seed)
     print("exact sign-flip p, same differences: vectorised enumeration vs Python loop")
     for n in [*args.loop_tasks, 18]:
         d = (rng.integers(-3, 4, n) / 3.0).tolist()
         fast = best_of(lambda d=d: signflip_p(d))
-        line = f"  n={n:2d} ({2 ** n:>7d} patterns): vectorised {1000 * fast:8.2f} ms"
+        line = f"  n={n:2d} ({2**n:>7d} patterns): vectorised {1000 * fast:8.2f} ms"
         if n in args.loop_tasks:
             slow = best_of(lambda d=d: naive_signflip_p(d), repeat=1)
             assert abs(naive_signflip_p(d) - signflip_p(d)) < 1e-12

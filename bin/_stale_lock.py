@@ -41,16 +41,23 @@ def snakemake_processes(workdir: str) -> list[int]:
 def main() -> int:
     workdir = os.path.realpath(os.getcwd())
     if not Path("/proc/self/cwd").exists():
-        print(f"[run] {workdir}/.snakemake/locks is not empty. If no other Snakemake run is working here, "
-              f"remove the stale lock with: (cd {workdir} && .venv/bin/snakemake --unlock)", file=sys.stderr)
+        print(
+            f"[run] {workdir}/.snakemake/locks is not empty. If no other Snakemake run is working here, "
+            f"remove the stale lock with: (cd {workdir} && .venv/bin/snakemake --unlock)",
+            file=sys.stderr,
+        )
         return 2
     live = snakemake_processes(workdir)
     if live:
-        print(f"[run] Snakemake is running in {workdir} (pid {', '.join(map(str, live))}); its lock stays",
-              file=sys.stderr)
+        print(
+            f"[run] Snakemake is running in {workdir} (pid {', '.join(map(str, live))}); its lock stays",
+            file=sys.stderr,
+        )
         return 1
-    print(f"[run] removing the lock of a Snakemake run that was killed (no Snakemake process is running "
-          f"in {workdir})", file=sys.stderr)
+    print(
+        f"[run] removing the lock of a Snakemake run that was killed (no Snakemake process is running in {workdir})",
+        file=sys.stderr,
+    )
     return 0
 
 

@@ -102,7 +102,9 @@ def _field_matches(value: str, fields: list[dict]) -> bool:
 
 def check_fields_in_source(card: dict) -> Finding:
     text = source_text(card["source"]["instructions"])
-    invented = [f"{f['token']}: {span!r}" for f in card["fields"] for span in f["spans"] if not contains_span(text, span)]
+    invented = [
+        f"{f['token']}: {span!r}" for f in card["fields"] for span in f["spans"] if not contains_span(text, span)
+    ]
     parts_ok = [f["token"] for f in card["fields"] if not all(norm(s) in norm(f["value"]) for s in f["spans"])]
     if invented or parts_ok:
         detail = "; ".join(invented + [f"{t}: value is not made of its spans" for t in parts_ok])
@@ -140,7 +142,9 @@ def check_write_values(card: dict, db: dict, vocabulary: dict[str, list[str]]) -
                     continue
                 missing.append(f"{a['name']}.{arg}={s!r}")
     if missing:
-        return _f(card, "write_values_sourced", "fail", "no releasable field, vocabulary or read gives: " + ", ".join(missing))
+        return _f(
+            card, "write_values_sourced", "fail", "no releasable field, vocabulary or read gives: " + ", ".join(missing)
+        )
     return _f(card, "write_values_sourced", "pass", f"{len(writes)} write(s), every argument sourced")
 
 
@@ -173,8 +177,12 @@ def check_info_requests(card: dict) -> Finding:
     texts = [r["demand"] for r in card["requests"]] + [fb for r in card["requests"] for fb in r["fallbacks"]]
     if any(_QUESTION.search(t) for t in texts):
         return _f(card, "info_requested", "pass", f"request block asks for information ({len(info)} item(s) expected)")
-    return _f(card, "info_requested", "fail",
-              f"the agent must communicate {info} but no demand in the request block asks for it")
+    return _f(
+        card,
+        "info_requested",
+        "fail",
+        f"the agent must communicate {info} but no demand in the request block asks for it",
+    )
 
 
 def check_requests_cover(card: dict) -> Finding:
@@ -184,7 +192,9 @@ def check_requests_cover(card: dict) -> Finding:
     if uncovered:
         shown = "; ".join(f"[{i}] {card['sentences'][i]}" for i in uncovered)
         return _f(card, "requests_cover_demands", "fail", f"source sentences not in the request block: {shown}")
-    return _f(card, "requests_cover_demands", "pass", f"{n} source sentence(s) covered by {len(card['requests'])} demand(s)")
+    return _f(
+        card, "requests_cover_demands", "pass", f"{n} source sentence(s) covered by {len(card['requests'])} demand(s)"
+    )
 
 
 _CONCRETE = re.compile(r"#?W?\d[\d,.]*|[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+")
@@ -194,11 +204,19 @@ def check_requests_invent_nothing(card: dict) -> Finding:
     """Numbers, ids and emails in the request block must come from the source text."""
     text = norm(source_text(card["source"]["instructions"]))
     texts = [r["demand"] for r in card["requests"]] + [fb for r in card["requests"] for fb in r["fallbacks"]]
-    invented = sorted({m.group(0).rstrip(".,") for t in texts for m in _CONCRETE.finditer(t)
-                       if norm(m.group(0)) and norm(m.group(0)) not in text})
+    invented = sorted(
+        {
+            m.group(0).rstrip(".,")
+            for t in texts
+            for m in _CONCRETE.finditer(t)
+            if norm(m.group(0)) and norm(m.group(0)) not in text
+        }
+    )
     if invented:
         return _f(card, "requests_invent_nothing", "fail", "values not in the source: " + ", ".join(invented))
-    return _f(card, "requests_invent_nothing", "pass", "every number, id and email in the request block is in the source")
+    return _f(
+        card, "requests_invent_nothing", "pass", "every number, id and email in the request block is in the source"
+    )
 
 
 def check_withholding(card: dict) -> Finding:

@@ -21,11 +21,18 @@ SCHEMA_VERSION = 1
 # Bump when a rule change alters cards: the workflow passes it as a param, so cards (and
 # everything built from them) are rebuilt; plain code edits never invalidate results.
 BUILDER_VERSION = 2
-WRITE_TOOLS = frozenset({
-    "cancel_pending_order", "exchange_delivered_order_items", "modify_pending_order_address",
-    "modify_pending_order_items", "modify_pending_order_payment", "modify_user_address",
-    "return_delivered_order_items", "transfer_to_human_agents",
-})
+WRITE_TOOLS = frozenset(
+    {
+        "cancel_pending_order",
+        "exchange_delivered_order_items",
+        "modify_pending_order_address",
+        "modify_pending_order_items",
+        "modify_pending_order_payment",
+        "modify_user_address",
+        "return_delivered_order_items",
+        "transfer_to_human_agents",
+    }
+)
 ADDRESS_ARGS = ("address1", "address2", "city", "state", "zip", "country")
 
 # Sentence openers that make a sentence a condition on the demand before it.
@@ -78,19 +85,58 @@ class _FieldSet:
 
 # US state names and their postal codes: customers write either ("New York", "NY").
 US_STATES = {
-    "alabama": "AL", "alaska": "AK", "arizona": "AZ", "arkansas": "AR", "california": "CA",
-    "colorado": "CO", "connecticut": "CT", "delaware": "DE", "florida": "FL", "georgia": "GA",
-    "hawaii": "HI", "idaho": "ID", "illinois": "IL", "indiana": "IN", "iowa": "IA", "kansas": "KS",
-    "kentucky": "KY", "louisiana": "LA", "maine": "ME", "maryland": "MD", "massachusetts": "MA",
-    "michigan": "MI", "minnesota": "MN", "mississippi": "MS", "missouri": "MO", "montana": "MT",
-    "nebraska": "NE", "nevada": "NV", "new hampshire": "NH", "new jersey": "NJ", "new mexico": "NM",
-    "new york": "NY", "north carolina": "NC", "north dakota": "ND", "ohio": "OH", "oklahoma": "OK",
-    "oregon": "OR", "pennsylvania": "PA", "rhode island": "RI", "south carolina": "SC",
-    "south dakota": "SD", "tennessee": "TN", "texas": "TX", "utah": "UT", "vermont": "VT",
-    "virginia": "VA", "washington": "WA", "west virginia": "WV", "wisconsin": "WI", "wyoming": "WY",
+    "alabama": "AL",
+    "alaska": "AK",
+    "arizona": "AZ",
+    "arkansas": "AR",
+    "california": "CA",
+    "colorado": "CO",
+    "connecticut": "CT",
+    "delaware": "DE",
+    "florida": "FL",
+    "georgia": "GA",
+    "hawaii": "HI",
+    "idaho": "ID",
+    "illinois": "IL",
+    "indiana": "IN",
+    "iowa": "IA",
+    "kansas": "KS",
+    "kentucky": "KY",
+    "louisiana": "LA",
+    "maine": "ME",
+    "maryland": "MD",
+    "massachusetts": "MA",
+    "michigan": "MI",
+    "minnesota": "MN",
+    "mississippi": "MS",
+    "missouri": "MO",
+    "montana": "MT",
+    "nebraska": "NE",
+    "nevada": "NV",
+    "new hampshire": "NH",
+    "new jersey": "NJ",
+    "new mexico": "NM",
+    "new york": "NY",
+    "north carolina": "NC",
+    "north dakota": "ND",
+    "ohio": "OH",
+    "oklahoma": "OK",
+    "oregon": "OR",
+    "pennsylvania": "PA",
+    "rhode island": "RI",
+    "south carolina": "SC",
+    "south dakota": "SD",
+    "tennessee": "TN",
+    "texas": "TX",
+    "utah": "UT",
+    "vermont": "VT",
+    "virginia": "VA",
+    "washington": "WA",
+    "west virginia": "WV",
+    "wisconsin": "WI",
+    "wyoming": "WY",
     "district of columbia": "DC",
 }
-
 
 
 def clean(text: str | None) -> str:
@@ -170,8 +216,13 @@ def _name_phrases(product_name: str) -> list[str]:
 
 
 # Everyday names that no sub-phrase of the catalog name yields.
-_ALIASES = {"Wristwatch": ["watch"], "E-Reader": ["ereader", "e reader", "kindle"], "Sneakers": ["sneaker", "shoes"],
-            "Running Shoes": ["shoes", "shoe"], "Hiking Boots": ["boot", "boots"]}
+_ALIASES = {
+    "Wristwatch": ["watch"],
+    "E-Reader": ["ereader", "e reader", "kindle"],
+    "Sneakers": ["sneaker", "shoes"],
+    "Running Shoes": ["shoes", "shoe"],
+    "Hiking Boots": ["boot", "boots"],
+}
 
 
 def _find_product(text: str, product_name: str) -> str | None:
@@ -262,8 +313,14 @@ def payment_fields(fs: _FieldSet, text: str, actions: list[dict], db: dict) -> N
 
 
 _REASON_WORDS = {
-    "no longer needed": ["no longer needed", "no longer need", "don't need", "do not need",
-                         "no longer want", "not needed"],
+    "no longer needed": [
+        "no longer needed",
+        "no longer need",
+        "don't need",
+        "do not need",
+        "no longer want",
+        "not needed",
+    ],
     "ordered by mistake": ["ordered by mistake", "by mistake", "by accident", "accidentally"],
 }
 
@@ -386,7 +443,9 @@ def build_card(task: dict, db: dict, source_meta: dict) -> dict:
             "package": source_meta["package"],
             "version": source_meta["version"],
             "tasks_sha256": source_meta["tasks_sha256"],
-            "instructions": {k: instr.get(k) for k in ("known_info", "unknown_info", "reason_for_call", "task_instructions")},
+            "instructions": {
+                k: instr.get(k) for k in ("known_info", "unknown_info", "reason_for_call", "task_instructions")
+            },
         },
         "opening_line": opening_line(reason),
         "fields": [f.as_dict() for f in fs.fields],

@@ -81,8 +81,11 @@ def _source_meta(source_dir: str, pinned: str) -> dict:
     from incognita.source import verify
 
     manifest = verify(source_dir, pinned)
-    return {"package": manifest["package"], "version": manifest["version"],
-            "tasks_sha256": manifest["files"]["tasks.json"]}
+    return {
+        "package": manifest["package"],
+        "version": manifest["version"],
+        "tasks_sha256": manifest["files"]["tasks.json"],
+    }
 
 
 @main.command()
@@ -163,11 +166,17 @@ def audit(source_dir: str, vocabulary: str, out_path: str, card_files: tuple[str
 @click.option("--partition", "partition_path", default="config/partition.yaml", show_default=True)
 @click.option("--out", default="results/reference/coordination.json", show_default=True)
 @click.option("--locks", "locks_path", default="config/locks.yaml", show_default=True)
-@click.option("--corpus", "corpus_path", default="config/corpus.yaml", show_default=True,
-              help="if this file exists, also print totals over its tasks")
+@click.option(
+    "--corpus",
+    "corpus_path",
+    default="config/corpus.yaml",
+    show_default=True,
+    help="if this file exists, also print totals over its tasks",
+)
 @click.option("--no-verify", is_flag=True, help="development only: do not check the result against its lock")
-def reference(golden_dir: str, cards_dir: str, partition_path: str, out: str, locks_path: str,
-              corpus_path: str, no_verify: bool) -> None:
+def reference(
+    golden_dir: str, cards_dir: str, partition_path: str, out: str, locks_path: str, corpus_path: str, no_verify: bool
+) -> None:
     """Project golden trajectories onto the arms: the coordination reference (hash-locked)."""
     from incognita import reference as ref
     from incognita.common.io import read_yaml
@@ -199,12 +208,25 @@ def reference(golden_dir: str, cards_dir: str, partition_path: str, out: str, lo
 @click.option("--out", default=None, help="default: corpus.file from the config (config/corpus.yaml)")
 @click.option("--locks", "locks_path", default="config/locks.yaml", show_default=True)
 @click.option("--force", is_flag=True, help="replace a committed corpus whose selection differs")
-@click.option("--idle", "idle_path", default="results/reference/idle.tsv", show_default=True,
-              help="the do-nothing table (`incognita idle`): tasks it passes are excluded")
+@click.option(
+    "--idle",
+    "idle_path",
+    default="results/reference/idle.tsv",
+    show_default=True,
+    help="the do-nothing table (`incognita idle`): tasks it passes are excluded",
+)
 @click.option("--dry-run", is_flag=True, help="print the selection, write nothing")
 @click.option("--no-verify", is_flag=True, help="development only: accept an unfrozen reference")
-def corpus(reference_path: str, config_path: str, out: str | None, locks_path: str, idle_path: str, force: bool,
-           dry_run: bool, no_verify: bool) -> None:
+def corpus(
+    reference_path: str,
+    config_path: str,
+    out: str | None,
+    locks_path: str,
+    idle_path: str,
+    force: bool,
+    dry_run: bool,
+    no_verify: bool,
+) -> None:
     """Select the stratified task corpus from the reference and write config/corpus.yaml."""
     from incognita import corpus as cp
     from incognita.config import load_config
@@ -214,8 +236,14 @@ def corpus(reference_path: str, config_path: str, out: str | None, locks_path: s
     cfg = load_config(config_path)["corpus"]
     out = out or cfg["file"]
     built = load_reference(reference_path, locks=locks_path, verify=not no_verify)
-    selection = cp.select(built, seed=cfg["seed"], per_level=cfg["per_level"], levels=cfg["levels"],
-                          include=cfg["include"], idle=passed(idle_path))
+    selection = cp.select(
+        built,
+        seed=cfg["seed"],
+        per_level=cfg["per_level"],
+        levels=cfg["levels"],
+        include=cfg["include"],
+        idle=passed(idle_path),
+    )
     doc = cp.corpus_document(selection, built, reference_path, cp.current_version(out, locks_path), idle_path)
     for row in cp.summary_rows(doc):
         click.echo(row)
@@ -236,19 +264,28 @@ def corpus(reference_path: str, config_path: str, out: str | None, locks_path: s
 @click.option("--partition", "partition_path", default="config/partition.yaml", show_default=True)
 @click.option("--prompts", "prompts_dir", default="config/prompts", show_default=True)
 @click.option("--scripted-agents", default="config/scripted_agents.yaml", show_default=True)
-@click.option("--native/--no-native", "with_native", default=True, show_default=True,
-              help="also run it in the upstream harness")
+@click.option(
+    "--native/--no-native", "with_native", default=True, show_default=True, help="also run it in the upstream harness"
+)
 @click.option("--tasks-json", default="data/source/retail/tasks.json", show_default=True)
-def idle(out, cards_dir, golden_dir, db_path, partition_path, prompts_dir, scripted_agents, with_native,
-         tasks_json) -> None:
+def idle(
+    out, cards_dir, golden_dir, db_path, partition_path, prompts_dir, scripted_agents, with_native, tasks_json
+) -> None:
     """The do-nothing check: run the idle profile on every task with a card, in every arm."""
     from incognita import idle as idl
 
     tasks = sorted((p.stem for p in Path(cards_dir).glob("*.json")), key=int)
     if not tasks:
         raise InputError(f"{cards_dir}: no task cards")
-    rows = idl.run_arms(tasks, cards_dir, golden_dir, db_path=db_path, partition_path=partition_path,
-                        prompts_dir=prompts_dir, scripted_agents=scripted_agents)
+    rows = idl.run_arms(
+        tasks,
+        cards_dir,
+        golden_dir,
+        db_path=db_path,
+        partition_path=partition_path,
+        prompts_dir=prompts_dir,
+        scripted_agents=scripted_agents,
+    )
     if with_native:
         rows += idl.run_native(tasks, cards_dir, golden_dir, tasks_json=tasks_json, scripted_agents=scripted_agents)
     idl.write_table(rows, out)
@@ -257,8 +294,10 @@ def idle(out, cards_dir, golden_dir, db_path, partition_path, prompts_dir, scrip
         if row["success"] == "true":
             by_task.setdefault(row["task"], []).append(row["arm"])
     arms = sorted({r["arm"] for r in rows})
-    click.echo(f"{out}: {len(tasks)} tasks x {len(arms)} arms ({', '.join(arms)}); passed by doing nothing: "
-               + (", ".join(f"{t} ({'/'.join(a)})" for t, a in by_task.items()) or "none"))
+    click.echo(
+        f"{out}: {len(tasks)} tasks x {len(arms)} arms ({', '.join(arms)}); passed by doing nothing: "
+        + (", ".join(f"{t} ({'/'.join(a)})" for t, a in by_task.items()) or "none")
+    )
 
 
 @main.command()
@@ -293,6 +332,8 @@ def verify_locks(locks_path: str) -> None:
             click.echo("note: the corpus was selected from an earlier version of the reference", err=True)
             for note in check_against_reference(doc, read_json(locked["coordination"]["path"])):
                 click.echo(f"note: {note}", err=True)
+
+
 # --- end reference stage ---
 
 
@@ -308,10 +349,20 @@ def verify_locks(locks_path: str) -> None:
 @click.option("--out-dir", default=None, help="batch form: write {task}.json here")
 @click.option("--db", "db_path", default="data/source/retail/db.json", show_default=True)
 @click.option("--vocabulary", "vocabulary_path", default="config/vocabulary.yaml", show_default=True)
-@click.option("--allow-mismatch", is_flag=True,
-              help="write a trajectory whose replay does not reproduce upstream's hash instead of failing")
-def golden(card_paths: tuple[str, ...], out_paths: tuple[str, ...], cards_dir: str | None, out_dir: str | None,
-           db_path: str, vocabulary_path: str, allow_mismatch: bool) -> None:
+@click.option(
+    "--allow-mismatch",
+    is_flag=True,
+    help="write a trajectory whose replay does not reproduce upstream's hash instead of failing",
+)
+def golden(
+    card_paths: tuple[str, ...],
+    out_paths: tuple[str, ...],
+    cards_dir: str | None,
+    out_dir: str | None,
+    db_path: str,
+    vocabulary_path: str,
+    allow_mismatch: bool,
+) -> None:
     """Build golden trajectories from task cards and verify each by replay against upstream.
 
     One process can build many: pass several --card/--out pairs, or --cards-dir/--out-dir.
@@ -329,8 +380,14 @@ def golden(card_paths: tuple[str, ...], out_paths: tuple[str, ...], cards_dir: s
         raise InputError(f"{len(card_paths)} --card but {len(out_paths)} --out: give one --out per --card")
     jobs = list(zip(card_paths, out_paths))
     if cards_dir:
-        found = sorted((p for p in Path(cards_dir).iterdir() if re.fullmatch(r"[0-9]+\.json", p.name)),
-                       key=lambda p: int(p.stem)) if Path(cards_dir).is_dir() else []
+        found = (
+            sorted(
+                (p for p in Path(cards_dir).iterdir() if re.fullmatch(r"[0-9]+\.json", p.name)),
+                key=lambda p: int(p.stem),
+            )
+            if Path(cards_dir).is_dir()
+            else []
+        )
         if not found:
             raise InputError(f"{cards_dir}: no task cards ({{task}}.json) found")
         jobs += [(str(p), str(Path(out_dir) / p.name)) for p in found]
@@ -351,7 +408,8 @@ def golden(card_paths: tuple[str, ...], out_paths: tuple[str, ...], cards_dir: s
             if not rep["match"] and not allow_mismatch:
                 raise InputError(
                     f"{card_path}: replay of the golden trajectory gives {rep['final_hash']}, upstream's gold "
-                    f"state is {rep['upstream_hash']} (unexpected errors: {rep['unexpected_errors']})")
+                    f"state is {rep['upstream_hash']} (unexpected errors: {rep['unexpected_errors']})"
+                )
         except InputError as exc:
             failures.append(str(exc))
             continue
@@ -363,8 +421,12 @@ def golden(card_paths: tuple[str, ...], out_paths: tuple[str, ...], cards_dir: s
 
 @main.command("replay-table")
 @click.option("--out", "out_path", required=True, help="the TSV to write (task, our_hash, upstream_hash, match)")
-@click.option("--verify", "verify_db", default=None,
-              help="re-run both replays from each file on this database instead of trusting its replay block")
+@click.option(
+    "--verify",
+    "verify_db",
+    default=None,
+    help="re-run both replays from each file on this database instead of trusting its replay block",
+)
 @click.argument("golden_files", nargs=-1, required=True)
 def replay_table(out_path: str, verify_db: str | None, golden_files: tuple[str, ...]) -> None:
     """Collect the replay check of GOLDEN_FILES into one table."""
@@ -388,6 +450,8 @@ def replay_table(out_path: str, verify_db: str | None, golden_files: tuple[str, 
     write_tsv(out_path, REPLAY_HEADER, rows)
     matched = sum(r[3] == "true" for r in rows)
     click.echo(f"{out_path}: {matched}/{len(rows)} tasks reproduce upstream's gold-state hash")
+
+
 # --- end golden stage ---
 
 
@@ -404,22 +468,56 @@ def replay_table(out_path: str, verify_db: str | None, golden_files: tuple[str, 
 @click.option("--budget", type=int, default=300, show_default=True, help="agent turn budget")
 @click.option("--customer", "customer_spec", default="scripted:customer", show_default=True)
 @click.option("--service", "service_spec", default="scripted:desk", show_default=True)
-@click.option("--judge", "judge_spec", default="none", show_default=True,
-              help="backend judging nl_assertions, or 'none' (that channel is then not operative)")
+@click.option(
+    "--judge",
+    "judge_spec",
+    default="none",
+    show_default=True,
+    help="backend judging nl_assertions, or 'none' (that channel is then not operative)",
+)
 @click.option("--card", "card_path", required=True)
 @click.option("--golden", "golden_path", required=True)
 @click.option("--db", "db_path", default="data/source/retail/db.json", show_default=True)
 @click.option("--partition", "partition_path", default="config/partition.yaml", show_default=True)
 @click.option("--prompts", "prompts_dir", default="config/prompts", show_default=True)
 @click.option("--scripted-agents", default="config/scripted_agents.yaml", show_default=True)
-@click.option("--vocabulary", default="config/vocabulary.yaml", show_default=True,
-              help="the public policy vocabulary scripted agents know")
+@click.option(
+    "--vocabulary",
+    default="config/vocabulary.yaml",
+    show_default=True,
+    help="the public policy vocabulary scripted agents know",
+)
 @click.option("--out-dir", default="results/episodes", show_default=True)
-@click.option("--information-channel", type=click.Choice(["substring", "judge"]), default="substring",
-              show_default=True, help="how the information channel is scored (judge: by --judge, the paper's)")
-def episodes(model, spec, models_order, task, task_position, reps, arms, seed, budget, customer_spec, service_spec,
-             judge_spec, card_path, golden_path, db_path, partition_path, prompts_dir, scripted_agents, vocabulary,
-             out_dir, information_channel) -> None:
+@click.option(
+    "--information-channel",
+    type=click.Choice(["substring", "judge"]),
+    default="substring",
+    show_default=True,
+    help="how the information channel is scored (judge: by --judge, the paper's)",
+)
+def episodes(
+    model,
+    spec,
+    models_order,
+    task,
+    task_position,
+    reps,
+    arms,
+    seed,
+    budget,
+    customer_spec,
+    service_spec,
+    judge_spec,
+    card_path,
+    golden_path,
+    db_path,
+    partition_path,
+    prompts_dir,
+    scripted_agents,
+    vocabulary,
+    out_dir,
+    information_channel,
+) -> None:
     """Run the blocks (model, task, repetition) of one model and task, each through the arms in
     Latin-square order, and write one episode record per cell."""
     from incognita.common.io import read_json
@@ -428,10 +526,20 @@ def episodes(model, spec, models_order, task, task_position, reps, arms, seed, b
     order = [m for m in models_order.split(",") if m]
     if model not in order:
         raise InputError(f"--model {model!r} is not in --models-order {models_order!r}")
-    design = Design(arms=tuple(a for a in arms.split(",") if a), models={model: spec},
-                    repetitions=reps, seed=seed, budget=budget, customer=customer_spec, service=service_spec,
-                    prompts_dir=prompts_dir, scripted_agents=scripted_agents, vocabulary=vocabulary,
-                    judge=None if judge_spec == "none" else judge_spec, information_channel=information_channel)
+    design = Design(
+        arms=tuple(a for a in arms.split(",") if a),
+        models={model: spec},
+        repetitions=reps,
+        seed=seed,
+        budget=budget,
+        customer=customer_spec,
+        service=service_spec,
+        prompts_dir=prompts_dir,
+        scripted_agents=scripted_agents,
+        vocabulary=vocabulary,
+        judge=None if judge_spec == "none" else judge_spec,
+        information_channel=information_channel,
+    )
     harness = Harness(design, db_path, partition_path)
     for rep in range(reps):
         for path in harness.run_block(model, task, rep, card_path, golden_path, out_dir, task_position, order):
@@ -440,18 +548,26 @@ def episodes(model, spec, models_order, task, task_position, reps, arms, seed, b
             click.echo(f"{path}: {record['termination']} after {record['turns']} turns, {status}")
 
 
-
 # --- native stage ---
 @main.command()
 @click.option("--model", required=True, help="model name (a key of the config's models)")
 @click.option("--spec", required=True, help="the model's spec: scripted:<profile>, openai:<model>, or a JSON object")
-@click.option("--customer", "customer_spec", default="scripted:customer", show_default=True,
-              help="the native user: scripted:customer, or openai:<model> for the harness's own user simulator")
+@click.option(
+    "--customer",
+    "customer_spec",
+    default="scripted:customer",
+    show_default=True,
+    help="the native user: scripted:customer, or openai:<model> for the harness's own user simulator",
+)
 @click.option("--models-order", required=True, help="all model names, comma-separated (Latin-square rotation)")
 @click.option("--arms", default="direct,indirect,social,native", show_default=True, help="the full rotation")
 @click.option("--tasks", required=True, help="the task ids to run, comma-separated")
-@click.option("--corpus", "corpus_tasks", default="",
-              help="the design's task ids in order, for Latin-square positions (default: --tasks)")
+@click.option(
+    "--corpus",
+    "corpus_tasks",
+    default="",
+    help="the design's task ids in order, for Latin-square positions (default: --tasks)",
+)
 @click.option("--reps", type=int, required=True, help="run repetitions 0..REPS-1")
 @click.option("--seed", type=int, required=True, help="the design seed")
 @click.option("--max-steps", type=int, default=200, show_default=True, help="the harness's step limit")
@@ -460,11 +576,32 @@ def episodes(model, spec, models_order, task, task_position, reps, arms, seed, b
 @click.option("--cards-dir", default="results/cards", show_default=True)
 @click.option("--golden-dir", default="results/golden", show_default=True)
 @click.option("--scripted-agents", default="config/scripted_agents.yaml", show_default=True)
-@click.option("--archive-unrepaired/--no-archive-unrepaired", default=True, show_default=True,
-              help="also run repaired tasks without their overlay, written under <out-dir>/archive/")
+@click.option(
+    "--archive-unrepaired/--no-archive-unrepaired",
+    default=True,
+    show_default=True,
+    help="also run repaired tasks without their overlay, written under <out-dir>/archive/",
+)
 @click.option("--out-dir", default="results/native", show_default=True)
-def native(model, spec, customer_spec, models_order, arms, tasks, corpus_tasks, reps, seed, max_steps, max_errors,
-           tasks_json, cards_dir, golden_dir, scripted_agents, archive_unrepaired, out_dir) -> None:
+def native(
+    model,
+    spec,
+    customer_spec,
+    models_order,
+    arms,
+    tasks,
+    corpus_tasks,
+    reps,
+    seed,
+    max_steps,
+    max_errors,
+    tasks_json,
+    cards_dir,
+    golden_dir,
+    scripted_agents,
+    archive_unrepaired,
+    out_dir,
+) -> None:
     """Run one model on the corpus tasks in the unmodified upstream harness (the native anchor);
     one result file per (task, repetition) in the harness's own format."""
     from incognita.native import NativeJob, NativeSettings, run_job
@@ -472,11 +609,23 @@ def native(model, spec, customer_spec, models_order, arms, tasks, corpus_tasks, 
     order = tuple(m for m in models_order.split(",") if m)
     if model not in order:
         raise InputError(f"--model {model!r} is not in --models-order {models_order!r}")
-    job = NativeJob(model=model, spec=spec, customer=customer_spec,
-                    tasks=tuple(t for t in tasks.split(",") if t), reps=reps, seed=seed,
-                    arms=tuple(a for a in arms.split(",") if a), models_order=order, tasks_json=tasks_json,
-                    cards_dir=cards_dir, golden_dir=golden_dir, profiles=scripted_agents, out_dir=out_dir,
-                    archive_unrepaired=archive_unrepaired, corpus=tuple(t for t in corpus_tasks.split(",") if t))
+    job = NativeJob(
+        model=model,
+        spec=spec,
+        customer=customer_spec,
+        tasks=tuple(t for t in tasks.split(",") if t),
+        reps=reps,
+        seed=seed,
+        arms=tuple(a for a in arms.split(",") if a),
+        models_order=order,
+        tasks_json=tasks_json,
+        cards_dir=cards_dir,
+        golden_dir=golden_dir,
+        profiles=scripted_agents,
+        out_dir=out_dir,
+        archive_unrepaired=archive_unrepaired,
+        corpus=tuple(t for t in corpus_tasks.split(",") if t),
+    )
     written = run_job(job, NativeSettings(max_steps=max_steps, max_errors=max_errors), log=click.echo)
     click.echo(f"native: {len(written)} result file(s) for model {model}")
 
@@ -491,15 +640,44 @@ def episode_table(out_path: str, record_files: tuple[str, ...]) -> None:
 
     from incognita.common.io import read_json, write_tsv
 
-    header = ["arm", "model", "task", "rep", "position", "termination", "turns", "success", "db", "communicate",
-              "error", "injected", "slips", "wall_time_s"]
+    header = [
+        "arm",
+        "model",
+        "task",
+        "rep",
+        "position",
+        "termination",
+        "turns",
+        "success",
+        "db",
+        "communicate",
+        "error",
+        "injected",
+        "slips",
+        "wall_time_s",
+    ]
     rows, tally = [], defaultdict(lambda: [0, 0])
     for path in record_files:
         r = read_json(path)
         c, gt = r["cell"], r.get("ground_truth") or {}
-        rows.append([c["arm"], c["model"], c["task"], c["rep"], c.get("schedule_position", ""), r["termination"],
-                     r["turns"], r["success"], r["channels"].get("db"), r["channels"].get("communicate"),
-                     r["error"] or "", gt.get("injected") or "", gt.get("slips", ""), r["wall_time_s"]])
+        rows.append(
+            [
+                c["arm"],
+                c["model"],
+                c["task"],
+                c["rep"],
+                c.get("schedule_position", ""),
+                r["termination"],
+                r["turns"],
+                r["success"],
+                r["channels"].get("db"),
+                r["channels"].get("communicate"),
+                r["error"] or "",
+                gt.get("injected") or "",
+                gt.get("slips", ""),
+                r["wall_time_s"],
+            ]
+        )
         if r["error"] is None:
             tally[(c["model"], c["arm"])][0] += bool(r["success"])
             tally[(c["model"], c["arm"])][1] += 1
@@ -512,15 +690,25 @@ def episode_table(out_path: str, record_files: tuple[str, ...]) -> None:
 # --- reader stage ---
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path(dir_okay=False))
-@click.option("--episodes", "episodes_dir", default="results/episodes", show_default=True,
-              help="read every {arm}/{model}/{task}/r{rep}.json here when no PATHS are given")
+@click.option(
+    "--episodes",
+    "episodes_dir",
+    default="results/episodes",
+    show_default=True,
+    help="read every {arm}/{model}/{task}/r{rep}.json here when no PATHS are given",
+)
 @click.option("--reference", "reference_path", default="results/reference/coordination.json", show_default=True)
 @click.option("--locks", "locks_path", default="config/locks.yaml", show_default=True)
 @click.option("--out", default="results/trials.parquet", show_default=True)
 @click.option("--csv", "csv_path", default="results/trials.csv", show_default=True)
 @click.option("--validation", "validation_path", default="results/stats/reader_validation.csv", show_default=True)
-@click.option("--labelled", "labelled_dir", default="config/reader_validation", show_default=True,
-              help="the hand-labelled trajectories the reader is checked against ('none' to skip)")
+@click.option(
+    "--labelled",
+    "labelled_dir",
+    default="config/reader_validation",
+    show_default=True,
+    help="the hand-labelled trajectories the reader is checked against ('none' to skip)",
+)
 def trials(paths, episodes_dir, reference_path, locks_path, out, csv_path, validation_path, labelled_dir) -> None:
     """Read episode records and native results (PATHS, told apart by content) against the frozen
     reference: one row per trial, plus the reader's validation (hand-labelled trajectories, then
@@ -528,8 +716,7 @@ def trials(paths, episodes_dir, reference_path, locks_path, out, csv_path, valid
     from incognita.reader import run_reader
 
     labelled = None if labelled_dir == "none" else labelled_dir
-    for line in run_reader(paths, episodes_dir, reference_path, locks_path, out, csv_path, validation_path,
-                           labelled):
+    for line in run_reader(paths, episodes_dir, reference_path, locks_path, out, csv_path, validation_path, labelled):
         click.echo(line)
 
 
@@ -569,8 +756,11 @@ def errors(roots: tuple[str, ...], delete: bool) -> None:
         for path in sorted(p for p in derived if p.exists()):
             path.unlink()
             click.echo(f"{path}: removed, so that the next run rebuilds the deleted records and then it")
-    click.echo(f"{len(found)} record(s) with an error" + (f" ({damaged} damaged)" if damaged else "")
-               + (" deleted" if delete and found else ""))
+    click.echo(
+        f"{len(found)} record(s) with an error"
+        + (f" ({damaged} damaged)" if damaged else "")
+        + (" deleted" if delete and found else "")
+    )
 
 
 # --- figures stage ---

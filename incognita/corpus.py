@@ -47,8 +47,9 @@ def _sorted(ids) -> list[str]:
     return sorted(ids, key=_num)
 
 
-def exclusion_reason(task: dict, levels: list[int], require_match: bool = REQUIRE_MATCH,
-                     idle_arms: list[str] | None = None) -> str | None:
+def exclusion_reason(
+    task: dict, levels: list[int], require_match: bool = REQUIRE_MATCH, idle_arms: list[str] | None = None
+) -> str | None:
     """Why the selection rule rules a task out (every reason that applies), or None when it is
     a candidate. `idle_arms`: the arms in which an agent that does nothing passed the task."""
     reasons = []
@@ -68,8 +69,16 @@ def level_rng(seed: int, level: int) -> random.Random:
     return random.Random(f"{seed}/level{level}")
 
 
-def select(reference: dict, *, seed: int, per_level: int, levels: list[int], include: list[str],
-           require_match: bool = REQUIRE_MATCH, idle: dict[str, list[str]] | None = None) -> dict:
+def select(
+    reference: dict,
+    *,
+    seed: int,
+    per_level: int,
+    levels: list[int],
+    include: list[str],
+    require_match: bool = REQUIRE_MATCH,
+    idle: dict[str, list[str]] | None = None,
+) -> dict:
     """Apply the selection rule to a coordination reference; see the module docstring.
 
     `idle` maps a task to the arms in which an agent that does nothing passed it
@@ -103,8 +112,12 @@ def select(reference: dict, *, seed: int, per_level: int, levels: list[int], inc
     named_ok: dict[int, list[str]] = {lv: [] for lv in levels}
     for tid in include:
         if tid not in tasks:
-            named[tid] = {"task": tid, "level": None, "status": "excluded",
-                          "reason": "not in the coordination reference (no golden trajectory)"}
+            named[tid] = {
+                "task": tid,
+                "level": None,
+                "status": "excluded",
+                "reason": "not in the coordination reference (no golden trajectory)",
+            }
             continue
         reason = exclusion_reason(tasks[tid], levels, require_match, idle.get(tid))
         if reason:
@@ -124,8 +137,11 @@ def select(reference: dict, *, seed: int, per_level: int, levels: list[int], inc
         free = [t for t in candidates[lv] if t not in chosen[lv] and t not in leftover_named]
         writes = [t for t in free if tasks[t]["has_write"]]
         others = [t for t in free if not tasks[t]["has_write"]]
-        pools[lv] = {"eligible": len(candidates[lv]), "with_write": sum(tasks[t]["has_write"] for t in candidates[lv]),
-                     "named": len(named_ok[lv])}
+        pools[lv] = {
+            "eligible": len(candidates[lv]),
+            "with_write": sum(tasks[t]["has_write"] for t in candidates[lv]),
+            "named": len(named_ok[lv]),
+        }
         need = per_level - len(chosen[lv])
         rng = level_rng(seed, lv)
         take = rng.sample(writes, min(need, len(writes)))
@@ -144,14 +160,17 @@ def select(reference: dict, *, seed: int, per_level: int, levels: list[int], inc
             if leftover_named:
                 tid = leftover_named.pop(0)
                 src = tasks[tid]["level"]
-                entry["filled_with"].append({"task": tid, "level": src, "why": "named task left over from a full level"})
+                entry["filled_with"].append(
+                    {"task": tid, "level": src, "why": "named task left over from a full level"}
+                )
             else:
                 order = sorted((lv2 for lv2 in levels if spare[lv2]), key=lambda lv2: (abs(lv2 - lv), lv2))
                 if not order:
                     raise InputError(
                         f"coordination reference: too few eligible tasks for {per_level} per level over "
                         f"levels {levels} (eligible per level: "
-                        f"{ {k: v['eligible'] for k, v in pools.items()} })")
+                        f"{ {k: v['eligible'] for k, v in pools.items()} })"
+                    )
                 src = order[0]
                 writes = [t for t in spare[src] if tasks[t]["has_write"]]
                 tid = rng.choice(writes or spare[src])
@@ -169,8 +188,12 @@ def select(reference: dict, *, seed: int, per_level: int, levels: list[int], inc
                     named[tid]["note"] = "included by name although no required call writes to the database"
     for tid in leftover_named:
         lv = tasks[tid]["level"]
-        named[tid] = {"task": tid, "level": lv, "status": "excluded",
-                      "reason": f"level {lv} already holds {per_level} named tasks and no level was short of tasks"}
+        named[tid] = {
+            "task": tid,
+            "level": lv,
+            "status": "excluded",
+            "reason": f"level {lv} already holds {per_level} named tasks and no level was short of tasks",
+        }
 
     return {
         "levels": {lv: chosen[lv] for lv in levels},
@@ -185,22 +208,25 @@ def select(reference: dict, *, seed: int, per_level: int, levels: list[int], inc
             "levels": levels,
             "per_level": per_level,
             "prefer": "tasks with at least one required database write",
-            "exclude": ["passed by an agent that does nothing, in any arm (incognita idle)",
-                        "card withholds disclosure by design"]
-                       + (["golden replay does not reproduce the upstream final state"] if require_match else []),
+            "exclude": [
+                "passed by an agent that does nothing, in any arm (incognita idle)",
+                "card withholds disclosure by design",
+            ]
+            + (["golden replay does not reproduce the upstream final state"] if require_match else []),
             "include": include,
             "seed": seed,
             "sampler": "per level: random.Random(str) seeded with <seed>/level<level> samples the numerically "
-                       "sorted candidates, write tasks first; short levels: random.Random seeded with "
-                       "<seed>/shortfall",
+            "sorted candidates, write tasks first; short levels: random.Random seeded with "
+            "<seed>/shortfall",
             "short_level": "missing slots go first to named tasks left over from a full level, then to the "
-                           "nearest level with spare candidates (lower on a tie); recorded under shortfalls",
+            "nearest level with spare candidates (lower on a tie); recorded under shortfalls",
         },
     }
 
 
-def corpus_document(selection: dict, reference: dict, reference_path: str | Path, version: int,
-                    idle_path: str | Path | None = None) -> dict:
+def corpus_document(
+    selection: dict, reference: dict, reference_path: str | Path, version: int, idle_path: str | Path | None = None
+) -> dict:
     """The file's content; `idle_path` is the do-nothing table the selection used, if any."""
     from incognita.reference import PAPER_TOTALS, totals
 
@@ -220,8 +246,18 @@ def corpus_document(selection: dict, reference: dict, reference_path: str | Path
         "shortfalls": selection["shortfalls"],
         "candidates": selection["candidates"],
         "exclusions": selection["exclusions"],
-        "totals": {k: t[k] for k in ("tasks", "calls", "counted", "role_assignments", "information_items",
-                                     "customer_facts", "service_facts")},
+        "totals": {
+            k: t[k]
+            for k in (
+                "tasks",
+                "calls",
+                "counted",
+                "role_assignments",
+                "information_items",
+                "customer_facts",
+                "service_facts",
+            )
+        },
         "paper_totals": dict(PAPER_TOTALS),
     }
 
@@ -241,7 +277,8 @@ def write_corpus(doc: dict, out: str | Path, *, force: bool = False) -> bool:
         if not force:
             raise InputError(
                 f"{out}: the selection differs from the committed corpus; it is a frozen artifact. "
-                f"Review with --dry-run, then rerun with --force and re-freeze with `incognita freeze --bump`.")
+                f"Review with --dry-run, then rerun with --force and re-freeze with `incognita freeze --bump`."
+            )
     atomic_write_text(out, text)
     return True
 
@@ -259,8 +296,9 @@ def current_version(out: str | Path, locks_path: str | Path) -> int:
     return entry["version"] if entry else 1
 
 
-def load_corpus(path: str | Path = "config/corpus.yaml", *, locks: str | Path | None = "config/locks.yaml",
-                verify: bool = True) -> dict:
+def load_corpus(
+    path: str | Path = "config/corpus.yaml", *, locks: str | Path | None = "config/locks.yaml", verify: bool = True
+) -> dict:
     """Read the frozen corpus, refusing it unless it matches its lock."""
     if verify:
         from incognita.freeze import verify_lock
@@ -298,7 +336,8 @@ def summary_rows(doc: dict) -> list[str]:
             rows.append(f"named task {e['task']} excluded: {e['reason']}")
     for sf in doc.get("shortfalls", []):
         fills = ", ".join(f"{f['task']} (level {f['level']}, {f['why']})" for f in sf["filled_with"])
-        rows.append(f"warning: level {sf['level']} has {sf['eligible']} eligible task(s); "
-                    f"{sf['missing']} slot(s) filled with {fills}")
+        rows.append(
+            f"warning: level {sf['level']} has {sf['eligible']} eligible task(s); "
+            f"{sf['missing']} slot(s) filled with {fills}"
+        )
     return rows
-

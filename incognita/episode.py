@@ -97,10 +97,24 @@ def parse_agent_output(resp: ModelResponse, allowed: list[str]) -> AgentAction:
 class Episode:
     """Runs one cell. Build with the arm's participants; call run() once."""
 
-    def __init__(self, *, arm: str, card: dict, gold_hash: str, gateway: Gateway, prompts: PromptSet,
-                 agent: Backend, customer: Backend, service: dict[str, Backend], desks: tuple[str, ...],
-                 seed: int, budget: int, record: EpisodeRecord, judge: Backend | None = None,
-                 information_channel: str = "substring"):
+    def __init__(
+        self,
+        *,
+        arm: str,
+        card: dict,
+        gold_hash: str,
+        gateway: Gateway,
+        prompts: PromptSet,
+        agent: Backend,
+        customer: Backend,
+        service: dict[str, Backend],
+        desks: tuple[str, ...],
+        seed: int,
+        budget: int,
+        record: EpisodeRecord,
+        judge: Backend | None = None,
+        information_channel: str = "substring",
+    ):
         self.arm, self.card, self.gold_hash, self.gateway = arm, card, gold_hash, gateway
         self.prompts, self.seed, self.budget, self.record = prompts, seed, budget, record
         self.judge, self.information_channel = judge, information_channel
@@ -108,15 +122,18 @@ class Episode:
         self.gate = DisclosureGate(card)
         self.agent = Participant(AGENT, agent, prompts.agent(arm, self.allowed), [])
         self.customer = Participant(USER, customer, "", [])
-        self.service = {name: Participant(name, b, prompts.vega() if name == "Vega" else prompts.desk(name), [])
-                        for name, b in service.items()}
+        self.service = {
+            name: Participant(name, b, prompts.vega() if name == "Vega" else prompts.desk(name), [])
+            for name, b in service.items()
+        }
         self.events: list = []
         self.turn = 0
 
     # ------------------------------------------------------------------ plumbing
     def _ask(self, p: Participant, system: str, tools: list[dict]) -> ModelResponse:
-        resp = p.backend.respond(ModelRequest(role=p.name, system=system, messages=tuple(p.history),
-                                              tools=tuple(tools), seed=self.seed))
+        resp = p.backend.respond(
+            ModelRequest(role=p.name, system=system, messages=tuple(p.history), tools=tuple(tools), seed=self.seed)
+        )
         usage = self.record.usage.setdefault(p.name, Usage())
         usage.add(resp.usage)
         usage.calls += 1  # counted here, once per model call, whatever the backend reports
@@ -155,11 +172,17 @@ class Episode:
         token = call.arguments.get("token") if isinstance(call.arguments, dict) else None
         if call.name != RELEASE_TOOL or not isinstance(token, str):
             reason = f"customer called {call.name!r} with {call.arguments!r}; only release_field(token) exists"
-            self._log(ProtocolError(turn=self.turn, actor=USER, reason=reason, raw=json.dumps(call.arguments, default=str)))
+            self._log(
+                ProtocolError(turn=self.turn, actor=USER, reason=reason, raw=json.dumps(call.arguments, default=str))
+            )
             return {"status": "error", "reason": reason}
         event = self.gate.request(token, self.turn)
-        return {"token": token, "status": event.status, "value": event.value,
-                **({"reason": event.reason} if event.reason else {})}
+        return {
+            "token": token,
+            "status": event.status,
+            "value": event.value,
+            **({"reason": event.reason} if event.reason else {}),
+        }
 
     def _service_reply(self, p: Participant, text: str) -> str:
         p.history.append(Turn("user", text))
@@ -173,8 +196,13 @@ class Episode:
             for call in resp.tool_calls:
                 d = self.gateway.propose(p.name, call.name, call.arguments, self.turn)
                 self._drain()
-                p.history.append(Turn("tool", json.dumps({"status": d.status, "reason": d.reason, "result": d.result}),
-                                      tool_call_id=call.id))
+                p.history.append(
+                    Turn(
+                        "tool",
+                        json.dumps({"status": d.status, "reason": d.reason, "result": d.result}),
+                        tool_call_id=call.id,
+                    )
+                )
         self._log(ProtocolError(turn=self.turn, actor=p.name, reason="no reply after the step limit", raw=""))
         return ""
 
@@ -213,11 +241,17 @@ class Episode:
             raw = resp.text or json.dumps([c.__dict__ for c in resp.tool_calls], default=str)
             self._log(ProtocolError(turn=self.turn, actor=AGENT, reason=action.reason, raw=raw))
             for call in resp.tool_calls:  # every tool call needs an answer in the chat format
-                a.history.append(Turn("tool", json.dumps({"status": "rejected", "reason": action.reason}),
-                                      tool_call_id=call.id))
+                a.history.append(
+                    Turn("tool", json.dumps({"status": "rejected", "reason": action.reason}), tool_call_id=call.id)
+                )
             if not resp.tool_calls:
-                a.history.append(Turn("user", f"From HARNESS: your last output was rejected: {action.reason}. "
-                                              "Follow the output format in your instructions."))
+                a.history.append(
+                    Turn(
+                        "user",
+                        f"From HARNESS: your last output was rejected: {action.reason}. "
+                        "Follow the output format in your instructions.",
+                    )
+                )
             return False
         if action.kind == "tool":
             d = self.gateway.propose(AGENT, action.call.name, action.call.arguments, self.turn)
@@ -226,8 +260,15 @@ class Episode:
             content = json.dumps(d.result) if d.status == "accepted" else f"Error: {d.status}: {d.reason}"
             a.history.append(Turn("tool", content, tool_call_id=action.call.id))
             return False
-        self._log(Message(turn=self.turn, sender=AGENT, recipient=action.recipient, text=action.text,
-                          message_type=action.message_type))
+        self._log(
+            Message(
+                turn=self.turn,
+                sender=AGENT,
+                recipient=action.recipient,
+                text=action.text,
+                message_type=action.message_type,
+            )
+        )
         if action.message_type == "FINAL":
             return True
         if action.recipient == USER:
@@ -247,17 +288,31 @@ class Episode:
         r.final_db_hash = self.gateway.db_hash()
         if termination == "error":
             return
-        dialogue = [(e.sender, e.text) for e in self.events if isinstance(e, Message)
-                    and USER in (e.sender, e.recipient) and e.message_type == "MESSAGE"]
+        dialogue = [
+            (e.sender, e.text)
+            for e in self.events
+            if isinstance(e, Message) and USER in (e.sender, e.recipient) and e.message_type == "MESSAGE"
+        ]
         to_user = [text for sender, text in dialogue if sender == AGENT]
         try:
-            outcome = evaluate(r.final_db_hash, self.gold_hash, self.card, to_user, channel=self.information_channel,
-                               judge=self.judge, judge_prompt=self.prompts.read("judge.md") if self.judge else "",
-                               transcript=[("agent" if s == AGENT else "customer", t) for s, t in dialogue])
+            outcome = evaluate(
+                r.final_db_hash,
+                self.gold_hash,
+                self.card,
+                to_user,
+                channel=self.information_channel,
+                judge=self.judge,
+                judge_prompt=self.prompts.read("judge.md") if self.judge else "",
+                transcript=[("agent" if s == AGENT else "customer", t) for s, t in dialogue],
+            )
         except BackendError as exc:
             r.termination, r.error = "error", f"evaluation: {exc}"
             return
-        r.channels, r.success, r.database_only_success = outcome.channels, outcome.success, outcome.database_only_success
+        r.channels, r.success, r.database_only_success = (
+            outcome.channels,
+            outcome.success,
+            outcome.database_only_success,
+        )
         r.information_channel = self.information_channel
         if outcome.judgements:  # each verdict with its assertion and the judge prompt it answered
             prompt_sha = hashlib.sha256(self.prompts.read("judge.md").encode()).hexdigest()

@@ -47,13 +47,23 @@ class Assumptions:
     service_steps: dict = field(default_factory=lambda: {"indirect": 1.8, "social": 1.4})
     desks_engaged: float = 4.0  # social: the service messages spread over this many desks' conversations
     # Tokens a conversation grows by per call (the new turns it resends next time).
-    growth: dict = field(default_factory=lambda: {"agent_message": 120, "agent_tool": 300, "customer": 100,
-                                                  "service": 220})
+    growth: dict = field(
+        default_factory=lambda: {"agent_message": 120, "agent_tool": 300, "customer": 100, "service": 220}
+    )
     customer_context: int = 150  # request block and released memory on top of the behaviour block
     # Tokens written per call: visible output, plus reasoning tokens by reasoning_effort.
     output: dict = field(default_factory=lambda: {"agent": 60, "customer": 50, "service": 80, "judge": 30})
-    reasoning: dict = field(default_factory=lambda: {"none": 0, "minimal": 100, "low": 250, "medium": 500,
-                                                     "high": 1000, "xhigh": 2000, "default": 0})
+    reasoning: dict = field(
+        default_factory=lambda: {
+            "none": 0,
+            "minimal": 100,
+            "low": 250,
+            "medium": 500,
+            "high": 1000,
+            "xhigh": 2000,
+            "default": 0,
+        }
+    )
     cached_share: float = 0.5  # prompt tokens billed at the cached-input price (repeated prefixes)
     judge_transcript: int = 1200  # tokens of the customer dialogue the judge reads
     nl_share: float = 7 / 18  # tasks with natural-language assertions when the cards are not at hand
@@ -68,8 +78,10 @@ class Assumptions:
         if unknown:
             raise InputError(f"{path}: unknown assumption(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
         base = cls()
-        merged = {k: ({**getattr(base, k), **v} if isinstance(getattr(base, k), dict) and isinstance(v, dict) else v)
-                  for k, v in doc.items()}
+        merged = {
+            k: ({**getattr(base, k), **v} if isinstance(getattr(base, k), dict) and isinstance(v, dict) else v)
+            for k, v in doc.items()
+        }
         return dataclasses.replace(base, **merged)
 
     def agent_turns(self, arm: str) -> float:
@@ -145,21 +157,34 @@ class Estimator:
 
     def _add(self, line: Line, role: Role, calls: float, prompt: float, kind: str, episodes: float) -> None:
         completion = calls * (self.a.output[kind] + self.a.reasoning.get(role.effort(), 0))
-        line.add(calls * episodes, prompt * episodes, completion * episodes,
-                 self._cost(role, prompt, completion) * episodes)
+        line.add(
+            calls * episodes, prompt * episodes, completion * episodes, self._cost(role, prompt, completion) * episodes
+        )
 
     def episode(self, arm: str, agent: Role, lines: dict[str, Line], episodes: float, agent_key: str) -> None:
         """Add `episodes` episodes of `arm` with this agent to the lines."""
         a, pt = self.a, self.prompt_tokens
         turns = a.agent_turns(arm)
         tools = TOOL_TOKENS_ALL if arm == "direct" else 0
-        growth = (a.growth["agent_tool"] * a.tool_calls[arm] + a.growth["agent_message"] * (turns - a.tool_calls[arm]))
-        self._add(lines[agent_key], agent, turns,
-                  conversation(turns, pt["agent_" + arm] + tools, growth / turns), "agent", episodes)
+        growth = a.growth["agent_tool"] * a.tool_calls[arm] + a.growth["agent_message"] * (turns - a.tool_calls[arm])
+        self._add(
+            lines[agent_key],
+            agent,
+            turns,
+            conversation(turns, pt["agent_" + arm] + tools, growth / turns),
+            "agent",
+            episodes,
+        )
         customer = self.role(self.cfg["participants"]["customer"], "participants.customer")
         c_calls = a.customer_messages[arm] * a.customer_steps
-        self._add(lines["customer"], customer, c_calls,
-                  conversation(c_calls, pt["customer"] + a.customer_context, a.growth["customer"]), "customer", episodes)
+        self._add(
+            lines["customer"],
+            customer,
+            c_calls,
+            conversation(c_calls, pt["customer"] + a.customer_context, a.growth["customer"]),
+            "customer",
+            episodes,
+        )
         if a.service_messages[arm]:
             service = self.role(self.cfg["participants"]["service"], "participants.service")
             s_calls = a.service_messages[arm] * a.service_steps[arm]
@@ -170,8 +195,14 @@ class Estimator:
         judge_entry = self.cfg["participants"].get("judge")
         if judge_entry:
             judge = self.role(judge_entry, "participants.judge")
-            self._add(lines["judge"], judge, self.nl_share, self.nl_share * (pt["judge"] + a.judge_transcript),
-                      "judge", episodes)
+            self._add(
+                lines["judge"],
+                judge,
+                self.nl_share,
+                self.nl_share * (pt["judge"] + a.judge_transcript),
+                "judge",
+                episodes,
+            )
 
     def run(self) -> tuple[list[Line], dict[str, Line]]:
         """Per-role lines for the whole design, and per-arm totals."""
@@ -180,9 +211,11 @@ class Estimator:
         arms = [arm for arm in d["arms"] if arm in ARMS]
         per_model = len(self.tasks) * d["repetitions"]
         lines: dict[str, Line] = {}
-        for key, entry, where in [("customer", p["customer"], "participants.customer"),
-                                  ("service", p["service"], "participants.service"),
-                                  ("judge", p.get("judge"), "participants.judge")]:
+        for key, entry, where in [
+            ("customer", p["customer"], "participants.customer"),
+            ("service", p["service"], "participants.service"),
+            ("judge", p.get("judge"), "participants.judge"),
+        ]:
             if entry:
                 r = self.role(entry, where)
                 lines[key] = Line(key, r.model, key, offline=r.offline)
@@ -197,7 +230,9 @@ class Estimator:
                 for k, v in one.items():
                     lines[k].add(v.calls, v.prompt_tokens, v.completion_tokens, v.cost_usd)
                     by_arm[arm].add(v.calls, v.prompt_tokens, v.completion_tokens, v.cost_usd)
-        order = [k for k in lines if k.startswith("agent ")] + [k for k in ("customer", "service", "judge") if k in lines]
+        order = [k for k in lines if k.startswith("agent ")] + [
+            k for k in ("customer", "service", "judge") if k in lines
+        ]
         return [lines[k] for k in order], by_arm
 
 
@@ -222,11 +257,15 @@ def _prompt_tokens(prompts_dir: str | None) -> dict[str, float]:
         raise InputError(f"prompts: {prompts_dir!r} is not a directory of prompt files")
     ps = PromptSet(Path(prompts_dir))
     desks = [len(ps.desk(d)) for d in SOCIAL_DESKS]
-    chars = {"agent_direct": len(ps.agent("direct", ["USER"])),
-             "agent_indirect": len(ps.agent("indirect", ["USER", "Vega"])),
-             "agent_social": len(ps.agent("social", ["USER", *SOCIAL_DESKS])),
-             "vega": len(ps.vega()), "desk": sum(desks) / len(desks),
-             "customer": len(ps.read("customer/behaviour.md")), "judge": len(ps.read("judge.md"))}
+    chars = {
+        "agent_direct": len(ps.agent("direct", ["USER"])),
+        "agent_indirect": len(ps.agent("indirect", ["USER", "Vega"])),
+        "agent_social": len(ps.agent("social", ["USER", *SOCIAL_DESKS])),
+        "vega": len(ps.vega()),
+        "desk": sum(desks) / len(desks),
+        "customer": len(ps.read("customer/behaviour.md")),
+        "judge": len(ps.read("judge.md")),
+    }
     return {k: v / CHARS_PER_TOKEN for k, v in chars.items()}
 
 
@@ -249,10 +288,16 @@ def _fmt_tokens(n: float) -> str:
 
 @click.command("estimate")
 @click.option("--config", "config_path", default="config/config.yaml", show_default=True)
-@click.option("--prices", "prices_path", default=None, help="price table (default: the config's, else config/prices.yaml)")
+@click.option(
+    "--prices", "prices_path", default=None, help="price table (default: the config's, else config/prices.yaml)"
+)
 @click.option("--assumptions", "assumptions_path", default=None, help="YAML overriding per-episode assumptions")
-@click.option("--cards-dir", default="results/cards", show_default=True,
-              help="task cards, for the share of tasks the judge sees (if absent: the paper's 7 of 18)")
+@click.option(
+    "--cards-dir",
+    default="results/cards",
+    show_default=True,
+    help="task cards, for the share of tasks the judge sees (if absent: the paper's 7 of 18)",
+)
 def estimate_cmd(config_path: str, prices_path: str | None, assumptions_path: str | None, cards_dir: str) -> None:
     """Expected model calls, tokens and cost of a config, per role and arm, before anything is paid for."""
     from incognita.config import load_config
@@ -263,25 +308,36 @@ def estimate_cmd(config_path: str, prices_path: str | None, assumptions_path: st
     lines, by_arm = est.run()
     d = cfg["design"]
     models = d.get("models") or list(cfg["models"])
-    click.echo(f"{config_path}: {len(est.tasks)} tasks x {len(models)} models x {d['repetitions']} repetitions; "
-               f"arms {', '.join(by_arm)}")
+    click.echo(
+        f"{config_path}: {len(est.tasks)} tasks x {len(models)} models x {d['repetitions']} repetitions; "
+        f"arms {', '.join(by_arm)}"
+    )
     click.echo(f"prices: {table.path} version {table.version} (retrieved {table.retrieved})")
     click.echo(f"{'role':<20}{'model':<26}{'calls':>9}{'prompt':>10}{'output':>10}{'cost USD':>12}")
     for ln in lines:
         note = "  (offline)" if ln.offline else ("  (no price)" if table.lookup(ln.model) is None else "")
-        prompt, output = ("-", "-") if ln.offline else (_fmt_tokens(ln.prompt_tokens), _fmt_tokens(ln.completion_tokens))
-        click.echo(f"{ln.label[:19]:<20}{ln.model[:25]:<26}{ln.calls:>9.0f}{prompt:>10}{output:>10}"
-                   f"{ln.cost_usd:>12.2f}{note}")
+        prompt, output = (
+            ("-", "-") if ln.offline else (_fmt_tokens(ln.prompt_tokens), _fmt_tokens(ln.completion_tokens))
+        )
+        click.echo(
+            f"{ln.label[:19]:<20}{ln.model[:25]:<26}{ln.calls:>9.0f}{prompt:>10}{output:>10}{ln.cost_usd:>12.2f}{note}"
+        )
     episodes = len(est.tasks) * len(models) * d["repetitions"]
     for arm, ln in by_arm.items():
-        click.echo(f"arm {arm:<9} {episodes} episodes, {ln.calls:.0f} calls, ${ln.cost_usd:.2f} "
-                   f"(${ln.cost_usd / max(episodes, 1):.3f} per episode)")
+        click.echo(
+            f"arm {arm:<9} {episodes} episodes, {ln.calls:.0f} calls, ${ln.cost_usd:.2f} "
+            f"(${ln.cost_usd / max(episodes, 1):.3f} per episode)"
+        )
     total = sum(ln.cost_usd for ln in lines)
-    click.echo(f"total: {sum(ln.calls for ln in lines):.0f} model calls, "
-               f"{_fmt_tokens(sum(ln.prompt_tokens + ln.completion_tokens for ln in lines))} tokens, ${total:.2f}")
+    click.echo(
+        f"total: {sum(ln.calls for ln in lines):.0f} model calls, "
+        f"{_fmt_tokens(sum(ln.prompt_tokens + ln.completion_tokens for ln in lines))} tokens, ${total:.2f}"
+    )
     if cfg["participants"].get("judge"):
-        click.echo(f"judge: {est.nl_share:.0%} of the tasks have something for the judge to decide "
-                   f"({'from ' + cards_dir if est.nl_share_from_cards else 'assumed'})")
+        click.echo(
+            f"judge: {est.nl_share:.0%} of the tasks have something for the judge to decide "
+            f"({'from ' + cards_dir if est.nl_share_from_cards else 'assumed'})"
+        )
     skipped = [arm for arm in d["arms"] if arm not in ARMS]
     if skipped:
         click.echo(f"not estimated: {', '.join(skipped)} (run by the upstream harness)")

@@ -35,8 +35,9 @@ def check_channel(channel: str, judge: object, where: str = "evaluation.informat
     if channel not in CHANNELS:
         raise ValueError(f"{where}: {channel!r} is not one of {', '.join(CHANNELS)}")
     if channel == "judge" and not judge:
-        raise ValueError(f"{where}: 'judge' needs participants.judge (a model entry, or scripted:judge "
-                         "offline), which is null")
+        raise ValueError(
+            f"{where}: 'judge' needs participants.judge (a model entry, or scripted:judge offline), which is null"
+        )
 
 
 @dataclass(frozen=True)
@@ -52,28 +53,42 @@ def communicated(info: str, agent_to_user: list[str]) -> bool:
     return any(needle in text.lower().replace(",", "") for text in agent_to_user)
 
 
-def judge_assertions(judge: Any, prompt_template: str, assertions: list[str],
-                     transcript: list[tuple[str, str]]) -> list[bool]:
+def judge_assertions(
+    judge: Any, prompt_template: str, assertions: list[str], transcript: list[tuple[str, str]]
+) -> list[bool]:
     """Ask the judge whether each assertion holds; its output must be {"verdicts": [bool, ...]}
     with one verdict per assertion. Anything else is a BackendError: the episode is then
     recorded as broken, never scored on a guess."""
     numbered = "\n".join(f"{i + 1}. {a}" for i, a in enumerate(assertions))
     lines = "\n".join(f"{who}: {text}" for who, text in transcript)
-    request = ModelRequest(role="judge", system=prompt_template.format(assertions=numbered),
-                           messages=(Turn("user", lines),))
+    request = ModelRequest(
+        role="judge", system=prompt_template.format(assertions=numbered), messages=(Turn("user", lines),)
+    )
     raw = judge.respond(request).text or ""
     try:
         verdicts = json.loads(raw)["verdicts"]
     except (json.JSONDecodeError, KeyError, TypeError):
-        raise BackendError(f"judge output is not {{\"verdicts\": [...]}}: {raw[:200]!r}") from None
-    if not isinstance(verdicts, list) or len(verdicts) != len(assertions) or not all(isinstance(v, bool) for v in verdicts):
+        raise BackendError(f'judge output is not {{"verdicts": [...]}}: {raw[:200]!r}') from None
+    if (
+        not isinstance(verdicts, list)
+        or len(verdicts) != len(assertions)
+        or not all(isinstance(v, bool) for v in verdicts)
+    ):
         raise BackendError(f"judge must give {len(assertions)} true/false verdicts, got {verdicts!r}")
     return verdicts
 
 
-def evaluate(final_hash: str, gold_hash: str, card: dict, agent_to_user: list[str], *,
-             channel: str = "substring", judge: Any = None, judge_prompt: str = "",
-             transcript: list[tuple[str, str]] | None = None) -> Outcome:
+def evaluate(
+    final_hash: str,
+    gold_hash: str,
+    card: dict,
+    agent_to_user: list[str],
+    *,
+    channel: str = "substring",
+    judge: Any = None,
+    judge_prompt: str = "",
+    transcript: list[tuple[str, str]] | None = None,
+) -> Outcome:
     check_channel(channel, judge=True, where="information channel")  # a known channel; the judge below
     db_ok = final_hash == gold_hash
     infos = card["information_channel"]["communicate_info"]
@@ -90,7 +105,8 @@ def evaluate(final_hash: str, gold_hash: str, card: dict, agent_to_user: list[st
         verdicts = judge_assertions(judge, judge_prompt, [a for a, _ in judged], transcript or [])
         judgements = tuple({"assertion": a, "source": src, "verdict": v} for (a, src), v in zip(judged, verdicts))
     channels: dict[str, bool | None] = {
-        "db": db_ok, "communicate": communicate,
+        "db": db_ok,
+        "communicate": communicate,
         "nl": all(j["verdict"] for j in judgements) if judgements else None,
     }
     operative = [v for v in channels.values() if v is not None]

@@ -78,20 +78,30 @@ ABSENT = "absent"
 # file stem -> (required columns, columns that must be numeric)
 STATS_INPUTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "success": (("arm", "model", "n_tasks", "success", "db_success"), ("n_tasks", "success", "db_success")),
-    "contrasts": (("model", "contrast", "scope", "n_tasks", "mean_diff", "ci_low", "ci_high", "decision"),
-                  ("n_tasks", "mean_diff", "ci_low", "ci_high")),
-    "separability": (("arm", "subset", "model_a", "model_b", "n_tasks", "mean_diff", "ci_low", "ci_high",
-                      "excludes_zero"), ("n_tasks", "mean_diff", "ci_low", "ci_high")),
-    "interactions": (("model_a", "model_b", "n_tasks", "mean_delta", "ci_low", "ci_high", "p_exact", "p_holm"),
-                     ("n_tasks", "mean_delta", "ci_low", "ci_high", "p_exact", "p_holm")),
+    "contrasts": (
+        ("model", "contrast", "scope", "n_tasks", "mean_diff", "ci_low", "ci_high", "decision"),
+        ("n_tasks", "mean_diff", "ci_low", "ci_high"),
+    ),
+    "separability": (
+        ("arm", "subset", "model_a", "model_b", "n_tasks", "mean_diff", "ci_low", "ci_high", "excludes_zero"),
+        ("n_tasks", "mean_diff", "ci_low", "ci_high"),
+    ),
+    "interactions": (
+        ("model_a", "model_b", "n_tasks", "mean_delta", "ci_low", "ci_high", "p_exact", "p_holm"),
+        ("n_tasks", "mean_delta", "ci_low", "ci_high", "p_exact", "p_holm"),
+    ),
     "dispersion": (("n_tasks", "mean_statistic", "p_exact"), ("n_tasks", "mean_statistic", "p_exact")),
     "split_half": (("arm", "kind", "split", "concordance"), ("split", "concordance")),
     "composition": (("arm", "model", "outcome", "count"), ("count",)),
     "process": (("arm", "model", "measure", "mean", "n"), ("mean", "n")),
-    "cost": (("arm", "model", "scope", "usd_per_episode", "tokens_per_episode", "actions_per_episode"),
-             ("usd_per_episode", "tokens_per_episode", "actions_per_episode")),
-    "power": (("arm", "gap_sd", "largest_gap", "tasks", "usd_per_episode", "implied_cost_usd"),
-              ("gap_sd", "largest_gap", "tasks", "usd_per_episode", "implied_cost_usd")),
+    "cost": (
+        ("arm", "model", "scope", "usd_per_episode", "tokens_per_episode", "actions_per_episode"),
+        ("usd_per_episode", "tokens_per_episode", "actions_per_episode"),
+    ),
+    "power": (
+        ("arm", "gap_sd", "largest_gap", "tasks", "usd_per_episode", "implied_cost_usd"),
+        ("gap_sd", "largest_gap", "tasks", "usd_per_episode", "implied_cost_usd"),
+    ),
 }
 
 FIGURE_STEMS = ("fig2_success", "fig3_breakdown", "fig4_separability", "fig5_native", "fig6_cost", "fig7_split_half")
@@ -117,6 +127,7 @@ class Stats:
 
 
 # --- reading -----------------------------------------------------------------------------
+
 
 def _read_table(path: Path, columns: Sequence[str], numeric: Sequence[str]) -> pd.DataFrame:
     if not path.is_file():
@@ -183,12 +194,14 @@ def load_stats(stats_dir: Path) -> Stats:
     models = list(model_order(tables["success"]))
     for name in ("composition", "process", "cost", "contrasts"):
         models += [m for m in dict.fromkeys(tables[name]["model"]) if m not in models]
-    arms = _ordered([a for name in ("success", "composition", "cost", "separability") for a in tables[name]["arm"]],
-                    ARM_ORDER)
+    arms = _ordered(
+        [a for name in ("success", "composition", "cost", "separability") for a in tables[name]["arm"]], ARM_ORDER
+    )
     return Stats(tables=tables, models=tuple(models), arms=arms)
 
 
 # --- small drawing helpers -----------------------------------------------------------------
+
 
 def _figure(size: tuple[float, float]) -> Figure:
     """A figure whose constrained layout leaves a margin at the edges for outside labels."""
@@ -217,8 +230,16 @@ def model_color(stats: Stats, model: str) -> str:
 
 
 def _no_data(ax: Axes, what: str) -> None:
-    ax.text(0.5, 0.5, f"no {what} in the statistics", ha="center", va="center", transform=ax.transAxes,
-            color="0.4", style="italic")
+    ax.text(
+        0.5,
+        0.5,
+        f"no {what} in the statistics",
+        ha="center",
+        va="center",
+        transform=ax.transAxes,
+        color="0.4",
+        style="italic",
+    )
     ax.set_xticks([])
     ax.set_yticks([])
 
@@ -226,8 +247,7 @@ def _no_data(ax: Axes, what: str) -> None:
 def _interval_rows(ax: Axes, y: np.ndarray, df: pd.DataFrame, color: str, filled: bool) -> None:
     """Point estimate with its 95% interval, one horizontal line per row; hollow for a secondary variant."""
     ax.hlines(y, df["ci_low"], df["ci_high"], color=color, lw=2 if filled else 1.2, alpha=1 if filled else 0.7)
-    ax.plot(df["mean_diff"], y, "o", color=color, mfc=color if filled else "white", ms=6 if filled else 5,
-            ls="none")
+    ax.plot(df["mean_diff"], y, "o", color=color, mfc=color if filled else "white", ms=6 if filled else 5, ls="none")
 
 
 def _zero_line(ax: Axes) -> None:
@@ -240,11 +260,17 @@ def _model_legend(stats: Stats, models: Sequence[str]) -> list[Line2D]:
 
 # --- Figure 2: success and the paired differences ------------------------------------------------
 
+
 def fig2_success(stats: Stats) -> Figure:
     fig = _figure((14, 5.6))
     ax_s, ax_d = fig.subplots(1, 2, width_ratios=[1, 1.25])
-    _suptitle(fig, stats, "Figure 2. Task success by model and access condition, and the paired differences between "
-                 "neighbouring conditions", fontweight="bold")
+    _suptitle(
+        fig,
+        stats,
+        "Figure 2. Task success by model and access condition, and the paired differences between "
+        "neighbouring conditions",
+        fontweight="bold",
+    )
     _success_slopes(stats, ax_s)
     _contrast_forest(stats, ax_d, ("indirect-social", "direct-indirect"))
     ax_d.set_title("B. Paired differences per model (per-task differences, 95% t interval)")
@@ -293,16 +319,18 @@ def _contrast_forest(stats: Stats, ax: Axes, contrasts: Sequence[str]) -> None:
         if drawn:
             handles.append(Line2D([], [], color=color, marker="o", lw=2, label=label))
     if db_drawn:
-        handles.append(Line2D([], [], color="0.4", marker="o", mfc="white", lw=1.2,
-                              label="same contrast, database checks only"))
+        handles.append(
+            Line2D([], [], color="0.4", marker="o", mfc="white", lw=1.2, label="same contrast, database checks only")
+        )
     _zero_line(ax)
     ax.set_yticks(np.arange(len(models)), models)
     ax.set_ylim(len(models) - 0.5, -0.5)
     ax.set_ylabel("Evaluated model")
     ax.set_xlabel("Difference in task success rate (positive: the first condition succeeds more)")
     ax.grid(axis="x", color="0.9")
-    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncols=len(handles),
-              frameon=False, fontsize=8)
+    ax.legend(
+        handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncols=len(handles), frameon=False, fontsize=8
+    )
 
 
 def short_decision(text: str) -> str:
@@ -318,30 +346,49 @@ def _annotate_intervals(ax: Axes, y: np.ndarray, df: pd.DataFrame, color: str) -
     where = blended_transform_factory(ax.transAxes, ax.transData)
     for yi, r in zip(y, df.itertuples()):
         decision = "" if pd.isna(r.decision) else f"  {short_decision(r.decision)}"
-        ax.text(1.02, yi, f"{fmt_signed(r.mean_diff, 2)} [{fmt_signed(r.ci_low, 2)}, {fmt_signed(r.ci_high, 2)}]"
-                f"{decision}", transform=where, va="center", fontsize=7.5, color=color)
+        ax.text(
+            1.02,
+            yi,
+            f"{fmt_signed(r.mean_diff, 2)} [{fmt_signed(r.ci_low, 2)}, {fmt_signed(r.ci_high, 2)}]{decision}",
+            transform=where,
+            va="center",
+            fontsize=7.5,
+            color=color,
+        )
 
 
 # --- Figure 3: outcome composition and process completion ---------------------------------------
+
 
 def fig3_breakdown(stats: Stats) -> Figure:
     comp, proc = stats["composition"], stats["process"]
     arms = list(_ordered(list(comp["arm"]) + list(proc["arm"]), stats.arms)) or list(stats.arms)
     fig = _figure((3.4 * len(arms) + 3.2, 10.5))
-    _suptitle(fig, stats, "Figure 3. Where the trajectories break: the outcome of every trial and the completion of the "
-                 "coordination processes", fontweight="bold")
+    _suptitle(
+        fig,
+        stats,
+        "Figure 3. Where the trajectories break: the outcome of every trial and the completion of the "
+        "coordination processes",
+        fontweight="bold",
+    )
     sub_top, sub_bottom = fig.subfigures(2, 1, height_ratios=[1.25, 1])
     top_axes = sub_top.subplots(1, len(arms), squeeze=False, sharey=True)[0]
-    sub_top.suptitle("A. Outcome of every trial: success, failure type 1-5 (the stage where the trajectory "
-                     "stopped), or excluded", fontsize=10)
+    sub_top.suptitle(
+        "A. Outcome of every trial: success, failure type 1-5 (the stage where the trajectory stopped), or excluded",
+        fontsize=10,
+    )
     top = max(comp.groupby(["arm", "model"])["count"].sum().max() if len(comp) else 1, 1)
     for i, arm in enumerate(arms):
         _composition_panel(stats, top_axes[i], arm, top, first=i == 0)
-    sub_top.legend(handles=_outcome_legend(set(comp["outcome"])), title="Outcome", loc="outside right center",
-                   frameon=False)
+    sub_top.legend(
+        handles=_outcome_legend(set(comp["outcome"])), title="Outcome", loc="outside right center", frameon=False
+    )
     bottom_axes = sub_bottom.subplots(1, len(arms), squeeze=False)[0]
-    sub_bottom.suptitle("B. Process completion: mean share of the required items a trial satisfied "
-                        "(grey 'absent': the condition does not contain that process)", fontsize=10)
+    sub_bottom.suptitle(
+        "B. Process completion: mean share of the required items a trial satisfied "
+        "(grey 'absent': the condition does not contain that process)",
+        fontsize=10,
+    )
     images = [_process_panel(stats, bottom_axes[i], arm, first=i == 0) for i, arm in enumerate(arms)]
     image = next((im for im in images if im is not None), None)
     if image is not None:
@@ -351,8 +398,11 @@ def fig3_breakdown(stats: Stats) -> Figure:
 
 def _outcome_legend(present: set[str]) -> list[Patch]:
     """Success and the five types always; the native and excluded rows and any unknown label only when present."""
-    handles = [Patch(color=c, label=lab) for key, (lab, c) in OUTCOMES.items()
-               if key in present or key not in ("failed_unlabelled", "excluded")]
+    handles = [
+        Patch(color=c, label=lab)
+        for key, (lab, c) in OUTCOMES.items()
+        if key in present or key not in ("failed_unlabelled", "excluded")
+    ]
     extra = sorted(present - set(OUTCOMES))
     if extra:
         handles.append(Patch(color=OTHER_OUTCOME[1], label=f"{OTHER_OUTCOME[0]}:\n{', '.join(extra)}"))
@@ -376,12 +426,27 @@ def _composition_panel(stats: Stats, ax: Axes, arm: str, top: float, first: bool
             continue
         vals = counts[outcome].to_numpy()
         color = OUTCOMES.get(outcome, OTHER_OUTCOME)[1]
-        ax.bar(x, vals, bottom=bottom, color=color, width=0.75, edgecolor="white", lw=0.5,
-               hatch="//" if outcome == "excluded" else None)
+        ax.bar(
+            x,
+            vals,
+            bottom=bottom,
+            color=color,
+            width=0.75,
+            edgecolor="white",
+            lw=0.5,
+            hatch="//" if outcome == "excluded" else None,
+        )
         for xi, v, b in zip(x, vals, bottom):
             if v >= 0.06 * top:  # label only segments tall enough to hold the number
-                ax.text(xi, b + v / 2, f"{v:.0f}", ha="center", va="center", fontsize=7,
-                        color="white" if outcome in ("success", "never_requested", "correct_unconfirmed") else "black")
+                ax.text(
+                    xi,
+                    b + v / 2,
+                    f"{v:.0f}",
+                    ha="center",
+                    va="center",
+                    fontsize=7,
+                    color="white" if outcome in ("success", "never_requested", "correct_unconfirmed") else "black",
+                )
         bottom += vals
     ax.set_xticks(x, models, rotation=30, ha="right")
     ax.set_ylim(0, top * 1.04)
@@ -414,9 +479,16 @@ def _process_panel(stats: Stats, ax: Axes, arm: str, first: bool) -> AxesImage |
     image = ax.imshow(np.ma.masked_invalid(values), cmap=cmap, vmin=0, vmax=1, aspect="auto")
     for (r, c), v in np.ndenumerate(values):
         text = ABSENT if np.isnan(v) else f"{v:.2f}"
-        ax.text(c, r, text, ha="center", va="center", fontsize=7.5,
-                color="0.45" if np.isnan(v) else ("white" if v > 0.6 else "black"),
-                style="italic" if np.isnan(v) else "normal")
+        ax.text(
+            c,
+            r,
+            text,
+            ha="center",
+            va="center",
+            fontsize=7.5,
+            color="0.45" if np.isnan(v) else ("white" if v > 0.6 else "black"),
+            style="italic" if np.isnan(v) else "normal",
+        )
     ax.set_xticks(np.arange(len(matrix.columns)), matrix.columns, rotation=30, ha="right")
     ax.set_yticks(np.arange(len(matrix.index)), [MEASURES.get(m, m) for m in matrix.index] if first else [])
     ax.tick_params(length=0)
@@ -425,14 +497,20 @@ def _process_panel(stats: Stats, ax: Axes, arm: str, first: bool) -> AxesImage |
 
 # --- Figure 4: every model pair per arm ----------------------------------------------------
 
+
 def fig4_separability(stats: Stats) -> Figure:
     sep = stats["separability"]
     arms = list(_ordered(sep["arm"], stats.arms))
     pairs = list(dict.fromkeys(zip(sep["model_a"], sep["model_b"])))
     fig = _figure((3.4 * max(len(arms), 1) + 3.4, 1.6 + 0.45 * max(len(pairs), 4)))
     axes = fig.subplots(1, max(len(arms), 1), squeeze=False, sharex=True)[0]
-    _suptitle(fig, stats, "Figure 4. Does each condition separate the models? Every model pair, per-task paired "
-                 "difference in success with its 95% t interval", fontweight="bold")
+    _suptitle(
+        fig,
+        stats,
+        "Figure 4. Does each condition separate the models? Every model pair, per-task paired "
+        "difference in success with its 95% t interval",
+        fontweight="bold",
+    )
     if not arms:
         _no_data(axes[0], "model pairs")
         return fig
@@ -441,8 +519,15 @@ def fig4_separability(stats: Stats) -> Figure:
     handles = [
         Line2D([], [], color="#D55E00", marker="o", lw=2, label="interval excludes zero"),
         Line2D([], [], color="0.55", marker="o", lw=2, label="interval includes zero"),
-        Line2D([], [], color="0.4", marker="o", mfc="white", lw=1.2,
-               label="discriminating tasks only\n(drops tasks all models solve or all fail)"),
+        Line2D(
+            [],
+            [],
+            color="0.4",
+            marker="o",
+            mfc="white",
+            lw=1.2,
+            label="discriminating tasks only\n(drops tasks all models solve or all fail)",
+        ),
     ]
     fig.legend(handles=handles, loc="outside right center", frameon=False)
     return fig
@@ -461,8 +546,11 @@ def _pair_panel(part: pd.DataFrame, ax: Axes, arm: str, pairs: list[tuple[str, s
             if sel.any():
                 _interval_rows(ax, y[sel], rows[sel], color, filled)
         n = int(rows["n_tasks"].max()) if rows["n_tasks"].notna().any() else 0
-        counts.append(f"{int(rows['excludes_zero'].sum())} of {len(rows)} separate on {n} {subset} tasks".replace(
-            " all tasks", " tasks"))
+        counts.append(
+            f"{int(rows['excludes_zero'].sum())} of {len(rows)} separate on {n} {subset} tasks".replace(
+                " all tasks", " tasks"
+            )
+        )
     _zero_line(ax)
     ax.set_yticks(np.arange(len(pairs)), [f"{a} − {b}" for a, b in pairs] if first else [])
     ax.set_ylim(len(pairs) - 0.5, -0.5)
@@ -475,11 +563,16 @@ def _pair_panel(part: pd.DataFrame, ax: Axes, arm: str, pairs: list[tuple[str, s
 
 # --- Figure 5: the native anchor ---------------------------------------------------------------
 
+
 def fig5_native(stats: Stats) -> Figure:
     fig = _figure((13, 2.4 + 0.6 * max(len(stats.models), 3)))
     ax_s, ax_d = fig.subplots(1, 2, width_ratios=[1, 1.2])
-    _suptitle(fig, stats, "Figure 5. The native anchor: the unmodified upstream harness against centralized direct "
-                 "access, per model", fontweight="bold")
+    _suptitle(
+        fig,
+        stats,
+        "Figure 5. The native anchor: the unmodified upstream harness against centralized direct access, per model",
+        fontweight="bold",
+    )
     succ = stats["success"]
     table = succ.pivot_table(index="model", columns="arm", values="success", aggfunc="first")
     models = [m for m in stats.models if m in table.index]
@@ -490,8 +583,16 @@ def fig5_native(stats: Stats) -> Figure:
             ax_s.plot(table[arm].reindex(models), y + dy, marker, color=color, ms=8, ls="none", label=arm_label(arm))
             for yi, v in zip(y + dy, table[arm].reindex(models)):
                 if np.isfinite(v):
-                    ax_s.annotate(f"{v:.2f}", (v, yi), xytext=(-8, 0), textcoords="offset points", ha="right",
-                                  va="center", fontsize=7.5, color=color)
+                    ax_s.annotate(
+                        f"{v:.2f}",
+                        (v, yi),
+                        xytext=(-8, 0),
+                        textcoords="offset points",
+                        ha="right",
+                        va="center",
+                        fontsize=7.5,
+                        color=color,
+                    )
     ax_s.set_yticks(y, models)
     ax_s.set_ylim(len(models) - 0.5, -0.5)
     ax_s.set_xlim(-0.02, 1.02)
@@ -520,8 +621,9 @@ def fig6_cost(stats: Stats) -> Figure:
     cost = stats["cost"]
     fig = _figure((14, 7.5))
     axes = fig.subplots(len(COST_SCOPES), len(COST_METRICS), squeeze=False)
-    _suptitle(fig, stats, "Figure 6. What an episode costs, by access condition and model, in two scopes",
-                 fontweight="bold")
+    _suptitle(
+        fig, stats, "Figure 6. What an episode costs, by access condition and model, in two scopes", fontweight="bold"
+    )
     arms = list(_ordered(cost["arm"], stats.arms))
     models = [m for m in stats.models if m in set(cost["model"])]
     for r, (scope, scope_text) in enumerate(COST_SCOPES):
@@ -536,8 +638,7 @@ def fig6_cost(stats: Stats) -> Figure:
             note += " They use no model tokens either."
         # supxlabel, unlike a free text, gets its own room from the constrained layout
         fig.supxlabel(note, fontsize=10, style="italic", bbox={"boxstyle": "round", "fc": "#fff7d6", "ec": "#c9a400"})
-    fig.legend(handles=_model_legend(stats, models), title="Evaluated model", loc="outside right center",
-               frameon=False)
+    fig.legend(handles=_model_legend(stats, models), title="Evaluated model", loc="outside right center", frameon=False)
     return fig
 
 
@@ -546,25 +647,33 @@ def _cost_panel(stats: Stats, ax: Axes, part: pd.DataFrame, col: str, arms: list
         _no_data(ax, "rows for this scope")
         return
     table = part.pivot_table(index="arm", columns="model", values=col, aggfunc="first").reindex(
-        index=arms, columns=models)
+        index=arms, columns=models
+    )
     width = 0.8 / max(len(models), 1)
     x = np.arange(len(arms))
     for j, m in enumerate(models):
-        ax.bar(x + (j - (len(models) - 1) / 2) * width, table[m].fillna(0).to_numpy(), width=width * 0.95,
-               color=model_color(stats, m), label=m)
+        ax.bar(
+            x + (j - (len(models) - 1) / 2) * width,
+            table[m].fillna(0).to_numpy(),
+            width=width * 0.95,
+            color=model_color(stats, m),
+            label=m,
+        )
     ax.set_xticks(x, [arm_tick(a) for a in arms], fontsize=8)
     ax.yaxis.set_major_formatter(StrMethodFormatter("{x:,.2f}" if col == "usd_per_episode" else "{x:,.0f}"))
     peak = np.nanmax(table.to_numpy(dtype=float)) if table.notna().any().any() else 0
     if not peak > 0:
         ax.set_ylim(0, 1)  # all zero: keep a visible axis instead of a collapsed one
         ax.set_yticks([0])
-        ax.text(0.5, 0.5, "every value is 0", transform=ax.transAxes, ha="center", color="0.35", style="italic",
-                fontsize=10)
+        ax.text(
+            0.5, 0.5, "every value is 0", transform=ax.transAxes, ha="center", color="0.35", style="italic", fontsize=10
+        )
     ax.grid(axis="y", color="0.9")
     ax.set_axisbelow(True)
 
 
 # --- Figure 7: split-half reproducibility -------------------------------------------------------
+
 
 def fig7_split_half(stats: Stats) -> Figure:
     sh = stats["split_half"]
@@ -574,12 +683,17 @@ def fig7_split_half(stats: Stats) -> Figure:
     rows = math.ceil(n / cols)
     fig = _figure((11, 1.6 + 3.4 * rows))
     axes = fig.subplots(rows, cols, squeeze=False).ravel()
-    _suptitle(fig, stats, "Figure 7. Split-half reproducibility: how often two random halves of the tasks order the "
-                 "model pairs the same way", fontweight="bold")
+    _suptitle(
+        fig,
+        stats,
+        "Figure 7. Split-half reproducibility: how often two random halves of the tasks order the "
+        "model pairs the same way",
+        fontweight="bold",
+    )
     k = len(stats.models) * (len(stats.models) - 1) // 2
     for ax, arm in zip(axes, arms):
         _split_panel(ax, sh[sh["arm"] == arm], arm, k)
-    for ax in axes[len(arms):]:
+    for ax in axes[len(arms) :]:
         ax.set_visible(False)
     if not arms:
         axes[0].set_visible(True)
@@ -609,8 +723,15 @@ def _split_panel(ax: Axes, part: pd.DataFrame, arm: str, k: int) -> None:
             lines.append(f"{kind} mean {data.mean():.2f} ({len(data)} splits)")
     if len(obs) and len(null):
         lines.append(f"null splits reaching the observed mean: {np.mean(null >= obs.mean() - 1e-12):.1%}")
-    ax.text(0.02, 0.97, "\n".join(lines) or "no draws", transform=ax.transAxes, va="top", fontsize=8,
-            bbox={"fc": "white", "ec": "0.8", "alpha": 0.9})
+    ax.text(
+        0.02,
+        0.97,
+        "\n".join(lines) or "no draws",
+        transform=ax.transAxes,
+        va="top",
+        fontsize=8,
+        bbox={"fc": "white", "ec": "0.8", "alpha": 0.9},
+    )
     ax.set_ylim(0, max(peak, 0.01) * 1.45)  # headroom keeps the summary box clear of the bars
     ax.set_title(arm_label(arm))
     unit = "share of the pairwise orderings" if both.max() <= 1 else f"pairwise orderings, of {k}"
@@ -637,6 +758,7 @@ def _concordance_bins(values: np.ndarray) -> np.ndarray:
 
 # --- Tables 1 and 2 ------------------------------------------------------------------------
 
+
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str | None = None) -> str:
     """GitHub-style pipe table; `align` is one letter per column (l, r, c)."""
     align = align or "l" * len(header)
@@ -647,8 +769,7 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]], align: 
         return str(v).replace("|", "\\|").replace("\n", " ")
 
     rule = {"l": ":---", "r": "---:", "c": ":---:"}
-    lines = ["| " + " | ".join(cell(h) for h in header) + " |",
-             "| " + " | ".join(rule[a] for a in align) + " |"]
+    lines = ["| " + " | ".join(cell(h) for h in header) + " |", "| " + " | ".join(rule[a] for a in align) + " |"]
     lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
     return "\n".join(lines) + "\n"
 
@@ -671,29 +792,54 @@ def fmt_count(x: float) -> str:
     return "—" if not np.isfinite(x) else f"{x:,.0f}"
 
 
-TABLE1_CSV = {"model_a": "Model A", "model_b": "Model B", "n_tasks": "Tasks", "mean_delta": "Mean delta",
-              "ci_low": "95% interval low", "ci_high": "95% interval high", "p_exact": "Exact p",
-              "p_holm": "Holm p"}
-TABLE2_CSV = {"arm": "Condition", "gap_sd": "Gap SD", "largest_gap": "Largest gap", "tasks": "Tasks",
-              "usd_per_episode": "USD per episode", "implied_cost_usd": "Implied cost (USD)"}
+TABLE1_CSV = {
+    "model_a": "Model A",
+    "model_b": "Model B",
+    "n_tasks": "Tasks",
+    "mean_delta": "Mean delta",
+    "ci_low": "95% interval low",
+    "ci_high": "95% interval high",
+    "p_exact": "Exact p",
+    "p_holm": "Holm p",
+}
+TABLE2_CSV = {
+    "arm": "Condition",
+    "gap_sd": "Gap SD",
+    "largest_gap": "Largest gap",
+    "tasks": "Tasks",
+    "usd_per_episode": "USD per episode",
+    "implied_cost_usd": "Implied cost (USD)",
+}
 
 
 def table1_markdown(stats: Stats) -> str:
     inter = stats["interactions"]
-    rows = [[f"{r.model_a} – {r.model_b}", fmt_count(r.n_tasks), fmt_signed(r.mean_delta),
-             f"[{fmt_signed(r.ci_low)}, {fmt_signed(r.ci_high)}]", fmt_p(r.p_exact), fmt_p(r.p_holm)]
-            for r in inter.itertuples()]
-    text = ("# Table 1. Model-by-condition interactions (exploratory)\n\n"
-            "Each row compares how much success two models lose from centralized indirect to socially "
-            "distributed access, task by task: Δ = (indirect − social) of the first model minus the same for "
-            "the second. Positive: the first model loses more. Interval: two-sided 95% t interval over tasks. "
-            "p: exact task-blocked sign-flip test; Holm: adjusted over the rows of this table.\n\n")
+    rows = [
+        [
+            f"{r.model_a} – {r.model_b}",
+            fmt_count(r.n_tasks),
+            fmt_signed(r.mean_delta),
+            f"[{fmt_signed(r.ci_low)}, {fmt_signed(r.ci_high)}]",
+            fmt_p(r.p_exact),
+            fmt_p(r.p_holm),
+        ]
+        for r in inter.itertuples()
+    ]
+    text = (
+        "# Table 1. Model-by-condition interactions (exploratory)\n\n"
+        "Each row compares how much success two models lose from centralized indirect to socially "
+        "distributed access, task by task: Δ = (indirect − social) of the first model minus the same for "
+        "the second. Positive: the first model loses more. Interval: two-sided 95% t interval over tasks. "
+        "p: exact task-blocked sign-flip test; Holm: adjusted over the rows of this table.\n\n"
+    )
     text += markdown_table(["Model pair", "Tasks", "Mean Δ", "95% interval", "Exact p", "Holm p"], rows, "lrrcrr")
     for r in stats["dispersion"].itertuples():
-        text += (f"\nGlobal dispersion test: per task, the sum of squared deviations of the model means under "
-                 f"socially distributed access minus the same under centralized indirect access; mean over "
-                 f"{fmt_count(r.n_tasks)} tasks {fmt_signed(r.mean_statistic, 4)} (positive: the models spread "
-                 f"further apart), exact sign-flip p = {fmt_p(r.p_exact)}.\n")
+        text += (
+            f"\nGlobal dispersion test: per task, the sum of squared deviations of the model means under "
+            f"socially distributed access minus the same under centralized indirect access; mean over "
+            f"{fmt_count(r.n_tasks)} tasks {fmt_signed(r.mean_statistic, 4)} (positive: the models spread "
+            f"further apart), exact sign-flip p = {fmt_p(r.p_exact)}.\n"
+        )
     return text
 
 
@@ -701,14 +847,26 @@ def table2_markdown(stats: Stats) -> str:
     power = stats["power"]
     order = {a: i for i, a in enumerate(stats.arms)}
     power = power.sort_values("arm", key=lambda s: s.map(lambda a: order.get(a, len(order))), kind="stable")
-    rows = [[arm_label(r.arm), f"{r.gap_sd:.3f}", f"{r.largest_gap:.3f}", fmt_count(r.tasks),
-             fmt_usd(r.usd_per_episode, 3), fmt_usd(r.implied_cost_usd)] for r in power.itertuples()]
-    text = ("# Table 2. Tasks needed to resolve each condition's largest observed model gap (post hoc)\n\n"
-            "Plug-in paired-t calculation: the median SD of the condition's task-level pairwise gaps, its "
-            "largest observed gap, 80% power at two-sided α = 0.05, no multiplicity adjustment. Implied cost "
-            "= tasks × models × repetitions × USD per episode, online episode costs only.\n\n")
-    return text + markdown_table(["Condition", "Gap SD", "Largest gap", "Tasks", "$/episode", "Implied cost"],
-                                 rows, "lrrrrr")
+    rows = [
+        [
+            arm_label(r.arm),
+            f"{r.gap_sd:.3f}",
+            f"{r.largest_gap:.3f}",
+            fmt_count(r.tasks),
+            fmt_usd(r.usd_per_episode, 3),
+            fmt_usd(r.implied_cost_usd),
+        ]
+        for r in power.itertuples()
+    ]
+    text = (
+        "# Table 2. Tasks needed to resolve each condition's largest observed model gap (post hoc)\n\n"
+        "Plug-in paired-t calculation: the median SD of the condition's task-level pairwise gaps, its "
+        "largest observed gap, 80% power at two-sided α = 0.05, no multiplicity adjustment. Implied cost "
+        "= tasks × models × repetitions × USD per episode, online episode costs only.\n\n"
+    )
+    return text + markdown_table(
+        ["Condition", "Gap SD", "Largest gap", "Tasks", "$/episode", "Implied cost"], rows, "lrrrrr"
+    )
 
 
 COUNT_COLUMNS = ("n_tasks", "tasks")
@@ -764,4 +922,3 @@ def make_figures(stats_dir: Path, out_dir: Path) -> list[Path]:
     written += write_tables(stats, out_dir)
     assert [p.name for p in written] == FIGURES, "FIGURES and the writers disagree"
     return written
-

@@ -58,8 +58,9 @@ def load_locks(path: str | Path = DEFAULT_LOCKS) -> dict[str, dict]:
 
 
 def write_locks(path: str | Path, artifacts: dict[str, dict]) -> None:
-    body = yaml.safe_dump({"artifacts": {k: artifacts[k] for k in sorted(artifacts)}},
-                          sort_keys=False, default_flow_style=False)
+    body = yaml.safe_dump(
+        {"artifacts": {k: artifacts[k] for k in sorted(artifacts)}}, sort_keys=False, default_flow_style=False
+    )
     atomic_write_text(path, _HEADER + body)
 
 
@@ -90,7 +91,8 @@ def verify_lock(name: str, path: str | Path, locks_path: str | Path | None = DEF
     if entry is None:
         raise LockError(
             f"{path}: artifact {name!r} has no lock in {locks_path}; it has not been frozen. "
-            f"Check it, then freeze it with `incognita freeze` (or `{REFREEZE}`).")
+            f"Check it, then freeze it with `incognita freeze` (or `{REFREEZE}`)."
+        )
     if not path.exists():
         raise LockError(f"{path}: frozen artifact {name!r} (version {entry['version']}) not found; build it first")
     actual = sha256_file(path)
@@ -101,11 +103,13 @@ def verify_lock(name: str, path: str | Path, locks_path: str | Path | None = DEF
             f"  expected sha256 {entry['sha256']}\n"
             f"  actual   sha256 {actual}\n"
             f"  If the change is intended, re-freeze with a new version: {REFREEZE} "
-            f"(then commit {locks_path}); otherwise restore the inputs that changed.")
+            f"(then commit {locks_path}); otherwise restore the inputs that changed."
+        )
     inner = embedded_version(path)
     if inner is not None and inner != entry["version"]:
-        raise LockError(f"{path}: version {inner} in the file but {entry['version']} in {locks_path}; "
-                        f"re-freeze with {REFREEZE}")
+        raise LockError(
+            f"{path}: version {inner} in the file but {entry['version']} in {locks_path}; re-freeze with {REFREEZE}"
+        )
     return entry
 
 
@@ -117,9 +121,14 @@ def verify_all(locks_path: str | Path = DEFAULT_LOCKS) -> list[tuple[str, dict]]
     return [(name, verify_lock(name, entry["path"], locks_path)) for name, entry in sorted(artifacts.items())]
 
 
-def freeze(locks_path: str | Path = DEFAULT_LOCKS, *, bump: bool = False,
-           names: list[str] | None = None, today: str | None = None,
-           extra: dict[str, str] | None = None) -> list[dict]:
+def freeze(
+    locks_path: str | Path = DEFAULT_LOCKS,
+    *,
+    bump: bool = False,
+    names: list[str] | None = None,
+    today: str | None = None,
+    extra: dict[str, str] | None = None,
+) -> list[dict]:
     """Lock artifacts; return one report row per artifact.
 
     An artifact with no lock is frozen at version 1. An unchanged artifact is left alone. A
@@ -134,8 +143,9 @@ def freeze(locks_path: str | Path = DEFAULT_LOCKS, *, bump: bool = False,
     if names:
         unknown = [n for n in names if n not in targets]
         if unknown:
-            raise InputError(f"{locks_path}: unknown artifact(s) {', '.join(unknown)} "
-                             f"(known: {', '.join(sorted(targets))})")
+            raise InputError(
+                f"{locks_path}: unknown artifact(s) {', '.join(unknown)} (known: {', '.join(sorted(targets))})"
+            )
         targets = {n: targets[n] for n in names}
 
     # Check everything before writing anything, so a refusal leaves every file untouched.
@@ -158,7 +168,8 @@ def freeze(locks_path: str | Path = DEFAULT_LOCKS, *, bump: bool = False,
         elif not bump:
             raise LockError(
                 f"{path}: artifact {name!r} differs from its lock (version {entry['version']}); "
-                f"nothing written. To accept the change, run {REFREEZE}.")
+                f"nothing written. To accept the change, run {REFREEZE}."
+            )
         else:
             plan.append((name, path, entry, entry["version"] + 1))
 
@@ -173,8 +184,15 @@ def freeze(locks_path: str | Path = DEFAULT_LOCKS, *, bump: bool = False,
         if embedded_version(path) is not None:
             set_embedded_version(path, new_version)
         artifacts[name] = {"path": str(path), "version": new_version, "sha256": sha256_file(path), "frozen": today}
-        rows.append({"artifact": name, "path": str(path), "version": new_version,
-                     "action": "frozen" if entry is None else "bumped", "sha256": artifacts[name]["sha256"]})
+        rows.append(
+            {
+                "artifact": name,
+                "path": str(path),
+                "version": new_version,
+                "action": "frozen" if entry is None else "bumped",
+                "sha256": artifacts[name]["sha256"],
+            }
+        )
     if any(r["action"] in ("frozen", "bumped") for r in rows):
         write_locks(locks_path, artifacts)
     return rows

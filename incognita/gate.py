@@ -23,10 +23,12 @@ def release_field_schema(tokens: list[str] | tuple[str, ...]) -> dict:
         "type": "function",
         "function": {
             "name": RELEASE_TOOL,
-            "description": ("Recall one detail of your own situation so that you can tell it to the agent. "
-                            "Call it only for a detail the agent has asked you for, at most one new detail "
-                            "per message of the agent; it returns the detail's value, or nothing when you "
-                            "do not remember it or may not recall it now."),
+            "description": (
+                "Recall one detail of your own situation so that you can tell it to the agent. "
+                "Call it only for a detail the agent has asked you for, at most one new detail "
+                "per message of the agent; it returns the detail's value, or nothing when you "
+                "do not remember it or may not recall it now."
+            ),
             "parameters": {
                 "type": "object",
                 "properties": {"token": {"type": "string", "enum": list(tokens)}},
@@ -67,8 +69,12 @@ class DisclosureGate:
         elif not self._replying:
             event = Disclosure(turn=turn, token=token, status="refused", reason="not in reply to an agent message")
         elif self._released_now:
-            event = Disclosure(turn=turn, token=token, status="refused",
-                               reason="one new field per agent message; this one was already used")
+            event = Disclosure(
+                turn=turn,
+                token=token,
+                status="refused",
+                reason="one new field per agent message; this one was already used",
+            )
         else:
             self.released[token] = self._values[token]
             self._released_now = True

@@ -51,8 +51,17 @@ class Gateway:
 
     def _decide(self, call_id: str, proposer: str, tool: str, arguments: Any, turn: int) -> GatewayDecision:
         def decision(status: str, reason: str | None = None, result: Any = None) -> GatewayDecision:
-            return GatewayDecision(turn=turn, call_id=call_id, proposer=proposer, tool=tool, arguments=arguments,
-                                   status=status, reason=reason, result=result, write=self.is_write(tool))
+            return GatewayDecision(
+                turn=turn,
+                call_id=call_id,
+                proposer=proposer,
+                tool=tool,
+                arguments=arguments,
+                status=status,
+                reason=reason,
+                result=result,
+                write=self.is_write(tool),
+            )
 
         if tool not in self._schemas:
             return decision("inadmissible", f"unknown tool {tool!r}")

@@ -155,8 +155,14 @@ MAX_INSERT_DEPTH = 3
 IDENTITY_TOOLS = frozenset({"find_user_id_by_email", "find_user_id_by_name_zip"})
 CATALOG_TOOLS = frozenset({"get_product_details", "list_all_product_types"})
 # The fixed order in which candidate reads are tried (see the read-insertion rule).
-_CANDIDATE_ORDER = {"find_user_id_by_email": 0, "find_user_id_by_name_zip": 1, "get_user_details": 2,
-                    "get_order_details": 3, "get_product_details": 4, "list_all_product_types": 5}
+_CANDIDATE_ORDER = {
+    "find_user_id_by_email": 0,
+    "find_user_id_by_name_zip": 1,
+    "get_user_details": 2,
+    "get_order_details": 3,
+    "get_product_details": 4,
+    "list_all_product_types": 5,
+}
 
 # Deterministic normalisations a field may need to equal an argument. Each is exact after
 # the normalisation; none guesses.
@@ -167,10 +173,18 @@ TRANSFORMS = {
     "user_id_name": "first/last name read off a user id of the form first_last_1234 (case-insensitive)",
 }
 # (part, transform) in the order they are tried, over all fields each.
-_FIELD_PLANS = [(None, None), ("first", None), ("last", None),
-                (None, "casefold"), ("first", "casefold"), ("last", "casefold"),
-                (None, "order_id"), (None, "state_name"),
-                ("first", "user_id_name"), ("last", "user_id_name")]
+_FIELD_PLANS = [
+    (None, None),
+    ("first", None),
+    ("last", None),
+    (None, "casefold"),
+    ("first", "casefold"),
+    ("last", "casefold"),
+    (None, "order_id"),
+    (None, "state_name"),
+    ("first", "user_id_name"),
+    ("last", "user_id_name"),
+]
 
 _STATE_CODES = set(US_STATES.values())
 _ORDER_ID = re.compile(r"#?[Ww]?(\d{7})")
@@ -178,8 +192,30 @@ _USER_ID = re.compile(r"([a-z]+)_([a-z]+(?:_[a-z]+)*)_(\d+)")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _INTEGER = re.compile(r"\d+")
 # Words too common to tie a request or a description to anything.
-_STOPWORDS = frozenset({"the", "and", "for", "but", "with", "you", "your", "that", "this", "from", "are",
-                        "was", "not", "can", "cannot", "user", "agent", "help", "wants", "want"})
+_STOPWORDS = frozenset(
+    {
+        "the",
+        "and",
+        "for",
+        "but",
+        "with",
+        "you",
+        "your",
+        "that",
+        "this",
+        "from",
+        "are",
+        "was",
+        "not",
+        "can",
+        "cannot",
+        "user",
+        "agent",
+        "help",
+        "wants",
+        "want",
+    }
+)
 
 # Collections in results whose elements the customer picks, and the field kind that picks them.
 _COLLECTION_KINDS = {"items": "item", "variants": "preference", "payment_methods": "payment"}
@@ -327,8 +363,10 @@ def _collections(doc: Any, prefix: str = "") -> Iterator[tuple[str, list | dict]
             yield from _collections(value, f"{prefix}/{i}")
     elif isinstance(doc, dict):
         values = list(doc.values())
-        if values and (all(isinstance(v, dict) for v in values)
-                       or (prefix == "" and not any(isinstance(v, (dict, list)) for v in values))):
+        if values and (
+            all(isinstance(v, dict) for v in values)
+            or (prefix == "" and not any(isinstance(v, (dict, list)) for v in values))
+        ):
             yield prefix, doc
         for key, value in doc.items():
             yield from _collections(value, f"{prefix}/{_escape(key)}")
@@ -388,6 +426,7 @@ def _field_form(field: dict, part: str | None, transform: str | None, value: str
         def code(x: str) -> str | None:
             x = _ws(x)
             return US_STATES.get(x.casefold()) or (x.upper() if x.upper() in _STATE_CODES else None)
+
         return fv != value and code(fv) is not None and code(fv) == code(value)
     raise ValueError(f"unknown transform {transform}")
 
@@ -402,8 +441,11 @@ def load_vocabulary(path: str) -> dict[str, list[str]]:
         raise InputError(f"{path}: expected a mapping 'argument name: [values]'")
     vocab = {}
     for key, values in raw.items():
-        if not isinstance(key, str) or not isinstance(values, list) or not all(
-                isinstance(v, (str, int, float)) for v in values):
+        if (
+            not isinstance(key, str)
+            or not isinstance(values, list)
+            or not all(isinstance(v, (str, int, float)) for v in values)
+        ):
             raise InputError(f"{path}: entry {key!r} must be a list of plain values")
         vocab[key] = [str(v) for v in values]
     return vocab
@@ -442,26 +484,37 @@ class _Builder:
         except Exception as exc:  # noqa: BLE001 - tool errors are data
             return None, str(exc) or exc.__class__.__name__
 
-    def _append(self, *, origin: str, action_id: str | None, name: str, requestor: str,
-                args: dict, prov: dict, inserted_for: dict | None) -> int:
+    def _append(
+        self,
+        *,
+        origin: str,
+        action_id: str | None,
+        name: str,
+        requestor: str,
+        args: dict,
+        prov: dict,
+        inserted_for: dict | None,
+    ) -> int:
         result, error = self._execute(name, args)
         index = len(self.calls)
-        self.calls.append({
-            "index": index,
-            "origin": origin,
-            "action_id": action_id,
-            "name": name,
-            "tool_type": self.world.tool_types[name],
-            "requestor": requestor,
-            "arguments": copy.deepcopy(args),
-            "provenance": prov,
-            "inserted_for": inserted_for,
-            "result": result,
-            "error": error,
-            "intended_failure": error is not None,
-            "counted": None,
-            "why_not_counted": None,
-        })
+        self.calls.append(
+            {
+                "index": index,
+                "origin": origin,
+                "action_id": action_id,
+                "name": name,
+                "tool_type": self.world.tool_types[name],
+                "requestor": requestor,
+                "arguments": copy.deepcopy(args),
+                "provenance": prov,
+                "inserted_for": inserted_for,
+                "result": result,
+                "error": error,
+                "intended_failure": error is not None,
+                "counted": None,
+                "why_not_counted": None,
+            }
+        )
         self.docs.append(_ERROR if error is not None else result_doc(result))
         return index
 
@@ -484,19 +537,29 @@ class _Builder:
         index = len(self.calls)
         for call in self.calls[first_inserted:]:
             call["inserted_for"]["call"] = index
-        self._append(origin="reference", action_id=action.get("action_id"), name=name,
-                     requestor=requestor, args=args, prov=prov, inserted_for=None)
+        self._append(
+            origin="reference",
+            action_id=action.get("action_id"),
+            name=name,
+            requestor=requestor,
+            args=args,
+            prov=prov,
+            inserted_for=None,
+        )
         if missing:
             if self.calls[index]["error"] is None:
                 ptr, value, detail = missing[0]
-                looked = ("an identity lookup takes only the customer's words: not in the opening line, "
-                          "no card field" if name in IDENTITY_TOOLS else
-                          "not in the opening line, no card field, not policy vocabulary, not in the "
-                          "result of an earlier call or of any insertable read")
+                looked = (
+                    "an identity lookup takes only the customer's words: not in the opening line, no card field"
+                    if name in IDENTITY_TOOLS
+                    else "not in the opening line, no card field, not policy vocabulary, not in the "
+                    "result of an earlier call or of any insertable read"
+                )
                 raise InputError(
                     f"{self.where}: task {self.task}, call {index} ({name}, action "
                     f"{action.get('action_id')}): argument {ptr} = {value!r} has no provenance "
-                    f"({looked}){detail}")
+                    f"({looked}){detail}"
+                )
             for ptr, _value, _detail in missing:
                 prov[ptr] = {"kind": "unsourced", "why": "intended_failure"}
 
@@ -509,15 +572,22 @@ class _Builder:
         if tool == "transfer_to_human_agents" and arg == "summary":
             return self._request(value)
         if not isinstance(value, str):
-            pred = _number_equals(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
+            pred = (
+                _number_equals(value)
+                if isinstance(value, (int, float)) and not isinstance(value, bool)
                 else (lambda p, leaf: leaf == value)
+            )
             return self._from_reads(pred) or (self._insert_for(pred, consumer_ptr) if allow_insert else None)
         if tool in IDENTITY_TOOLS:
             # Authentication checks what the customer says against the database; a value read
             # from the database would prove nothing, so only the customer's words count here.
             return self._from_opening(value) or self._from_field(value)
-        p = (self._from_opening(value) or self._from_field(value) or self._from_vocabulary(arg, value)
-             or self._from_reads(_string_equals(value)))
+        p = (
+            self._from_opening(value)
+            or self._from_field(value)
+            or self._from_vocabulary(arg, value)
+            or self._from_reads(_string_equals(value))
+        )
         if p is None and allow_insert:
             p = self._insert_for(_string_equals(value), consumer_ptr)
         return p
@@ -665,8 +735,11 @@ class _Builder:
         texts += [f["value"] for f in self.fields if f["kind"] == "item"]
         said = [_words(t) for t in texts]
         listing = self._peek("list_all_product_types", {})
-        return {pid for kind, pid in listing.items()
-                if isinstance(pid, str) and _words(kind) and any(_words(kind) <= w for w in said)}
+        return {
+            pid
+            for kind, pid in listing.items()
+            if isinstance(pid, str) and _words(kind) and any(_words(kind) <= w for w in said)
+        }
 
     def _field_candidates(self) -> list[tuple[str, dict]]:
         """Reads the customer's own fields make possible: identity lookups, the user record
@@ -677,14 +750,22 @@ class _Builder:
             by_base.setdefault(re.sub(r"_\d+$", "", field["token"].split(":")[0]), []).append(field)
         for field in by_base.get("email", []):
             out.append(("find_user_id_by_email", {"email": field["value"].strip()}))
-        names = [(w[0], w[-1]) for w in (f["value"].split() for f in by_base.get("name", []) if f["kind"] == "identity")
-                 if len(w) >= 2]
+        names = [
+            (w[0], w[-1])
+            for w in (f["value"].split() for f in by_base.get("name", []) if f["kind"] == "identity")
+            if len(w) >= 2
+        ]
         if not names:  # a customer who only gave a user id still knows the name in it
-            names = [(m.group(1), m.group(2).replace("_", " "))
-                     for m in (_USER_ID.fullmatch(f["value"].strip().lower()) for f in by_base.get("user_id", [])) if m]
+            names = [
+                (m.group(1), m.group(2).replace("_", " "))
+                for m in (_USER_ID.fullmatch(f["value"].strip().lower()) for f in by_base.get("user_id", []))
+                if m
+            ]
         for first, last in names:
             for z in by_base.get("zip", []):
-                out.append(("find_user_id_by_name_zip", {"first_name": first, "last_name": last, "zip": z["value"].strip()}))
+                out.append(
+                    ("find_user_id_by_name_zip", {"first_name": first, "last_name": last, "zip": z["value"].strip()})
+                )
         for field in by_base.get("user_id", []):  # a user id the customer states opens the profile
             if _USER_ID.fullmatch(field["value"].strip()):
                 out.append(("get_user_details", {"user_id": field["value"].strip()}))
@@ -714,16 +795,20 @@ class _Builder:
                     out.append(("get_product_details", {"product_id": line["product_id"]}))
         return out
 
-    def _search(self, hit: Callable[[str, dict, Any], bool],
-                skip: frozenset[str] = frozenset()) -> list[tuple[str, dict]] | None:
+    def _search(
+        self, hit: Callable[[str, dict, Any], bool], skip: frozenset[str] = frozenset()
+    ) -> list[tuple[str, dict]] | None:
         """Breadth-first search for the shortest chain of new reads whose last result is a `hit`
         (called with the read's tool, arguments and result); tools in `skip` are not tried."""
+
         def key(n, a):
             return (n, json.dumps(a, sort_keys=True))
+
         # A read already made since the last successful write would return the same again.
-        last_write = max((c["index"] for c in self.calls if c["tool_type"] == "write" and c["error"] is None),
-                         default=-1)
-        tried = {key(c["name"], c["arguments"]) for c in self.calls[last_write + 1:] if c["error"] is None}
+        last_write = max(
+            (c["index"] for c in self.calls if c["tool_type"] == "write" and c["error"] is None), default=-1
+        )
+        tried = {key(c["name"], c["arguments"]) for c in self.calls[last_write + 1 :] if c["error"] is None}
         frontier: list[tuple[str, Any, list]] = [(c["name"], d, []) for c, d in zip(self.calls, self.docs)]
         for depth in range(1, MAX_INSERT_DEPTH + 1):
             candidates: list[tuple[str, dict, list]] = []
@@ -771,8 +856,15 @@ class _Builder:
                 if p is None:  # cannot happen: candidates are built from sourced values
                     raise AssertionError(f"inserted {name}{args} has an unsourced argument {ptr}")
                 prov[ptr] = p
-            index = self._append(origin="inserted", action_id=None, name=name, requestor="assistant",
-                                 args=args, prov=prov, inserted_for=dict(inserted_for))
+            index = self._append(
+                origin="inserted",
+                action_id=None,
+                name=name,
+                requestor="assistant",
+                args=args,
+                prov=prov,
+                inserted_for=dict(inserted_for),
+            )
             if self.calls[index]["error"] is not None:
                 raise AssertionError(f"inserted read {name}{args} failed: {self.calls[index]['error']}")
 
@@ -789,8 +881,9 @@ class _Builder:
             out.append({"info": info, "provenance": self._trace_info(str(info))})
         for k, entry in enumerate(out):
             if entry["provenance"] is None:
-                entry["provenance"] = self._trace_info(str(entry["info"])) or \
-                    self._insert_for_information(k, str(entry["info"]))
+                entry["provenance"] = self._trace_info(str(entry["info"])) or self._insert_for_information(
+                    k, str(entry["info"])
+                )
         return out
 
     def _insert_for_information(self, item: int, info: str) -> dict | None:
@@ -805,12 +898,20 @@ class _Builder:
             return None
         attempts = self._info_attempts(text)
         hits: list[Callable[[str, dict, Any], bool]] = [
-            lambda name, args, doc: any(self._find_scoped(name, args, doc, pred) is not None for _how, pred in attempts)]
+            lambda name, args, doc: any(self._find_scoped(name, args, doc, pred) is not None for _how, pred in attempts)
+        ]
         if _INTEGER.fullmatch(text):
             n = int(text)
-            hits.append(lambda name, args, doc: doc is not _ERROR and any(
-                size(coll) == n and self.scope.admits(name, args, ptr, coll)
-                for ptr, coll in _collections(doc) for size in (_available_count, len)))
+            hits.append(
+                lambda name, args, doc: (
+                    doc is not _ERROR
+                    and any(
+                        size(coll) == n and self.scope.admits(name, args, ptr, coll)
+                        for ptr, coll in _collections(doc)
+                        for size in (_available_count, len)
+                    )
+                )
+            )
         # The customer's own records first, the catalog only for what they do not hold.
         for hit, skip in [(h, s) for h in hits for s in (CATALOG_TOOLS, frozenset())]:
             chain = self._search(hit, skip)
@@ -839,15 +940,27 @@ class _Builder:
         attempts: list[tuple[str, Callable[[str, Any], bool]]] = []
         if re.search(r"[A-Za-z]", text) and len(text) >= 3:
             # a word such as 'camera' names a product before it equals some option value
-            attempts.append(("name", lambda p, leaf: p.rsplit("/", 1)[-1] == "name" and isinstance(leaf, str)
-                             and contains.search(_ws(leaf).casefold()) is not None))
+            attempts.append(
+                (
+                    "name",
+                    lambda p, leaf: (
+                        p.rsplit("/", 1)[-1] == "name"
+                        and isinstance(leaf, str)
+                        and contains.search(_ws(leaf).casefold()) is not None
+                    ),
+                )
+            )
         attempts.append(("exact", _string_equals(text)))
         if _is_number_text(text):
             attempts.append(("number", _number_equals(text)))
         attempts.append(("casefold", lambda p, leaf: isinstance(leaf, str) and _ws(leaf).casefold() == lowered))
         if re.search(r"[A-Za-z]", text) and len(text) >= 3:
-            attempts.append(("contains", lambda p, leaf: isinstance(leaf, str)
-                             and contains.search(_ws(leaf).casefold()) is not None))
+            attempts.append(
+                (
+                    "contains",
+                    lambda p, leaf: isinstance(leaf, str) and contains.search(_ws(leaf).casefold()) is not None,
+                )
+            )
         return attempts
 
     def _trace_count(self, n: int) -> dict | None:
@@ -862,7 +975,9 @@ class _Builder:
                 if doc is _ERROR:
                     continue
                 for ptr, coll in _collections(doc):
-                    if size(coll) == n and self.scope.admits(self.calls[j]["name"], self.calls[j]["arguments"], ptr, coll):
+                    if size(coll) == n and self.scope.admits(
+                        self.calls[j]["name"], self.calls[j]["arguments"], ptr, coll
+                    ):
                         return {"kind": "read", "call": j, "path": ptr, "selected_by": [], "match": how}
         return None
 
@@ -889,7 +1004,8 @@ class _Builder:
             # Only the reference's own writes and hand-offs count for their own sake; every
             # read, identity lookups included, counts only through a use of its result.
             anchor = call["origin"] == "reference" and (
-                call["tool_type"] == "write" or call["name"] == "transfer_to_human_agents")
+                call["tool_type"] == "write" or call["name"] == "transfer_to_human_agents"
+            )
             if anchor or i in used:
                 call["counted"] = True
                 for prov in call["provenance"].values():
@@ -901,8 +1017,15 @@ class _Builder:
 # --------------------------------------------------------------------------- public API
 
 
-def build_golden(card: dict, world: RetailWorld, vocabulary: dict[str, list[str]], *,
-                 card_sha256: str | None = None, where: str | None = None, verify_replay: bool = True) -> dict:
+def build_golden(
+    card: dict,
+    world: RetailWorld,
+    vocabulary: dict[str, list[str]],
+    *,
+    card_sha256: str | None = None,
+    where: str | None = None,
+    verify_replay: bool = True,
+) -> dict:
     """The golden trajectory of one (already validated) card, with its replay check.
 
     `card_sha256` is recorded as the card's identity (the CLI passes the file's digest; the
@@ -953,7 +1076,9 @@ def check_golden(doc: dict, where: str) -> None:
 
 def golden_summary(doc: dict) -> str:
     c, r = doc["counts"], doc["replay"] or {}
-    return (f"task {doc['task_id']}: {c['calls']} calls ({c['reference']} reference, {c['inserted']} inserted), "
-            f"{c['counted']} counted, {c['intended_failure']} intended failure(s), "
-            f"{c['exploration_only']} exploration-only, info {c['information_traced']}/{c['information']} traced; "
-            f"replay {'match' if r.get('match') else 'MISMATCH'}")
+    return (
+        f"task {doc['task_id']}: {c['calls']} calls ({c['reference']} reference, {c['inserted']} inserted), "
+        f"{c['counted']} counted, {c['intended_failure']} intended failure(s), "
+        f"{c['exploration_only']} exploration-only, info {c['information_traced']}/{c['information']} traced; "
+        f"replay {'match' if r.get('match') else 'MISMATCH'}"
+    )

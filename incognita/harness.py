@@ -63,12 +63,22 @@ class Design:
     @classmethod
     def from_config(cls, cfg: dict) -> Design:
         d, p = cfg["design"], cfg["participants"]
-        return cls(arms=tuple(d["arms"]), models=dict(cfg["models"]), repetitions=d["repetitions"],
-                   seed=d["seed"], budget=d["budget"], customer=p["customer"], service=p["service"],
-                   prompts_dir=cfg["prompts"], scripted_agents=cfg["scripted_agents"], judge=p.get("judge"),
-                   cache_dir=(cfg.get("cache") or {}).get("dir"), prices=cfg.get("prices"),
-                   information_channel=(cfg.get("evaluation") or {}).get("information_channel", "substring"),
-                   vocabulary=cfg.get("vocabulary", "config/vocabulary.yaml"))
+        return cls(
+            arms=tuple(d["arms"]),
+            models=dict(cfg["models"]),
+            repetitions=d["repetitions"],
+            seed=d["seed"],
+            budget=d["budget"],
+            customer=p["customer"],
+            service=p["service"],
+            prompts_dir=cfg["prompts"],
+            scripted_agents=cfg["scripted_agents"],
+            judge=p.get("judge"),
+            cache_dir=(cfg.get("cache") or {}).get("dir"),
+            prices=cfg.get("prices"),
+            information_channel=(cfg.get("evaluation") or {}).get("information_channel", "substring"),
+            vocabulary=cfg.get("vocabulary", "config/vocabulary.yaml"),
+        )
 
     def __post_init__(self) -> None:
         from incognita.evaluate import check_channel
@@ -112,8 +122,9 @@ class Harness:
         # What any agent of the domain knows: the tools' names, descriptions and parameters,
         # and the public policy vocabulary. Never who holds which tool.
         schemas = self.world.tool_schemas()
-        self.tools = tool_catalog([t.openai_schema for t in schemas.values()],
-                                  {t for t in schemas if self.world.tool_types.get(t) == "write"})
+        self.tools = tool_catalog(
+            [t.openai_schema for t in schemas.values()], {t for t in schemas if self.world.tool_types.get(t) == "write"}
+        )
         self.vocabulary = load_vocabulary(design.vocabulary)
 
     def _owners(self, arm: str) -> dict[str, frozenset[str]]:
@@ -142,19 +153,37 @@ class Harness:
         return self.prompts.read("service/role_all.md") if desk == "Vega" else self.prompts.desk_parts(desk)["role"]
 
     def _agent_context(self, spec: str, arm: str, golden: dict, seed: int) -> dict:
-        context = {"arm": arm, "seed": seed, "plan": plan_from_golden(golden),
-                   "recipients": recipients(arm, self.partition.desks("social"))}
+        context = {
+            "arm": arm,
+            "seed": seed,
+            "plan": plan_from_golden(golden),
+            "recipients": recipients(arm, self.partition.desks("social")),
+        }
         family, _, name = spec.partition(":")
         if family == "scripted":
             if name not in self.profiles:
-                raise InputError(f"{self.design.scripted_agents}: no scripted agent profile {name!r} (model spec {spec})")
+                raise InputError(
+                    f"{self.design.scripted_agents}: no scripted agent profile {name!r} (model spec {spec})"
+                )
             context["profile"] = {"name": name, **self.profiles[name]}
             context["tools"], context["vocabulary"] = self.tools, self.vocabulary
-            context["holders"] = {t: self.partition.holder(t, arm) for t in self.partition.tools} if arm != "direct" else {}
+            context["holders"] = (
+                {t: self.partition.holder(t, arm) for t in self.partition.tools} if arm != "direct" else {}
+            )
         return context
 
-    def run_cell(self, arm: str, model: str, task: str, rep: int, card: dict, card_sha: str,
-                 golden: dict, golden_sha: str, position: int = 0) -> EpisodeRecord:
+    def run_cell(
+        self,
+        arm: str,
+        model: str,
+        task: str,
+        rep: int,
+        card: dict,
+        card_sha: str,
+        golden: dict,
+        golden_sha: str,
+        position: int = 0,
+    ) -> EpisodeRecord:
         if arm not in ARMS:
             raise InputError(f"unknown arm {arm!r} (expected one of {', '.join(ARMS)})")
         entry = self.design.models.get(model)
@@ -171,33 +200,65 @@ class Harness:
         for name, tools in owners.items():
             if name == "agent":
                 continue
-            service[name] = self._make(self.design.service, name, {
-                "tools": sorted(tools), "remit": self._remit(name),
-                "confirm_writes": True, "write_tools": sorted(t for t in tools if gateway.is_write(t))},
-                "participants.service")
+            service[name] = self._make(
+                self.design.service,
+                name,
+                {
+                    "tools": sorted(tools),
+                    "remit": self._remit(name),
+                    "confirm_writes": True,
+                    "write_tools": sorted(t for t in tools if gateway.is_write(t)),
+                },
+                "participants.service",
+            )
         judge = self._make(self.design.judge, "judge", {}, "participants.judge") if self.design.judge else None
         record = EpisodeRecord(
             cell={"arm": arm, "model": model, "task": task, "rep": rep, "schedule_position": position},
             # Each role's spec with its settings (temperature, reasoning effort, ...), as configured.
-            seed=seed, models={"agent": entry_param(entry), "customer": entry_param(self.design.customer),
-                               "service": entry_param(self.design.service) if service else None,
-                               "judge": entry_param(self.design.judge) if judge else None},
+            seed=seed,
+            models={
+                "agent": entry_param(entry),
+                "customer": entry_param(self.design.customer),
+                "service": entry_param(self.design.service) if service else None,
+                "judge": entry_param(self.design.judge) if judge else None,
+            },
             code_version=describe(),
             card={"version": card["card_version"], "sha256": card_sha},
             reference={"golden_sha256": golden_sha, "gold_hash": golden["replay"]["upstream_hash"]},
         )
-        episode = Episode(arm=arm, card=card, gold_hash=golden["replay"]["upstream_hash"], gateway=gateway,
-                          prompts=self.prompts, agent=agent, customer=customer, service=service,
-                          desks=self.partition.desks("social"), seed=seed, budget=self.design.budget, record=record,
-                          judge=judge, information_channel=self.design.information_channel)
+        episode = Episode(
+            arm=arm,
+            card=card,
+            gold_hash=golden["replay"]["upstream_hash"],
+            gateway=gateway,
+            prompts=self.prompts,
+            agent=agent,
+            customer=customer,
+            service=service,
+            desks=self.partition.desks("social"),
+            seed=seed,
+            budget=self.design.budget,
+            record=record,
+            judge=judge,
+            information_channel=self.design.information_channel,
+        )
         record = episode.run()
         record.ground_truth = dict(getattr(agent, "ground_truth", {}) or {})
         if getattr(judge, "totals", None) is not None and judge.totals.calls:
             record.usage["judge"] = judge.totals  # the judge is called outside the loop's own accounting
         return record
 
-    def run_block(self, model: str, task: str, rep: int, card_path: str, golden_path: str, out_dir: str,
-                  task_position: int, models_order: list[str] | None = None) -> list[Path]:
+    def run_block(
+        self,
+        model: str,
+        task: str,
+        rep: int,
+        card_path: str,
+        golden_path: str,
+        out_dir: str,
+        task_position: int,
+        models_order: list[str] | None = None,
+    ) -> list[Path]:
         """Run one (model, task, repetition) through the arms; `models_order` is the design's
         model list, which the Latin-square rotation depends on (default: the design's models)."""
         card, golden = read_json(card_path), read_json(golden_path)

@@ -33,15 +33,33 @@ def _flag(value) -> str:
     return "" if value is None else str(bool(value)).lower()
 
 
-def run_arms(tasks: list[str], cards_dir: str | Path, golden_dir: str | Path, *, db_path: str,
-             partition_path: str, prompts_dir: str, scripted_agents: str, arms=("direct", "indirect", "social"),
-             seed: int = 0, budget: int = 300) -> list[dict]:
+def run_arms(
+    tasks: list[str],
+    cards_dir: str | Path,
+    golden_dir: str | Path,
+    *,
+    db_path: str,
+    partition_path: str,
+    prompts_dir: str,
+    scripted_agents: str,
+    arms=("direct", "indirect", "social"),
+    seed: int = 0,
+    budget: int = 300,
+) -> list[dict]:
     """One idle episode per task and arm (our harness); the rows of the table."""
     from incognita.harness import Design, Harness
 
-    design = Design(arms=tuple(arms), models={PROFILE: f"scripted:{PROFILE}"}, repetitions=1, seed=seed,
-                    budget=budget, customer="scripted:customer", service="scripted:desk", prompts_dir=prompts_dir,
-                    scripted_agents=scripted_agents)
+    design = Design(
+        arms=tuple(arms),
+        models={PROFILE: f"scripted:{PROFILE}"},
+        repetitions=1,
+        seed=seed,
+        budget=budget,
+        customer="scripted:customer",
+        service="scripted:desk",
+        prompts_dir=prompts_dir,
+        scripted_agents=scripted_agents,
+    )
     harness = Harness(design, db_path, partition_path)
     rows = []
     for task in tasks:
@@ -51,37 +69,73 @@ def run_arms(tasks: list[str], cards_dir: str | Path, golden_dir: str | Path, *,
                 raise InputError(f"{path}: file not found (do-nothing check of task {task})")
         card, golden = read_json(card_path), read_json(golden_path)
         for arm in arms:
-            record = harness.run_cell(arm, PROFILE, task, 0, card, sha256_file(card_path), golden,
-                                      sha256_file(golden_path)).to_dict()
+            record = harness.run_cell(
+                arm, PROFILE, task, 0, card, sha256_file(card_path), golden, sha256_file(golden_path)
+            ).to_dict()
             if record["error"]:
                 raise InputError(f"task {task}, arm {arm}: the idle episode broke: {record['error']}")
-            rows.append({"task": task, "arm": arm, "success": _flag(record["success"]),
-                         "channel_db": _flag(record["channels"]["db"]),
-                         "channel_communicate": _flag(record["channels"]["communicate"]),
-                         "turns": str(record["turns"]), "termination": record["termination"]})
+            rows.append(
+                {
+                    "task": task,
+                    "arm": arm,
+                    "success": _flag(record["success"]),
+                    "channel_db": _flag(record["channels"]["db"]),
+                    "channel_communicate": _flag(record["channels"]["communicate"]),
+                    "turns": str(record["turns"]),
+                    "termination": record["termination"],
+                }
+            )
     return rows
 
 
-def run_native(tasks: list[str], cards_dir: str | Path, golden_dir: str | Path, *, tasks_json: str,
-               scripted_agents: str, seed: int = 0) -> list[dict]:
+def run_native(
+    tasks: list[str],
+    cards_dir: str | Path,
+    golden_dir: str | Path,
+    *,
+    tasks_json: str,
+    scripted_agents: str,
+    seed: int = 0,
+) -> list[dict]:
     """One idle run per task in the upstream harness (incognita.native)."""
     from incognita.native import NativeJob, NativeSettings, native_trial, run_job
 
     with tempfile.TemporaryDirectory(prefix="incognita-idle-") as tmp:
         out_dir = Path(tmp) / "native"
-        job = NativeJob(model=PROFILE, spec=f"scripted:{PROFILE}", customer="scripted:customer",
-                        tasks=tuple(tasks), reps=1, seed=seed, arms=("native",), models_order=(PROFILE,),
-                        tasks_json=tasks_json, cards_dir=str(cards_dir), golden_dir=str(golden_dir),
-                        profiles=scripted_agents, out_dir=str(out_dir), archive_unrepaired=False)
+        job = NativeJob(
+            model=PROFILE,
+            spec=f"scripted:{PROFILE}",
+            customer="scripted:customer",
+            tasks=tuple(tasks),
+            reps=1,
+            seed=seed,
+            arms=("native",),
+            models_order=(PROFILE,),
+            tasks_json=tasks_json,
+            cards_dir=str(cards_dir),
+            golden_dir=str(golden_dir),
+            profiles=scripted_agents,
+            out_dir=str(out_dir),
+            archive_unrepaired=False,
+        )
         rows = []
         for path in run_job(job, NativeSettings(), log=lambda _line: None):
             trial = native_trial(path)
             if trial["error"]:
                 raise InputError(f"task {trial['task']}, native: the idle run broke: {trial['error']}")
-            nan_free = {k: (None if trial[k] != trial[k] else trial[k])
-                        for k in ("success", "channel_db", "channel_communicate")}
-            rows.append({"task": trial["task"], "arm": "native", **{k: _flag(v) for k, v in nan_free.items()},
-                         "turns": str(trial["agent_actions"]), "termination": trial["termination"]})
+            nan_free = {
+                k: (None if trial[k] != trial[k] else trial[k])
+                for k in ("success", "channel_db", "channel_communicate")
+            }
+            rows.append(
+                {
+                    "task": trial["task"],
+                    "arm": "native",
+                    **{k: _flag(v) for k, v in nan_free.items()},
+                    "turns": str(trial["agent_actions"]),
+                    "termination": trial["termination"],
+                }
+            )
     return rows
 
 

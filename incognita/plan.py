@@ -135,9 +135,15 @@ def _entry_selectors(golden: dict) -> dict[tuple[int, str], tuple[str, ...]]:
             if prov["kind"] != "read" or prov.get("selected_by") or PICK not in value_free_steps(prov.get("path", "")):
                 continue
             key = (prov["call"], prov.get("path", ""))
-            inside = [t for other in golden["calls"] if other["counted"]
-                      for p in other["provenance"].values() for q in (p, *(p.get("from") or ()))
-                      if q.get("kind") == "read" and q.get("call") == c["index"] for t in q.get("selected_by") or ()]
+            inside = [
+                t
+                for other in golden["calls"]
+                if other["counted"]
+                for p in other["provenance"].values()
+                for q in (p, *(p.get("from") or ()))
+                if q.get("kind") == "read" and q.get("call") == c["index"]
+                for t in q.get("selected_by") or ()
+            ]
             if inside:
                 out.setdefault(key, []).extend(inside)
     return {k: tuple(dict.fromkeys(v)) for k, v in out.items()}
@@ -164,6 +170,10 @@ def plan_from_golden(golden: dict) -> Plan:
     info = []
     for item in golden["information_channel"]:
         prov = item["provenance"]
-        info.append(InfoItem(source=_source(prov, "") if prov and prov["kind"] == "read" else None,
-                             match=(prov or {}).get("match", "exact")))
+        info.append(
+            InfoItem(
+                source=_source(prov, "") if prov and prov["kind"] == "read" else None,
+                match=(prov or {}).get("match", "exact"),
+            )
+        )
     return Plan(calls=calls, info=info)

@@ -41,10 +41,15 @@ class PromptSet:
         common = ["agent/preamble.md", "customer/behaviour.md", "customer/requests.md", BLOCKS]
         per_arm = {
             "direct": ["agent/direct.md", "service/role_all.md", "service/rules_all.md"],
-            "indirect": ["agent/mediated.md", "service/vega.md", "service/conduct.md", "service/role_all.md",
-                         "service/rules_all.md"],
+            "indirect": [
+                "agent/mediated.md",
+                "service/vega.md",
+                "service/conduct.md",
+                "service/role_all.md",
+                "service/rules_all.md",
+            ],
             "social": ["agent/mediated.md", "service/desk.md", "service/conduct.md"]
-                      + [f"service/desks/{d.lower()}.md" for d in SOCIAL_DESKS],
+            + [f"service/desks/{d.lower()}.md" for d in SOCIAL_DESKS],
         }
         return [self.root / rel for rel in common + per_arm[arm]]
 
@@ -52,15 +57,20 @@ class PromptSet:
         preamble = self.read("agent/preamble.md")
         if arm == "direct":
             return self.read("agent/direct.md").format(
-                preamble=preamble, service_role=self.read("service/role_all.md"),
-                service_rules=self.read("service/rules_all.md"))
+                preamble=preamble,
+                service_role=self.read("service/role_all.md"),
+                service_rules=self.read("service/rules_all.md"),
+            )
         return self.read("agent/mediated.md").format(
-            preamble=preamble, recipients=", ".join(recipients), recipient_choices=" | ".join(recipients))
+            preamble=preamble, recipients=", ".join(recipients), recipient_choices=" | ".join(recipients)
+        )
 
     def vega(self) -> str:
         return self.read("service/vega.md").format(
-            service_role=self.read("service/role_all.md"), conduct=self.read("service/conduct.md"),
-            service_rules=self.read("service/rules_all.md"))
+            service_role=self.read("service/role_all.md"),
+            conduct=self.read("service/conduct.md"),
+            service_rules=self.read("service/rules_all.md"),
+        )
 
     def desk_parts(self, desk: str) -> dict:
         rel = f"service/desks/{desk.lower()}.md"
@@ -75,8 +85,11 @@ class PromptSet:
     def desk(self, desk: str) -> str:
         parts = self.desk_parts(desk)
         rules = f"\n<operating_rules>\n{parts['rules']}\n</operating_rules>" if parts["rules"] else ""
-        return self.read("service/desk.md").format(
-            desk_role=parts["role"], conduct=self.read("service/conduct.md"), desk_rules=rules).strip()
+        return (
+            self.read("service/desk.md")
+            .format(desk_role=parts["role"], conduct=self.read("service/conduct.md"), desk_rules=rules)
+            .strip()
+        )
 
     def request_block(self, card: dict) -> list[dict]:
         """The card requests that form the task's request block (Appendix A.2; BLOCKS)."""
@@ -87,8 +100,10 @@ class PromptSet:
         requests = card.get("requests", [])
         bad = [i for i in chosen if not (isinstance(i, int) and 0 <= i < len(requests))]
         if bad:
-            raise InputError(f"{self.root / BLOCKS}: task {card['task_id']}: request index(es) {bad} not among "
-                             f"the card's {len(requests)} request(s)")
+            raise InputError(
+                f"{self.root / BLOCKS}: task {card['task_id']}: request index(es) {bad} not among "
+                f"the card's {len(requests)} request(s)"
+            )
         return [requests[i] for i in chosen]
 
     def customer(self, card: dict, memory: dict[str, str], tokens: list[str]) -> str:
@@ -126,4 +141,3 @@ def _replace_ci(text: str, old: str, new: str) -> str:
     # Word-bounded, swallowing a plural ending so "headphone" masks "headphones" whole.
     pattern = r"(?<![A-Za-z0-9])" + re.escape(old) + r"(?:e?s)?(?![A-Za-z0-9])"
     return re.sub(pattern, lambda _m: new, text, flags=re.IGNORECASE)
-

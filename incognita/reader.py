@@ -35,31 +35,92 @@ if TYPE_CHECKING:  # pandas is imported where tables are built: the workflow imp
 
 AGENT, USER = "agent", "USER"
 ARMS = ("direct", "indirect", "social")
-FAILURE_TYPES = ("never_requested", "requested_not_obtained", "obtained_not_delivered",
-                 "delivered_incorrect", "correct_unconfirmed")
+FAILURE_TYPES = (
+    "never_requested",
+    "requested_not_obtained",
+    "obtained_not_delivered",
+    "delivered_incorrect",
+    "correct_unconfirmed",
+)
 # An action changes the state of the case: a database write or the hand-off to a human,
 # the same calls the golden stage counts for their own sake (incognita.golden).
 HANDOFF_TOOLS = frozenset({"transfer_to_human_agents"})
-PROCESS_COLUMNS = ("role_identification", "holder_contacted", "information_acquisition",
-                   "customer_information", "service_information", "execution")
+PROCESS_COLUMNS = (
+    "role_identification",
+    "holder_contacted",
+    "information_acquisition",
+    "customer_information",
+    "service_information",
+    "execution",
+)
 # Columns fixed by the data contract (statistics and figures read these).
 CONTRACT_COLUMNS = (
-    "arm", "model", "task", "rep", "seed", "schedule_position", "error", "excluded", "termination",
-    "success", "database_only_success", "channel_db", "channel_communicate", "channel_nl",
-    "failure_type", "failure_type_reads_credited", "failure_type_request_based", "failure_type_exact_credited",
+    "arm",
+    "model",
+    "task",
+    "rep",
+    "seed",
+    "schedule_position",
+    "error",
+    "excluded",
+    "termination",
+    "success",
+    "database_only_success",
+    "channel_db",
+    "channel_communicate",
+    "channel_nl",
+    "failure_type",
+    "failure_type_reads_credited",
+    "failure_type_request_based",
+    "failure_type_exact_credited",
     "injected_failure",
     *PROCESS_COLUMNS,
-    "agent_actions", "messages", "unanswerable_questions", "non_reference_reads",
-    "tokens_agent", "tokens_episode", "cost_agent_usd", "cost_episode_usd", "cache_hits", "cache_misses",
+    "agent_actions",
+    "messages",
+    "unanswerable_questions",
+    "non_reference_reads",
+    "tokens_agent",
+    "tokens_episode",
+    "cost_agent_usd",
+    "cost_episode_usd",
+    "cache_hits",
+    "cache_misses",
     "agent_backend",
 )
-_INT_COLUMNS = ("rep", "seed", "schedule_position", "agent_actions", "messages", "unanswerable_questions",
-                "non_reference_reads", "tokens_agent", "tokens_episode", "cache_hits", "cache_misses",
-                "turns", "protocol_errors", "non_reference_actions", "missing_customer_facts",
-                "missing_service_facts", "gate_withheld_facts", "level", "injected_slips")
-_STR_COLUMNS = ("arm", "model", "task", "error", "termination", "failure_type", "failure_type_reads_credited",
-                "failure_type_request_based", "failure_type_exact_credited",
-                "injected_failure", "agent_backend")
+_INT_COLUMNS = (
+    "rep",
+    "seed",
+    "schedule_position",
+    "agent_actions",
+    "messages",
+    "unanswerable_questions",
+    "non_reference_reads",
+    "tokens_agent",
+    "tokens_episode",
+    "cache_hits",
+    "cache_misses",
+    "turns",
+    "protocol_errors",
+    "non_reference_actions",
+    "missing_customer_facts",
+    "missing_service_facts",
+    "gate_withheld_facts",
+    "level",
+    "injected_slips",
+)
+_STR_COLUMNS = (
+    "arm",
+    "model",
+    "task",
+    "error",
+    "termination",
+    "failure_type",
+    "failure_type_reads_credited",
+    "failure_type_request_based",
+    "failure_type_exact_credited",
+    "injected_failure",
+    "agent_backend",
+)
 NA = float("nan")
 
 
@@ -161,7 +222,9 @@ class Trace:
         accepted = [d for d in self.decisions if d.status == "accepted"]
         self.accepted = Counter((d.proposer, d.tool, _key(d.tool, d.arguments)) for d in accepted)
         self.accepted_calls = {(d.tool, _key(d.tool, d.arguments)) for d in accepted}
-        self.accepted_actions = Counter((d.proposer, d.tool, _key(d.tool, d.arguments)) for d in accepted if _is_action(d))
+        self.accepted_actions = Counter(
+            (d.proposer, d.tool, _key(d.tool, d.arguments)) for d in accepted if _is_action(d)
+        )
         self.accepted_read_decisions = [d for d in accepted if not _is_action(d)]
         self.accepted_reads = [(d.tool, _key(d.tool, d.arguments)) for d in self.accepted_read_decisions]
         self.released_values = {str(d.value) for d in disclosures if d.status == "released" and d.value is not None}
@@ -209,7 +272,7 @@ def unanswerable_questions(exchanges: list[Exchange]) -> int:
             continue
         if ex.accepted:
             continue
-        nxt = next((x for x in exchanges[i + 1:] if x.recipient == ex.recipient), None)
+        nxt = next((x for x in exchanges[i + 1 :] if x.recipient == ex.recipient), None)
         count += not (nxt is not None and nxt.accepted_actions)
     return count
 
@@ -241,8 +304,9 @@ def required_facts(task: dict, arm: str) -> list[Fact]:
     calls = {c["index"]: c for c in task["arms"][arm]["required_calls"]}
     facts = [Fact("customer", c["token"], USER) for c in items["customer"]]
     for s in items["service"]:
-        consumed = tuple(dict.fromkeys(v for i in s["consumed_by"] if i in calls
-                                       for v in _scalars(calls[i]["arguments"])))
+        consumed = tuple(
+            dict.fromkeys(v for i in s["consumed_by"] if i in calls for v in _scalars(calls[i]["arguments"]))
+        )
         facts.append(Fact("service", (s["name"], _key(s["name"], s["arguments"])), s["executor"][arm], consumed))
     return facts
 
@@ -297,8 +361,9 @@ def _matched(needed: Counter, have: Counter) -> int:
 # --------------------------------------------------------------------------- labels
 
 
-def classify(missing: list[Fact], approached: list[bool], attempted: bool, actions_correct: bool,
-             outside_action: bool) -> str:
+def classify(
+    missing: list[Fact], approached: list[bool], attempted: bool, actions_correct: bool, outside_action: bool
+) -> str:
     """The five failure types, first match wins (paper, Section 4.3). Failed trials only."""
     if not attempted:
         if missing:
@@ -321,16 +386,21 @@ class Reading:
 
 
 def read_failure(trace: Trace, facts: list[Fact], required_calls: list[dict]) -> Reading:
-    needed_actions = Counter((c["executor"], c["name"], _key(c["name"], c["arguments"])) for c in required_calls
-                             if c["tool_type"] == "write" or c["name"] in HANDOFF_TOOLS)
+    needed_actions = Counter(
+        (c["executor"], c["name"], _key(c["name"], c["arguments"]))
+        for c in required_calls
+        if c["tool_type"] == "write" or c["name"] in HANDOFF_TOOLS
+    )
     matched = _matched(needed_actions, trace.accepted_actions)
     correct = matched == sum(needed_actions.values())
     outside = sum(trace.accepted_actions.values()) > matched
     missing = [f for f in facts if not _obtained(f, trace)]
     label = classify(missing, [_approached(f, trace) for f in missing], trace.action_attempted, correct, outside)
+
     def relabel(still_missing: list[Fact], approached=_approached) -> str:
-        return classify(still_missing, [approached(f, trace) for f in still_missing], trace.action_attempted,
-                        correct, outside)
+        return classify(
+            still_missing, [approached(f, trace) for f in still_missing], trace.action_attempted, correct, outside
+        )
 
     credited = exact = label
     found = non_reference_values(trace, required_calls)
@@ -340,8 +410,15 @@ def read_failure(trace: Trace, facts: list[Fact], required_calls: list[dict]) ->
         credited = relabel([f for f in missing if f.kind == "customer"])
         exact = relabel([f for f in missing if f.kind == "customer" or not set(f.consumed) & found])
     withheld = sum(f.kind == "customer" and f.key in trace.gate_asked for f in missing)
-    return Reading(label, credited, exact, relabel(missing, _requested), sum(f.kind == "customer" for f in missing),
-                   sum(f.kind == "service" for f in missing), withheld)
+    return Reading(
+        label,
+        credited,
+        exact,
+        relabel(missing, _requested),
+        sum(f.kind == "customer" for f in missing),
+        sum(f.kind == "service" for f in missing),
+        withheld,
+    )
 
 
 def non_reference_values(trace: Trace, required_calls: list[dict]) -> set[str] | None:
@@ -416,8 +493,14 @@ def _cell(record: EpisodeRecord) -> dict:
             raise InputError(f"episode record {cell}: cell.{key}: missing")
     if cell["arm"] not in ARMS:
         raise InputError(f"episode record {cell}: cell.arm: {cell['arm']!r} is not one of {', '.join(ARMS)}")
-    return {"arm": cell["arm"], "model": str(cell["model"]), "task": str(cell["task"]), "rep": int(cell["rep"]),
-            "seed": int(record.seed), "schedule_position": cell.get("schedule_position")}
+    return {
+        "arm": cell["arm"],
+        "model": str(cell["model"]),
+        "task": str(cell["task"]),
+        "rep": int(cell["rep"]),
+        "seed": int(record.seed),
+        "schedule_position": cell.get("schedule_position"),
+    }
 
 
 def read_trial(record: EpisodeRecord, reference_task: dict) -> TrialRow:
@@ -558,8 +641,9 @@ def frame(rows: Iterable[dict]) -> pd.DataFrame:
     for col in _STR_COLUMNS:
         df[col] = pd.array([None if _missing(v) else str(v) for v in df[col]], dtype="string")
     df["excluded"] = df["excluded"].astype(bool)
-    df["action_attempted"] = pd.array([None if _missing(v) else bool(v) for v in df["action_attempted"]],
-                                      dtype="boolean")
+    df["action_attempted"] = pd.array(
+        [None if _missing(v) else bool(v) for v in df["action_attempted"]], dtype="boolean"
+    )
     for f in fields(TrialRow):
         if f.name not in _INT_COLUMNS + _STR_COLUMNS + ("excluded", "action_attempted"):
             df[f.name] = df[f.name].astype(float)
@@ -573,8 +657,13 @@ def _missing(value: Any) -> bool:
 
 
 _KEYS = ("arm", "model", "task", "rep")
-_NOT_FOR_EXTRA = ("failure_type", "failure_type_reads_credited", "failure_type_request_based",
-                  "failure_type_exact_credited", *PROCESS_COLUMNS)
+_NOT_FOR_EXTRA = (
+    "failure_type",
+    "failure_type_reads_credited",
+    "failure_type_request_based",
+    "failure_type_exact_credited",
+    *PROCESS_COLUMNS,
+)
 
 
 def _check_extra(rows: Iterable[dict]) -> list[dict]:
@@ -595,17 +684,24 @@ def _check_extra(rows: Iterable[dict]) -> list[dict]:
     return out
 
 
-def build_trials(episode_paths: list[Path], reference_path: Path, extra_rows: Iterable[dict] = (),
-                 locks_path: str | Path = "config/locks.yaml") -> pd.DataFrame:
+def build_trials(
+    episode_paths: list[Path],
+    reference_path: Path,
+    extra_rows: Iterable[dict] = (),
+    locks_path: str | Path = "config/locks.yaml",
+) -> pd.DataFrame:
     """One row per trial: every episode record, plus rows built elsewhere (native trials)."""
     reference = load_reference_locked(reference_path, locks_path)
     rows = [asdict(_read_one(Path(p), reference["tasks"])) for p in episode_paths]
     rows += _check_extra(extra_rows)
     df = frame(rows)
     arm_order = {a: i for i, a in enumerate((*ARMS, "native"))}
-    df = df.sort_values(["arm", "model", "task", "rep"],
-                        key=lambda s: s.map(arm_order) if s.name == "arm" else (
-                            s.map(lambda t: (len(t), t)) if s.name == "task" else s))
+    df = df.sort_values(
+        ["arm", "model", "task", "rep"],
+        key=lambda s: (
+            s.map(arm_order) if s.name == "arm" else (s.map(lambda t: (len(t), t)) if s.name == "task" else s)
+        ),
+    )
     duplicated = df.duplicated(["arm", "model", "task", "rep"])
     if duplicated.any():
         first = df[duplicated].iloc[0]
@@ -640,9 +736,16 @@ def split_inputs(paths: Iterable[str | Path]) -> tuple[list[Path], list[dict]]:
     return episodes, native
 
 
-def run_reader(paths: Iterable[str | Path], episodes_dir: str | Path, reference_path: str | Path,
-               locks_path: str | Path, out: str | Path, csv_path: str | Path,
-               validation_path: str | Path, labelled_dir: str | Path | None = None) -> list[str]:
+def run_reader(
+    paths: Iterable[str | Path],
+    episodes_dir: str | Path,
+    reference_path: str | Path,
+    locks_path: str | Path,
+    out: str | Path,
+    csv_path: str | Path,
+    validation_path: str | Path,
+    labelled_dir: str | Path | None = None,
+) -> list[str]:
     """The reader stage (`incognita trials`): read episode records and native results against the
     frozen reference, write the trials table and the reader's validation (incognita.reader_validation:
     the hand-labelled set in `labelled_dir`, then the injection check); return a summary."""
@@ -651,8 +754,12 @@ def run_reader(paths: Iterable[str | Path], episodes_dir: str | Path, reference_
     df = build_trials(episodes, Path(reference_path), native, locks_path)
     write_trials(df, out, csv_path)
     failed = int(df["failure_type"].notna().sum())
-    summary = [(f"{out}: {len(df)} trials ({len(native)} native, {int(df['excluded'].sum())} excluded, "
-                f"{failed} failed and labelled)")]
+    summary = [
+        (
+            f"{out}: {len(df)} trials ({len(native)} native, {int(df['excluded'].sum())} excluded, "
+            f"{failed} failed and labelled)"
+        )
+    ]
     from incognita.reader_validation import validate
 
     return summary + validate(df, labelled_dir, validation_path)

@@ -72,20 +72,34 @@ def _events(steps: list, where: str) -> list[dict]:
         if "call" in step:
             events += _call(turn, to or "agent", step["call"], f"{where}: step {turn}")
             if to is not None:
-                events.append(_message(turn, to, "agent", "Done." if step["call"].get("status", "accepted")
-                                       == "accepted" else "That did not go through."))
+                events.append(
+                    _message(
+                        turn,
+                        to,
+                        "agent",
+                        "Done." if step["call"].get("status", "accepted") == "accepted" else "That did not go through.",
+                    )
+                )
     return events
 
 
 def _message(turn: int, sender: str, recipient: str, text: str, kind: str = "MESSAGE") -> dict:
-    return {"type": "message", "turn": turn, "sender": sender, "recipient": recipient, "text": text,
-            "message_type": kind}
+    return {
+        "type": "message",
+        "turn": turn,
+        "sender": sender,
+        "recipient": recipient,
+        "text": text,
+        "message_type": kind,
+    }
 
 
 def _customer_reply(turn: int, step: dict, where: str) -> list[dict]:
     released = step.get("release") or {}
-    events = [{"type": "disclosure", "turn": turn, "token": token, "status": "released", "value": str(value)}
-              for token, value in released.items()]
+    events = [
+        {"type": "disclosure", "turn": turn, "token": token, "status": "released", "value": str(value)}
+        for token, value in released.items()
+    ]
     if step.get("ask"):
         events.append({"type": "disclosure", "turn": turn, "token": step["ask"], "status": "unknown", "value": None})
     reply = ", ".join(str(v) for v in released.values()) or "I am not sure what you mean."
@@ -98,11 +112,21 @@ def _call(turn: int, proposer: str, call: dict, where: str) -> list[dict]:
     status = call.get("status", "accepted")
     if status not in ("accepted", "error", "not_owner", "inadmissible"):
         raise InputError(f"{where}: call.status: {status!r} is not accepted, error, not_owner or inadmissible")
-    base = {"turn": turn, "call_id": f"c{turn}", "proposer": proposer, "tool": call["tool"],
-            "arguments": call.get("args") or {}}
-    decision = {"type": "gateway_decision", **base, "status": status,
-                "reason": None if status == "accepted" else call.get("reason", status),
-                "result": call.get("result") if status == "accepted" else None, "write": bool(call.get("write"))}
+    base = {
+        "turn": turn,
+        "call_id": f"c{turn}",
+        "proposer": proposer,
+        "tool": call["tool"],
+        "arguments": call.get("args") or {},
+    }
+    decision = {
+        "type": "gateway_decision",
+        **base,
+        "status": status,
+        "reason": None if status == "accepted" else call.get("reason", status),
+        "result": call.get("result") if status == "accepted" else None,
+        "write": bool(call.get("write")),
+    }
     return [{"type": "tool_proposal", **base}, decision]
 
 
@@ -114,16 +138,39 @@ def _record(doc: dict, opening: str, where: str) -> EpisodeRecord:
         raise InputError(f"{where}: outcome: give at least the db channel")
     events = [_message(0, "USER", "agent", opening)] + _events(doc.get("steps") or [], where)
     turns = max(e["turn"] for e in events)
-    return EpisodeRecord.from_dict({
-        "schema_version": 1, "seed": 0, "code_version": "hand-labelled",
-        "cell": {"arm": doc["arm"], "model": "hand-labelled", "task": str(doc["task"]), "rep": 0,
-                 "schedule_position": 0},
-        "models": {"agent": "hand-labelled", "customer": "scripted:customer", "service": "scripted:desk",
-                   "judge": None},
-        "card": {"version": 1, "sha256": "0" * 64}, "reference": {"golden_sha256": "0" * 64, "gold_hash": "1" * 64},
-        "events": events, "termination": "final", "turns": turns, "final_db_hash": "2" * 64,
-        "channels": channels, "success": all(operative), "database_only_success": channels["db"],
-        "usage": {}, "wall_time_s": 0.0, "error": None, "ground_truth": {}})
+    return EpisodeRecord.from_dict(
+        {
+            "schema_version": 1,
+            "seed": 0,
+            "code_version": "hand-labelled",
+            "cell": {
+                "arm": doc["arm"],
+                "model": "hand-labelled",
+                "task": str(doc["task"]),
+                "rep": 0,
+                "schedule_position": 0,
+            },
+            "models": {
+                "agent": "hand-labelled",
+                "customer": "scripted:customer",
+                "service": "scripted:desk",
+                "judge": None,
+            },
+            "card": {"version": 1, "sha256": "0" * 64},
+            "reference": {"golden_sha256": "0" * 64, "gold_hash": "1" * 64},
+            "events": events,
+            "termination": "final",
+            "turns": turns,
+            "final_db_hash": "2" * 64,
+            "channels": channels,
+            "success": all(operative),
+            "database_only_success": channels["db"],
+            "usage": {},
+            "wall_time_s": 0.0,
+            "error": None,
+            "ground_truth": {},
+        }
+    )
 
 
 def load_labelled(directory: str | Path = DEFAULT_DIR) -> tuple[dict, list[Labelled]]:
@@ -142,10 +189,16 @@ def load_labelled(directory: str | Path = DEFAULT_DIR) -> tuple[dict, list[Label
             task = reference["tasks"].get(str(doc["task"]))
             if task is None:
                 raise InputError(f"{where}: task {doc['task']!r} is not in {directory / 'reference.json'}")
-            fixtures.append(Labelled(doc["name"], str(doc["task"]), doc["arm"], doc["label"],
-                                     " ".join(str(doc["reasoning"]).split()),
-                                     _record(doc, str(doc.get("opening", "Hi, I need some help with an order.")),
-                                             where)))
+            fixtures.append(
+                Labelled(
+                    doc["name"],
+                    str(doc["task"]),
+                    doc["arm"],
+                    doc["label"],
+                    " ".join(str(doc["reasoning"]).split()),
+                    _record(doc, str(doc.get("opening", "Hi, I need some help with an order.")), where),
+                )
+            )
     if not fixtures:
         raise InputError(f"{directory}: no hand-labelled fixtures (*.yaml)")
     return reference, fixtures
@@ -158,8 +211,17 @@ def read_labelled(directory: str | Path = DEFAULT_DIR) -> pd.DataFrame:
     for f in fixtures:
         row = read_trial(f.record, reference["tasks"][f.task])
         read = "success" if row.success == 1.0 else (row.failure_type or "unlabelled")
-        rows.append({"fixture": f.name, "task": f.task, "arm": f.arm, "expected": f.expected, "read": read,
-                     "agree": read == f.expected, "reasoning": f.reasoning})
+        rows.append(
+            {
+                "fixture": f.name,
+                "task": f.task,
+                "arm": f.arm,
+                "expected": f.expected,
+                "read": read,
+                "agree": read == f.expected,
+                "reasoning": f.reasoning,
+            }
+        )
     return pd.DataFrame(rows, columns=list(LABELLED_COLUMNS))
 
 
@@ -203,30 +265,51 @@ def injection_summary(matrix: pd.DataFrame) -> dict:
 def _labelled_markdown(labelled: pd.DataFrame) -> list[str]:
     agree = int(labelled["agree"].sum())
     by_type = labelled.groupby("expected")["agree"].agg(["sum", "count"])
-    lines = ["## 1. Hand-labelled trajectories (independent of the reader's code)", "",
-             (f"{len(labelled)} short episodes written by hand in `config/reader_validation/`, each labelled from the "
-              "paper's Section 4 definitions before the reader was run on it. "
-              f"The reader agrees on {agree} of {len(labelled)}."), "",
-             "| label assigned by hand | fixtures | reader agrees |", "| --- | --- | --- |"]
+    lines = [
+        "## 1. Hand-labelled trajectories (independent of the reader's code)",
+        "",
+        (
+            f"{len(labelled)} short episodes written by hand in `config/reader_validation/`, each labelled from the "
+            "paper's Section 4 definitions before the reader was run on it. "
+            f"The reader agrees on {agree} of {len(labelled)}."
+        ),
+        "",
+        "| label assigned by hand | fixtures | reader agrees |",
+        "| --- | --- | --- |",
+    ]
     lines += [f"| {label} | {int(r['count'])} | {int(r['sum'])} |" for label, r in by_type.iterrows()]
     lines += ["", "| fixture | arm | by hand | reader |", "| --- | --- | --- | --- |"]
-    lines += [f"| {r.fixture} | {r.arm} | {r.expected} | {r.read}{'' if r.agree else ' (disagrees)'} |"
-              for r in labelled.itertuples()]
+    lines += [
+        f"| {r.fixture} | {r.arm} | {r.expected} | {r.read}{'' if r.agree else ' (disagrees)'} |"
+        for r in labelled.itertuples()
+    ]
     return lines + [""]
 
 
 def _injection_markdown(matrix: pd.DataFrame) -> list[str]:
     s = injection_summary(matrix)
     agreement = "n/a" if math.isnan(s["agreement"]) else f"{s['agreement']:.3f}"
-    lines = ["## 2. Injection check (a consistency check, not independent evidence)", "",
-             ("The scripted agents inject failure types on purpose; rows are what was injected, columns what the "
-              "reader read. The injection rules were written with the reader's definitions in view, so agreement "
-              "here shows the two parts of this code base agree with each other, not that the reader is right."), "",
-             "| injected | " + " | ".join(matrix.columns) + " |", "|" + " --- |" * (len(matrix.columns) + 1)]
+    lines = [
+        "## 2. Injection check (a consistency check, not independent evidence)",
+        "",
+        (
+            "The scripted agents inject failure types on purpose; rows are what was injected, columns what the "
+            "reader read. The injection rules were written with the reader's definitions in view, so agreement "
+            "here shows the two parts of this code base agree with each other, not that the reader is right."
+        ),
+        "",
+        "| injected | " + " | ".join(matrix.columns) + " |",
+        "|" + " --- |" * (len(matrix.columns) + 1),
+    ]
     lines += [f"| {idx} | " + " | ".join(str(v) for v in row) + " |" for idx, row in matrix.iterrows()]
-    lines += ["", (f"Agreement on failed trials with an injected type: {s['agree']}/{s['injected_failed']} "
-                   f"({agreement}). Injected trials read as success: {s['injected_read_success']}. "
-                   f"Failures without an injection: {s['uninjected_failures']}.")]
+    lines += [
+        "",
+        (
+            f"Agreement on failed trials with an injected type: {s['agree']}/{s['injected_failed']} "
+            f"({agreement}). Injected trials read as success: {s['injected_read_success']}. "
+            f"Failures without an injection: {s['uninjected_failures']}."
+        ),
+    ]
     return lines
 
 
@@ -251,6 +334,9 @@ def validate(trials: pd.DataFrame, labelled_dir: str | Path | None, path: str | 
     s = injection_summary(matrix)
     out = []
     if labelled is not None:
-        out.append(f"{path}: hand-labelled trajectories read as labelled {int(labelled['agree'].sum())}/{len(labelled)}")
-    return out + [f"{path}: injected failures read as injected {s['agree']}/{s['injected_failed']} "
-                  "(a consistency check)"]
+        out.append(
+            f"{path}: hand-labelled trajectories read as labelled {int(labelled['agree'].sum())}/{len(labelled)}"
+        )
+    return out + [
+        f"{path}: injected failures read as injected {s['agree']}/{s['injected_failed']} (a consistency check)"
+    ]

@@ -59,11 +59,25 @@ PAPER_TOTALS = {"tasks": 18, "calls": 146, "counted": 114, "role_assignments": 8
 # block, a `replay` block, failures shown by a non-null `error`). `_normalise` maps both to
 # the first.
 _GOLDEN_KEYS = ("schema_version", "task_id", "calls", "information_channel")
-_NESTED = {"card_sha256": ("card", "sha256"), "card_version": ("card", "card_version"),
-           "final_hash": ("replay", "final_hash"), "upstream_hash": ("replay", "upstream_hash"),
-           "match": ("replay", "match")}
-_CALL_KEYS = ("index", "name", "arguments", "origin", "action_id", "tool_type", "error",
-              "counted", "why_not_counted", "provenance")
+_NESTED = {
+    "card_sha256": ("card", "sha256"),
+    "card_version": ("card", "card_version"),
+    "final_hash": ("replay", "final_hash"),
+    "upstream_hash": ("replay", "upstream_hash"),
+    "match": ("replay", "match"),
+}
+_CALL_KEYS = (
+    "index",
+    "name",
+    "arguments",
+    "origin",
+    "action_id",
+    "tool_type",
+    "error",
+    "counted",
+    "why_not_counted",
+    "provenance",
+)
 # `unsourced` marks an argument of an intended failure that no rule can trace.
 _PROV_KINDS = {"opening", "field", "request", "policy", "read", "computed", "unsourced"}
 _TASK_FILE = re.compile(r"^[0-9]+\.json$")
@@ -91,8 +105,11 @@ def load_golden(path: str | Path) -> dict:
                 raise _bad(path, key, f"missing (looked for {key} and {block}.{inner})")
             g[key] = g[block][inner]
     if g["schema_version"] not in GOLDEN_SCHEMA_VERSIONS:
-        raise _bad(path, "schema_version", f"unsupported version {g['schema_version']!r} "
-                   f"(this stage reads {sorted(GOLDEN_SCHEMA_VERSIONS)})")
+        raise _bad(
+            path,
+            "schema_version",
+            f"unsupported version {g['schema_version']!r} (this stage reads {sorted(GOLDEN_SCHEMA_VERSIONS)})",
+        )
     if not isinstance(g["task_id"], str) or not g["task_id"].isdigit():
         raise _bad(path, "task_id", "expected a string of digits")
     if path.stem != g["task_id"]:
@@ -117,8 +134,9 @@ def load_golden(path: str | Path) -> dict:
         if call["counted"] and call["why_not_counted"] is not None:
             raise _bad(path, f"{where}.why_not_counted", "must be null for a counted call")
         if not call["counted"] and call["why_not_counted"] not in ("intended_failure", "exploration_only"):
-            raise _bad(path, f"{where}.why_not_counted",
-                       "an uncounted call needs 'intended_failure' or 'exploration_only'")
+            raise _bad(
+                path, f"{where}.why_not_counted", "an uncounted call needs 'intended_failure' or 'exploration_only'"
+            )
         if call["tool_type"] not in ("read", "write", "generic"):
             raise _bad(path, f"{where}.tool_type", f"unknown tool type {call['tool_type']!r}")
         if not isinstance(call["provenance"], dict):
@@ -139,7 +157,8 @@ def load_card_flags(cards_dir: str | Path, golden: dict, golden_path: str | Path
     if golden["card_sha256"] not in (sha256_file(path), sha256_obj(card)):
         raise InputError(
             f"{golden_path}: card_sha256: the golden trajectory was built from a different version of "
-            f"{path}; rebuild the golden trajectory (incognita golden) before the reference")
+            f"{path}; rebuild the golden trajectory (incognita golden) before the reference"
+        )
     return {"withholds_disclosure": card["withholds_disclosure"], "card_version": card.get("card_version")}
 
 
@@ -223,15 +242,22 @@ def project_task(golden: dict, flags: dict, partition: Partition, path: str | Pa
     executors: list[dict[str, str]] = []
     for call in calls:
         if call["name"] not in partition.tools:
-            raise _bad(path, f"calls[{call['index']}].name",
-                       f"tool {call['name']!r} is not in the partition ({partition.path})")
+            raise _bad(
+                path,
+                f"calls[{call['index']}].name",
+                f"tool {call['name']!r} is not in the partition ({partition.path})",
+            )
         executors.append({arm: partition.holder(call["name"], arm) for arm in ARMS})
 
     required = [c for c in calls if c["counted"]]
     customer: dict[str, list[int]] = {}
     service: dict[int, dict] = {}
-    diagnostics = {"untraced_arguments": 0, "consumed_uncounted_reads": [], "consumed_failed_reads": [],
-                   "untraced_information": []}
+    diagnostics = {
+        "untraced_arguments": 0,
+        "consumed_uncounted_reads": [],
+        "consumed_failed_reads": [],
+        "untraced_information": [],
+    }
     for call in required:
         src = sources_of(call, path)
         diagnostics["untraced_arguments"] += src.untraced
@@ -239,18 +265,24 @@ def project_task(golden: dict, flags: dict, partition: Partition, path: str | Pa
             customer.setdefault(token, []).append(call["index"])
         for j, pointer in src.reads:
             if not 0 <= j < call["index"]:
-                raise _bad(path, f"calls[{call['index']}].provenance",
-                           f"reads the result of call {j}, which does not come before it")
+                raise _bad(
+                    path,
+                    f"calls[{call['index']}].provenance",
+                    f"reads the result of call {j}, which does not come before it",
+                )
             read = calls[j]
-            item = service.setdefault(j, {
-                "read_call": j,
-                "name": read["name"],
-                "arguments": read["arguments"],
-                "read_counted": read["counted"],
-                "executor": executors[j],
-                "paths": [],
-                "consumed_by": [],
-            })
+            item = service.setdefault(
+                j,
+                {
+                    "read_call": j,
+                    "name": read["name"],
+                    "arguments": read["arguments"],
+                    "read_counted": read["counted"],
+                    "executor": executors[j],
+                    "paths": [],
+                    "consumed_by": [],
+                },
+            )
             if pointer not in item["paths"]:
                 item["paths"].append(pointer)
             if call["index"] not in item["consumed_by"]:
@@ -282,14 +314,25 @@ def project_task(golden: dict, flags: dict, partition: Partition, path: str | Pa
         if not 0 <= j < len(calls):
             raise _bad(path, "information_channel", f"draws on call {j}, which is not in the trajectory")
         if not calls[j]["counted"]:
-            raise _bad(path, "information_channel",
-                       f"draws on call {j} ({calls[j]['name']}), which is not counted; a read the customer's "
-                       "answer rests on is required (rebuild the golden trajectory with incognita golden)")
+            raise _bad(
+                path,
+                "information_channel",
+                f"draws on call {j} ({calls[j]['name']}), which is not counted; a read the customer's "
+                "answer rests on is required (rebuild the golden trajectory with incognita golden)",
+            )
 
     arms: dict[str, dict] = {}
     for arm in ARMS:
-        req = [{"index": c["index"], "name": c["name"], "arguments": c["arguments"],
-                "tool_type": c["tool_type"], "executor": executors[c["index"]][arm]} for c in required]
+        req = [
+            {
+                "index": c["index"],
+                "name": c["name"],
+                "arguments": c["arguments"],
+                "tool_type": c["tool_type"],
+                "executor": executors[c["index"]][arm],
+            }
+            for c in required
+        ]
         arm_executors = sorted({r["executor"] for r in req})
         if arm == "social":
             pairs: dict[tuple[str, str], list[int]] = {}
@@ -318,11 +361,20 @@ def project_task(golden: dict, flags: dict, partition: Partition, path: str | Pa
         "n_counted": len(required),
         "has_write": bool(writes),
         "writes": writes,
-        "calls": [{
-            "index": c["index"], "name": c["name"], "tool_type": c["tool_type"], "origin": c["origin"],
-            "action_id": c["action_id"], "outcome": c["outcome"], "counted": c["counted"],
-            "why_not_counted": c["why_not_counted"], "executor": executors[c["index"]],
-        } for c in calls],
+        "calls": [
+            {
+                "index": c["index"],
+                "name": c["name"],
+                "tool_type": c["tool_type"],
+                "origin": c["origin"],
+                "action_id": c["action_id"],
+                "outcome": c["outcome"],
+                "counted": c["counted"],
+                "why_not_counted": c["why_not_counted"],
+                "executor": executors[c["index"]],
+            }
+            for c in calls
+        ],
         "information_items": {"customer": customer_items, "service": service_items},
         "channel_sources": {"tokens": sorted(channel.tokens), "reads": sorted({j for j, _ in channel.reads})},
         "arms": arms,
@@ -356,8 +408,19 @@ def totals(reference: dict, task_ids: Iterable[str] | None = None) -> dict:
     missing = [t for t in ids if t not in tasks]
     if missing:
         raise InputError(f"coordination reference: no task(s) {', '.join(missing)}")
-    out = {k: 0 for k in ("tasks", "calls", "counted", "role_assignments", "information_items",
-                          "customer_facts", "service_facts", "desks_engaged")}
+    out = {
+        k: 0
+        for k in (
+            "tasks",
+            "calls",
+            "counted",
+            "role_assignments",
+            "information_items",
+            "customer_facts",
+            "service_facts",
+            "desks_engaged",
+        )
+    }
     for t in ids:
         for k, v in task_totals(tasks[t]).items():
             out[k] += v
@@ -371,8 +434,10 @@ def totals(reference: dict, task_ids: Iterable[str] | None = None) -> dict:
 
 def format_totals(t: dict) -> str:
     """The paper's form: 'N calls, M counted, R role assignments, I information items'."""
-    return (f"{t['calls']} calls, {t['counted']} counted, {t['role_assignments']} role assignments, "
-            f"{t['information_items']} information items")
+    return (
+        f"{t['calls']} calls, {t['counted']} counted, {t['role_assignments']} role assignments, "
+        f"{t['information_items']} information items"
+    )
 
 
 def build_reference(golden_dir: str | Path, cards_dir: str | Path, partition_path: str | Path) -> dict:
@@ -397,8 +462,7 @@ def write_reference(reference: dict, out: str | Path) -> None:
     write_json(out, reference)
 
 
-def load_reference(path: str | Path, *, locks: str | Path | None = "config/locks.yaml",
-                   verify: bool = True) -> dict:
+def load_reference(path: str | Path, *, locks: str | Path | None = "config/locks.yaml", verify: bool = True) -> dict:
     """Read coordination.json; by default refuse it unless it matches its frozen lock."""
     if verify:
         from incognita.freeze import verify_lock

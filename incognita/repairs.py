@@ -73,8 +73,12 @@ def apply_overlay(card: dict, overlay: dict, path: str | Path) -> dict:
             raise InputError(f"{path}: add_fields[{i}].token {fld['token']!r} already exists on the card")
         out["fields"].append(dict(fld))
     out["card_version"] = 1 + overlay["version"]
-    out["repairs"] = [{
-        "file": path.as_posix(), "version": overlay["version"], "reason": overlay["reason"].strip(),
-        "sha256": sha256_file(path),
-    }]
+    out["repairs"] = [
+        {
+            "file": path.as_posix(),
+            "version": overlay["version"],
+            "reason": overlay["reason"].strip(),
+            "sha256": sha256_file(path),
+        }
+    ]
     return out

@@ -157,9 +157,16 @@ def verify(world: RetailWorld, golden: dict, reference_actions: list[dict]) -> d
 
 def reference_actions_of(golden: dict) -> list[dict]:
     """The upstream reference actions, recovered from a golden trajectory's anchors."""
-    return [{"action_id": c["action_id"], "name": c["name"], "arguments": c["arguments"],
-             "requestor": c.get("requestor") or "assistant"}
-            for c in golden["calls"] if c["origin"] == "reference"]
+    return [
+        {
+            "action_id": c["action_id"],
+            "name": c["name"],
+            "arguments": c["arguments"],
+            "requestor": c.get("requestor") or "assistant",
+        }
+        for c in golden["calls"]
+        if c["origin"] == "reference"
+    ]
 
 
 REPLAY_HEADER = ["task", "our_hash", "upstream_hash", "match"]

@@ -7,16 +7,16 @@ rule card:
     output:
         card="results/cards/{task}.json",
         rule_built="results/cards/v1/{task}.json",
+    log:
+        "logs/cards/{task}.log",
+    conda:
+        "../envs/incognita.yaml"
     params:
         source_dir=lambda w, input: os.path.dirname(input.db),
         repairs_dir=REPAIRS_DIR,
         out_dir=lambda w, output: os.path.dirname(output.card),
         version=config["source"]["version"],
         builder=CARD_BUILDER_VERSION,
-    conda:
-        "../envs/incognita.yaml"
-    log:
-        "logs/cards/{task}.log",
     shell:
         "python -m incognita cards --source-dir {params.source_dir} --version {params.version} "
         "--repairs-dir {params.repairs_dir} --out-dir {params.out_dir} {wildcards.task} > {log} 2>&1"
@@ -30,12 +30,12 @@ rule audit:
         vocabulary=config["vocabulary"],
     output:
         "results/audit/cards.tsv",
-    params:
-        source_dir=lambda w, input: os.path.dirname(input.db),
-    conda:
-        "../envs/incognita.yaml"
     log:
         "logs/audit.log",
+    conda:
+        "../envs/incognita.yaml"
+    params:
+        source_dir=lambda w, input: os.path.dirname(input.db),
     shell:
         "python -m incognita audit --source-dir {params.source_dir} --vocabulary {input.vocabulary} "
         "--out {output} {input.cards} {input.rule_built} > {log} 2>&1"

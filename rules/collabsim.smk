@@ -10,20 +10,20 @@ rule collabsim_run:
         unpack(get_collabsim_inputs),
     output:
         get_collabsim_run_outputs(),
+    log:
+        "logs/collabsim/{cs_task}/{cs_condition}/{cs_model}/{cs_design}.log",
+    benchmark:
+        "benchmarks/collabsim/{cs_task}/{cs_condition}/{cs_model}/{cs_design}.tsv"
+    retries: 1
+    conda:
+        "../envs/incognita.yaml"
+    resources:
+        api_calls=get_collabsim_api_calls,
     params:
         seeds=get_collabsim_seeds(),
         models=get_collabsim_models,
         out_root=lambda w, output: Path(output[0]).parents[6],  # <root>/runs/<cell>/s<seed>/events.jsonl
         generator=COLLABSIM_GENERATOR_VERSION,
-    resources:
-        api_calls=get_collabsim_api_calls,
-    retries: 1
-    conda:
-        "../envs/incognita.yaml"
-    log:
-        "logs/collabsim/{cs_task}/{cs_condition}/{cs_model}/{cs_design}.log",
-    benchmark:
-        "benchmarks/collabsim/{cs_task}/{cs_condition}/{cs_model}/{cs_design}.tsv"
     shell:
         "python -m incognita collabsim run {input.experiment} --seeds {params.seeds} --models {params.models:q} "
         "--model-label {wildcards.cs_model} --design {wildcards.cs_design} --out-root {params.out_root} > {log} 2>&1"
@@ -36,14 +36,14 @@ rule collabsim_table:
         runs=f"{COLLABSIM_RESULTS}/runs.parquet",
         probes=f"{COLLABSIM_RESULTS}/probes.parquet",
         convergence=f"{COLLABSIM_RESULTS}/convergence.parquet",
-    params:
-        run_dirs=lambda w, input: sorted({os.path.dirname(p) for p in input}),
-    conda:
-        "../envs/incognita.yaml"
     log:
         "logs/collabsim/table.log",
     benchmark:
         "benchmarks/collabsim/table.tsv"
+    conda:
+        "../envs/incognita.yaml"
+    params:
+        run_dirs=lambda w, input: sorted({os.path.dirname(p) for p in input}),
     shell:
         "python -m incognita collabsim table {params.run_dirs} --out {output.runs} --probes-out {output.probes} "
         "--convergence-out {output.convergence} > {log} 2>&1"
@@ -56,12 +56,12 @@ rule collabsim_stats:
         convergence=f"{COLLABSIM_RESULTS}/convergence.parquet",
     output:
         expand(f"{COLLABSIM_RESULTS}/stats/{{name}}.{{ext}}", name=COLLABSIM_STATS, ext=["csv", "md"]),
-    params:
-        out_dir=lambda w, output: os.path.dirname(output[0]),
-    conda:
-        "../envs/incognita.yaml"
     log:
         "logs/collabsim/stats.log",
+    conda:
+        "../envs/incognita.yaml"
+    params:
+        out_dir=lambda w, output: os.path.dirname(output[0]),
     shell:
         "python -m incognita collabsim stats --runs {input.runs} --probes {input.probes} "
         "--convergence {input.convergence} --out-dir {params.out_dir} > {log} 2>&1"
@@ -79,12 +79,12 @@ rule collabsim_figures:
             category="CollabSim",
             labels={"figure": "{name}"},
         ),
-    params:
-        stats_dir=lambda w, input: os.path.dirname(input.stats[0]),
-    conda:
-        "../envs/incognita.yaml"
     log:
         "logs/collabsim/figures.log",
+    conda:
+        "../envs/incognita.yaml"
+    params:
+        stats_dir=lambda w, input: os.path.dirname(input.stats[0]),
     shell:
         "python -m incognita collabsim figures --stats-dir {params.stats_dir} --runs {input.runs} "
         "--out-dir {output} > {log} 2>&1"

@@ -38,8 +38,11 @@ except InputError as exc:
 # Model backends find the response cache and the price table through the environment, so
 # moving the cache never invalidates finished episodes.
 _RUNTIME_ENV = {"INCOGNITA_CACHE_DIR": (config.get("cache") or {}).get("dir"), "INCOGNITA_PRICES": config.get("prices")}
-shell.prefix(f'export PYTHONPATH="{workflow.basedir}:$PYTHONPATH"; '
-             + "".join(f'export {k}="{v}"; ' for k, v in _RUNTIME_ENV.items() if v))
+shell.prefix(
+    f'export PYTHONPATH="{workflow.basedir}:$PYTHONPATH"; '
+    + "".join(f'export {k}="{v}"; ' for k, v in _RUNTIME_ENV.items() if v)
+)
+
 
 @functools.cache
 def get_all_tasks():
@@ -147,8 +150,11 @@ def get_episode_arms():
 
 
 def get_block_outputs():
-    return expand("results/episodes/{arm}/{{model}}/{{task}}/r{rep}.json", arm=get_episode_arms(),
-                  rep=range(config["design"]["repetitions"]))
+    return expand(
+        "results/episodes/{arm}/{{model}}/{{task}}/r{rep}.json",
+        arm=get_episode_arms(),
+        rep=range(config["design"]["repetitions"]),
+    )
 
 
 def get_native_archived_tasks():
@@ -163,16 +169,20 @@ def get_native_outputs():
     """One model's native outputs, with {model} left as the rule's wildcard."""
     model = "{{model}}"
     reps = range(config["design"]["repetitions"])
-    return (expand(f"results/native/{model}/{{task}}/r{{rep}}.json", task=get_design_tasks(), rep=reps)
-            + expand(f"results/native/archive/unrepaired/{model}/{{task}}/r{{rep}}.json",
-                     task=get_native_archived_tasks(), rep=reps))
+    return expand(f"results/native/{model}/{{task}}/r{{rep}}.json", task=get_design_tasks(), rep=reps) + expand(
+        f"results/native/archive/unrepaired/{model}/{{task}}/r{{rep}}.json", task=get_native_archived_tasks(), rep=reps
+    )
 
 
 def get_all_native():
     if "native" not in config["design"]["arms"]:
         return []
-    return expand("results/native/{model}/{task}/r{rep}.json", model=get_design_models(), task=get_design_tasks(),
-                  rep=range(config["design"]["repetitions"]))
+    return expand(
+        "results/native/{model}/{task}/r{rep}.json",
+        model=get_design_models(),
+        task=get_design_tasks(),
+        rep=range(config["design"]["repetitions"]),
+    )
 
 
 def get_all_episodes():
@@ -241,8 +251,13 @@ def _collabsim_cell(wildcards):
 def get_collabsim_inputs(wildcards):
     design = get_collabsim_design()[0]
     exp = _collabsim_cell(wildcards)
-    files = [*exp.prompts.values(), exp.probe.questions, exp.collaboration_module,
-             design.root / "scripted" / f"{exp.task}.yaml", design.root / "personas.yaml" if exp.personas else None]
+    files = [
+        *exp.prompts.values(),
+        exp.probe.questions,
+        exp.collaboration_module,
+        design.root / "scripted" / f"{exp.task}.yaml",
+        design.root / "personas.yaml" if exp.personas else None,
+    ]
     inputs = {"experiment": str(exp.source), "files": sorted({str(f) for f in files if f and Path(f).exists()})}
     if exp.condition != "baseline":
         inputs["baseline"] = str(design.experiment_file(exp.task, "baseline"))
@@ -276,5 +291,9 @@ def get_all_collabsim_runs():
     from incognita.collabsim.design import run_dir
 
     design = get_collabsim_design()[0]
-    return [str(run_dir(COLLABSIM_RESULTS, c, s) / name) for c in design.cells() for s in design.seeds
-            for name in COLLABSIM_FILES]
+    return [
+        str(run_dir(COLLABSIM_RESULTS, c, s) / name)
+        for c in design.cells()
+        for s in design.seeds
+        for name in COLLABSIM_FILES
+    ]

@@ -18,6 +18,15 @@ rule episodes:
         vocabulary=config["vocabulary"],  # the policy terms scripted agents know
     output:
         get_block_outputs(),
+    log:
+        "logs/episodes/{model}/{task}.log",
+    benchmark:
+        "benchmarks/episodes/{model}/{task}.tsv"
+    retries: 1
+    conda:
+        "../envs/incognita.yaml"
+    resources:
+        api_calls=get_api_calls,
     params:
         spec=get_model_entry,
         profile=get_model_profile,
@@ -34,15 +43,6 @@ rule episodes:
         prompts_dir=lambda w, input: os.path.commonpath(input.prompts),
         scripted_agents=config["scripted_agents"],
         generator=EPISODE_GENERATOR_VERSION,
-    resources:
-        api_calls=get_api_calls,
-    retries: 1
-    conda:
-        "../envs/incognita.yaml"
-    log:
-        "logs/episodes/{model}/{task}.log",
-    benchmark:
-        "benchmarks/episodes/{model}/{task}.tsv"
     shell:
         "python -m incognita episodes --model {wildcards.model} --spec {params.spec:q} "
         "--models-order {params.models_order} --task {wildcards.task} --task-position {params.task_position} "

@@ -14,11 +14,11 @@ rule figures:
             category="Figures and tables",
             labels={"name": "{name}"},
         ),
-    params:
-        stats_dir=lambda w, input: os.path.dirname(input[0]),
-    conda:
-        "../envs/incognita.yaml"
     log:
         "logs/figures.log",
+    conda:
+        "../envs/incognita.yaml"
+    params:
+        stats_dir=lambda w, input: os.path.dirname(input[0]),
     shell:
         "python -m incognita figures --stats-dir {params.stats_dir} --out-dir {output} > {log} 2>&1"

@@ -17,12 +17,12 @@ rule golden:
         vocabulary=config["vocabulary"],
     output:
         "results/golden/{task}.json",
-    params:
-        generator=GOLDEN_GENERATOR_VERSION,
-    conda:
-        "../envs/incognita.yaml"
     log:
         "logs/golden/{task}.log",
+    conda:
+        "../envs/incognita.yaml"
+    params:
+        generator=GOLDEN_GENERATOR_VERSION,
     shell:
         "python -m incognita golden --card {input.card} --out {output} --db {input.db}"
         " --vocabulary {input.vocabulary} > {log} 2>&1"
@@ -33,9 +33,9 @@ rule golden_replay_table:
         expand("results/golden/{task}.json", task=get_all_tasks()),
     output:
         "results/golden/replay.tsv",
-    conda:
-        "../envs/incognita.yaml"
     log:
         "logs/golden/replay.log",
+    conda:
+        "../envs/incognita.yaml"
     shell:
         "python -m incognita replay-table --out {output} {input} > {log} 2>&1"

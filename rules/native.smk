@@ -15,6 +15,15 @@ rule native:
         locks_verified="results/reference/locks_verified.txt",
     output:
         get_native_outputs(),
+    log:
+        "logs/native/{model}.log",
+    benchmark:
+        "benchmarks/native/{model}.tsv"
+    retries: 1
+    conda:
+        "../envs/incognita.yaml"
+    resources:
+        api_calls=get_api_calls,
     params:
         spec=get_model_entry,
         profile=get_model_profile,
@@ -29,15 +38,6 @@ rule native:
         archive="--archive-unrepaired" if config["native"]["archive_unrepaired"] else "--no-archive-unrepaired",
         scripted_agents=config["scripted_agents"],
         generator=NATIVE_GENERATOR_VERSION,
-    resources:
-        api_calls=get_api_calls,
-    retries: 1
-    conda:
-        "../envs/incognita.yaml"
-    log:
-        "logs/native/{model}.log",
-    benchmark:
-        "benchmarks/native/{model}.tsv"
     shell:
         "python -m incognita native --model {wildcards.model} --spec {params.spec:q} --customer {params.customer:q} "
         "--models-order {params.models_order} --arms {params.arms} --tasks {params.tasks} --reps {params.reps} "

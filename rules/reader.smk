@@ -17,15 +17,15 @@ rule trials:
         validation="results/stats/reader_validation.csv",
         validation_labelled="results/stats/reader_validation_labelled.csv",
         validation_md="results/stats/reader_validation.md",
-    params:
-        reader=READER_VERSION,
-        labelled=lambda wildcards, input: Path(input.labelled[0]).parent,
-    conda:
-        "../envs/incognita.yaml"
     log:
         "logs/trials.log",
     benchmark:
         "benchmarks/trials.tsv"
+    conda:
+        "../envs/incognita.yaml"
+    params:
+        reader=READER_VERSION,
+        labelled=lambda wildcards, input: Path(input.labelled[0]).parent,
     shell:
         "python -m incognita trials --reference {input.reference} --out {output.parquet} --csv {output.csv} "
         "--validation {output.validation} --labelled {params.labelled} {input.episodes} {input.native} > {log} 2>&1"

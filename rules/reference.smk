@@ -21,13 +21,13 @@ rule reference:
         locks="config/locks.yaml",
     output:
         "results/reference/coordination.json",
+    log:
+        "logs/reference.log",
+    conda:
+        "../envs/incognita.yaml"
     params:
         # Only read to print totals over the frozen corpus; not an input of the reference.
         corpus=config["corpus"]["file"],
-    conda:
-        "../envs/incognita.yaml"
-    log:
-        "logs/reference.log",
     shell:
         "python -m incognita reference --golden-dir results/golden --cards-dir results/cards"
         " --partition {input.partition} --out {output} --locks {input.locks}"
@@ -47,13 +47,13 @@ rule idle:
         agents=config["scripted_agents"],
     output:
         "results/reference/idle.tsv",
+    log:
+        "logs/idle.log",
+    conda:
+        "../envs/incognita.yaml"
     params:
         generator=EPISODE_GENERATOR_VERSION,
         prompts=config["prompts"],
-    conda:
-        "../envs/incognita.yaml"
-    log:
-        "logs/idle.log",
     shell:
         "python -m incognita idle --out {output} --cards-dir results/cards --golden-dir results/golden"
         " --db {input.db} --tasks-json {input.tasks} --partition {input.partition}"
@@ -67,9 +67,9 @@ rule verify_locks:
         locks="config/locks.yaml",
     output:
         "results/reference/locks_verified.txt",
-    conda:
-        "../envs/incognita.yaml"
     log:
         "logs/verify_locks.log",
+    conda:
+        "../envs/incognita.yaml"
     shell:
         "python -m incognita verify-locks --locks {input.locks} > {log} 2>&1 && cp {log} {output}"

@@ -4,12 +4,12 @@ rule source:
         tasks=f"{SOURCE_DIR}/tasks.json",
         policy=f"{SOURCE_DIR}/policy.md",
         manifest=f"{SOURCE_DIR}/MANIFEST.json",
+    log:
+        "logs/source.log",
+    conda:
+        "../envs/incognita.yaml"
     params:
         out_dir=lambda w, output: os.path.dirname(output.manifest),
         version=config["source"]["version"],
-    conda:
-        "../envs/incognita.yaml"
-    log:
-        "logs/source.log",
     shell:
         "python -m incognita source --out {params.out_dir} --version {params.version} > {log} 2>&1"

@@ -10,15 +10,15 @@ rule stats:
         locks="config/locks.yaml",
     output:
         expand("results/stats/{name}", name=get_stats_outputs()),
-    params:
-        out_dir=lambda w, output: os.path.dirname(output[0]),
-        seed=config["design"]["seed"],
-    conda:
-        "../envs/incognita.yaml"
     log:
         "logs/stats.log",
     benchmark:
         "benchmarks/stats.tsv"
+    conda:
+        "../envs/incognita.yaml"
+    params:
+        out_dir=lambda w, output: os.path.dirname(output[0]),
+        seed=config["design"]["seed"],
     shell:
         "python -m incognita stats --trials {input.trials} --interpretation {input.interpretation} "
         "--locks {input.locks} --out {params.out_dir} --seed {params.seed} > {log} 2>&1"

@@ -12,22 +12,16 @@ rule viewer:
         partition=config["golden"]["partition"],
         episodes=get_all_episodes(),
         native=get_all_native(),
-        collabsim=(
-            get_all_collabsim_runs() + [f"{COLLABSIM_RESULTS}/runs.parquet"]
-            if "collabsim" in config
-            else []
-        ),
+        collabsim=(get_all_collabsim_runs() + [f"{COLLABSIM_RESULTS}/runs.parquet"] if "collabsim" in config else []),
     output:
         directory("results/viewer"),
-    params:
-        version=VIEWER_VERSION,
-        collabsim=(
-            f"--collabsim {COLLABSIM_RESULTS}" if "collabsim" in config else "--no-collabsim"
-        ),
-    conda:
-        "../envs/incognita.yaml"
     log:
         "logs/viewer.log",
+    conda:
+        "../envs/incognita.yaml"
+    params:
+        version=VIEWER_VERSION,
+        collabsim=(f"--collabsim {COLLABSIM_RESULTS}" if "collabsim" in config else "--no-collabsim"),
     shell:
         "python -m incognita view --out {output} --trials {input.trials} --reference {input.reference} "
         "--partition {input.partition} --episodes results/episodes --native results/native "

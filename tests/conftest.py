@@ -36,8 +36,11 @@ def tasks(source_dir) -> dict[str, dict]:
 @pytest.fixture(scope="session")
 def meta(source_dir) -> dict:
     manifest = json.loads((source_dir / "MANIFEST.json").read_text())
-    return {"package": manifest["package"], "version": manifest["version"],
-            "tasks_sha256": manifest["files"]["tasks.json"]}
+    return {
+        "package": manifest["package"],
+        "version": manifest["version"],
+        "tasks_sha256": manifest["files"]["tasks.json"],
+    }
 
 
 @pytest.fixture(scope="session")
@@ -57,8 +60,9 @@ def locked(tmp_path) -> tuple[Path, Path]:
     ref = tmp_path / "coordination.json"
     shutil.copy(READER_REFERENCE, ref)
     locks = tmp_path / "locks.yaml"
-    write_locks(locks, {"coordination": {"path": str(ref), "version": 1, "sha256": sha256_file(ref),
-                                         "frozen": "2026-08-20"}})
+    write_locks(
+        locks, {"coordination": {"path": str(ref), "version": 1, "sha256": sha256_file(ref), "frozen": "2026-08-20"}}
+    )
     return ref, locks
 
 

@@ -41,10 +41,12 @@ def build_base(dest: Path) -> Path:
         shutil.copytree(ROOT / name, dest / name)
     shutil.copy2(ROOT / "pyproject.toml", dest / "pyproject.toml")
     (dest / ".venv").symlink_to(ROOT / ".venv")  # bin/run's setup finds it installed and up to date
-    steps = [["source", "--out", "data/source/retail", "--version", "26.3"],
-             ["cards", "--version", "26.3", "all"],
-             ["golden", "--cards-dir", "results/cards", "--out-dir", "results/golden"],
-             ["reference", "--out", "results/reference/coordination.json"]]
+    steps = [
+        ["source", "--out", "data/source/retail", "--version", "26.3"],
+        ["cards", "--version", "26.3", "all"],
+        ["golden", "--cards-dir", "results/cards", "--out-dir", "results/golden"],
+        ["reference", "--out", "results/reference/coordination.json"],
+    ]
     for step in steps:
         proc = subprocess.run([sys.executable, "-m", "incognita", *step], cwd=dest, capture_output=True, text=True)
         assert proc.returncode == 0, f"incognita {step[0]} failed:\n{proc.stdout}\n{proc.stderr}"
@@ -65,12 +67,24 @@ def write_design(wf: Path, base_url: str, tasks: tuple[str, ...] = ("11", "46"))
     of our harness, one repetition; the customer pays too, the desks are scripted (never asked)."""
     # Sampling (temperature 1) with the seed sent: every cell's requests are its own, so two
     # answers to one request body at the stub are one call paid twice, never a legitimate repeat.
-    paying = {"base_url": base_url, "temperature": 1, "send_seed": True, "max_retries": 2, "backoff_base": 0.05,
-              "backoff_max": 0.2, "timeout": 20}
-    doc = {"design": {"arms": list(ARMS), "repetitions": 1, "tasks": list(tasks), "models": ["stub"]},
-           "models": {"stub": {"spec": "openai:stub-agent", **paying}},
-           "participants": {"customer": {"spec": "openai:stub-customer", **paying},
-                            "service": "scripted:desk", "judge": None}}
+    paying = {
+        "base_url": base_url,
+        "temperature": 1,
+        "send_seed": True,
+        "max_retries": 2,
+        "backoff_base": 0.05,
+        "backoff_max": 0.2,
+        "timeout": 20,
+    }
+    doc = {
+        "design": {"arms": list(ARMS), "repetitions": 1, "tasks": list(tasks), "models": ["stub"]},
+        "models": {"stub": {"spec": "openai:stub-agent", **paying}},
+        "participants": {
+            "customer": {"spec": "openai:stub-customer", **paying},
+            "service": "scripted:desk",
+            "judge": None,
+        },
+    }
     path = wf / "config" / "faults.yaml"
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
     return path
@@ -87,8 +101,10 @@ def check_install_stamp(wf: Path) -> None:
     want = hashlib.sha256(b"".join((wf / name).read_bytes() for name in names)).hexdigest()
     stamp = (ROOT / ".venv" / ".incognita-installed").read_text().split()
     if not stamp or stamp[0] != want:
-        pytest.fail(".venv is not installed from the current pyproject.toml; run bin/test (or bin/run) once "
-                    "in the checkout first, so that bin/run in a workflow copy does not re-install it")
+        pytest.fail(
+            ".venv is not installed from the current pyproject.toml; run bin/test (or bin/run) once "
+            "in the checkout first, so that bin/run in a workflow copy does not re-install it"
+        )
 
 
 def run_env(wf: Path) -> dict:
@@ -101,13 +117,20 @@ def run_env(wf: Path) -> dict:
     return env
 
 
-def bin_run(wf: Path, *args: str, cores: int | None = None, check: bool = True,
-            timeout: float = 300) -> subprocess.CompletedProcess:
+def bin_run(
+    wf: Path, *args: str, cores: int | None = None, check: bool = True, timeout: float = 300
+) -> subprocess.CompletedProcess:
     env = run_env(wf)
     if cores:
         env["CORES"] = str(cores)
-    proc = subprocess.run([str(wf / "bin" / "run"), *TARGETS, "--configfile", "config/faults.yaml", *args], cwd=wf,
-                          env=env, capture_output=True, text=True, timeout=timeout)
+    proc = subprocess.run(
+        [str(wf / "bin" / "run"), *TARGETS, "--configfile", "config/faults.yaml", *args],
+        cwd=wf,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     if check and proc.returncode != 0:
         raise AssertionError(f"bin/run failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}")
     return proc
@@ -117,8 +140,14 @@ def start_bin_run(wf: Path, log: Path, cores: int = 1) -> subprocess.Popen:
     """bin/run in a session of its own, so that the test can kill the whole workflow at once."""
     env = {**run_env(wf), "CORES": str(cores)}
     with log.open("w") as out:
-        return subprocess.Popen([str(wf / "bin" / "run"), *TARGETS, "--configfile", "config/faults.yaml"],
-                                cwd=wf, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        return subprocess.Popen(
+            [str(wf / "bin" / "run"), *TARGETS, "--configfile", "config/faults.yaml"],
+            cwd=wf,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
 
 def records(wf: Path) -> dict[str, Path]:
@@ -135,8 +164,13 @@ def temp_files(*roots: Path) -> list[Path]:
 
 
 def incognita(wf: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "incognita", *args], cwd=wf, capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(wf)})
+    return subprocess.run(
+        [sys.executable, "-m", "incognita", *args],
+        cwd=wf,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(wf)},
+    )
 
 
 def processes(wf: Path, *words: str) -> list[int]:
@@ -200,14 +234,26 @@ class StubServer:
         self.log = workdir / "stub.log"
         self.release = workdir / "stub.release"
         self.port_file = workdir / f"stub.port.{time.monotonic_ns()}"
-        cmd = [sys.executable, str(ROOT / "tests" / "stub_openai.py"), "--port", str(port),
-               "--port-file", str(self.port_file), "--log", str(self.log), "--key", FAKE_KEY,
-               "--release", str(self.release)]
+        cmd = [
+            sys.executable,
+            str(ROOT / "tests" / "stub_openai.py"),
+            "--port",
+            str(port),
+            "--port-file",
+            str(self.port_file),
+            "--log",
+            str(self.log),
+            "--key",
+            FAKE_KEY,
+            "--release",
+            str(self.release),
+        ]
         for name, value in options.items():
             cmd += [f"--{name.replace('_', '-')}", str(value)]
         self.proc = subprocess.Popen(cmd)
-        self.port = int(wait_for(lambda: self.port_file.exists() and self.port_file.read_text(), 20,
-                                 "the stub server to listen"))
+        self.port = int(
+            wait_for(lambda: self.port_file.exists() and self.port_file.read_text(), 20, "the stub server to listen")
+        )
 
     @property
     def base_url(self) -> str:
@@ -245,14 +291,21 @@ class StubServer:
 TABLE_HEADER = ("fault", "runs tried", "results lost", "calls paid twice", "recovered with one command")
 
 
-def record_outcome(rows: list, fault: str, runs: int, lost: int, paid_twice: int, recovered: str,
-                   refetched: int = 0) -> None:
+def record_outcome(
+    rows: list, fault: str, runs: int, lost: int, paid_twice: int, recovered: str, refetched: int = 0
+) -> None:
     """One line of the table (item 12 of issue #17). `refetched` counts calls paid again because
     the fault itself destroyed their stored answer (a damaged cache entry): the cost of that fault,
     reported apart from calls paid twice. bench/faults.py collects the rows through
     $INCOGNITA_FAULTS_JSON across repeated runs of the test file."""
-    row = {"fault": fault, "runs": runs, "lost": lost, "paid_twice": paid_twice, "refetched": refetched,
-           "recovered": recovered}
+    row = {
+        "fault": fault,
+        "runs": runs,
+        "lost": lost,
+        "paid_twice": paid_twice,
+        "refetched": refetched,
+        "recovered": recovered,
+    }
     rows.append(row)
     out = os.environ.get("INCOGNITA_FAULTS_JSON")
     if out:
@@ -264,8 +317,7 @@ def merge_rows(rows: list[dict]) -> list[dict]:
     """Rows of repeated runs summed per fault, in first-seen order."""
     merged: dict[str, dict] = {}
     for r in rows:
-        m = merged.setdefault(r["fault"], {**r, "runs": 0, "lost": 0, "paid_twice": 0, "refetched": 0,
-                                           "recovered": []})
+        m = merged.setdefault(r["fault"], {**r, "runs": 0, "lost": 0, "paid_twice": 0, "refetched": 0, "recovered": []})
         for k in ("runs", "lost", "paid_twice", "refetched"):
             m[k] += r[k]
         if r["recovered"] not in m["recovered"]:

@@ -27,9 +27,27 @@ def model_file() -> Path:
 
 def server_command(model: Path, port: int) -> list[str]:
     """The command docs/models.md gives ("Run against a local model"), on a given port."""
-    return [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
-            "--port", str(port), "--n_ctx", "8192", "--chat_format", "chatml-function-calling",
-            "--cache", "true", "--cache_type", "ram", "--verbose", "false"]
+    return [
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(model),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--n_ctx",
+        "8192",
+        "--chat_format",
+        "chatml-function-calling",
+        "--cache",
+        "true",
+        "--cache_type",
+        "ram",
+        "--verbose",
+        "false",
+    ]
 
 
 def free_port() -> int:

@@ -38,17 +38,30 @@ def reply_text(model: str, body: dict) -> str:
         return CUSTOMER_REPLY
     asked = sum(1 for m in body.get("messages", []) if m.get("role") == "assistant")
     if asked < AGENT_QUESTIONS:
-        return json.dumps({"recipient": "USER", "message": f"Question {asked + 1}: could you confirm your order?",
-                           "message_type": "MESSAGE"})
+        return json.dumps(
+            {
+                "recipient": "USER",
+                "message": f"Question {asked + 1}: could you confirm your order?",
+                "message_type": "MESSAGE",
+            }
+        )
     return json.dumps({"recipient": "ENVIRONMENT", "message": "Done.", "message_type": "FINAL"})
 
 
 def completion(model: str, body: dict, text: str, n: int) -> dict:
     prompt = max(1, len(json.dumps(body.get("messages", []))) // 4)
-    return {"id": f"chatcmpl-stub-{n}", "object": "chat.completion", "created": 0, "model": model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": prompt, "completion_tokens": max(1, len(text) // 4),
-                      "total_tokens": prompt + max(1, len(text) // 4)}}
+    return {
+        "id": f"chatcmpl-stub-{n}",
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": max(1, len(text) // 4),
+            "total_tokens": prompt + max(1, len(text) // 4),
+        },
+    }
 
 
 def body_sha(body: dict) -> str:

@@ -36,8 +36,13 @@ def key(settings: dict, **kw) -> str:
 
 
 def entry(model: str = "gpt-x", role: str = "agent", cost: float = 0.01) -> dict:
-    return {"model": model, "role": role, "response": {"message": {"content": "hi"}},
-            "usage": {"prompt_tokens": 10, "completion_tokens": 2}, "cost_usd": cost}
+    return {
+        "model": model,
+        "role": role,
+        "response": {"message": {"content": "hi"}},
+        "usage": {"prompt_tokens": 10, "completion_tokens": 2},
+        "cost_usd": cost,
+    }
 
 
 # --------------------------------------------------------------------------- keys
@@ -47,11 +52,24 @@ def test_key_covers_what_changes_the_answer_and_nothing_else():
     k = key({"temperature": 0})
     assert k == key({"temperature": 0}) and len(k) == 64
     # Transport-only settings leave the key alone.
-    assert k == key({"temperature": 0, "timeout": 5, "max_retries": 1, "backoff_base": 9, "base_url": "http://x",
-                     "api_key_env": "OTHER_KEY", "base_url_env": "OTHER_URL"})
+    assert k == key(
+        {
+            "temperature": 0,
+            "timeout": 5,
+            "max_retries": 1,
+            "backoff_base": 9,
+            "base_url": "http://x",
+            "api_key_env": "OTHER_KEY",
+            "base_url_env": "OTHER_URL",
+        }
+    )
     # Anything that can change the answer changes it.
-    for changed in ({"temperature": 0.2}, {"temperature": 0, "reasoning_effort": "low"},
-                    {"temperature": 0, "max_tokens": 50}, {"temperature": 0, "extra_body": {"top_p": 0.5}}):
+    for changed in (
+        {"temperature": 0.2},
+        {"temperature": 0, "reasoning_effort": "low"},
+        {"temperature": 0, "max_tokens": 50},
+        {"temperature": 0, "extra_body": {"top_p": 0.5}},
+    ):
         assert key(changed) != k, changed
     assert key({"temperature": 0}, text="other") != k
 
@@ -90,9 +108,12 @@ def _writer(root: str, worker: int, keys: list[str]) -> None:
 def test_concurrent_writers_never_leave_half_entries(tmp_path):
     shared = [request_key({"n": i}, None) for i in range(40)]
     ctx = multiprocessing.get_context("fork")
-    procs = [ctx.Process(target=_writer, args=(str(tmp_path), w, shared + [request_key({"w": w, "n": i}, None)
-                                                                            for i in range(20)]))
-             for w in range(8)]
+    procs = [
+        ctx.Process(
+            target=_writer, args=(str(tmp_path), w, shared + [request_key({"w": w, "n": i}, None) for i in range(20)])
+        )
+        for w in range(8)
+    ]
     for p in procs:
         p.start()
     for p in procs:

@@ -56,9 +56,11 @@ def test_modify_address_card_keeps_literal_address(tasks, db, meta):
 
 
 def test_modify_payment_card(tasks, db, meta):
-    task_id = next(t for t, task in tasks.items()
-                   if any(a["name"] == "modify_pending_order_payment"
-                          for a in task["evaluation_criteria"]["actions"] or []))
+    task_id = next(
+        t
+        for t, task in tasks.items()
+        if any(a["name"] == "modify_pending_order_payment" for a in task["evaluation_criteria"]["actions"] or [])
+    )
     c = card(tasks, db, meta, task_id)
     assert any(f["kind"] == "payment" for f in c["fields"]), c["fields"]
 
@@ -87,7 +89,9 @@ def test_withholding_instruction_is_detected(tasks, db, meta):
 
 
 def test_fallback_sentences_attach_to_their_demand():
-    sentences = split_sentences("You want to return the lamp. If the agent refuses, ask for a human. Also cancel the mug.")
+    sentences = split_sentences(
+        "You want to return the lamp. If the agent refuses, ask for a human. Also cancel the mug."
+    )
     from incognita.cards import build_requests
 
     reqs = build_requests(sentences)

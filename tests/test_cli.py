@@ -12,8 +12,15 @@ from incognita.cli import main
 def _native(error):
     """A native result as incognita.native writes it (only the fields its reader needs)."""
     facts = {"model": "m", "task": "11", "rep": 0, "seed": 1, "error": error}
-    return {"simulations": [{"termination_reason": "agent_error" if error else "user_stop", "messages": [],
-                             "reward_info": {"reward": 0.0, "info": {"incognita": facts}}}]}
+    return {
+        "simulations": [
+            {
+                "termination_reason": "agent_error" if error else "user_stop",
+                "messages": [],
+                "reward_info": {"reward": 0.0, "info": {"incognita": facts}},
+            }
+        ]
+    }
 
 
 def test_errors_lists_and_deletes_broken_records_only(tmp_path):
@@ -35,4 +42,5 @@ def test_errors_lists_and_deletes_broken_records_only(tmp_path):
     deleted = CliRunner().invoke(main, ["errors", "--delete", *roots])
     assert "2 record(s) with an error deleted" in deleted.output
     assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.json")) == sorted(
-        ["episodes/social/m/11/r1.json", "native/m/11/r1.json", "native/archive/unrepaired/m/11/r0.json"])
+        ["episodes/social/m/11/r1.json", "native/m/11/r1.json", "native/archive/unrepaired/m/11/r0.json"]
+    )

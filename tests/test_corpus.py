@@ -22,9 +22,18 @@ RULE = {"per_level": 3, "levels": LEVELS, "include": NAMED}
 def _task(tid: str, level: int, write: bool = True, withholds: bool = False, match: bool = True) -> dict:
     desks = ["Aster", "Boreal", "Cygnus", "Dorian", "Elara", "Fenn"][:level]
     arms = {arm: {"n_role_assignments": level if arm == "social" else None} for arm in ("direct", "indirect", "social")}
-    return {"task_id": tid, "level": level, "desks_engaged": desks, "has_write": write,
-            "withholds_disclosure": withholds, "match": match, "n_calls": level + 2, "n_counted": level + 1,
-            "arms": arms, "information_items": {"customer": [{"token": "name"}], "service": []}}
+    return {
+        "task_id": tid,
+        "level": level,
+        "desks_engaged": desks,
+        "has_write": write,
+        "withholds_disclosure": withholds,
+        "match": match,
+        "n_calls": level + 2,
+        "n_counted": level + 1,
+        "arms": arms,
+        "information_items": {"customer": [{"token": "name"}], "service": []},
+    }
 
 
 def synthetic_reference() -> dict:
@@ -142,7 +151,9 @@ def test_tasks_passed_by_doing_nothing_are_excluded_with_that_reason():
     assert "does nothing" in reasons["13"] and "withholds disclosure" in reasons["13"]
     # a named task it passes is excluded by name, with the reason
     (entry,) = [e for e in sel["named"] if e["task"] == "11"]
-    assert entry["status"] == "excluded" and entry["reason"].endswith("does nothing (the idle profile ends the episode at once); arms: social")
+    assert entry["status"] == "excluded" and entry["reason"].endswith(
+        "does nothing (the idle profile ends the episode at once); arms: social"
+    )
     assert select(ref, seed=20260820, **RULE)["tasks"] != sel["tasks"]
 
 
@@ -164,16 +175,38 @@ def _cli_setup(tmp_path: Path) -> tuple[Path, Path]:
     cfg_path.write_text(yaml.safe_dump(cfg))
     from incognita.idle import write_table
 
-    write_table([{"task": "6", "arm": "direct", "success": "true", "channel_db": "true", "channel_communicate": "",
-                  "turns": "2", "termination": "final"}], tmp_path / "idle.tsv")
+    write_table(
+        [
+            {
+                "task": "6",
+                "arm": "direct",
+                "success": "true",
+                "channel_db": "true",
+                "channel_communicate": "",
+                "turns": "2",
+                "termination": "final",
+            }
+        ],
+        tmp_path / "idle.tsv",
+    )
     return ref_path, cfg_path
 
 
 def test_cli_writes_a_frozen_corpus_and_refuses_silent_changes(tmp_path):
     ref_path, cfg_path = _cli_setup(tmp_path)
     runner = CliRunner()
-    args = ["corpus", "--reference", str(ref_path), "--config", str(cfg_path), "--locks", str(tmp_path / "locks.yaml"),
-            "--idle", str(tmp_path / "idle.tsv"), "--no-verify"]
+    args = [
+        "corpus",
+        "--reference",
+        str(ref_path),
+        "--config",
+        str(cfg_path),
+        "--locks",
+        str(tmp_path / "locks.yaml"),
+        "--idle",
+        str(tmp_path / "idle.tsv"),
+        "--no-verify",
+    ]
     res = runner.invoke(main, args)
     assert res.exit_code == 0, res.output
     doc = yaml.safe_load((tmp_path / "corpus.yaml").read_text())
@@ -191,15 +224,28 @@ def test_cli_writes_a_frozen_corpus_and_refuses_silent_changes(tmp_path):
 
 def test_cli_needs_the_do_nothing_table(tmp_path):
     ref_path, cfg_path = _cli_setup(tmp_path)
-    res = CliRunner().invoke(main, ["corpus", "--reference", str(ref_path), "--config", str(cfg_path), "--no-verify",
-                                    "--idle", str(tmp_path / "none.tsv")])
+    res = CliRunner().invoke(
+        main,
+        [
+            "corpus",
+            "--reference",
+            str(ref_path),
+            "--config",
+            str(cfg_path),
+            "--no-verify",
+            "--idle",
+            str(tmp_path / "none.tsv"),
+        ],
+    )
     assert res.exit_code == 2 and "none.tsv: file not found; build it with `incognita idle`" in res.output
 
 
 def test_cli_refuses_an_unfrozen_reference(tmp_path):
     ref_path, cfg_path = _cli_setup(tmp_path)
-    res = CliRunner().invoke(main, ["corpus", "--reference", str(ref_path), "--config", str(cfg_path),
-                                    "--locks", str(tmp_path / "locks.yaml")])
+    res = CliRunner().invoke(
+        main,
+        ["corpus", "--reference", str(ref_path), "--config", str(cfg_path), "--locks", str(tmp_path / "locks.yaml")],
+    )
     assert res.exit_code == 2 and "has not been frozen" in res.output
 
 
@@ -268,7 +314,15 @@ def test_frozen_corpus_holds_every_named_task_at_its_own_level(frozen):
         assert len(named) <= 3, lv
         assert not set(named) & fillers
     assert {e["task"]: e["level"] for e in frozen["named"]} == {
-        "2": 5, "3": 4, "11": 3, "30": 5, "37": 5, "38": 4, "46": 3, "59": 2}
+        "2": 5,
+        "3": 4,
+        "11": 3,
+        "30": 5,
+        "37": 5,
+        "38": 4,
+        "46": 3,
+        "59": 2,
+    }
 
 
 def test_frozen_corpus_follows_the_decided_rule(frozen):
@@ -284,8 +338,12 @@ def test_frozen_corpus_follows_the_decided_rule(frozen):
         # nearest first: a farther level gives a slot only once every nearer one has no spare
         taken: dict[int, int] = {}
         for f in short["filled_with"]:
-            nearer = [lv for lv in LEVELS if lv != short["level"]
-                      and (abs(lv - short["level"]), lv) < (abs(f["level"] - short["level"]), f["level"])]
+            nearer = [
+                lv
+                for lv in LEVELS
+                if lv != short["level"]
+                and (abs(lv - short["level"]), lv) < (abs(f["level"] - short["level"]), f["level"])
+            ]
             assert all(taken.get(lv, 0) == pool[lv] - min(3, pool[lv]) for lv in nearer), f
             taken[f["level"]] = taken.get(f["level"], 0) + 1
     # what was decided, as selected from reference v5: level 1 is empty, its slots are 68, 67, 17

@@ -52,8 +52,11 @@ class RogueDesk:
 
     def respond(self, request):
         if request.messages[-1].role == "user":
-            return ModelResponse(tool_calls=(ToolCall("x1", "cancel_pending_order",
-                                                      {"order_id": "#W2378156", "reason": "no longer needed"}),))
+            return ModelResponse(
+                tool_calls=(
+                    ToolCall("x1", "cancel_pending_order", {"order_id": "#W2378156", "reason": "no longer needed"}),
+                )
+            )
         return ModelResponse(text="I looked into it.")
 
 
@@ -91,13 +94,34 @@ def run(world, partition, card, arm, agent, budget=50, service=None, gold_hash="
         owners = {d: frozenset(partition.tools_of(d, "social")) for d in DESKS}
     gateway = Gateway(world, owners)
     if service is None:
-        service = {name: ScriptedDesk("desk", name, {"tools": sorted(tools), "area": "work",
-                                                     "write_tools": sorted(t for t in tools if gateway.is_write(t))})
-                   for name, tools in owners.items() if name != "agent"}
+        service = {
+            name: ScriptedDesk(
+                "desk",
+                name,
+                {
+                    "tools": sorted(tools),
+                    "area": "work",
+                    "write_tools": sorted(t for t in tools if gateway.is_write(t)),
+                },
+            )
+            for name, tools in owners.items()
+            if name != "agent"
+        }
     record = EpisodeRecord(cell={"arm": arm}, seed=1, models={}, code_version="test", card={}, reference={})
-    ep = Episode(arm=arm, card=card, gold_hash=gold_hash, gateway=gateway, prompts=PromptSet(ROOT / "config" / "prompts"),
-                 agent=agent, customer=ScriptedCustomer("customer", {"card": card}), service=service, desks=DESKS,
-                 seed=1, budget=budget, record=record)
+    ep = Episode(
+        arm=arm,
+        card=card,
+        gold_hash=gold_hash,
+        gateway=gateway,
+        prompts=PromptSet(ROOT / "config" / "prompts"),
+        agent=agent,
+        customer=ScriptedCustomer("customer", {"card": card}),
+        service=service,
+        desks=DESKS,
+        seed=1,
+        budget=budget,
+        record=record,
+    )
     return ep.run(), world
 
 
@@ -122,8 +146,9 @@ def test_budget_truncates(world, partition, card0, tasks):
     gold = upstream_hash(world, actions)
 
     def gold_calls():
-        return Puppet([ModelResponse(tool_calls=(ToolCall(f"c{i}", a["name"], a["arguments"]),))
-                       for i, a in enumerate(actions)])
+        return Puppet(
+            [ModelResponse(tool_calls=(ToolCall(f"c{i}", a["name"], a["arguments"]),)) for i, a in enumerate(actions)]
+        )
 
     complete, _ = run(world, partition, card0, "direct", gold_calls(), budget=len(actions) + 1, gold_hash=gold)
     assert complete.termination == "final" and complete.success is True
@@ -136,14 +161,20 @@ def test_budget_truncates(world, partition, card0, tasks):
     assert record.channels["db"] is False and record.success is False
 
 
-@pytest.mark.parametrize("output, reason", [
-    ("this is not json", "not a JSON object"),
-    (msg("Zorro", "hi"), "unknown recipient 'Zorro'"),
-    (json.dumps({"recipient": "USER", "message": "hi"}), "missing key(s): message_type"),
-    (json.dumps({"recipient": "USER", "message": "bye", "message_type": "FINAL"}), "FINAL must go to ENVIRONMENT"),
-    (json.dumps({"recipient": "ENVIRONMENT", "message": "x", "message_type": "MESSAGE"}), "only message_type FINAL"),
-    (ModelResponse(text="hello", tool_calls=(ToolCall("a", "calculate", {"expression": "1+1"}),)), "same turn"),
-])
+@pytest.mark.parametrize(
+    "output, reason",
+    [
+        ("this is not json", "not a JSON object"),
+        (msg("Zorro", "hi"), "unknown recipient 'Zorro'"),
+        (json.dumps({"recipient": "USER", "message": "hi"}), "missing key(s): message_type"),
+        (json.dumps({"recipient": "USER", "message": "bye", "message_type": "FINAL"}), "FINAL must go to ENVIRONMENT"),
+        (
+            json.dumps({"recipient": "ENVIRONMENT", "message": "x", "message_type": "MESSAGE"}),
+            "only message_type FINAL",
+        ),
+        (ModelResponse(text="hello", tool_calls=(ToolCall("a", "calculate", {"expression": "1+1"}),)), "same turn"),
+    ],
+)
 def test_bad_agent_output_is_logged_and_the_episode_goes_on(world, partition, card0, output, reason):
     agent = Puppet([output, msg("USER", "Hello")])
     record, _ = run(world, partition, card0, "indirect", agent)
@@ -161,13 +192,15 @@ def test_tool_the_agent_does_not_hold(world, partition, card0):
 
 
 def test_direct_agent_tool_calls_and_inadmissible_arguments(world, partition, card0):
-    agent = Puppet([
-        ModelResponse(tool_calls=(ToolCall("a", "get_order_details", {"order_id": 42}),)),
-        ModelResponse(tool_calls=(ToolCall("b", "get_order_details", {"order": "#W2378156"}),)),
-        ModelResponse(tool_calls=(ToolCall("c", "no_such_tool", {}),)),
-        ModelResponse(tool_calls=(ToolCall("d", "cancel_pending_order", "{not json"),)),
-        ModelResponse(tool_calls=(ToolCall("e", "get_order_details", {"order_id": "#W2378156"}),)),
-    ])
+    agent = Puppet(
+        [
+            ModelResponse(tool_calls=(ToolCall("a", "get_order_details", {"order_id": 42}),)),
+            ModelResponse(tool_calls=(ToolCall("b", "get_order_details", {"order": "#W2378156"}),)),
+            ModelResponse(tool_calls=(ToolCall("c", "no_such_tool", {}),)),
+            ModelResponse(tool_calls=(ToolCall("d", "cancel_pending_order", "{not json"),)),
+            ModelResponse(tool_calls=(ToolCall("e", "get_order_details", {"order_id": "#W2378156"}),)),
+        ]
+    )
     record, w = run(world, partition, card0, "direct", agent)
     statuses = [d.status for d in of(record, GatewayDecision)]
     assert statuses == ["inadmissible", "inadmissible", "inadmissible", "inadmissible", "accepted"]
@@ -186,21 +219,35 @@ def test_desk_proposing_a_tool_it_does_not_own(world, partition, card0):
 
 
 def test_gate_releases_exactly_what_is_asked(world, partition, card0):
-    agent = Puppet([msg("USER", "What is your zip code?\n#ask zip"),
-                    msg("USER", "And your name?\n#ask name"),
-                    msg("USER", "Your favourite colour?\n#ask colour"),
-                    msg("USER", "Thanks, that is all.")])
+    agent = Puppet(
+        [
+            msg("USER", "What is your zip code?\n#ask zip"),
+            msg("USER", "And your name?\n#ask name"),
+            msg("USER", "Your favourite colour?\n#ask colour"),
+            msg("USER", "Thanks, that is all."),
+        ]
+    )
     record, _ = run(world, partition, card0, "direct", agent)
     disclosures = of(record, Disclosure)
     assert [(d.token, d.status, d.turn) for d in disclosures] == [
-        ("zip", "released", 1), ("name", "released", 2), ("colour", "unknown", 3)]
+        ("zip", "released", 1),
+        ("name", "released", 2),
+        ("colour", "unknown", 3),
+    ]
     replies = [e.text for e in of(record, Message) if e.sender == "USER"]
     assert "#notsure colour" in replies[3]
     assert "19122" not in replies[0] and "Rossi" not in replies[1]  # opening line and first reply leak nothing unasked
 
 
 def test_desk_never_acts_outside_its_remit(world, partition, card0):
-    agent = Puppet([msg("Cygnus", 'Cancel it.\n#call cancel_pending_order {"order_id": "#W2378156", "reason": "no longer needed"}')])
+    agent = Puppet(
+        [
+            msg(
+                "Cygnus",
+                'Cancel it.\n#call cancel_pending_order {"order_id": "#W2378156", "reason": "no longer needed"}',
+            )
+        ]
+    )
     record, _ = run(world, partition, card0, "social", agent)
     assert of(record, GatewayDecision) == []
     reply = [e.text for e in of(record, Message) if e.sender == "Cygnus"][0]
@@ -224,11 +271,21 @@ def run_judged(world, partition, card, judge):
     card = {**card, "information_channel": {"communicate_info": [], "nl_assertions": ["The agent greets.", "x"]}}
     gateway = Gateway(world, {"Vega": frozenset(partition.tools)})
     record = EpisodeRecord(cell={}, seed=1, models={}, code_version="test", card={}, reference={})
-    ep = Episode(arm="indirect", card=card, gold_hash=world.clean_hash(), gateway=gateway,
-                 prompts=PromptSet(ROOT / "config" / "prompts"), agent=Puppet([msg("USER", "Hello there")]),
-                 customer=ScriptedCustomer("customer", {"card": card}),
-                 service={"Vega": ScriptedDesk("desk", "Vega", {"tools": sorted(partition.tools)})},
-                 desks=DESKS, seed=1, budget=10, record=record, judge=judge)
+    ep = Episode(
+        arm="indirect",
+        card=card,
+        gold_hash=world.clean_hash(),
+        gateway=gateway,
+        prompts=PromptSet(ROOT / "config" / "prompts"),
+        agent=Puppet([msg("USER", "Hello there")]),
+        customer=ScriptedCustomer("customer", {"card": card}),
+        service={"Vega": ScriptedDesk("desk", "Vega", {"tools": sorted(partition.tools)})},
+        desks=DESKS,
+        seed=1,
+        budget=10,
+        record=record,
+        judge=judge,
+    )
     return ep.run()
 
 

@@ -40,12 +40,15 @@ def test_lookup_and_cost_rules(capsys):
     assert "no price for model 'llama-local'" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("doc, message", [
-    ({"retrieved": "x", "models": {}}, "version: missing"),
-    ({"version": 1, "retrieved": "x", "models": {"m": {"input": 1}}}, "models.m: expected"),
-    ({"version": 1, "retrieved": "x", "models": {"m": {"input": -1, "output": 1}}}, "models.m.input"),
-    ({"version": 1, "retrieved": "x", "models": {"m": {"input": 1, "output": 1, "batch": 1}}}, "unknown key"),
-])
+@pytest.mark.parametrize(
+    "doc, message",
+    [
+        ({"retrieved": "x", "models": {}}, "version: missing"),
+        ({"version": 1, "retrieved": "x", "models": {"m": {"input": 1}}}, "models.m: expected"),
+        ({"version": 1, "retrieved": "x", "models": {"m": {"input": -1, "output": 1}}}, "models.m.input"),
+        ({"version": 1, "retrieved": "x", "models": {"m": {"input": 1, "output": 1, "batch": 1}}}, "unknown key"),
+    ],
+)
 def test_bad_price_tables_name_the_field(tmp_path, doc, message):
     path = tmp_path / "prices.yaml"
     path.write_text(yaml.safe_dump(doc))
@@ -84,8 +87,9 @@ def test_estimate_scales_with_the_design_and_prices(paper, tmp_path):
     episodes = 18 * 4 * 3
     agent = {ln.label: ln for ln in lines}
     turns = Assumptions().agent_turns
-    assert agent["agent gpt-5.2"].calls == pytest.approx(episodes / 4 * sum(turns(a) for a in ("direct", "indirect",
-                                                                                            "social")))
+    assert agent["agent gpt-5.2"].calls == pytest.approx(
+        episodes / 4 * sum(turns(a) for a in ("direct", "indirect", "social"))
+    )
     # Same calls and tokens for every agent; cost follows each model's price.
     costs = [agent[f"agent {m}"].cost_usd for m in ("gpt-5.2", "gpt-5.4", "gpt-5.5", "gpt-5.6-sol")]
     assert costs[2] == max(costs) and all(c > 0 for c in costs)

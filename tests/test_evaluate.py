@@ -40,15 +40,20 @@ class Canned:
 def test_substring_channel_is_upstreams_check():
     out = evaluate("h", "h", CARD, ["Your refund is 1126.04.", "The Camera is back."])
     assert out.channels == {"db": True, "communicate": False, "nl": None}  # "1,126.04" keeps its comma
-    out = evaluate("h", "h", {"information_channel": {"communicate_info": ["camera"], "nl_assertions": []}},
-                   ["The Camera is back."])
+    out = evaluate(
+        "h",
+        "h",
+        {"information_channel": {"communicate_info": ["camera"], "nl_assertions": []}},
+        ["The Camera is back."],
+    )
     assert out.success and out.channels["communicate"] is True and out.judgements == ()
 
 
 def test_judged_channel_records_one_verdict_per_item():
     judge = Canned(json.dumps({"verdicts": [True, False]}))
-    out = evaluate("h", "h", CARD, [], channel="judge", judge=judge, judge_prompt=PROMPT,
-                   transcript=[("agent", "hello")])
+    out = evaluate(
+        "h", "h", CARD, [], channel="judge", judge=judge, judge_prompt=PROMPT, transcript=[("agent", "hello")]
+    )
     assert out.channels == {"db": True, "communicate": None, "nl": False} and not out.success
     assert [j["verdict"] for j in out.judgements] == [True, False]
     assert out.judgements[0]["assertion"] == INFO_ASSERTION.format(info="1,126.04")
@@ -67,16 +72,18 @@ def test_the_judged_channel_refuses_to_run_without_a_judge():
 
 
 def test_scripted_judge_reads_what_a_model_judge_reads():
-    system = PROMPT.format(assertions="1. " + INFO_ASSERTION.format(info="1126.04") + "\n2. "
-                           + INFO_ASSERTION.format(info="camera"))
+    system = PROMPT.format(
+        assertions="1. " + INFO_ASSERTION.format(info="1126.04") + "\n2. " + INFO_ASSERTION.format(info="camera")
+    )
     assert statements(system) == [INFO_ASSERTION.format(info="1126.04"), INFO_ASSERTION.format(info="camera")]
     transcript = "customer: hi\nagent: Your refund is 1,126.04\nin total.\ncustomer: and the camera?"
     assert agent_messages(transcript) == ["Your refund is 1,126.04\nin total."]
     reply = ScriptedJudge().respond(ModelRequest(role="judge", system=system, messages=(Turn("user", transcript),)))
     assert json.loads(reply.text) == {"verdicts": [True, False]}  # the customer, not the agent, said "camera"
     with pytest.raises(BackendError, match="information items only"):
-        ScriptedJudge().respond(ModelRequest(role="judge", system=PROMPT.format(assertions="1. The sky is blue"),
-                                             messages=()))
+        ScriptedJudge().respond(
+            ModelRequest(role="judge", system=PROMPT.format(assertions="1. The sky is blue"), messages=())
+        )
 
 
 @pytest.fixture(scope="module")
@@ -88,9 +95,19 @@ def inputs(source_dir, repaired_card):
 
 
 def _harness(source_dir, channel: str, judge) -> Harness:
-    design = Design(arms=ARMS, models={"surveyor": "scripted:surveyor"}, repetitions=1, seed=20260820, budget=300,
-                    customer="scripted:customer", service="scripted:desk", prompts_dir=str(ROOT / "config/prompts"),
-                    scripted_agents=str(ROOT / "config/scripted_agents.yaml"), judge=judge, information_channel=channel)
+    design = Design(
+        arms=ARMS,
+        models={"surveyor": "scripted:surveyor"},
+        repetitions=1,
+        seed=20260820,
+        budget=300,
+        customer="scripted:customer",
+        service="scripted:desk",
+        prompts_dir=str(ROOT / "config/prompts"),
+        scripted_agents=str(ROOT / "config/scripted_agents.yaml"),
+        judge=judge,
+        information_channel=channel,
+    )
     return Harness(design, str(source_dir / "db.json"), str(ROOT / "config/partition.yaml"))
 
 
@@ -121,8 +138,9 @@ def test_judged_channel_through_a_model_server_and_the_cache(source_dir, inputs,
 
     monkeypatch.setenv("OPENAI_API_KEY", "loopback-dummy-key")
     card, golden = inputs["46"]
-    expected = _harness(source_dir, "judge", "scripted:judge").run_cell("social", "surveyor", "46", 0, card, "-",
-                                                                        golden, "-")
+    expected = _harness(source_dir, "judge", "scripted:judge").run_cell(
+        "social", "surveyor", "46", 0, card, "-", golden, "-"
+    )
     with LoopbackServer(responder) as server:
         judge = {"spec": "openai:judge-model", "base_url": server.base_url, "temperature": 0}
         harness = _harness(source_dir, "judge", judge)

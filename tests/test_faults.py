@@ -55,8 +55,7 @@ from incognita.common.backends.base import ModelRequest, Turn
 from incognita.common.cache import ResponseCache, cache_group, request_key
 
 if sys.platform != "linux":
-    pytest.skip("the fault tests kill processes through /proc and mount a tmpfs (Linux only)",
-                allow_module_level=True)
+    pytest.skip("the fault tests kill processes through /proc and mount a tmpfs (Linux only)", allow_module_level=True)
 
 CELLS = 6
 ROWS: list[dict] = []  # the outcome table, one row per fault
@@ -85,9 +84,22 @@ def finished(base, tmp_path_factory) -> Path:
     try:
         write_design(wf, stub.base_url)
         bin_run(wf)
-        proc = subprocess.run([sys.executable, "-m", "snakemake", "--report", "report.html",
-                               "results/episodes/manifest.tsv", "results/trials.parquet",
-                               "--configfile", "config/faults.yaml"], cwd=wf, capture_output=True, text=True)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "snakemake",
+                "--report",
+                "report.html",
+                "results/episodes/manifest.tsv",
+                "results/trials.parquet",
+                "--configfile",
+                "config/faults.yaml",
+            ],
+            cwd=wf,
+            capture_output=True,
+            text=True,
+        )
         assert proc.returncode == 0, proc.stderr[-3000:]
     finally:
         stub.stop()
@@ -162,8 +174,11 @@ def test_kill_9_of_the_workflow_then_one_bin_run_finishes(base, tmp_path):
         table = trials(wf)
         assert len(table) == CELLS and not table["excluded"].any()
         assert not temp_files(wf / "results", wf / "cache")
-        lost = sum(1 for k in before if k not in after or stable_episode(json.loads(after[k][0]))
-                   != stable_episode(json.loads(before[k][0])))
+        lost = sum(
+            1
+            for k in before
+            if k not in after or stable_episode(json.loads(after[k][0])) != stable_episode(json.loads(before[k][0]))
+        )
     finally:
         stub.stop()
     assert_no_key(wf)
@@ -248,12 +263,15 @@ def test_sigterm_to_one_episode_job_leaves_no_partial_record_and_the_retry_compl
     for mode in ("cli", "default"):
         out = tmp_path / mode
         out.mkdir()
-        proc = subprocess.run([sys.executable, "-c", probe, str(out / "r0.json"), mode], capture_output=True, timeout=60)
+        proc = subprocess.run(
+            [sys.executable, "-c", probe, str(out / "r0.json"), mode], capture_output=True, timeout=60
+        )
         outcomes[mode] = (proc.returncode, sorted(p.name for p in out.iterdir()))
     assert outcomes["cli"] == (128 + signal.SIGTERM, [])
     assert outcomes["default"][0] == -signal.SIGTERM and len(outcomes["default"][1]) == 1  # the control
-    record_outcome(ROWS, "SIGTERM to one episode job (+ one mid-write)", 2, 0, stub.paid_twice(),
-                   "yes (Snakemake retries: 1)")
+    record_outcome(
+        ROWS, "SIGTERM to one episode job (+ one mid-write)", 2, 0, stub.paid_twice(), "yes (Snakemake retries: 1)"
+    )
 
 
 # --------------------------------------------------------------------------- item 6
@@ -280,8 +298,9 @@ def test_a_damaged_cache_entry_is_reported_refetched_once_and_never_returned(tmp
             "another key inside": lambda: path.write_text(json.dumps(other)),
             "binary garbage": lambda: path.write_bytes(b"\xff\xfe\x00garbage\x9c" * 40),
             "unreadable (symlink loop)": lambda: (path.unlink(), path.symlink_to(path.name)),
-            "no response inside": lambda: path.write_text(json.dumps(
-                {k: v for k, v in json.loads(good).items() if k != "response"})),
+            "no response inside": lambda: path.write_text(
+                json.dumps({k: v for k, v in json.loads(good).items() if k != "response"})
+            ),
         }
         refetched = 0
         for kind, spoil in damage.items():
@@ -306,8 +325,15 @@ def test_a_damaged_cache_entry_is_reported_refetched_once_and_never_returned(tmp
     assert scanned == 1 and hits == []
     WRITTEN.append(cache_dir)
     # Every request body the stub answered twice is one of the destroyed answers, fetched once more.
-    record_outcome(ROWS, "damaged response-cache entry (5 kinds)", len(damage), 0,
-                   stub.paid_twice() - refetched, "yes (automatic)", refetched=refetched)
+    record_outcome(
+        ROWS,
+        "damaged response-cache entry (5 kinds)",
+        len(damage),
+        0,
+        stub.paid_twice() - refetched,
+        "yes (automatic)",
+        refetched=refetched,
+    )
 
 
 # --------------------------------------------------------------------------- item 7
@@ -319,9 +345,16 @@ def test_a_damaged_record_stops_the_reader_and_errors_lists_it_for_rebuild(finis
     paths = records(wf)
     good = {k: p.read_bytes() for k, p in paths.items()}
     victim = next(k for k in paths if k.startswith("results/episodes/social/"))
-    native_doc = {"simulations": [{"reward_info": {"info": {"incognita": {"model": "stub", "task": "11", "rep": 0,
-                                                                          "seed": 1, "error": None}}},
-                                   "messages": []}]}
+    native_doc = {
+        "simulations": [
+            {
+                "reward_info": {
+                    "info": {"incognita": {"model": "stub", "task": "11", "rep": 0, "seed": 1, "error": None}}
+                },
+                "messages": [],
+            }
+        ]
+    }
     native_path = wf / "results" / "native" / "stub" / "11" / "r0.json"
     native_path.parent.mkdir(parents=True)
     record = json.loads(good[victim])
@@ -335,8 +368,17 @@ def test_a_damaged_record_stops_the_reader_and_errors_lists_it_for_rebuild(finis
         "native result without its fields": (native_path, json.dumps(native_doc).encode()),
     }
     trials_before = (wf / "results" / "trials.parquet").read_bytes()
-    reader_args = ["trials", "--out", "results/trials.parquet", "--csv", "results/trials.csv",
-                   "--validation", "results/stats/reader_validation.csv", "--labelled", "none"]
+    reader_args = [
+        "trials",
+        "--out",
+        "results/trials.parquet",
+        "--csv",
+        "results/trials.csv",
+        "--validation",
+        "results/stats/reader_validation.csv",
+        "--labelled",
+        "none",
+    ]
     stopped = 0
     for kind, (where, content) in damage.items():
         target = wf / where
@@ -369,8 +411,9 @@ def test_a_damaged_record_stops_the_reader_and_errors_lists_it_for_rebuild(finis
     assert len(trials(wf)) == CELLS and not trials(wf)["excluded"].any()
     assert_no_key(wf)
     WRITTEN.extend(written_by_workflow(wf))
-    record_outcome(ROWS, "damaged episode record or native result (7 kinds)", stopped, 0, paid,
-                   "yes: errors --delete + bin/run")
+    record_outcome(
+        ROWS, "damaged episode record or native result (7 kinds)", stopped, 0, paid, "yes: errors --delete + bin/run"
+    )
 
 
 # --------------------------------------------------------------------------- item 8
@@ -387,9 +430,17 @@ def _writer(root: str, worker: int, keys: list[str], report: str) -> None:
     for round_ in range(3):
         for i, key in enumerate(keys):
             text = f"w{worker}r{round_}k{i}:" + chr(65 + worker) * PAYLOAD
-            cache.put(key, {"model": "m", "role": f"w{worker}", "response": {"message": {"content": text}},
-                            "usage": {"prompt_tokens": 1, "completion_tokens": 1}, "cost_usd": 0.0,
-                            "check": hashlib.sha256(text.encode()).hexdigest()})
+            cache.put(
+                key,
+                {
+                    "model": "m",
+                    "role": f"w{worker}",
+                    "response": {"message": {"content": text}},
+                    "usage": {"prompt_tokens": 1, "completion_tokens": 1},
+                    "cost_usd": 0.0,
+                    "check": hashlib.sha256(text.encode()).hexdigest(),
+                },
+            )
             other = cache.get(keys[(i * 7 + worker) % len(keys)])  # read what the others are writing
             if other is not None:
                 seen += 1
@@ -405,8 +456,10 @@ def test_eight_processes_writing_overlapping_keys_never_tear_or_mix_an_entry(tmp
     shared = [request_key({"shared": i}, None) for i in range(24)]
     ctx = multiprocessing.get_context("fork")
     reports = [tmp_path / f"w{w}.json" for w in range(8)]
-    procs = [ctx.Process(target=_writer, args=(str(root), w, shared[w % 3:] + shared[:w % 3], str(reports[w])))
-             for w in range(8)]
+    procs = [
+        ctx.Process(target=_writer, args=(str(root), w, shared[w % 3 :] + shared[: w % 3], str(reports[w])))
+        for w in range(8)
+    ]
     for p in procs:
         p.start()
     for p in procs:
@@ -462,16 +515,20 @@ def test_the_endpoint_dies_mid_run_and_comes_back(base, tmp_path):
         assert hits == len(rerun) * CALLS_PER_CELL - (CELLS * CALLS_PER_CELL - dies_after)
         table = trials(wf)
         assert len(table) == CELLS and not table["excluded"].any()
-        lost = sum(1 for k, v in before.items() if k not in broken and stable_episode(after[k])
-                   != stable_episode(json.loads(v[0])))
+        lost = sum(
+            1
+            for k, v in before.items()
+            if k not in broken and stable_episode(after[k]) != stable_episode(json.loads(v[0]))
+        )
     finally:
         stub.stop()
         if back:
             back.stop()
     assert_no_key(wf)
     WRITTEN.extend(written_by_workflow(wf))
-    record_outcome(ROWS, "model endpoint killed mid-run, then back", 1, lost, back.paid_twice(),
-                   "yes: errors --delete + bin/run")
+    record_outcome(
+        ROWS, "model endpoint killed mid-run, then back", 1, lost, back.paid_twice(), "yes: errors --delete + bin/run"
+    )
 
 
 # --------------------------------------------------------------------------- item 10
@@ -479,8 +536,9 @@ def test_the_endpoint_dies_mid_run_and_comes_back(base, tmp_path):
 
 def _mount_tmpfs(where: Path, size: str) -> str | None:
     where.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], capture_output=True, text=True
+    )
     return None if proc.returncode == 0 else (proc.stderr.strip() or f"mount exited {proc.returncode}")
 
 
@@ -514,7 +572,8 @@ def test_a_full_disk_fails_the_job_clearly_and_leaves_no_half_written_output(bas
             assert "Traceback" not in text
             line = next(x for x in text.splitlines() if x.startswith("error: "))
             assert line.startswith("error: results/episodes/") and line.endswith(
-                "/r0.json: cannot write (No space left on device)"), line
+                "/r0.json: cannot write (No space left on device)"
+            ), line
         left = [p for p in episodes.rglob("*") if p.is_file() and p != filler]
         assert left == []  # no record, no temp file
         paid = stub.answered()
@@ -530,9 +589,19 @@ def test_a_full_disk_fails_the_job_clearly_and_leaves_no_half_written_output(bas
         table_before = (wf / "results" / "trials.parquet").read_bytes()
         present = {p: p.read_bytes() for p in episodes.rglob("*") if p.is_file()}
         filler = _fill(episodes)
-        out = incognita(wf, "trials", "--out", "results/episodes/trials.parquet", "--csv", "results/trials.csv",
-                        "--validation", "results/stats/reader_validation.csv", "--labelled", "none",
-                        *records(wf).keys())
+        out = incognita(
+            wf,
+            "trials",
+            "--out",
+            "results/episodes/trials.parquet",
+            "--csv",
+            "results/trials.csv",
+            "--validation",
+            "results/stats/reader_validation.csv",
+            "--labelled",
+            "none",
+            *records(wf).keys(),
+        )
         assert out.returncode == 1 and "Traceback" not in out.stderr
         assert "error: results/episodes/trials.parquet: cannot write (" in out.stderr and "[errno 28]" in out.stderr
         assert {p: p.read_bytes() for p in episodes.rglob("*") if p.is_file() and p != filler} == present
@@ -564,8 +633,15 @@ def test_a_full_disk_fails_the_job_clearly_and_leaves_no_half_written_output(bas
             subprocess.run(["umount", "-l", str(episodes)], capture_output=True)
     assert not episodes.is_mount()
     WRITTEN.extend(written_by_workflow(wf))
-    record_outcome(ROWS, "disk full (records, trials table, cache entry)", 3, 0, stub.paid_twice() - refetched,
-                   "yes: free space + bin/run", refetched=refetched)
+    record_outcome(
+        ROWS,
+        "disk full (records, trials table, cache entry)",
+        3,
+        0,
+        stub.paid_twice() - refetched,
+        "yes: free space + bin/run",
+        refetched=refetched,
+    )
 
 
 # --------------------------------------------------------------------------- item 11
@@ -579,5 +655,6 @@ def test_no_file_anything_wrote_holds_the_key(finished):
     scanned, hits = key_leaks(*roots)
     assert hits == [], hits
     assert scanned > 100
-    record_outcome(ROWS, "secrets: fake key grepped in every file written", scanned, len(hits), 0,
-                   "n/a (no file holds it)")
+    record_outcome(
+        ROWS, "secrets: fake key grepped in every file written", scanned, len(hits), 0, "n/a (no file holds it)"
+    )

@@ -36,8 +36,13 @@ FAILURE_MIX = {  # share of failures per type, by arm (native trials carry no fa
     "indirect": (0.10, 0.20, 0.15, 0.45, 0.10),
     "social": (0.12, 0.60, 0.08, 0.15, 0.05),
 }
-FAILURE_TYPES = ("never_requested", "requested_not_obtained", "obtained_not_delivered",
-                 "delivered_incorrect", "correct_unconfirmed")
+FAILURE_TYPES = (
+    "never_requested",
+    "requested_not_obtained",
+    "obtained_not_delivered",
+    "delivered_incorrect",
+    "correct_unconfirmed",
+)
 
 
 def _t_interval(d: np.ndarray) -> tuple[float, float, float]:
@@ -46,7 +51,7 @@ def _t_interval(d: np.ndarray) -> tuple[float, float, float]:
     return mean, mean - half, mean + half
 
 
-SIGNS = (1 - 2 * ((np.arange(2 ** N_TASKS)[:, None] >> np.arange(N_TASKS)) & 1)).astype(np.float64)
+SIGNS = (1 - 2 * ((np.arange(2**N_TASKS)[:, None] >> np.arange(N_TASKS)) & 1)).astype(np.float64)
 
 
 def _sign_flip_p(d: np.ndarray) -> float:
@@ -67,8 +72,11 @@ def _simulate(rng: np.random.Generator) -> dict[str, np.ndarray]:
 
 
 def _success_rows(S: dict, S_db: dict) -> list[dict]:
-    return [{"arm": arm, "model": m, "n_tasks": N_TASKS, "success": S[arm][i].mean(),
-             "db_success": S_db[arm][i].mean()} for arm in ARMS for i, m in enumerate(MODELS)]
+    return [
+        {"arm": arm, "model": m, "n_tasks": N_TASKS, "success": S[arm][i].mean(), "db_success": S_db[arm][i].mean()}
+        for arm in ARMS
+        for i, m in enumerate(MODELS)
+    ]
 
 
 def _decision(low: float, high: float) -> str:
@@ -80,13 +88,24 @@ def _decision(low: float, high: float) -> str:
 def _contrast_rows(S: dict, S_db: dict) -> list[dict]:
     rows = []
     for (a, b), (scope, src) in itertools.product(
-            [("indirect", "social"), ("direct", "indirect"), ("native", "direct")], [("all", S), ("db_only", S_db)]):
+        [("indirect", "social"), ("direct", "indirect"), ("native", "direct")], [("all", S), ("db_only", S_db)]
+    ):
         if scope == "db_only" and "native" in (a, b):
             continue  # native has no database-only channel in the contract
         for i, m in enumerate(MODELS):
             mean, low, high = _t_interval(src[a][i] - src[b][i])
-            rows.append({"model": m, "contrast": f"{a}-{b}", "scope": scope, "n_tasks": N_TASKS, "mean_diff": mean,
-                         "ci_low": low, "ci_high": high, "decision": _decision(low, high)})
+            rows.append(
+                {
+                    "model": m,
+                    "contrast": f"{a}-{b}",
+                    "scope": scope,
+                    "n_tasks": N_TASKS,
+                    "mean_diff": mean,
+                    "ci_low": low,
+                    "ci_high": high,
+                    "decision": _decision(low, high),
+                }
+            )
     return rows
 
 
@@ -98,9 +117,19 @@ def _separability_rows(S: dict) -> list[dict]:
         for subset, keep in (("all", np.ones(N_TASKS, bool)), ("discriminating", informative)):
             for i, j in itertools.combinations(range(len(MODELS)), 2):
                 mean, low, high = _t_interval(solved[i, keep] - solved[j, keep])
-                rows.append({"arm": arm, "subset": subset, "model_a": MODELS[i], "model_b": MODELS[j],
-                             "n_tasks": int(keep.sum()), "mean_diff": mean, "ci_low": low, "ci_high": high,
-                             "excludes_zero": bool(low > 0 or high < 0)})
+                rows.append(
+                    {
+                        "arm": arm,
+                        "subset": subset,
+                        "model_a": MODELS[i],
+                        "model_b": MODELS[j],
+                        "n_tasks": int(keep.sum()),
+                        "mean_diff": mean,
+                        "ci_low": low,
+                        "ci_high": high,
+                        "excludes_zero": bool(low > 0 or high < 0),
+                    }
+                )
     return rows
 
 
@@ -110,8 +139,17 @@ def _interaction_rows(S: dict) -> list[dict]:
     for i, j in itertools.combinations(range(len(MODELS)), 2):
         d = loss[i] - loss[j]
         mean, low, high = _t_interval(d)
-        rows.append({"model_a": MODELS[i], "model_b": MODELS[j], "n_tasks": N_TASKS, "mean_delta": mean,
-                     "ci_low": low, "ci_high": high, "p_exact": _sign_flip_p(d)})
+        rows.append(
+            {
+                "model_a": MODELS[i],
+                "model_b": MODELS[j],
+                "n_tasks": N_TASKS,
+                "mean_delta": mean,
+                "ci_low": low,
+                "ci_high": high,
+                "p_exact": _sign_flip_p(d),
+            }
+        )
     order = np.argsort([r["p_exact"] for r in rows])
     running = 0.0
     for rank, k in enumerate(order):  # Holm step-down, kept monotone
@@ -156,16 +194,26 @@ def _composition_rows(trials: dict, rng: np.random.Generator) -> list[dict]:
 
 def _process_rows(rng: np.random.Generator) -> list[dict]:
     rows = []
-    present = {"direct": {"information_acquisition", "customer_information", "service_information", "execution"},
-               "indirect": {"information_acquisition", "customer_information", "service_information", "execution"},
-               "social": set(figures.MEASURES), "native": set()}
+    present = {
+        "direct": {"information_acquisition", "customer_information", "service_information", "execution"},
+        "indirect": {"information_acquisition", "customer_information", "service_information", "execution"},
+        "social": set(figures.MEASURES),
+        "native": set(),
+    }
     for arm in ARMS:
         for i, m in enumerate(MODELS):
             level = 0.9 - (0.15 * i if arm == "social" else 0.02 * i)
             for measure in figures.MEASURES:
                 mean = float(np.clip(level + rng.normal(0, 0.04), 0, 1)) if measure in present[arm] else math.nan
-                rows.append({"arm": arm, "model": m, "measure": measure, "mean": mean,
-                             "n": 54 if measure in present[arm] else 0})
+                rows.append(
+                    {
+                        "arm": arm,
+                        "model": m,
+                        "measure": measure,
+                        "mean": mean,
+                        "n": 54 if measure in present[arm] else 0,
+                    }
+                )
     return rows
 
 
@@ -175,9 +223,16 @@ def _cost_rows(offline: bool) -> list[dict]:
         actions = {"direct": 13.0, "indirect": 14.0, "social": 24.0 + 3 * a, "native": 12.0}[arm]
         usd = 0.0 if offline else {"direct": 0.25, "indirect": 0.47, "social": 1.06, "native": 0.2}[arm] * (1 + a / 10)
         for scope, factor in (("agent", 1.0), ("episode", 2.6)):
-            rows.append({"arm": arm, "model": m, "scope": scope, "usd_per_episode": usd * factor,
-                         "tokens_per_episode": 0 if offline else int(40000 * factor * (1 + a / 5)),
-                         "actions_per_episode": actions if scope == "agent" else actions * 2.1})
+            rows.append(
+                {
+                    "arm": arm,
+                    "model": m,
+                    "scope": scope,
+                    "usd_per_episode": usd * factor,
+                    "tokens_per_episode": 0 if offline else int(40000 * factor * (1 + a / 5)),
+                    "actions_per_episode": actions if scope == "agent" else actions * 2.1,
+                }
+            )
     return rows
 
 
@@ -190,8 +245,16 @@ def _power_rows(S: dict, offline: bool) -> list[dict]:
         largest = float(means.max() - means.min())
         tasks = math.ceil(((1.959964 + 0.841621) * sd / largest) ** 2) if largest > 0 else math.nan
         usd = 0.0 if offline else {"direct": 0.252, "indirect": 0.467, "social": 1.061, "native": 0.2}[arm]
-        rows.append({"arm": arm, "gap_sd": sd, "largest_gap": largest, "tasks": tasks, "usd_per_episode": usd,
-                     "implied_cost_usd": tasks * len(MODELS) * N_REPS * usd})
+        rows.append(
+            {
+                "arm": arm,
+                "gap_sd": sd,
+                "largest_gap": largest,
+                "tasks": tasks,
+                "usd_per_episode": usd,
+                "implied_cost_usd": tasks * len(MODELS) * N_REPS * usd,
+            }
+        )
     return rows
 
 
@@ -203,7 +266,9 @@ def write_synthetic_stats(out: Path, *, offline: bool = True, seed: int = 7) -> 
     S = {arm: t.mean(axis=2) for arm, t in trials.items()}  # repetition means per task
     S_db = {arm: t.mean(axis=2) for arm, t in db_trials.items()}
     # within-task spread of the model means, social minus indirect (the global dispersion statistic)
-    stat = sum(((S[arm] - S[arm].mean(axis=0)) ** 2).sum(axis=0) * sign for arm, sign in (("social", 1), ("indirect", -1)))
+    stat = sum(
+        ((S[arm] - S[arm].mean(axis=0)) ** 2).sum(axis=0) * sign for arm, sign in (("social", 1), ("indirect", -1))
+    )
     tables = {
         "success": _success_rows(S, S_db),
         "contrasts": _contrast_rows(S, S_db),
@@ -224,6 +289,7 @@ def write_synthetic_stats(out: Path, *, offline: bool = True, seed: int = 7) -> 
 
 # --- fixtures -----------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def stats_dir(tmp_path_factory) -> Path:
     return write_synthetic_stats(tmp_path_factory.mktemp("stats"))
@@ -242,6 +308,7 @@ def _png_size(path: Path) -> tuple[int, int]:
 
 
 # --- outputs ------------------------------------------------------------------------------
+
 
 def test_every_declared_output_is_written_and_nothing_else(rendered):
     out, paths = rendered
@@ -286,6 +353,7 @@ def test_unknown_outcome_is_drawn_and_named(stats_dir, tmp_path):
     def rename(df):
         df.loc[df["outcome"] == "failed_unlabelled", "outcome"] = "mystery_label"
         return df
+
     fig = figures.fig3_breakdown(figures.load_stats(_copy_with(stats_dir, tmp_path, "composition", rename)))
     labels = [t.get_text() for t in fig.subfigs[0].legends[0].get_texts()]
     assert any("mystery_label" in lab for lab in labels) and not any("Failed, no type" in lab for lab in labels)
@@ -313,14 +381,19 @@ def test_zero_costs_render_with_a_note(rendered, stats_dir, tmp_path):
 
 
 def test_model_order_follows_social_success_and_keeps_extra_models():
-    success = pd.DataFrame({"arm": ["social"] * 3 + ["direct"] * 4,
-                            "model": ["a", "b", "c", "a", "b", "c", "d"],
-                            "success": [0.2, 0.9, 0.2, 1, 1, 1, 1]})
+    success = pd.DataFrame(
+        {
+            "arm": ["social"] * 3 + ["direct"] * 4,
+            "model": ["a", "b", "c", "a", "b", "c", "d"],
+            "success": [0.2, 0.9, 0.2, 1, 1, 1, 1],
+        }
+    )
     assert figures.model_order(success) == ("b", "a", "c", "d")  # tie a/c keeps file order, d has no social row
     assert figures.model_order(success[success["arm"] == "direct"]) == ("a", "b", "c", "d")
 
 
 # --- tables -------------------------------------------------------------------------------
+
 
 def test_markdown_table_renderer():
     text = figures.markdown_table(["Pair", "p"], [["a | b", "0.5"], ["c", "1"]], "lr")
@@ -354,6 +427,7 @@ def test_number_formats():
 
 # --- input errors -------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("name", list(figures.STATS_INPUTS))
 def test_missing_input_csv_names_the_file(stats_dir, tmp_path, name):
     for src in stats_dir.glob("*.csv"):
@@ -381,6 +455,7 @@ def test_missing_column_and_bad_values_are_named(stats_dir, tmp_path):
         df["usd_per_episode"] = df["usd_per_episode"].astype(object)
         df.loc[3, "usd_per_episode"] = "free"
         return df
+
     _copy_with(stats_dir, tmp_path, "cost", corrupt)
     with pytest.raises(InputError, match=r"cost\.csv: column 'usd_per_episode', row 5: 'free' is not a number"):
         figures.load_stats(tmp_path)
@@ -389,6 +464,7 @@ def test_missing_column_and_bad_values_are_named(stats_dir, tmp_path):
         df["excludes_zero"] = df["excludes_zero"].astype(object)
         df.loc[0, "excludes_zero"] = "maybe"
         return df
+
     _copy_with(stats_dir, tmp_path, "separability", bad_bool)
     with pytest.raises(InputError, match=r"separability\.csv: column 'excludes_zero', row 2: 'maybe'"):
         figures.load_stats(tmp_path)
@@ -396,6 +472,7 @@ def test_missing_column_and_bad_values_are_named(stats_dir, tmp_path):
     def no_arm(df):
         df.loc[2, "arm"] = None
         return df
+
     _copy_with(stats_dir, tmp_path, "process", no_arm)
     with pytest.raises(InputError, match=r"process\.csv: column 'arm', row 4: empty"):
         figures.load_stats(tmp_path)
@@ -409,6 +486,7 @@ def test_decisions_are_shortened_to_their_verdict():
 
 def test_every_title_says_when_the_agents_are_scripted(stats_dir, tmp_path):
     """A figure of the offline default cannot pass for a result about language models."""
+
     def titles(directory: Path) -> list[str]:
         stats = figures.load_stats(directory)
         return [figures.FIGURE_BUILDERS[stem](stats).get_suptitle() for stem in figures.FIGURE_STEMS]

@@ -38,9 +38,23 @@ def work(tmp_path, monkeypatch) -> Path:
 
 
 def _reference(*extra: str):
-    return CliRunner().invoke(main, ["reference", "--golden-dir", "results/golden", "--cards-dir", "results/cards",
-                                     "--partition", "partition.yaml", "--out", "results/reference/coordination.json",
-                                     "--locks", "locks.yaml", *extra])
+    return CliRunner().invoke(
+        main,
+        [
+            "reference",
+            "--golden-dir",
+            "results/golden",
+            "--cards-dir",
+            "results/cards",
+            "--partition",
+            "partition.yaml",
+            "--out",
+            "results/reference/coordination.json",
+            "--locks",
+            "locks.yaml",
+            *extra,
+        ],
+    )
 
 
 def test_freeze_then_verify(work):

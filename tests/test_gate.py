@@ -22,8 +22,12 @@ def test_one_new_field_per_agent_message():
     with gate.reply_to_agent():
         assert gate.request("zip", 2).status == "released"
     assert gate.memory() == {"email": "ada@example.com", "zip": "10001"}
-    assert statuses(gate) == [("email", "released"), ("zip", "refused"), ("email", "already_released"),
-                              ("zip", "released")]
+    assert statuses(gate) == [
+        ("email", "released"),
+        ("zip", "refused"),
+        ("email", "already_released"),
+        ("zip", "released"),
+    ]
 
 
 def test_nothing_is_released_outside_a_reply_and_unknown_fields_never_are():

@@ -86,14 +86,19 @@ def test_exchange_keeps_reference_verbatim_and_sources_every_argument(world, voc
     doc = build_golden(c, world, vocab)
     check_golden(doc, "task 0")
     calls = doc["calls"]
-    assert [(x["name"], x["arguments"], x["action_id"]) for x in calls] == \
-        [(a["name"], a["arguments"], a["action_id"]) for a in c["reference_actions"]]
+    assert [(x["name"], x["arguments"], x["action_id"]) for x in calls] == [
+        (a["name"], a["arguments"], a["action_id"]) for a in c["reference_actions"]
+    ]
     assert prov(doc, 0, "/first_name") == {"kind": "field", "token": "name", "part": "first", "transform": None}
     assert prov(doc, 0, "/last_name")["part"] == "last"
     assert prov(doc, 1, "/order_id") == {"kind": "field", "token": "order_id", "part": None, "transform": None}
     # the keyboard's product id comes from the order line the customer's description picks
-    assert prov(doc, 2, "/product_id") == {"kind": "read", "call": 1, "path": "/items/2/product_id",
-                                           "selected_by": ["item:mechanical_keyboard"]}
+    assert prov(doc, 2, "/product_id") == {
+        "kind": "read",
+        "call": 1,
+        "path": "/items/2/product_id",
+        "selected_by": ["item:mechanical_keyboard"],
+    }
     new_item = prov(doc, 4, "/new_item_ids/0")
     assert new_item["call"] == 2 and new_item["path"] == "/variants/7706410293/item_id"
     assert new_item["selected_by"] == ["preference:mechanical_keyboard"]
@@ -162,8 +167,11 @@ def test_no_identity_lookup_is_inserted_for_authentication_alone(world, vocab):
     # one before the write, which engaged the identity desk for nothing).
     doc = build_golden(card("75"), world, vocab)
     check_golden(doc, "task 75")
-    assert [x["name"] for x in doc["calls"]] == ["get_order_details", "get_product_details",
-                                                 "exchange_delivered_order_items"]
+    assert [x["name"] for x in doc["calls"]] == [
+        "get_order_details",
+        "get_product_details",
+        "exchange_delivered_order_items",
+    ]
     assert all(x["inserted_for"]["reason"] == "value" for x in doc["calls"] if x["origin"] == "inserted")
     assert prov(doc, 0, "/order_id")["kind"] == "field"
     assert all(x["counted"] for x in doc["calls"]) and doc["replay"]["match"]
@@ -204,9 +212,14 @@ def test_plain_counts_and_what_is_a_collection(world, vocab):
     assert item["provenance"] == {"kind": "read", "call": order, "path": "/items", "selected_by": [], "match": "count"}
     assert len(resolve_pointer(result_doc(doc["calls"][order]["result"]), "/items")) == 5
     # Collections: lists, mappings of records, a whole flat listing; never the fields of a record.
-    product = {"name": "Lamp", "product_id": "1", "variants": {
-        "a": {"item_id": "a", "options": {"color": "red", "size": "S"}, "available": True, "price": 1.0},
-        "b": {"item_id": "b", "options": {"color": "blue", "size": "M"}, "available": False, "price": 2.0}}}
+    product = {
+        "name": "Lamp",
+        "product_id": "1",
+        "variants": {
+            "a": {"item_id": "a", "options": {"color": "red", "size": "S"}, "available": True, "price": 1.0},
+            "b": {"item_id": "b", "options": {"color": "blue", "size": "M"}, "available": False, "price": 2.0},
+        },
+    }
     assert [ptr for ptr, _ in _collections(product)] == ["/variants"]
     assert [ptr for ptr, _ in _collections({"Lamp": "1", "Desk": "2"})] == [""]
     assert [ptr for ptr, _ in _collections({"items": [{"x": 1}], "address": {"city": "A"}})] == ["/items"]
@@ -261,8 +274,10 @@ def test_an_identity_lookup_whose_result_is_unused_is_not_counted(world, vocab):
     # Task 75 with the reference's own lookup put first: the exchange's arguments all come
     # from the order the customer names and the catalog, so nothing uses the user id.
     c = card("75")
-    c["reference_actions"].insert(0, {"action_id": "lookup", "name": "find_user_id_by_email",
-                                      "arguments": {"email": "liam.moore6985@example.com"}})
+    c["reference_actions"].insert(
+        0,
+        {"action_id": "lookup", "name": "find_user_id_by_email", "arguments": {"email": "liam.moore6985@example.com"}},
+    )
     doc = build_golden(c, world, vocab)
     check_golden(doc, "task 75 with a lookup")
     lookup = doc["calls"][0]
@@ -310,8 +325,13 @@ def test_a_read_is_inserted_for_an_untraced_information_item(world, vocab):
     assert read["name"] == "get_order_details" and read["arguments"] == {"order_id": "#W1154986"}
     assert read["inserted_for"] == {"call": None, "argument": None, "reason": "information", "item": 0}
     assert read["counted"] and read["why_not_counted"] is None
-    assert item["provenance"] == {"kind": "read", "call": read["index"], "path": "/fulfillments/0/tracking_id/0",
-                                  "selected_by": [], "match": "exact"}
+    assert item["provenance"] == {
+        "kind": "read",
+        "call": read["index"],
+        "path": "/fulfillments/0/tracking_id/0",
+        "selected_by": [],
+        "match": "exact",
+    }
     profile = calls[read["provenance"]["/order_id"]["call"]]
     assert profile["name"] == "get_user_details" and read["provenance"]["/order_id"]["path"] == "/orders/2"
     assert doc["counts"]["information_traced"] == 1 and doc["replay"]["match"]
@@ -352,9 +372,12 @@ def test_information_comes_from_the_customers_own_records(world, vocab):
     assert [(x["name"], x["arguments"]) for x in doc["calls"]] == [
         ("find_user_id_by_name_zip", {"first_name": "Sofia", "last_name": "Hernandez", "zip": "98193"}),
         ("get_user_details", {"user_id": "sofia_hernandez_5364"}),
-        ("get_order_details", {"order_id": "#W9609649"})]
+        ("get_order_details", {"order_id": "#W9609649"}),
+    ]
     assert [(i["info"], i["provenance"]["call"], i["provenance"]["path"]) for i in doc["information_channel"]] == [
-        ("polyester", 2, "/items/2/options/material"), ("cotton", 2, "/items/1/options/material")]
+        ("polyester", 2, "/items/2/options/material"),
+        ("cotton", 2, "/items/1/options/material"),
+    ]
     assert all(x["counted"] for x in doc["calls"]) and doc["scope"]["users"] == ["sofia_hernandez_5364"]
     assert "2524789262" not in doc["scope"]["products"]  # the backpack: no order of hers holds one
     check_provenance_points_backwards(doc)
@@ -366,8 +389,9 @@ def test_a_read_outside_the_task_sources_nothing(world, vocab):
     # "polyester" is not traced to it; it only explores.
     c = card("24")
     c["fields"].append({"token": "product_id", "kind": "identity", "spans": [], "value": "2524789262"})
-    c["reference_actions"] = [{"action_id": "backpack", "name": "get_product_details",
-                               "arguments": {"product_id": "2524789262"}}]
+    c["reference_actions"] = [
+        {"action_id": "backpack", "name": "get_product_details", "arguments": {"product_id": "2524789262"}}
+    ]
     doc = build_golden(c, world, vocab)
     backpack = doc["calls"][0]
     assert "polyester" in json.dumps(backpack["result"])
@@ -407,8 +431,11 @@ def test_tampered_argument_gives_a_mismatch(world, vocab):
     tampered = copy.deepcopy(doc)
     write = tampered["calls"][4]
     keyboard = tampered["calls"][2]["result"]
-    other = next(v["item_id"] for v in keyboard["variants"].values()
-                 if v["available"] and v["item_id"] != write["arguments"]["new_item_ids"][0])
+    other = next(
+        v["item_id"]
+        for v in keyboard["variants"].values()
+        if v["available"] and v["item_id"] != write["arguments"]["new_item_ids"][0]
+    )
     write["arguments"]["new_item_ids"][0] = other
     rep = verify(world, tampered, c["reference_actions"])
     assert rep["match"] is False and rep["final_hash"] != rep["upstream_hash"]
@@ -419,7 +446,9 @@ def test_tampered_argument_gives_a_mismatch(world, vocab):
     broken["calls"][4]["arguments"]["order_id"] = "#W0000000"
     rep = verify(world, broken, c["reference_actions"])
     assert rep["match"] is False
-    assert rep["unexpected_errors"] == [{"call": 4, "name": "exchange_delivered_order_items", "error": "Order not found"}]
+    assert rep["unexpected_errors"] == [
+        {"call": 4, "name": "exchange_delivered_order_items", "error": "Order not found"}
+    ]
 
 
 def test_missing_card_field_fails_naming_task_call_tool_and_argument(world, vocab):
@@ -434,14 +463,17 @@ def test_missing_card_field_fails_naming_task_call_tool_and_argument(world, voca
 
 def test_unsourced_values_are_tolerated_only_on_intended_failures(world, vocab):
     c = card("0")
-    c["reference_actions"].insert(1, {"action_id": "x", "name": "get_product_details",
-                                      "arguments": {"product_id": "0000000001"}})
+    c["reference_actions"].insert(
+        1, {"action_id": "x", "name": "get_product_details", "arguments": {"product_id": "0000000001"}}
+    )
     doc = build_golden(c, world, vocab)
     assert prov(doc, 1, "/product_id") == {"kind": "unsourced", "why": "intended_failure"}
     assert doc["calls"][1]["intended_failure"] and doc["replay"]["match"]
     # the same made-up value in a call that succeeds is an error
     c = card("0")
-    c["reference_actions"].insert(4, {"action_id": "y", "name": "calculate", "arguments": {"expression": "1234.56 + 1"}})
+    c["reference_actions"].insert(
+        4, {"action_id": "y", "name": "calculate", "arguments": {"expression": "1234.56 + 1"}}
+    )
     with pytest.raises(InputError, match=r"call 4 \(calculate.*/expression.*operand 1234.56"):
         build_golden(c, world, vocab)
 
@@ -485,16 +517,28 @@ def test_cli_golden_pairs_and_replay_table(tmp_path, source_dir):
     from incognita.common.io import sha256_file
 
     assert doc["card"]["sha256"] == sha256_file(FIX / "0.json")
-    res = runner.invoke(main, ["replay-table", "--out", str(tmp_path / "replay.tsv"),
-                               str(tmp_path / "57.json"), str(tmp_path / "0.json")])
+    res = runner.invoke(
+        main,
+        ["replay-table", "--out", str(tmp_path / "replay.tsv"), str(tmp_path / "57.json"), str(tmp_path / "0.json")],
+    )
     assert res.exit_code == 0, res.output
     lines = (tmp_path / "replay.tsv").read_text().splitlines()
     assert lines[0].split("\t") == REPLAY_HEADER
     assert [ln.split("\t")[0] for ln in lines[1:]] == ["0", "57"]
     assert all(ln.endswith("\ttrue") for ln in lines[1:])
     # --verify recomputes both hashes from the files alone and agrees
-    res = runner.invoke(main, ["replay-table", "--verify", str(source_dir / "db.json"), "--out",
-                               str(tmp_path / "replay2.tsv"), str(tmp_path / "0.json"), str(tmp_path / "57.json")])
+    res = runner.invoke(
+        main,
+        [
+            "replay-table",
+            "--verify",
+            str(source_dir / "db.json"),
+            "--out",
+            str(tmp_path / "replay2.tsv"),
+            str(tmp_path / "0.json"),
+            str(tmp_path / "57.json"),
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert (tmp_path / "replay2.tsv").read_text() == (tmp_path / "replay.tsv").read_text()
 
@@ -507,8 +551,20 @@ def test_cli_batch_form_reports_every_failure(tmp_path, source_dir):
     broken = card("74")
     broken["fields"] = [f for f in broken["fields"] if f["token"] != "zip"]
     (cards_dir / "74.json").write_text(json.dumps(broken))
-    res = CliRunner().invoke(main, ["golden", "--db", str(source_dir / "db.json"), "--vocabulary", str(VOCAB_PATH),
-                                    "--cards-dir", str(cards_dir), "--out-dir", str(tmp_path / "golden")])
+    res = CliRunner().invoke(
+        main,
+        [
+            "golden",
+            "--db",
+            str(source_dir / "db.json"),
+            "--vocabulary",
+            str(VOCAB_PATH),
+            "--cards-dir",
+            str(cards_dir),
+            "--out-dir",
+            str(tmp_path / "golden"),
+        ],
+    )
     assert res.exit_code == 2
     assert "1 of 3 golden trajectories failed" in res.output and "74.json" in res.output
     assert sorted(p.name for p in (tmp_path / "golden").iterdir()) == ["0.json", "24.json"]
@@ -581,7 +637,9 @@ def test_all_tasks_keep_the_reference_and_trace_every_argument(all_golden, tasks
         used = {item["provenance"]["call"] for item in doc["information_channel"] if item["provenance"]}
         for call in doc["calls"]:
             for p in call["provenance"].values():
-                used.update(r["call"] for r in [p, *p.get("from", [])] if r.get("kind", "read") == "read" and "call" in r)
+                used.update(
+                    r["call"] for r in [p, *p.get("from", [])] if r.get("kind", "read") == "read" and "call" in r
+                )
         last_reference = max((c["index"] for c in doc["calls"] if c["origin"] == "reference"), default=-1)
         for call in doc["calls"]:
             if call["origin"] == "inserted":
@@ -603,11 +661,19 @@ def test_all_tasks_untraced_information_is_what_no_read_holds(all_golden):
     """What stays untraced after reads are inserted for information items: sums and
     differences worked out without a `calculate` call, and one refund stated without its
     sign (95: the exchange result says -60.78)."""
-    untraced = {t: [i["info"] for i in d["information_channel"] if i["provenance"] is None]
-                for t, d in all_golden["docs"].items()}
+    untraced = {
+        t: [i["info"] for i in d["information_channel"] if i["provenance"] is None]
+        for t, d in all_golden["docs"].items()
+    }
     assert {t: v for t, v in untraced.items() if v} == {
-        "19": ["41.64"], "33": ["1093.34"], "34": ["1093.34"], "54": ["3646.68"], "76": ["1939.05"],
-        "95": ["60.78", "107.09"], "108": ["346.93"]}
+        "19": ["41.64"],
+        "33": ["1093.34"],
+        "34": ["1093.34"],
+        "54": ["3646.68"],
+        "76": ["1939.05"],
+        "95": ["60.78", "107.09"],
+        "108": ["346.93"],
+    }
     for task in ("103", "104"):
         (item,) = all_golden["docs"][task]["information_channel"]
         assert item["info"] == "286422338955" and item["provenance"]["match"] == "exact"

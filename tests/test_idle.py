@@ -33,11 +33,18 @@ def inputs(tmp_path_factory, source_dir, tasks, db, meta) -> Path:
 
 
 def test_the_idle_agent_does_nothing_and_only_the_empty_task_passes(inputs, source_dir):
-    rows = run_arms(["10", "11", "24"], inputs / "cards", inputs / "golden", db_path=str(source_dir / "db.json"),
-                    partition_path=str(ROOT / "config/partition.yaml"), prompts_dir=str(ROOT / "config/prompts"),
-                    scripted_agents=str(ROOT / "config/scripted_agents.yaml"))
+    rows = run_arms(
+        ["10", "11", "24"],
+        inputs / "cards",
+        inputs / "golden",
+        db_path=str(source_dir / "db.json"),
+        partition_path=str(ROOT / "config/partition.yaml"),
+        prompts_dir=str(ROOT / "config/prompts"),
+        scripted_agents=str(ROOT / "config/scripted_agents.yaml"),
+    )
     assert [(r["task"], r["arm"]) for r in rows] == [
-        (t, a) for t in ("10", "11", "24") for a in ("direct", "indirect", "social")]
+        (t, a) for t in ("10", "11", "24") for a in ("direct", "indirect", "social")
+    ]
     # one turn answering the customer's opening, one FINAL: no call, no request to anyone
     assert {(r["turns"], r["termination"]) for r in rows} == {("2", "final")}
     outcome = {(r["task"], r["arm"]): (r["success"], r["channel_db"], r["channel_communicate"]) for r in rows}
@@ -55,19 +62,49 @@ def test_the_idle_profile_is_a_real_knob_that_any_plan_ignores(inputs, source_di
     assert Profile.from_dict("idle", {"gives_up_at_once": True}).gives_up_at_once
     with pytest.raises(ValueError, match="gives_up_at_once must be true or false"):
         Profile.from_dict("idle", {"gives_up_at_once": "yes"})
-    rows = run_arms(["11"], inputs / "cards", inputs / "golden", db_path=str(source_dir / "db.json"),
-                    partition_path=str(ROOT / "config/partition.yaml"), prompts_dir=str(ROOT / "config/prompts"),
-                    scripted_agents=str(ROOT / "config/scripted_agents.yaml"), arms=("direct",))
+    rows = run_arms(
+        ["11"],
+        inputs / "cards",
+        inputs / "golden",
+        db_path=str(source_dir / "db.json"),
+        partition_path=str(ROOT / "config/partition.yaml"),
+        prompts_dir=str(ROOT / "config/prompts"),
+        scripted_agents=str(ROOT / "config/scripted_agents.yaml"),
+        arms=("direct",),
+    )
     assert rows[0]["turns"] == "2" and rows[0]["channel_db"] == "false"
 
 
 def test_table_round_trip_and_bad_tables(tmp_path):
-    rows = [{"task": "10", "arm": "direct", "success": "true", "channel_db": "true", "channel_communicate": "",
-             "turns": "2", "termination": "final"},
-            {"task": "10", "arm": "native", "success": "true", "channel_db": "true", "channel_communicate": "true",
-             "turns": "3", "termination": "user_stop"},
-            {"task": "11", "arm": "direct", "success": "false", "channel_db": "false", "channel_communicate": "",
-             "turns": "2", "termination": "final"}]
+    rows = [
+        {
+            "task": "10",
+            "arm": "direct",
+            "success": "true",
+            "channel_db": "true",
+            "channel_communicate": "",
+            "turns": "2",
+            "termination": "final",
+        },
+        {
+            "task": "10",
+            "arm": "native",
+            "success": "true",
+            "channel_db": "true",
+            "channel_communicate": "true",
+            "turns": "3",
+            "termination": "user_stop",
+        },
+        {
+            "task": "11",
+            "arm": "direct",
+            "success": "false",
+            "channel_db": "false",
+            "channel_communicate": "",
+            "turns": "2",
+            "termination": "final",
+        },
+    ]
     write_table(rows, tmp_path / "idle.tsv")
     assert passed(tmp_path / "idle.tsv") == {"10": ["direct", "native"]}
     with pytest.raises(InputError, match="file not found; build it with `incognita idle`"):

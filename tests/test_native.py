@@ -49,12 +49,25 @@ def inputs(tmp_path_factory, source_dir, tasks, db, meta):
     return root
 
 
-def job(inputs: Path, out: Path, tasks: list[str], *, tasks_json: str, spec="scripted:oracle",
-        archive=False) -> NativeJob:
-    return NativeJob(model="m", spec=spec, customer="scripted:customer", tasks=tuple(tasks), reps=1, seed=7,
-                     arms=("direct", "indirect", "social", "native"), models_order=("m",), tasks_json=tasks_json,
-                     cards_dir=str(inputs / "cards"), golden_dir=str(inputs / "golden"),
-                     profiles=str(ROOT / "config/scripted_agents.yaml"), out_dir=str(out), archive_unrepaired=archive)
+def job(
+    inputs: Path, out: Path, tasks: list[str], *, tasks_json: str, spec="scripted:oracle", archive=False
+) -> NativeJob:
+    return NativeJob(
+        model="m",
+        spec=spec,
+        customer="scripted:customer",
+        tasks=tuple(tasks),
+        reps=1,
+        seed=7,
+        arms=("direct", "indirect", "social", "native"),
+        models_order=("m",),
+        tasks_json=tasks_json,
+        cards_dir=str(inputs / "cards"),
+        golden_dir=str(inputs / "golden"),
+        profiles=str(ROOT / "config/scripted_agents.yaml"),
+        out_dir=str(out),
+        archive_unrepaired=archive,
+    )
 
 
 def test_oracle_scores_natively_what_it_scores_in_our_direct_arm(inputs, source_dir, tmp_path):
@@ -65,20 +78,37 @@ def test_oracle_scores_natively_what_it_scores_in_our_direct_arm(inputs, source_
 
     from incognita.harness import Design, Harness
 
-    design = Design(arms=("direct",), models={"m": "scripted:oracle"}, repetitions=1, seed=7, budget=300,
-                    customer="scripted:customer", service="scripted:desk", prompts_dir=str(ROOT / "config/prompts"),
-                    scripted_agents=str(ROOT / "config/scripted_agents.yaml"),
-                    vocabulary=str(ROOT / "config/vocabulary.yaml"))
+    design = Design(
+        arms=("direct",),
+        models={"m": "scripted:oracle"},
+        repetitions=1,
+        seed=7,
+        budget=300,
+        customer="scripted:customer",
+        service="scripted:desk",
+        prompts_dir=str(ROOT / "config/prompts"),
+        scripted_agents=str(ROOT / "config/scripted_agents.yaml"),
+        vocabulary=str(ROOT / "config/vocabulary.yaml"),
+    )
     harness = Harness(design, str(source_dir / "db.json"), str(ROOT / "config/partition.yaml"))
-    written = run_job(job(inputs, tmp_path, CORPUS, tasks_json=str(source_dir / "tasks.json")), NativeSettings(),
-                      log=lambda _: None)
+    written = run_job(
+        job(inputs, tmp_path, CORPUS, tasks_json=str(source_dir / "tasks.json")), NativeSettings(), log=lambda _: None
+    )
     assert len(written) == len(CORPUS)
     solved = 0
     for task_id, path in zip(CORPUS, written):
         results = Results.load(path)  # the harness's own loader reads what we write
         sim = results.simulations[0]
-        ours = harness.run_cell("direct", "m", task_id, 0, read_json(inputs / "cards" / f"{task_id}.json"), "-",
-                                read_json(inputs / "golden" / f"{task_id}.json"), "-")
+        ours = harness.run_cell(
+            "direct",
+            "m",
+            task_id,
+            0,
+            read_json(inputs / "cards" / f"{task_id}.json"),
+            "-",
+            read_json(inputs / "golden" / f"{task_id}.json"),
+            "-",
+        )
         assert sim.reward_info.reward == float(ours.success), (path, sim.termination_reason, sim.reward_info.info)
         assert sim.termination_reason.value == "user_stop"
         row = native_trial(path)
@@ -90,8 +120,12 @@ def test_oracle_scores_natively_what_it_scores_in_our_direct_arm(inputs, source_
 def test_repaired_task_runs_through_the_overlay_and_the_unrepaired_run_is_archived(inputs, source_dir, tmp_path):
     from tau2.data_model.simulation import Results
 
-    j = NativeJob(**{**job(inputs, tmp_path, ["46"], archive=True, tasks_json=str(source_dir / "tasks.json")).__dict__,
-                     "corpus": tuple(CORPUS)})
+    j = NativeJob(
+        **{
+            **job(inputs, tmp_path, ["46"], archive=True, tasks_json=str(source_dir / "tasks.json")).__dict__,
+            "corpus": tuple(CORPUS),
+        }
+    )
     written = run_job(j, NativeSettings(), log=lambda _: None)
     current, archived = output_path(tmp_path, "m", "46", 0), output_path(tmp_path, "m", "46", 0, archive=True)
     assert written == [current, archived]
@@ -114,9 +148,14 @@ def test_overlay_replaces_only_the_reason_for_call(inputs, source_dir):
     after = task.user_scenario.instructions
     assert after.reason_for_call != before["reason_for_call"]
     assert (after.known_info, after.unknown_info, after.task_instructions) == (
-        before["known_info"], before["unknown_info"], before["task_instructions"])
-    assert task.evaluation_criteria.model_dump() == native_task(upstream["46"], read_json(
-        inputs / "cards" / "v1" / "46.json")).evaluation_criteria.model_dump()
+        before["known_info"],
+        before["unknown_info"],
+        before["task_instructions"],
+    )
+    assert (
+        task.evaluation_criteria.model_dump()
+        == native_task(upstream["46"], read_json(inputs / "cards" / "v1" / "46.json")).evaluation_criteria.model_dump()
+    )
 
 
 def test_a_crash_is_recorded_with_its_reason_and_excluded(inputs, source_dir, tmp_path, monkeypatch):
@@ -128,8 +167,9 @@ def test_a_crash_is_recorded_with_its_reason_and_excluded(inputs, source_dir, tm
         raise ConnectionError("model service went away")
 
     monkeypatch.setattr(ScriptedCustomer, "respond", broken)  # a failure inside the run, mid-episode
-    [path] = run_job(job(inputs, tmp_path, ["11"], tasks_json=str(source_dir / "tasks.json")), NativeSettings(),
-                     log=lambda _: None)
+    [path] = run_job(
+        job(inputs, tmp_path, ["11"], tasks_json=str(source_dir / "tasks.json")), NativeSettings(), log=lambda _: None
+    )
     sim = Results.load(path).simulations[0]
     assert sim.skipped and sim.reward_info.info["incognita"]["error"] == "ConnectionError: model service went away"
     row = native_trial(path)
@@ -149,8 +189,11 @@ def test_missing_inputs_stop_the_stage_before_anything_runs(inputs, source_dir, 
 def test_hitting_the_step_limit_is_recorded_as_the_harness_limit(inputs, source_dir, tmp_path):
     from tau2.data_model.simulation import Results
 
-    [path] = run_job(job(inputs, tmp_path, ["11"], tasks_json=str(source_dir / "tasks.json")),
-                     NativeSettings(max_steps=4), log=lambda _: None)
+    [path] = run_job(
+        job(inputs, tmp_path, ["11"], tasks_json=str(source_dir / "tasks.json")),
+        NativeSettings(max_steps=4),
+        log=lambda _: None,
+    )
     sim = Results.load(path).simulations[0]
     assert sim.termination_reason.value == "max_steps" and sim.reward_info.reward == 0.0
     assert sim.reward_info.info["incognita"]["limit"] == "max_steps"
@@ -162,8 +205,11 @@ def test_unknown_model_family_is_refused(inputs, source_dir, tmp_path):
     from incognita.common.io import InputError
 
     with pytest.raises(InputError, match="unknown backend family 'vertex'"):
-        run_job(job(inputs, tmp_path, ["11"], spec="vertex:x", tasks_json=str(source_dir / "tasks.json")),
-                NativeSettings(), log=lambda _: None)
+        run_job(
+            job(inputs, tmp_path, ["11"], spec="vertex:x", tasks_json=str(source_dir / "tasks.json")),
+            NativeSettings(),
+            log=lambda _: None,
+        )
 
 
 def test_credentials_are_redacted_from_errors(monkeypatch):
@@ -199,15 +245,23 @@ def _gold_responder(actions: list[dict], seen: list[tuple[str, dict]]):
     return responder
 
 
-def _openai_job(inputs, source_dir, out: Path, agent: dict, user: dict, cache: Path,
-                prices: Path | None = None) -> NativeJob:
-    return NativeJob(**{**job(inputs, out, ["11"], tasks_json=str(source_dir / "tasks.json")).__dict__,
-                        "spec": agent, "customer": user, "cache_dir": str(cache),
-                        "prices": str(prices) if prices else None})
+def _openai_job(
+    inputs, source_dir, out: Path, agent: dict, user: dict, cache: Path, prices: Path | None = None
+) -> NativeJob:
+    return NativeJob(
+        **{
+            **job(inputs, out, ["11"], tasks_json=str(source_dir / "tasks.json")).__dict__,
+            "spec": agent,
+            "customer": user,
+            "cache_dir": str(cache),
+            "prices": str(prices) if prices else None,
+        }
+    )
 
 
-def test_openai_entries_run_the_harness_llm_classes_through_our_backend_and_cache(inputs, source_dir, tmp_path,
-                                                                                  monkeypatch):
+def test_openai_entries_run_the_harness_llm_classes_through_our_backend_and_cache(
+    inputs, source_dir, tmp_path, monkeypatch
+):
     """`openai:` agent and user in the harness's own LLM classes: their calls reach the server
     named by `base_url` in the entry alone (no OPENAI_BASE_URL), carry the entry's settings,
     land in our response cache, and an unchanged rerun makes no call and writes the same run."""
@@ -225,15 +279,27 @@ def test_openai_entries_run_the_harness_llm_classes_through_our_backend_and_cach
     prices = tmp_path / "prices.yaml"  # the shipped table plus a price for the agent's model
     prices.write_text((ROOT / "config/prices.yaml").read_text() + "  agent-model: {input: 1.0, output: 2.0}\n")
     with LoopbackServer(_gold_responder(actions, seen)) as server:
-        entry = {"base_url": server.base_url, "api_key_env": "MY_LOCAL_KEY", "temperature": 0,
-                 "max_tokens": 99, "max_tokens_param": "max_tokens", "extra_body": {"top_k": 3}}
+        entry = {
+            "base_url": server.base_url,
+            "api_key_env": "MY_LOCAL_KEY",
+            "temperature": 0,
+            "max_tokens": 99,
+            "max_tokens_param": "max_tokens",
+            "extra_body": {"top_k": 3},
+        }
         agent = {"spec": "openai:agent-model", **entry, "reasoning_effort": "low"}
         user = {"spec": "openai:user-model", **entry}
-        [first] = run_job(_openai_job(inputs, source_dir, tmp_path / "a", agent, user, cache, prices),
-                          NativeSettings(), log=lambda _: None)
+        [first] = run_job(
+            _openai_job(inputs, source_dir, tmp_path / "a", agent, user, cache, prices),
+            NativeSettings(),
+            log=lambda _: None,
+        )
         requests = server.requests
-        [second] = run_job(_openai_job(inputs, source_dir, tmp_path / "b", agent, user, cache, prices),
-                           NativeSettings(), log=lambda _: None)
+        [second] = run_job(
+            _openai_job(inputs, source_dir, tmp_path / "b", agent, user, cache, prices),
+            NativeSettings(),
+            log=lambda _: None,
+        )
         assert server.requests == requests  # the rerun was served wholly from the cache
 
     results = Results.load(first)
@@ -273,8 +339,13 @@ def test_a_refused_key_stops_the_native_job(inputs, source_dir, tmp_path, monkey
     with LoopbackServer(lambda model, request: "hi", faults={1: "401"}) as server:
         agent = {"spec": "openai:agent-model", "base_url": server.base_url}
         with pytest.raises(BackendConfigError, match="HTTP 401"):
-            run_job(_openai_job(inputs, source_dir, tmp_path / "a", agent, agent | {"spec": "openai:u"},
-                                tmp_path / "cache"), NativeSettings(), log=lambda _: None)
+            run_job(
+                _openai_job(
+                    inputs, source_dir, tmp_path / "a", agent, agent | {"spec": "openai:u"}, tmp_path / "cache"
+                ),
+                NativeSettings(),
+                log=lambda _: None,
+            )
     assert not list((tmp_path / "a").rglob("*.json"))
 
 
@@ -282,5 +353,8 @@ def test_an_unknown_scripted_profile_is_refused(inputs, source_dir, tmp_path):
     from incognita.common.io import InputError
 
     with pytest.raises(InputError, match="unknown scripted profile 'nosuch'"):
-        run_job(job(inputs, tmp_path, ["11"], spec="scripted:nosuch", tasks_json=str(source_dir / "tasks.json")),
-                NativeSettings(), log=lambda _: None)
+        run_job(
+            job(inputs, tmp_path, ["11"], spec="scripted:nosuch", tasks_json=str(source_dir / "tasks.json")),
+            NativeSettings(),
+            log=lambda _: None,
+        )

@@ -70,11 +70,22 @@ class Twins:
         if role == "agent":
             arm = context["arm"]
             profile = {"name": MODEL, **self.harness.profiles[MODEL]}
-            holders = ({t: self.harness.partition.holder(t, arm) for t in self.harness.partition.tools}
-                       if arm != "direct" else {})
-            return make_backend(f"scripted:{MODEL}", role, {**context, "profile": profile, "holders": holders,
-                                                             "tools": self.harness.tools,
-                                                             "vocabulary": self.harness.vocabulary})
+            holders = (
+                {t: self.harness.partition.holder(t, arm) for t in self.harness.partition.tools}
+                if arm != "direct"
+                else {}
+            )
+            return make_backend(
+                f"scripted:{MODEL}",
+                role,
+                {
+                    **context,
+                    "profile": profile,
+                    "holders": holders,
+                    "tools": self.harness.tools,
+                    "vocabulary": self.harness.vocabulary,
+                },
+            )
         if role == "USER":
             return make_backend("scripted:customer", role, context)
         if role == "judge":
@@ -103,9 +114,17 @@ def entry(model: str, **extra) -> dict:
 
 @pytest.fixture(scope="module")
 def harness(source_dir):
-    design = Design(arms=ARMS, models={MODEL: f"scripted:{MODEL}"}, repetitions=1, seed=20260820, budget=300,
-                    customer="scripted:customer", service="scripted:desk",
-                    prompts_dir=str(ROOT / "config/prompts"), scripted_agents=str(ROOT / "config/scripted_agents.yaml"))
+    design = Design(
+        arms=ARMS,
+        models={MODEL: f"scripted:{MODEL}"},
+        repetitions=1,
+        seed=20260820,
+        budget=300,
+        customer="scripted:customer",
+        service="scripted:desk",
+        prompts_dir=str(ROOT / "config/prompts"),
+        scripted_agents=str(ROOT / "config/scripted_agents.yaml"),
+    )
     return Harness(design, str(source_dir / "db.json"), str(ROOT / "config/partition.yaml"))
 
 
@@ -133,10 +152,14 @@ class Rig:
         (tmp / "prices.yaml").write_text(PRICES)
         self.design = harness.design
         harness.design = dataclasses.replace(
-            harness.design, models={MODEL: entry("sim-agent", **agent_settings)},
-            customer=entry("sim-customer"), service=entry("sim-desk"),
+            harness.design,
+            models={MODEL: entry("sim-agent", **agent_settings)},
+            customer=entry("sim-customer"),
+            service=entry("sim-desk"),
             judge=entry("sim-judge") if judge else None,
-            cache_dir=str(tmp / "cache"), prices=str(tmp / "prices.yaml"))
+            cache_dir=str(tmp / "cache"),
+            prices=str(tmp / "prices.yaml"),
+        )
         self.twins = Twins(harness)
         self.server = LoopbackServer(self.twins, faults=faults, delay=0.8).start()
 
@@ -206,7 +229,10 @@ def test_every_arm_matches_the_scripted_episode_and_reruns_from_cache(rig, scrip
             before = first[arm].usage[role]
             assert (u.cache_hits, u.cache_misses) == (before.calls, 0)
             assert (u.prompt_tokens, u.completion_tokens, u.cost_usd) == (
-                before.prompt_tokens, before.completion_tokens, before.cost_usd)
+                before.prompt_tokens,
+                before.completion_tokens,
+                before.cost_usd,
+            )
     assert KEY not in all_text(tmp_path)
     assert r.server.log[0].authorization == f"Bearer {KEY}"  # the key was sent, and only sent
 
@@ -217,8 +243,9 @@ def test_cost_follows_the_price_table(rig):
     table = load_prices(r.tmp / "prices.yaml")
     agent = rec.usage["agent"]
     # Costs are rounded per call, so the per-episode sum may differ in the last digits.
-    assert agent.cost_usd == pytest.approx(table.cost("sim-agent", agent.prompt_tokens, agent.completion_tokens),
-                                           rel=1e-6)
+    assert agent.cost_usd == pytest.approx(
+        table.cost("sim-agent", agent.prompt_tokens, agent.completion_tokens), rel=1e-6
+    )
     entries = list(ResponseCache(r.tmp / "cache").entries())
     assert {e["prices_version"] for _, e in entries} == {7}
     assert {e["model"] for _, e in entries} == {"sim-agent", "sim-customer"}
@@ -246,8 +273,14 @@ def test_transient_faults_are_retried_and_change_nothing(rig, scripted, capsys):
     rec = r.run("indirect")
     assert rec.error is None and stable(rec) == stable(scripted["indirect"])
     assert r.server.requests == totals(rec, "calls") + len(faults)
-    assert [entry.fault for entry in r.server.log[:6]] == ["429", "500", "timeout", "malformed", "incomplete",
-                                                           "disconnect"]
+    assert [entry.fault for entry in r.server.log[:6]] == [
+        "429",
+        "500",
+        "timeout",
+        "malformed",
+        "incomplete",
+        "disconnect",
+    ]
     log = capsys.readouterr().err
     for reason in ("HTTP 429", "HTTP 500", "timed out", "malformed response body", "connection error", "HTTP 503"):
         assert reason in log
@@ -318,9 +351,18 @@ def test_request_conversion_round_trips():
     from incognita.common.backends.base import ToolCall
 
     call = ToolCall("c1", "find_user_id_by_email", {"email": "a@b.c"})
-    req = ModelRequest(role="Aster", system="sys", seed=5, tools=({"type": "function", "function": {"name": "f"}},),
-                       messages=(Turn("user", "hello"), Turn("assistant", None, tool_calls=(call,)),
-                                 Turn("tool", '{"status": "accepted"}', tool_call_id="c1"), Turn("assistant", "done")))
+    req = ModelRequest(
+        role="Aster",
+        system="sys",
+        seed=5,
+        tools=({"type": "function", "function": {"name": "f"}},),
+        messages=(
+            Turn("user", "hello"),
+            Turn("assistant", None, tool_calls=(call,)),
+            Turn("tool", '{"status": "accepted"}', tool_call_id="c1"),
+            Turn("assistant", "done"),
+        ),
+    )
     settings = ob.Settings.from_dict("m", {"temperature": 0.5, "max_tokens": 99, "send_seed": True}, "test")
     body = ob.request_body(settings, req)
     assert body["max_completion_tokens"] == 99 and body["seed"] == 5 and "reasoning_effort" not in body
@@ -338,8 +380,9 @@ def test_settings_are_checked():
         ob.Settings.from_dict("m", {"api_key_env": "sk-abcdef123456"}, "models.a")
     with pytest.raises(Exception, match="temperature"):
         ob.Settings.from_dict("m", {"temperature": -1}, "models.a")
-    old = ob.Settings.from_dict("m", {"max_tokens": 10, "max_tokens_param": "max_tokens", "extra_body": {"top_p": 0.9}},
-                                "models.a")
+    old = ob.Settings.from_dict(
+        "m", {"max_tokens": 10, "max_tokens_param": "max_tokens", "extra_body": {"top_p": 0.9}}, "models.a"
+    )
     body = ob.request_body(old, ModelRequest(role="a", system="s", messages=()))
     assert body["max_tokens"] == 10 and body["top_p"] == 0.9 and "max_completion_tokens" not in body
 

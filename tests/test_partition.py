@@ -49,8 +49,12 @@ def test_desk_remits_follow_the_paper():
     assert set(p.tools_of("Cygnus")) == {"get_product_details", "list_all_product_types"}
     assert set(p.tools_of("Dorian")) == {"get_order_details"}
     assert set(p.tools_of("Elara")) == {"find_user_id_by_email", "find_user_id_by_name_zip"}
-    assert set(p.tools_of("Fenn")) >= {"cancel_pending_order", "modify_pending_order_address",
-                                       "modify_pending_order_items", "modify_pending_order_payment"}
+    assert set(p.tools_of("Fenn")) >= {
+        "cancel_pending_order",
+        "modify_pending_order_address",
+        "modify_pending_order_items",
+        "modify_pending_order_payment",
+    }
     assert holder("calculate", "social", PARTITION) == "Fenn"
     assert holder("transfer_to_human_agents", "social", PARTITION) == "Aster"
 

@@ -54,18 +54,21 @@ def _nan(x) -> bool:
 # --------------------------------------------------------------------------- failure types
 
 
-@pytest.mark.parametrize("name, label", [
-    ("social_never_requested", "never_requested"),
-    ("social_requested_not_obtained", "requested_not_obtained"),
-    ("social_obtained_not_delivered", "obtained_not_delivered"),
-    ("social_delivered_incorrect", "delivered_incorrect"),
-    ("social_correct_unconfirmed", "correct_unconfirmed"),
-    ("indirect_non_reference_read", "requested_not_obtained"),
-    ("direct_read_only_untold", "obtained_not_delivered"),
-    ("social_success", None),
-    ("direct_success", None),
-    ("social_error", None),
-])
+@pytest.mark.parametrize(
+    "name, label",
+    [
+        ("social_never_requested", "never_requested"),
+        ("social_requested_not_obtained", "requested_not_obtained"),
+        ("social_obtained_not_delivered", "obtained_not_delivered"),
+        ("social_delivered_incorrect", "delivered_incorrect"),
+        ("social_correct_unconfirmed", "correct_unconfirmed"),
+        ("indirect_non_reference_read", "requested_not_obtained"),
+        ("direct_read_only_untold", "obtained_not_delivered"),
+        ("social_success", None),
+        ("direct_success", None),
+        ("social_error", None),
+    ],
+)
 def test_each_fixture_gets_its_label(name, label):
     row = _row(name)
     assert row.failure_type == label
@@ -78,17 +81,26 @@ def test_every_failure_type_has_a_hand_made_fixture():
     assert set(reader.FAILURE_TYPES) <= labels
 
 
-@pytest.mark.parametrize("missing, approached, attempted, correct, outside, label", [
-    ([Fact("customer", "t", "USER")], [False], False, True, False, "never_requested"),
-    ([Fact("customer", "t", "USER"), Fact("service", ("r", "{}"), "Aster")], [False, True],
-     False, True, False, "requested_not_obtained"),
-    ([], [], False, False, False, "obtained_not_delivered"),
-    # Once an action was attempted, missing facts no longer decide the label.
-    ([Fact("customer", "t", "USER")], [False], True, True, False, "correct_unconfirmed"),
-    ([], [], True, False, False, "delivered_incorrect"),
-    ([], [], True, True, True, "delivered_incorrect"),
-    ([], [], True, True, False, "correct_unconfirmed"),
-])
+@pytest.mark.parametrize(
+    "missing, approached, attempted, correct, outside, label",
+    [
+        ([Fact("customer", "t", "USER")], [False], False, True, False, "never_requested"),
+        (
+            [Fact("customer", "t", "USER"), Fact("service", ("r", "{}"), "Aster")],
+            [False, True],
+            False,
+            True,
+            False,
+            "requested_not_obtained",
+        ),
+        ([], [], False, False, False, "obtained_not_delivered"),
+        # Once an action was attempted, missing facts no longer decide the label.
+        ([Fact("customer", "t", "USER")], [False], True, True, False, "correct_unconfirmed"),
+        ([], [], True, False, False, "delivered_incorrect"),
+        ([], [], True, True, True, "delivered_incorrect"),
+        ([], [], True, True, False, "correct_unconfirmed"),
+    ],
+)
 def test_classify_first_match(missing, approached, attempted, correct, outside, label):
     assert classify(missing, approached, attempted, correct, outside) == label
 
@@ -119,8 +131,9 @@ def test_process_absent_from_an_arm_is_nan_not_zero():
     assert _nan(_row("indirect_non_reference_read").role_identification)
     assert social.role_identification == 0.0 and social.holder_contacted == 0.0  # present, and zero
     untold = _row("direct_read_only_untold")  # task 902 has no information items at all
-    assert all(_nan(getattr(untold, c)) for c in ("information_acquisition", "customer_information",
-                                                   "service_information"))
+    assert all(
+        _nan(getattr(untold, c)) for c in ("information_acquisition", "customer_information", "service_information")
+    )
     assert untold.execution == 1.0
 
 
@@ -142,18 +155,38 @@ def test_a_hand_off_counts_by_its_name_not_its_free_text_summary():
 
     task = copy.deepcopy(REFERENCE["tasks"]["901"])
     calls = task["arms"]["direct"]["required_calls"]
-    calls.append({"arguments": {"summary": "The reference's own words."}, "executor": "agent", "index": len(calls),
-                  "name": "transfer_to_human_agents", "tool_type": "handoff"})
+    calls.append(
+        {
+            "arguments": {"summary": "The reference's own words."},
+            "executor": "agent",
+            "index": len(calls),
+            "name": "transfer_to_human_agents",
+            "tool_type": "handoff",
+        }
+    )
     data = _data("direct_success")
     done = _read(data).execution
     record = EpisodeRecord.from_dict(data)
     assert read_trial(record, task).execution == pytest.approx(done * (len(calls) - 1) / len(calls))
     turn = max(e["turn"] for e in data["events"]) + 1
-    transfer = {"turn": turn, "call_id": "c99", "proposer": "agent", "tool": "transfer_to_human_agents",
-                "arguments": {"summary": "Customer needs a human; in my words."}}
-    data["events"] += [{"type": "tool_proposal", **transfer},
-                       {"type": "gateway_decision", **transfer, "status": "accepted", "reason": None,
-                        "result": "Transfer successful", "write": False}]
+    transfer = {
+        "turn": turn,
+        "call_id": "c99",
+        "proposer": "agent",
+        "tool": "transfer_to_human_agents",
+        "arguments": {"summary": "Customer needs a human; in my words."},
+    }
+    data["events"] += [
+        {"type": "tool_proposal", **transfer},
+        {
+            "type": "gateway_decision",
+            **transfer,
+            "status": "accepted",
+            "reason": None,
+            "result": "Transfer successful",
+            "write": False,
+        },
+    ]
     assert read_trial(EpisodeRecord.from_dict(data), task).execution == done == 1.0
 
 
@@ -163,8 +196,15 @@ def test_approached_means_contact_with_the_source_for_both_kinds_of_fact():
     data = _data("social_requested_not_obtained")
     stop = next(i for i, e in enumerate(data["events"]) if e.get("recipient") == "Elara")
     data["events"] = data["events"][:stop] + [
-        {"type": "message", "turn": 2, "sender": "agent", "recipient": "ENVIRONMENT", "text": "done",
-         "message_type": "FINAL"}]  # asked the customer for the email, then gave up
+        {
+            "type": "message",
+            "turn": 2,
+            "sender": "agent",
+            "recipient": "ENVIRONMENT",
+            "text": "done",
+            "message_type": "FINAL",
+        }
+    ]  # asked the customer for the email, then gave up
     row = _read(data)
     assert row.missing_customer_facts == 1 and row.missing_service_facts == 2  # order choice; both reads
     assert row.failure_type == "requested_not_obtained"  # the customer, source of the order choice, was contacted
@@ -225,8 +265,17 @@ def test_unanswerable_question_rules():
     # A failed call answers nothing; neither does a question with no later exchange.
     assert unanswerable_questions([_ex("Vega"), _ex("Dorian")]) == 2
     # The customer: only a request for a field the card does not hold.
-    assert unanswerable_questions([_ex("USER", gate=("unknown",)), _ex("USER", gate=("released",)),
-                                   _ex("USER", gate=("unknown", "released")), _ex("USER")]) == 1
+    assert (
+        unanswerable_questions(
+            [
+                _ex("USER", gate=("unknown",)),
+                _ex("USER", gate=("released",)),
+                _ex("USER", gate=("unknown", "released")),
+                _ex("USER"),
+            ]
+        )
+        == 1
+    )
 
 
 def test_audit_credits_missing_service_facts_to_non_reference_reads():
@@ -254,8 +303,9 @@ def test_the_stricter_audit_credits_only_a_read_that_returned_a_consumed_value()
 
 def test_a_needed_field_the_gate_did_not_release_is_counted():
     data = _data("social_requested_not_obtained")
-    data["events"].insert(-1, {"type": "disclosure", "turn": 3, "token": "order_choice", "status": "unknown",
-                               "value": None})
+    data["events"].insert(
+        -1, {"type": "disclosure", "turn": 3, "token": "order_choice", "status": "unknown", "value": None}
+    )
     assert _read(data).gate_withheld_facts == 1
     assert _row("social_requested_not_obtained").gate_withheld_facts == 0
 
@@ -284,16 +334,27 @@ def test_bad_records_are_named():
 
 
 def _native_row(**extra) -> dict:
-    return {"arm": "native", "model": "handmade", "task": "901", "rep": 0, "seed": 7, "excluded": False,
-            "termination": "user_stop", "success": 1.0, "agent_actions": 5, "messages": 3, "overlay_version": 0,
-            **extra}
+    return {
+        "arm": "native",
+        "model": "handmade",
+        "task": "901",
+        "rep": 0,
+        "seed": 7,
+        "excluded": False,
+        "termination": "user_stop",
+        "success": 1.0,
+        "agent_actions": 5,
+        "messages": 3,
+        "overlay_version": 0,
+        **extra,
+    }
 
 
 def test_build_trials(locked):
     ref, locks = locked
     df = reader.build_trials(EPISODES, ref, [_native_row()], locks_path=locks)
     assert len(df) == len(EPISODES) + 1
-    assert list(df.columns[:len(reader.CONTRACT_COLUMNS)]) == list(reader.CONTRACT_COLUMNS)
+    assert list(df.columns[: len(reader.CONTRACT_COLUMNS)]) == list(reader.CONTRACT_COLUMNS)
     assert df.columns[-1] == "overlay_version"  # a builder's own column is carried along
     assert list(df["arm"].unique()) == ["direct", "indirect", "social", "native"]
     native = df[df.arm == "native"].iloc[0]
@@ -303,12 +364,15 @@ def test_build_trials(locked):
     assert str(df["rep"].dtype) == "Int64" and str(df["failure_type"].dtype) == "string"
 
 
-@pytest.mark.parametrize("row, message", [
-    ({"arm": "native", "model": "m", "task": "901"}, "missing column"),
-    (_native_row(arm="social"), "read from episode records"),
-    (_native_row(failure_type="never_requested"), "failure_type: the reader defines"),
-    (_native_row(execution=1.0), "execution: the reader defines"),
-])
+@pytest.mark.parametrize(
+    "row, message",
+    [
+        ({"arm": "native", "model": "m", "task": "901"}, "missing column"),
+        (_native_row(arm="social"), "read from episode records"),
+        (_native_row(failure_type="never_requested"), "failure_type: the reader defines"),
+        (_native_row(execution=1.0), "execution: the reader defines"),
+    ],
+)
 def test_extra_rows_are_checked(locked, row, message):
     ref, locks = locked
     with pytest.raises(InputError, match=message):
@@ -351,11 +415,23 @@ def test_write_trials_round_trip(locked, tmp_path):
 
 def _native_result(path: Path) -> None:
     """The few fields of a native result (incognita.native) that its row builder reads."""
-    facts = {"model": "handmade", "task": "901", "rep": 0, "seed": 7, "schedule_position": 3, "overlay_version": 0,
-             "error": None, "ground_truth": {"injected": None}}
-    sim = {"termination_reason": "user_stop", "agent_cost": 0.5, "user_cost": 0.25,
-           "messages": [{"role": "assistant", "content": "hello"}, {"role": "user", "content": "hi"}],
-           "reward_info": {"reward": 0.0, "reward_breakdown": {"DB": 0.0}, "info": {"incognita": facts}}}
+    facts = {
+        "model": "handmade",
+        "task": "901",
+        "rep": 0,
+        "seed": 7,
+        "schedule_position": 3,
+        "overlay_version": 0,
+        "error": None,
+        "ground_truth": {"injected": None},
+    }
+    sim = {
+        "termination_reason": "user_stop",
+        "agent_cost": 0.5,
+        "user_cost": 0.25,
+        "messages": [{"role": "assistant", "content": "hello"}, {"role": "user", "content": "hi"}],
+        "reward_info": {"reward": 0.0, "reward_breakdown": {"DB": 0.0}, "info": {"incognita": facts}},
+    }
     path.write_text(json.dumps({"simulations": [sim]}))
 
 
@@ -364,8 +440,18 @@ def test_trials_command(locked, tmp_path):
     native = tmp_path / "native.json"
     _native_result(native)
     out = tmp_path / "results"
-    args = ["--reference", str(ref), "--locks", str(locks), "--out", str(out / "trials.parquet"),
-            "--csv", str(out / "trials.csv"), "--validation", str(out / "stats" / "reader_validation.csv")]
+    args = [
+        "--reference",
+        str(ref),
+        "--locks",
+        str(locks),
+        "--out",
+        str(out / "trials.parquet"),
+        "--csv",
+        str(out / "trials.csv"),
+        "--validation",
+        str(out / "stats" / "reader_validation.csv"),
+    ]
     res = CliRunner().invoke(main, ["trials", *args, *map(str, EPISODES), str(native)])
     assert res.exit_code == 0, res.output
     assert "11 trials (1 native, 1 excluded, 7 failed and labelled)" in res.output
@@ -393,8 +479,11 @@ RESULTS = ROOT / "results"
 
 @pytest.mark.skipif(not (RESULTS / "episodes").is_dir(), reason="no generated episodes")
 def test_invariants_on_generated_episodes():
-    df = reader.build_trials(reader.episode_files(RESULTS / "episodes"), RESULTS / "reference" / "coordination.json",
-                             locks_path=ROOT / "config" / "locks.yaml")
+    df = reader.build_trials(
+        reader.episode_files(RESULTS / "episodes"),
+        RESULTS / "reference" / "coordination.json",
+        locks_path=ROOT / "config" / "locks.yaml",
+    )
     scored = df[~df.excluded]
     assert (scored.failure_type.notna() == (scored.success == 0)).all()  # every failure labelled, no success
     assert df.loc[df.arm != "social", ["role_identification", "holder_contacted"]].isna().all().all()

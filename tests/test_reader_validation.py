@@ -58,13 +58,18 @@ def test_a_wrong_hand_label_shows_up_as_a_disagreement(tmp_path):
     assert list(wrong["fixture"]) == [docs[0]["name"]] and list(wrong["read"]) == ["obtained_not_delivered"]
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda d: d.pop("reasoning"), "missing key(s) reasoning"),
-    (lambda d: d.update(label="gave_up"), "label: 'gave_up' is not success or a failure type"),
-    (lambda d: d.update(task="999"), "task '999' is not in"),
-    (lambda d: d["steps"].insert(0, {"call": {"tool": "x", "args": {}, "status": "maybe"}}),
-     "call.status: 'maybe' is not accepted"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda d: d.pop("reasoning"), "missing key(s) reasoning"),
+        (lambda d: d.update(label="gave_up"), "label: 'gave_up' is not success or a failure type"),
+        (lambda d: d.update(task="999"), "task '999' is not in"),
+        (
+            lambda d: d["steps"].insert(0, {"call": {"tool": "x", "args": {}, "status": "maybe"}}),
+            "call.status: 'maybe' is not accepted",
+        ),
+    ],
+)
 def test_a_broken_fixture_is_named(tmp_path, change, message):
     copy = tmp_path / "labelled"
     shutil.copytree(LABELLED, copy)
@@ -106,5 +111,3 @@ def test_validation_matrix(locked, tmp_path):
     back = pd.read_csv(tmp_path / "stats" / "reader_validation.csv", index_col="injected")
     assert back.equals(m.rename_axis("injected"))
     assert "5/5" in (tmp_path / "stats" / "reader_validation.md").read_text()
-
-

@@ -34,8 +34,10 @@ def test_executors_per_arm(ref):
     assert task["arms"]["indirect"]["executors"] == ["Vega"]
     assert task["arms"]["social"]["executors"] == ["Aster", "Cygnus", "Dorian", "Elara", "Fenn"]
     # The same required calls in every arm, with the same reference arguments.
-    calls = {arm: [(r["index"], r["arguments"]) for r in task["arms"][arm]["required_calls"]]
-             for arm in ("direct", "indirect", "social")}
+    calls = {
+        arm: [(r["index"], r["arguments"]) for r in task["arms"][arm]["required_calls"]]
+        for arm in ("direct", "indirect", "social")
+    }
     assert calls["direct"] == calls["indirect"] == calls["social"]
 
 
@@ -58,8 +60,13 @@ def test_role_assignments_only_in_the_social_arm(ref):
     assert task["arms"]["indirect"]["n_role_assignments"] is None
     roles = task["arms"]["social"]["role_assignments"]
     assert {(r["desk"], r["tool"]) for r in roles} == {
-        ("Elara", "find_user_id_by_name_zip"), ("Aster", "get_user_details"), ("Dorian", "get_order_details"),
-        ("Cygnus", "get_product_details"), ("Fenn", "calculate"), ("Fenn", "modify_pending_order_items")}
+        ("Elara", "find_user_id_by_name_zip"),
+        ("Aster", "get_user_details"),
+        ("Dorian", "get_order_details"),
+        ("Cygnus", "get_product_details"),
+        ("Fenn", "calculate"),
+        ("Fenn", "modify_pending_order_items"),
+    }
     # One assignment per distinct desk-tool pair: two order reads of task 904 make one assignment.
     roles904 = {(r["desk"], r["tool"]): r["calls"] for r in ref["tasks"]["904"]["arms"]["social"]["role_assignments"]}
     assert roles904[("Dorian", "get_order_details")] == [2, 5]
@@ -101,14 +108,19 @@ def test_a_read_behind_the_information_channel_is_required(ref, tmp_path):
     task = ref["tasks"]["904"]
     assert task["channel_sources"] == {"tokens": [], "reads": [3]}
     assert 3 in [r["index"] for r in task["arms"]["social"]["required_calls"]]
-    assert ("Cygnus", "get_product_details") in {(r["desk"], r["tool"]) for r in task["arms"]["social"]["role_assignments"]}
+    assert ("Cygnus", "get_product_details") in {
+        (r["desk"], r["tool"]) for r in task["arms"]["social"]["role_assignments"]
+    }
     # A golden file where that read is not counted is refused, naming the file and the key.
     g, c = _copy(tmp_path)
     doc = json.loads((g / "904.json").read_text())
     doc["calls"][3]["counted"], doc["calls"][3]["why_not_counted"] = False, "exploration_only"
     (g / "904.json").write_text(json.dumps(doc))
-    with pytest.raises(InputError, match=r"904.json: information_channel: draws on call 3 \(get_product_details\), "
-                                         r"which is not counted"):
+    with pytest.raises(
+        InputError,
+        match=r"904.json: information_channel: draws on call 3 \(get_product_details\), "
+        r"which is not counted",
+    ):
         build_reference(g, c, PARTITION)
 
 
@@ -125,8 +137,9 @@ def test_generator_3_golden_in_the_reference(tmp_path, source_dir):
     g.mkdir()
     c.mkdir()
     card71 = read_json(FIX / "golden_cards" / "71.json")
-    card71["fields"].append({"token": "user_id", "kind": "identity", "spans": ["ivan_khan_7475"],
-                             "value": "ivan_khan_7475"})
+    card71["fields"].append(
+        {"token": "user_id", "kind": "identity", "spans": ["ivan_khan_7475"], "value": "ivan_khan_7475"}
+    )
     for card in (read_json(FIX / "golden_cards" / "104.json"), card71):
         path = c / f"{card['task_id']}.json"
         write_json(path, card)
@@ -159,9 +172,23 @@ def test_build_is_byte_deterministic(tmp_path):
     outs = []
     for k in range(2):
         out = tmp_path / f"c{k}.json"
-        res = runner.invoke(main, ["reference", "--golden-dir", str(GOLDEN), "--cards-dir", str(CARDS),
-                                   "--partition", str(PARTITION), "--out", str(out), "--no-verify",
-                                   "--corpus", str(tmp_path / "none.yaml")])
+        res = runner.invoke(
+            main,
+            [
+                "reference",
+                "--golden-dir",
+                str(GOLDEN),
+                "--cards-dir",
+                str(CARDS),
+                "--partition",
+                str(PARTITION),
+                "--out",
+                str(out),
+                "--no-verify",
+                "--corpus",
+                str(tmp_path / "none.yaml"),
+            ],
+        )
         assert res.exit_code == 0, res.output
         outs.append(out.read_bytes())
     assert outs[0] == outs[1]
@@ -215,7 +242,19 @@ def test_load_golden_checks_file_name(tmp_path):
 
 
 def test_cli_missing_golden_dir_exits_cleanly(tmp_path):
-    res = CliRunner().invoke(main, ["reference", "--golden-dir", str(tmp_path / "nope"), "--cards-dir", str(CARDS),
-                                    "--partition", str(PARTITION), "--out", str(tmp_path / "c.json")])
+    res = CliRunner().invoke(
+        main,
+        [
+            "reference",
+            "--golden-dir",
+            str(tmp_path / "nope"),
+            "--cards-dir",
+            str(CARDS),
+            "--partition",
+            str(PARTITION),
+            "--out",
+            str(tmp_path / "c.json"),
+        ],
+    )
     assert res.exit_code == 2
     assert "golden directory not found" in res.output

@@ -31,7 +31,9 @@ def write(tmp_path, name, text):
 
 
 def test_overlay_editing_reference_actions_is_refused(tmp_path):
-    path = write(tmp_path, "5.yaml", 'task: "5"\nversion: 1\nreason: "tries to change the gold"\nreference_actions: []\n')
+    path = write(
+        tmp_path, "5.yaml", 'task: "5"\nversion: 1\nreason: "tries to change the gold"\nreference_actions: []\n'
+    )
     with pytest.raises(InputError, match=r"5.yaml: field 'reference_actions' is not allowed"):
         load_overlay(path)
 
@@ -52,8 +54,11 @@ def test_malformed_overlay_names_file_and_field(tmp_path):
 
 
 def test_overlay_covers_out_of_range(tmp_path, tasks, db, meta):
-    path = write(tmp_path, "2.yaml",
-                 'task: "2"\nversion: 1\nreason: "covers a sentence that does not exist"\n'
-                 "requests:\n  - demand: x\n    covers: [7]\n")
+    path = write(
+        tmp_path,
+        "2.yaml",
+        'task: "2"\nversion: 1\nreason: "covers a sentence that does not exist"\n'
+        "requests:\n  - demand: x\n    covers: [7]\n",
+    )
     with pytest.raises(InputError, match=r"requests\[0\].covers"):
         apply_overlay(build_card(tasks["2"], db, meta), load_overlay(path), path)

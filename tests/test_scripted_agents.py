@@ -28,9 +28,17 @@ ARMS = ("direct", "indirect", "social")
 
 @pytest.fixture(scope="module")
 def harness(source_dir):
-    design = Design(arms=ARMS, models={}, repetitions=1, seed=20260820, budget=300,
-                    customer="scripted:customer", service="scripted:desk",
-                    prompts_dir=str(ROOT / "config/prompts"), scripted_agents=str(ROOT / "config/scripted_agents.yaml"))
+    design = Design(
+        arms=ARMS,
+        models={},
+        repetitions=1,
+        seed=20260820,
+        budget=300,
+        customer="scripted:customer",
+        service="scripted:desk",
+        prompts_dir=str(ROOT / "config/prompts"),
+        scripted_agents=str(ROOT / "config/scripted_agents.yaml"),
+    )
     return Harness(design, str(source_dir / "db.json"), str(ROOT / "config/partition.yaml"))
 
 
@@ -49,8 +57,11 @@ def run(harness, model, spec, arm, task, card, golden, rep=0):
 
 @pytest.fixture(scope="module")
 def oracle_outcomes(harness, corpus_inputs):
-    return {(task, arm): run(harness, "oracle", "scripted:oracle", arm, task, card, golden)
-            for task, (card, golden) in corpus_inputs.items() for arm in ARMS}
+    return {
+        (task, arm): run(harness, "oracle", "scripted:oracle", arm, task, card, golden)
+        for task, (card, golden) in corpus_inputs.items()
+        for arm in ARMS
+    }
 
 
 def test_oracle_does_the_same_in_every_arm(oracle_outcomes, corpus_inputs):
@@ -87,9 +98,13 @@ def test_population_separates_only_where_holders_must_be_found(harness, corpus_i
 def test_each_failure_type_can_be_injected(harness, corpus_inputs, failure):
     profiles = harness.profiles
     profiles[f"inject_{failure}"] = {"discovery": "oracle", "inject": {failure: 1.0}}
-    task = next(t for t, (card, g) in corpus_inputs.items()
-                if card["information_channel"]["communicate_info"] and any(c["tool_type"] == "write" for c in g["calls"])
-                and any(i["provenance"] for i in g["information_channel"]))
+    task = next(
+        t
+        for t, (card, g) in corpus_inputs.items()
+        if card["information_channel"]["communicate_info"]
+        and any(c["tool_type"] == "write" for c in g["calls"])
+        and any(i["provenance"] for i in g["information_channel"])
+    )
     card, golden = corpus_inputs[task]
     r = run(harness, f"inject_{failure}", f"scripted:inject_{failure}", "social", task, card, golden)
     assert r.ground_truth["injected"] == failure
@@ -135,8 +150,10 @@ def test_no_plan_holds_a_golden_value_identifier_or_index(corpus_inputs):
             hits = [t for t in text if (value in t if len(value) >= 3 else value == t)]
             assert hits == [], (task, value, hits)
         for src in (s for c in plan.calls for a in c.args.values() for s in (a, *a.operands)):
-            assert all(step == PICK or re.fullmatch(r"[a-z][a-z0-9_]*", step) and not re.search(r"\d{3,}", step)
-                       for step in src.steps), (task, src.steps)
+            assert all(
+                step == PICK or re.fullmatch(r"[a-z][a-z0-9_]*", step) and not re.search(r"\d{3,}", step)
+                for step in src.steps
+            ), (task, src.steps)
 
 
 def test_value_free_paths_keep_field_names_and_hide_keys():
@@ -149,8 +166,11 @@ def test_value_free_paths_keep_field_names_and_hide_keys():
 
 
 def _writes(record) -> list:
-    return [(e["tool"], e["arguments"]) for e in record.to_dict()["events"]
-            if e["type"] == "gateway_decision" and e.get("write") and e["status"] == "accepted"]
+    return [
+        (e["tool"], e["arguments"])
+        for e in record.to_dict()["events"]
+        if e["type"] == "gateway_decision" and e.get("write") and e["status"] == "accepted"
+    ]
 
 
 def _corrupt_field(card: dict, token: str) -> dict:
@@ -169,12 +189,21 @@ def test_a_corrupted_selecting_value_changes_the_choice_in_every_arm(harness, co
         if not oracle_outcomes[(task, "direct")].success:
             continue
         plan = plan_from_golden(golden)
-        selecting = {t for c in plan.calls for a in c.args.values() for s in (a, *a.operands)
-                     if s.kind == "read" and PICK in s.steps for t in s.selected_by}
+        selecting = {
+            t
+            for c in plan.calls
+            for a in c.args.values()
+            for s in (a, *a.operands)
+            if s.kind == "read" and PICK in s.steps
+            for t in s.selected_by
+        }
         for token in sorted(selecting):
             bad = _corrupt_field(card, token)
             for arm in ARMS:
-                clean, r = oracle_outcomes[(task, arm)], run(harness, "oracle", "scripted:oracle", arm, task, bad, golden)
+                clean, r = (
+                    oracle_outcomes[(task, arm)],
+                    run(harness, "oracle", "scripted:oracle", arm, task, bad, golden),
+                )
                 assert r.termination == "final" and r.error is None
                 assert not r.success or _writes(r) != _writes(clean), (task, token, arm)
             checked += 1
@@ -211,7 +240,7 @@ def shuffled(tmp_path_factory, source_dir):
     root = tmp_path_factory.mktemp("shuffled")
     tools = sorted(REWORDED)
     random.Random(13).shuffle(tools)
-    holders = {desk: tools[i::len(SOCIAL_DESKS)] for i, desk in enumerate(SOCIAL_DESKS)}
+    holders = {desk: tools[i :: len(SOCIAL_DESKS)] for i, desk in enumerate(SOCIAL_DESKS)}
     doc = yaml.safe_load((ROOT / "config/partition.yaml").read_text())
     doc["arms"]["social"]["holders"] = holders
     (root / "partition.yaml").write_text(yaml.safe_dump(doc))
@@ -219,13 +248,22 @@ def shuffled(tmp_path_factory, source_dir):
     roles = {}
     for desk, held in holders.items():
         roles[desk] = "You are one of the desks of a shop's customer service. " + " ".join(
-            REWORDED[t].replace("I ", "You ", 1) for t in held)
+            REWORDED[t].replace("I ", "You ", 1) for t in held
+        )
         front = yaml.safe_dump({"role": roles[desk], "rules": ""})
         (root / "prompts/service/desks" / f"{desk.lower()}.md").write_text(f"---\n{front}---\n")
-    design = Design(arms=ARMS, models={}, repetitions=1, seed=20260820, budget=300,
-                    customer="scripted:customer", service="scripted:desk", prompts_dir=str(root / "prompts"),
-                    scripted_agents=str(ROOT / "config/scripted_agents.yaml"),
-                    vocabulary=str(ROOT / "config/vocabulary.yaml"))
+    design = Design(
+        arms=ARMS,
+        models={},
+        repetitions=1,
+        seed=20260820,
+        budget=300,
+        customer="scripted:customer",
+        service="scripted:desk",
+        prompts_dir=str(root / "prompts"),
+        scripted_agents=str(ROOT / "config/scripted_agents.yaml"),
+        vocabulary=str(ROOT / "config/vocabulary.yaml"),
+    )
     harness = Harness(design, str(source_dir / "db.json"), str(root / "partition.yaml"))
     harness.profiles["survey_only"] = {"discovery": "survey"}  # no slips, no injections, no limit
     return harness, holders, roles
@@ -234,8 +272,9 @@ def shuffled(tmp_path_factory, source_dir):
 def test_surveyor_finds_shuffled_holders_or_meets_dead_ends(shuffled, corpus_inputs):
     harness, holders, roles = shuffled
     truth = {tool: desk for desk, held in holders.items() for tool in held}
-    guessed = map_replies({d: first_person(r) for d, r in roles.items()},
-                          {name: t["description"] for name, t in harness.tools.items()})
+    guessed = map_replies(
+        {d: first_person(r) for d, r in roles.items()}, {name: t["description"] for name, t in harness.tools.items()}
+    )
     # The rule is not blind: it places more tools than chance would (15 tools over 6 desks: 2.5).
     assert sum(guessed.get(t) == d for t, d in truth.items()) > len(truth) / len(SOCIAL_DESKS)
     wrong = {t for t in truth if guessed.get(t) not in (None, truth[t])}
@@ -249,10 +288,14 @@ def test_surveyor_finds_shuffled_holders_or_meets_dead_ends(shuffled, corpus_inp
         for tool in wrong & {c.name for c in plan_from_golden(golden).calls}:
             if not oracle.success:
                 continue  # the oracle may have stopped before needing it
-            asked_wrong = [e for e in events if e["type"] == "message" and e["recipient"] == guessed[tool]
-                           and f"#call {tool} " in e["text"]]
-            declined = [e for e in events if e["type"] == "message" and e["sender"] == guessed[tool]
-                        and "#decline" in e["text"]]
+            asked_wrong = [
+                e
+                for e in events
+                if e["type"] == "message" and e["recipient"] == guessed[tool] and f"#call {tool} " in e["text"]
+            ]
+            declined = [
+                e for e in events if e["type"] == "message" and e["sender"] == guessed[tool] and "#decline" in e["text"]
+            ]
             assert asked_wrong and declined, (task, tool)  # the wrong guess shows as a dead end
             met_wrong += 1
     print(f"wrongly mapped: {sorted(wrong)}; met as dead ends {met_wrong} times")

@@ -29,9 +29,15 @@ from incognita.replay import RetailWorld
 
 ROOT = Path(__file__).resolve().parent.parent
 
-AREAS = {"Aster": "customer accounts", "Boreal": "returns and exchanges", "Cygnus": "the product catalog",
-         "Dorian": "order records", "Elara": "finding customer accounts", "Fenn": "changes to pending orders",
-         INDIRECT_HOLDER: "all customer-service work"}
+AREAS = {
+    "Aster": "customer accounts",
+    "Boreal": "returns and exchanges",
+    "Cygnus": "the product catalog",
+    "Dorian": "order records",
+    "Elara": "finding customer accounts",
+    "Fenn": "changes to pending orders",
+    INDIRECT_HOLDER: "all customer-service work",
+}
 
 
 # --------------------------------------------------------------------------- fixtures
@@ -63,8 +69,9 @@ def make_desk(who: str, world, partition) -> ScriptedDesk:
     arm = "indirect" if who == INDIRECT_HOLDER else "social"
     tools = list(partition.tools_of(who, arm))
     writes = [t for t in tools if world.tool_types[t] == "write"]
-    return ScriptedDesk("default", who, {"tools": tools, "area": AREAS[who], "confirm_writes": True,
-                                         "write_tools": writes})
+    return ScriptedDesk(
+        "default", who, {"tools": tools, "area": AREAS[who], "confirm_writes": True, "write_tools": writes}
+    )
 
 
 # --------------------------------------------------------------------------- the loop, as in the contract
@@ -114,8 +121,9 @@ class CustomerRun:
 
     def _answer(self, turn: int) -> str:
         for _ in range(8):
-            response = self.customer.respond(ModelRequest(role="customer", system="", messages=tuple(self.history),
-                                                          tools=(self.schema,)))
+            response = self.customer.respond(
+                ModelRequest(role="customer", system="", messages=tuple(self.history), tools=(self.schema,))
+            )
             self.steps.append(response)
             if not response.tool_calls:
                 self.history.append(Turn("assistant", response.text))
@@ -124,8 +132,13 @@ class CustomerRun:
             for call in response.tool_calls:
                 assert call.name == "release_field"
                 e = self.gate.request(call.arguments["token"], turn)
-                self.history.append(Turn("tool", json.dumps({"token": e.token, "status": e.status, "value": e.value}),
-                                         tool_call_id=call.id))
+                self.history.append(
+                    Turn(
+                        "tool",
+                        json.dumps({"token": e.token, "status": e.status, "value": e.value}),
+                        tool_call_id=call.id,
+                    )
+                )
         raise AssertionError("the customer did not reply within 8 steps")
 
 
@@ -215,10 +228,14 @@ def test_customer_raises_its_demands_in_order_masked(card):
 
 
 def test_customer_requests_follow_the_card_order():
-    card = {"fields": [{"token": "order_id", "kind": "order", "value": "#W1234567", "spans": ["#W1234567"]}],
-            "requests": [{"demand": "Cancel order W1234567.", "fallbacks": []},
-                         {"demand": "Tell me the refund for #W1234567.", "fallbacks": []}],
-            "opening_line": "Hi."}
+    card = {
+        "fields": [{"token": "order_id", "kind": "order", "value": "#W1234567", "spans": ["#W1234567"]}],
+        "requests": [
+            {"demand": "Cancel order W1234567.", "fallbacks": []},
+            {"demand": "Tell me the refund for #W1234567.", "fallbacks": []},
+        ],
+        "opening_line": "Hi.",
+    }
     run = CustomerRun(card)
     got = [tags_of(run.send("Hello?"), "request") for _ in range(3)]
     assert got == [["Cancel order <order_id>."], ["Tell me the refund for <order_id>."], []]
@@ -278,19 +295,30 @@ def test_desk_declines_every_tool_it_does_not_hold(who, world, partition, gatewa
 def test_vega_declines_only_unknown_tools(world, partition, gateway):
     run = DeskRun(make_desk(INDIRECT_HOLDER, world, partition), gateway)
     assert first(run.send(call_tag("launch_rocket", {})), "decline")
-    reply = run.send(say("Order please.", call_tag("get_order_details", {"order_id": "#W2378156"}),
-                         tag("want", "/status")))
+    reply = run.send(
+        say("Order please.", call_tag("get_order_details", {"order_id": "#W2378156"}), tag("want", "/status"))
+    )
     assert json.loads(tags_of(reply, "result")[0]) == {"/status": "delivered"}
 
 
 def test_read_reports_wanted_pointers(world, partition, gateway):
     run = DeskRun(make_desk("Dorian", world, partition), gateway)
-    reply = run.send(say("Could you look this order up?", call_tag("get_order_details", {"order_id": "#W2378156"}),
-                         tag("want", "/items/2/item_id /status"), tag("want", "/items/9/item_id /nope")))
+    reply = run.send(
+        say(
+            "Could you look this order up?",
+            call_tag("get_order_details", {"order_id": "#W2378156"}),
+            tag("want", "/items/2/item_id /status"),
+            tag("want", "/items/9/item_id /nope"),
+        )
+    )
     assert [c.name for c in run.proposals()] == ["get_order_details"]
     assert [e.status for e in gateway.events if e.type == "gateway_decision"] == ["accepted"]
     assert json.loads(tags_of(reply, "result")[0]) == {
-        "/items/2/item_id": "1151293680", "/status": "delivered", "/items/9/item_id": None, "/nope": None}
+        "/items/2/item_id": "1151293680",
+        "/status": "delivered",
+        "/items/9/item_id": None,
+        "/nope": None,
+    }
     no_names(reply, partition)
 
 
@@ -304,7 +332,9 @@ def test_read_without_want_gives_a_brief_summary(world, partition, gateway):
 
 def test_scalar_result_is_reported_whole(world, partition, gateway):
     run = DeskRun(make_desk("Elara", world, partition), gateway)
-    reply = run.send(call_tag("find_user_id_by_name_zip", {"first_name": "Yusuf", "last_name": "Rossi", "zip": "19122"}))
+    reply = run.send(
+        call_tag("find_user_id_by_name_zip", {"first_name": "Yusuf", "last_name": "Rossi", "zip": "19122"})
+    )
     assert json.loads(tags_of(reply, "result")[0]) == {"": "yusuf_rossi_9620"}
 
 
@@ -319,8 +349,10 @@ def test_refused_call_is_reported_as_failed(world, partition, gateway):
 
 def test_not_owner_answer_is_reported_as_failed():
     desk = ScriptedDesk("default", "Dorian", {"tools": ["get_order_details"], "area": "order records"})
-    reply = DeskRun(desk).send(call_tag("get_order_details", {"order_id": "#W1"}),
-                               outcome={"status": "not_owner", "reason": "Dorian does not hold it", "result": None})
+    reply = DeskRun(desk).send(
+        call_tag("get_order_details", {"order_id": "#W1"}),
+        outcome={"status": "not_owner", "reason": "Dorian does not hold it", "result": None},
+    )
     assert tags_of(reply, "failed") == ["Dorian does not hold it"]
 
 
@@ -362,11 +394,18 @@ def test_write_proposed_when_yes_repeats_the_restated_call(world, partition, gat
 def test_bare_yes_wants_come_from_the_original_request(world, partition, gateway, card):
     exchange = next(a for a in card["reference_actions"] if a["name"] == "exchange_delivered_order_items")
     run = DeskRun(make_desk("Boreal", world, partition), gateway)
-    run.send(say("Exchange please.", call_tag(exchange["name"], exchange["arguments"]),
-                 tag("want", "/status /exchange_new_items")))
+    run.send(
+        say(
+            "Exchange please.",
+            call_tag(exchange["name"], exchange["arguments"]),
+            tag("want", "/status /exchange_new_items"),
+        )
+    )
     done = run.send(tag("yes"))
-    assert json.loads(tags_of(done, "result")[0]) == {"/status": "exchange requested",
-                                                      "/exchange_new_items": ["7706410293", "7747408585"]}
+    assert json.loads(tags_of(done, "result")[0]) == {
+        "/status": "exchange requested",
+        "/exchange_new_items": ["7706410293", "7747408585"],
+    }
 
 
 def test_yes_without_a_restatement_asks_what_to_do(world, partition):
@@ -375,11 +414,21 @@ def test_yes_without_a_restatement_asks_what_to_do(world, partition):
 
 
 def test_writes_go_straight_through_when_confirmation_is_off():
-    desk = ScriptedDesk("default", "Fenn", {"tools": ["cancel_pending_order"], "area": "pending orders",
-                                            "confirm_writes": False, "write_tools": ["cancel_pending_order"]})
+    desk = ScriptedDesk(
+        "default",
+        "Fenn",
+        {
+            "tools": ["cancel_pending_order"],
+            "area": "pending orders",
+            "confirm_writes": False,
+            "write_tools": ["cancel_pending_order"],
+        },
+    )
     run = DeskRun(desk)
-    run.send(call_tag("cancel_pending_order", {"order_id": "#W1", "reason": "no longer needed"}),
-             outcome={"status": "accepted", "reason": None, "result": {"status": "cancelled"}})
+    run.send(
+        call_tag("cancel_pending_order", {"order_id": "#W1", "reason": "no longer needed"}),
+        outcome={"status": "accepted", "reason": None, "result": {"status": "cancelled"}},
+    )
     assert [c.name for c in run.proposals()] == ["cancel_pending_order"]
 
 
@@ -393,7 +442,9 @@ def test_malformed_json_and_untagged_messages_get_missing(world, partition):
 
 def test_desk_is_deterministic(world, partition):
     desk = make_desk("Dorian", world, partition)
-    req = ModelRequest(role="Dorian", system="", messages=(Turn("user", call_tag("get_order_details", {"order_id": "#W1"})),))
+    req = ModelRequest(
+        role="Dorian", system="", messages=(Turn("user", call_tag("get_order_details", {"order_id": "#W1"})),)
+    )
     assert desk.respond(req) == desk.respond(req)
 
 
@@ -418,8 +469,13 @@ def test_want_lines_accept_json_arrays():
 
 def test_pointers_address_decoded_json_text_results(world, partition, gateway):
     run = DeskRun(make_desk("Cygnus", world, partition), gateway)
-    reply = run.send(say("Product types?", call_tag("list_all_product_types", {}),
-                         tag("want", json.dumps(["/T-Shirt", "/No Such Thing"]))))
+    reply = run.send(
+        say(
+            "Product types?",
+            call_tag("list_all_product_types", {}),
+            tag("want", json.dumps(["/T-Shirt", "/No Such Thing"])),
+        )
+    )
     assert json.loads(tags_of(reply, "result")[0]) == {"/T-Shirt": "9523456873", "/No Such Thing": None}
 
 

@@ -34,8 +34,17 @@ TABLE = ROOT / "config" / "interpretation.yaml"
 CONTRACT = {
     "success": ["arm", "model", "n_tasks", "success", "db_success"],
     "contrasts": ["model", "contrast", "scope", "n_tasks", "mean_diff", "ci_low", "ci_high", "decision"],
-    "separability": ["arm", "subset", "model_a", "model_b", "n_tasks", "mean_diff", "ci_low", "ci_high",
-                     "excludes_zero"],
+    "separability": [
+        "arm",
+        "subset",
+        "model_a",
+        "model_b",
+        "n_tasks",
+        "mean_diff",
+        "ci_low",
+        "ci_high",
+        "excludes_zero",
+    ],
     "interactions": ["model_a", "model_b", "n_tasks", "mean_delta", "ci_low", "ci_high", "p_exact", "p_holm"],
     "dispersion": ["n_tasks", "mean_statistic", "p_exact"],
     "split_half": ["arm", "kind", "split", "concordance"],
@@ -87,11 +96,21 @@ def _trials(rows: list[tuple]) -> pd.DataFrame:
 
 # --- estimator ---------------------------------------------------------------------------------
 
+
 def test_repetitions_are_averaged_within_a_task_first():
     # task 0: reps 1,1,0 (2/3); task 1: one scored rep 0 and one excluded. Task-level mean = 1/3;
     # the pooled trial mean would be 2/4 = 0.5.
-    t = validate_trials(_trials([("direct", "a", 0, 0, 1.0), ("direct", "a", 0, 1, 1.0), ("direct", "a", 0, 2, 0.0),
-                                 ("direct", "a", 1, 0, 0.0), ("direct", "a", 1, 1, 0.0, True)]))
+    t = validate_trials(
+        _trials(
+            [
+                ("direct", "a", 0, 0, 1.0),
+                ("direct", "a", 0, 1, 1.0),
+                ("direct", "a", 0, 2, 0.0),
+                ("direct", "a", 1, 0, 0.0),
+                ("direct", "a", 1, 1, 0.0, True),
+            ]
+        )
+    )
     m = task_means(t, "success")
     assert m[("direct", "a", "0")] == pytest.approx(2 / 3) and m[("direct", "a", "1")] == 0.0
     interp = parse_interpretation(TABLE)
@@ -144,11 +163,29 @@ def test_validation_names_the_problem(synth):
 def test_reader_dtypes_are_accepted(synth, interp, tables):
     # the reader writes nullable dtypes: 'string' with <NA> and Int64
     t = synth.copy()
-    for col in ("arm", "model", "task", "error", "termination", "failure_type", "failure_type_reads_credited",
-                "injected_failure"):
+    for col in (
+        "arm",
+        "model",
+        "task",
+        "error",
+        "termination",
+        "failure_type",
+        "failure_type_reads_credited",
+        "injected_failure",
+    ):
         t[col] = pd.array([None if pd.isna(v) else str(v) for v in t[col]], dtype="string")
-    for col in ("rep", "seed", "agent_actions", "messages", "unanswerable_questions", "non_reference_reads",
-                "tokens_agent", "tokens_episode", "cache_hits", "cache_misses"):
+    for col in (
+        "rep",
+        "seed",
+        "agent_actions",
+        "messages",
+        "unanswerable_questions",
+        "non_reference_reads",
+        "tokens_agent",
+        "tokens_episode",
+        "cache_hits",
+        "cache_misses",
+    ):
         t[col] = t[col].astype("Int64")
     out = build_tables(t, interp, splits=400)
     for name in ("success", "contrasts", "composition", "audit_reads", "power", "cost", "process"):
@@ -156,6 +193,7 @@ def test_reader_dtypes_are_accepted(synth, interp, tables):
 
 
 # --- the interpretation table -------------------------------------------------------------------
+
 
 def test_repository_table_matches_its_lock():
     interp = load_interpretation(TABLE, ROOT / "config" / "locks.yaml")
@@ -222,6 +260,7 @@ def test_missing_native_arm_is_unavailable(interp):
 
 # --- separability, interactions, dispersion -------------------------------------------------------
 
+
 def test_discriminating_drops_all_solved_and_all_failed_tasks():
     m = pd.DataFrame({"a": [1.0, 0.0, 1.0, 2 / 3], "b": [1.0, 0.0, 0.0, 1.0]}, index=list("wxyz"))
     assert list(discriminating(m).index) == ["y", "z"]
@@ -243,10 +282,20 @@ def test_dispersion_statistic_by_hand(interp):
     # one task: indirect means (1, 1) -> SS 0; social (1, 0) -> SS 0.5; statistic +0.5
     # another:  indirect (1, 0) -> 0.5;      social (0, 0) -> 0;   statistic -0.5
     # third:    indirect (1, 1) -> 0;        social (1, 0) -> 0.5; statistic +0.5
-    rows = [("indirect", "a", 0, 0, 1.0), ("indirect", "b", 0, 0, 1.0), ("social", "a", 0, 0, 1.0),
-            ("social", "b", 0, 0, 0.0), ("indirect", "a", 1, 0, 1.0), ("indirect", "b", 1, 0, 0.0),
-            ("social", "a", 1, 0, 0.0), ("social", "b", 1, 0, 0.0), ("indirect", "a", 2, 0, 1.0),
-            ("indirect", "b", 2, 0, 1.0), ("social", "a", 2, 0, 1.0), ("social", "b", 2, 0, 0.0)]
+    rows = [
+        ("indirect", "a", 0, 0, 1.0),
+        ("indirect", "b", 0, 0, 1.0),
+        ("social", "a", 0, 0, 1.0),
+        ("social", "b", 0, 0, 0.0),
+        ("indirect", "a", 1, 0, 1.0),
+        ("indirect", "b", 1, 0, 0.0),
+        ("social", "a", 1, 0, 0.0),
+        ("social", "b", 1, 0, 0.0),
+        ("indirect", "a", 2, 0, 1.0),
+        ("indirect", "b", 2, 0, 1.0),
+        ("social", "a", 2, 0, 1.0),
+        ("social", "b", 2, 0, 0.0),
+    ]
     disp = build_tables(_trials(rows), interp, splits=10)["dispersion"].iloc[0]
     assert disp["n_tasks"] == 3 and disp["mean_statistic"] == pytest.approx(0.5 / 3)
     assert disp["p_exact"] == pytest.approx(signflip_p([0.5, -0.5, 0.5]))  # = 6/8
@@ -254,13 +303,17 @@ def test_dispersion_statistic_by_hand(interp):
 
 def test_social_arm_separates_more_than_centralized(tables):
     summary = tables["separability_summary"].set_index(["arm", "subset"])
-    assert summary.loc[("social", "all"), "pairs_excluding_zero"] > summary.loc[("indirect", "all"),
-                                                                                   "pairs_excluding_zero"]
+    assert (
+        summary.loc[("social", "all"), "pairs_excluding_zero"]
+        > summary.loc[("indirect", "all"), "pairs_excluding_zero"]
+    )
     assert summary.loc[("social", "all"), "spread"] == pytest.approx(
-        tables["power"].set_index("arm").loc["social", "largest_gap"])
+        tables["power"].set_index("arm").loc["social", "largest_gap"]
+    )
 
 
 # --- split-half ---------------------------------------------------------------------------------
+
 
 def test_split_half_is_seeded_and_detects_a_stable_ordering():
     rng = np.random.default_rng(0)
@@ -285,6 +338,7 @@ def test_split_half_table_shape(tables):
 
 
 # --- composition, audit, cost, power -------------------------------------------------------------
+
 
 def test_composition_counts_every_trial_once(tables, synth):
     comp = tables["composition"]
@@ -325,10 +379,24 @@ def test_acquisition_breakdown_and_approach_audit_on_a_small_table():
         ("social", "never_requested", 2, 0, 0, "never_requested"),
         ("social", None, 0, 0, 0, None),
     ]
-    df = pd.DataFrame([{"arm": a, "model": "m", "task": str(i), "rep": 0, "excluded": False,
-                        "success": float(ft is None), "failure_type": ft, "missing_customer_facts": c,
-                        "missing_service_facts": sv, "gate_withheld_facts": w, "failure_type_request_based": rb}
-                       for i, (a, ft, c, sv, w, rb) in enumerate(rows)])
+    df = pd.DataFrame(
+        [
+            {
+                "arm": a,
+                "model": "m",
+                "task": str(i),
+                "rep": 0,
+                "excluded": False,
+                "success": float(ft is None),
+                "failure_type": ft,
+                "missing_customer_facts": c,
+                "missing_service_facts": sv,
+                "gate_withheld_facts": w,
+                "failure_type_request_based": rb,
+            }
+            for i, (a, ft, c, sv, w, rb) in enumerate(rows)
+        ]
+    )
     acq = T.acquisition_table(df, ["social"], ["m"]).set_index("model").loc["all"]
     assert (acq["failed"], acq["requested_not_obtained"]) == (4, 3)
     assert (acq["customer_only"], acq["service_only"], acq["both"], acq["failed_with_gate_withheld"]) == (1, 1, 1, 1)
@@ -350,6 +418,7 @@ def test_power_and_cost_tables(tables, synth):
 
 
 # --- run_stats and the files it writes ------------------------------------------------------------
+
 
 def test_run_stats_writes_the_contract(locked, synth, tmp_path):
     table, locks = locked
@@ -381,8 +450,9 @@ def test_run_stats_is_deterministic(locked, synth, tmp_path):
 
 
 def test_markdown_renderer():
-    df = pd.DataFrame({"name": ["a|b", "c"], "x": [0.123456, np.nan], "p_exact": [0.0012345, 1.0],
-                       "ok": [True, False], "n": [3, 4]})
+    df = pd.DataFrame(
+        {"name": ["a|b", "c"], "x": [0.123456, np.nan], "p_exact": [0.0012345, 1.0], "ok": [True, False], "n": [3, 4]}
+    )
     md = to_markdown(df).splitlines()
     assert md[0] == "| name | x | p_exact | ok | n |"
     assert md[1] == "| --- | ---: | ---: | --- | ---: |"
@@ -401,8 +471,23 @@ def test_stats_command_end_to_end(locked, synth, tmp_path):
     config = tmp_path / "config.yaml"
     config.write_text("models: {m4: scripted:a, m3: scripted:b, m2: scripted:c, m1: scripted:d}\n")
     out = tmp_path / "stats"
-    res = CliRunner().invoke(stats_command, ["--trials", str(trials), "--interpretation", str(table), "--locks",
-                                             str(locks), "--config", str(config), "--out", str(out), "--splits", "50"])
+    res = CliRunner().invoke(
+        stats_command,
+        [
+            "--trials",
+            str(trials),
+            "--interpretation",
+            str(table),
+            "--locks",
+            str(locks),
+            "--config",
+            str(config),
+            "--out",
+            str(out),
+            "--splits",
+            "50",
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert "35 files from 864 trials" in res.output
     assert list(pd.read_csv(out / "success.csv")["model"][:4]) == ["m4", "m3", "m2", "m1"]
@@ -425,10 +510,28 @@ def test_information_channel_audit_counts_database_passes_the_channel_fails():
 
     nan = float("nan")
     rows = [  # db, communicate, nl
-        (1.0, 1.0, nan), (1.0, 0.0, nan), (0.0, 0.0, nan), (1.0, nan, nan), (1.0, nan, 0.0)]
-    df = pd.DataFrame([{"arm": "social", "model": "m", "task": str(i), "rep": 0, "excluded": False,
-                        "success": float(db == 1.0 and (c != 0.0) and (n != 0.0)), "channel_db": db,
-                        "channel_communicate": c, "channel_nl": n} for i, (db, c, n) in enumerate(rows)])
+        (1.0, 1.0, nan),
+        (1.0, 0.0, nan),
+        (0.0, 0.0, nan),
+        (1.0, nan, nan),
+        (1.0, nan, 0.0),
+    ]
+    df = pd.DataFrame(
+        [
+            {
+                "arm": "social",
+                "model": "m",
+                "task": str(i),
+                "rep": 0,
+                "excluded": False,
+                "success": float(db == 1.0 and (c != 0.0) and (n != 0.0)),
+                "channel_db": db,
+                "channel_communicate": c,
+                "channel_nl": n,
+            }
+            for i, (db, c, n) in enumerate(rows)
+        ]
+    )
     row = T.information_channel_table(df, ["social"], ["m"]).set_index("model").loc["all"]
     assert row["channel"] == "communicate,nl" and row["trials"] == 5 and row["channel_operative"] == 4
     assert (row["db_pass"], row["db_pass_channel_fail"]) == (3, 2)

@@ -68,9 +68,15 @@ def test_resolvable_gap_inverts_required_tasks():
             assert required_tasks(sd, resolvable_gap(sd, n) * 0.9) > n
 
 
-@pytest.mark.parametrize("args,needle", [({"sd": 0.0, "gap": 0.1}, "sd"), ({"sd": 0.3, "gap": 0.0}, "gap"),
-                                         ({"sd": 0.3, "gap": 0.1, "alpha": 1.5}, "alpha"),
-                                         ({"sd": 0.3, "gap": 0.1, "power": 1.0}, "power")])
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        ({"sd": 0.0, "gap": 0.1}, "sd"),
+        ({"sd": 0.3, "gap": 0.0}, "gap"),
+        ({"sd": 0.3, "gap": 0.1, "alpha": 1.5}, "alpha"),
+        ({"sd": 0.3, "gap": 0.1, "power": 1.0}, "power"),
+    ],
+)
 def test_bad_inputs_are_named(args, needle):
     with pytest.raises(ValueError, match=needle):
         required_tasks(**args)

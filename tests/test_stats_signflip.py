@@ -14,14 +14,15 @@ from incognita.stats.signflip import holm, pattern_sums, signflip_p
 def _brute_force(d: list[float]) -> float:
     """Every sign pattern in a Python loop: the definition, written out."""
     observed = abs(sum(d))
-    hits = sum(abs(sum(s * x for s, x in zip(signs, d))) >= observed - 1e-12
-               for signs in itertools.product((1, -1), repeat=len(d)))
+    hits = sum(
+        abs(sum(s * x for s, x in zip(signs, d))) >= observed - 1e-12
+        for signs in itertools.product((1, -1), repeat=len(d))
+    )
     return hits / 2 ** len(d)
 
 
 def _scipy_exact(d: np.ndarray) -> float:
-    res = stats.permutation_test((d,), np.mean, permutation_type="samples", n_resamples=np.inf,
-                                 alternative="two-sided")
+    res = stats.permutation_test((d,), np.mean, permutation_type="samples", n_resamples=np.inf, alternative="two-sided")
     return float(res.pvalue)
 
 
@@ -46,21 +47,27 @@ def test_float_residue_of_a_zero_mean_is_a_zero_mean():
 def test_matches_scipy_paired_samples_form():
     rng = np.random.default_rng(7)
     x, y = rng.integers(0, 5, 9) / 4.0, rng.integers(0, 5, 9) / 4.0
-    res = stats.permutation_test((x, y), lambda a, b: np.mean(a - b), permutation_type="samples",
-                                 n_resamples=np.inf, alternative="two-sided")
+    res = stats.permutation_test(
+        (x, y), lambda a, b: np.mean(a - b), permutation_type="samples", n_resamples=np.inf, alternative="two-sided"
+    )
     assert signflip_p(x - y) == pytest.approx(res.pvalue, abs=1e-12)
 
 
-@pytest.mark.parametrize("d", [[0.5, 0.25, -0.25, 1 / 3, 2 / 3, -2 / 3, 0.0, 1.0],
-                               [1 / 3] * 7 + [-1 / 3],
-                               [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, -1.0, 0.05]])
+@pytest.mark.parametrize(
+    "d",
+    [
+        [0.5, 0.25, -0.25, 1 / 3, 2 / 3, -2 / 3, 0.0, 1.0],
+        [1 / 3] * 7 + [-1 / 3],
+        [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, -1.0, 0.05],
+    ],
+)
 def test_matches_brute_force_loop(d):
     assert signflip_p(d) == pytest.approx(_brute_force(d), abs=1e-12)
 
 
 def test_all_equal_positive_differences():
     # only the all-plus and all-minus patterns reach the observed |mean|
-    assert signflip_p([0.5] * 10) == 2 / 2 ** 10
+    assert signflip_p([0.5] * 10) == 2 / 2**10
 
 
 def test_zero_mean_gives_one_and_symmetry():
@@ -73,10 +80,10 @@ def test_eighteen_tasks_is_exact_on_the_2_pow_18_grid():
     rng = np.random.default_rng(3)
     d = rng.integers(-3, 4, 18) / 3.0
     p = signflip_p(d)
-    count = p * 2 ** 18
+    count = p * 2**18
     assert count == pytest.approx(round(count), abs=1e-9)  # an exact share of 262144 patterns
     sums = pattern_sums(d)
-    assert len(sums) == 2 ** 18
+    assert len(sums) == 2**18
     assert p == pytest.approx(np.mean(np.abs(sums) >= abs(d.sum()) - 1e-9), abs=0)
 
 
@@ -87,7 +94,7 @@ def test_nan_tasks_are_dropped_and_empty_is_nan():
 
 def test_holm_reproduces_table_1():
     # the paper's exact p-values are shares of 2^18 patterns; Holm must give its last column
-    exact = np.array([1536, 160, 692, 35456, 44288, 262144]) / 2 ** 18
+    exact = np.array([1536, 160, 692, 35456, 44288, 262144]) / 2**18
     assert np.round(exact, 5).tolist() == [0.00586, 0.00061, 0.00264, 0.13525, 0.16895, 1.0]
     assert np.round(holm(exact), 5).tolist() == [0.02344, 0.00366, 0.0132, 0.40576, 0.40576, 1.0]
 

@@ -29,8 +29,15 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "viewer"
 CHROMIUM = "/usr/bin/chromium"
 # Flags that work on a machine with a closed network: no background traffic, no sandbox (root).
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 # The fixture episode with a known failure type: the impatient agent in the social arm of
 # task 11 reaches two desks, gets no read accepted and never attempts the return.
 FIXTURE_EPISODE = ("social", "impatient", "11", 0)
@@ -49,11 +56,24 @@ os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
 # copied record so the page's drawing of each is tested; none of them changes the label.
 RARE_EVENTS = [
     {"type": "protocol_error", "actor": "agent", "reason": "malformed JSON", "raw": "{not json"},
-    {"type": "tool_proposal", "call_id": "x1", "proposer": "agent", "tool": "cancel_pending_order",
-     "arguments": {"order_id": "#W0000000", "reason": "no longer needed"}},
-    {"type": "gateway_decision", "call_id": "x1", "proposer": "agent", "tool": "cancel_pending_order",
-     "arguments": {"order_id": "#W0000000", "reason": "no longer needed"}, "status": "inadmissible",
-     "reason": "order_id: no such order", "result": None, "write": True},
+    {
+        "type": "tool_proposal",
+        "call_id": "x1",
+        "proposer": "agent",
+        "tool": "cancel_pending_order",
+        "arguments": {"order_id": "#W0000000", "reason": "no longer needed"},
+    },
+    {
+        "type": "gateway_decision",
+        "call_id": "x1",
+        "proposer": "agent",
+        "tool": "cancel_pending_order",
+        "arguments": {"order_id": "#W0000000", "reason": "no longer needed"},
+        "status": "inadmissible",
+        "reason": "order_id: no such order",
+        "result": None,
+        "write": True,
+    },
     {"type": "disclosure", "token": "credit_card", "status": "unknown", "value": None, "reason": None},
     {"type": "truncation", "budget": 300},
 ]
@@ -75,9 +95,26 @@ def _edited_copy(dest: Path) -> Path:
 
 def _collabsim_run(root: Path) -> Path:
     """One real CollabSim run of the smoke design's condition (DayTrader, bandwidth), seed 1."""
-    subprocess.run([sys.executable, "-m", "incognita", "collabsim", "run",
-                    "config/collabsim/daytrader/communication_bandwidth.yaml", "--seeds", "1", "--design", "persona",
-                    "--out-root", str(root)], cwd=ROOT, check=True, capture_output=True, text=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "incognita",
+            "collabsim",
+            "run",
+            "config/collabsim/daytrader/communication_bandwidth.yaml",
+            "--seeds",
+            "1",
+            "--design",
+            "persona",
+            "--out-root",
+            str(root),
+        ],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return root
 
 
@@ -86,10 +123,29 @@ def site(tmp_path_factory) -> Path:
     tmp = tmp_path_factory.mktemp("viewer")
     out = tmp / "site"
     proc = subprocess.run(
-        [sys.executable, "-m", "incognita", "view", "--out", str(out), "--trials", str(FIXTURES / "trials.parquet"),
-         "--reference", str(FIXTURES / "coordination.json"), "--episodes", str(_edited_copy(tmp / "episodes")),
-         "--native", str(FIXTURES / "native"), "--collabsim", str(_collabsim_run(tmp / "collabsim"))],
-        check=False, cwd=ROOT, capture_output=True, text=True)
+        [
+            sys.executable,
+            "-m",
+            "incognita",
+            "view",
+            "--out",
+            str(out),
+            "--trials",
+            str(FIXTURES / "trials.parquet"),
+            "--reference",
+            str(FIXTURES / "coordination.json"),
+            "--episodes",
+            str(_edited_copy(tmp / "episodes")),
+            "--native",
+            str(FIXTURES / "native"),
+            "--collabsim",
+            str(_collabsim_run(tmp / "collabsim")),
+        ],
+        check=False,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "16 trials, 1 CollabSim runs" in proc.stdout
     return out
@@ -209,7 +265,9 @@ def test_sorting_by_a_number_column(page, site, trials):
 
 def test_episode_page_shows_events_labels_and_the_reference(page, site, trials):
     arm, model, task, rep = FIXTURE_EPISODE
-    row = trials[(trials["arm"] == arm) & (trials["model"] == model) & (trials["task"] == task) & (trials["rep"] == rep)]
+    row = trials[
+        (trials["arm"] == arm) & (trials["model"] == model) & (trials["task"] == task) & (trials["rep"] == rep)
+    ]
     assert row["failure_type"].item() == FIXTURE_LABEL  # the fixture is what this test says it is
     record = json.loads((FIXTURES / "episodes" / arm / model / task / f"r{rep}.json").read_text())
     open_route(page, site.resolve().as_uri() + "/index.html", "trials")
@@ -268,7 +326,9 @@ def test_matched_views_put_the_arms_side_by_side(page, site, trials):
     base = site.resolve().as_uri() + "/index.html"
     open_route(page, base, "task/11")
     assert page.locator("table.matrix tbody tr").count() == trials[trials["task"] == "11"]["model"].nunique()
-    assert page.locator("table.matrix a.chip.success, table.matrix a.chip.failed").count() == int((trials["task"] == "11").sum())
+    assert page.locator("table.matrix a.chip.success, table.matrix a.chip.failed").count() == int(
+        (trials["task"] == "11").sum()
+    )
     open_route(page, base, "compare/impatient/11/0")
     assert page.locator(".compare-col").count() == 4
     assert page.locator(".compare-col[data-arm=native] .compare-row").count() > 0
@@ -282,10 +342,20 @@ def test_collabsim_index_and_run_with_probes_at_their_actions(page, site, tmp_pa
     page.wait_for_selector("[data-testid=timeline]")
     key = page.locator("[data-key]").get_attribute("data-key")
     assert key == "collabsim/daytrader/communication_bandwidth/scripted/persona/s1"
-    events = [json.loads(line) for line in next(tmp_path_factory.getbasetemp().glob(
-        "viewer*/collabsim/runs/daytrader/communication_bandwidth/scripted/persona/s1/events.jsonl")).read_text().splitlines()]
+    events = [
+        json.loads(line)
+        for line in next(
+            tmp_path_factory.getbasetemp().glob(
+                "viewer*/collabsim/runs/daytrader/communication_bandwidth/scripted/persona/s1/events.jsonl"
+            )
+        )
+        .read_text()
+        .splitlines()
+    ]
     probes = [e for e in events if e["kind"] == "probe"]
-    assert probes and page.locator(".tl-row[data-kind=action] details.probe, .tl-row[data-kind=message] details.probe").count() == len(probes)
+    assert probes and page.locator(
+        ".tl-row[data-kind=action] details.probe, .tl-row[data-kind=message] details.probe"
+    ).count() == len(probes)
     assert page.locator(".timeline .tl-row[data-kind]").count() == len(events) - len(probes)
     page.locator("details.probe").first.locator("summary").click()
     assert probes[0]["payload"]["answers"][0]["answer"] in page.locator("details.probe").first.inner_text()
@@ -339,11 +409,15 @@ def test_reference_ticks_add_up_to_the_readers_measures(trials):
         path = FIXTURES / "episodes" / row["arm"] / row["model"] / row["task"] / f"r{row['rep']}.json"
         page = episode_page(path, {"failure_type": row["failure_type"]}, reference["tasks"][row["task"]])
         ref = page["reference"]
-        assert sum(i["at"] is not None for i in ref["items"]) / len(ref["items"]) == pytest.approx(row["information_acquisition"])
+        assert sum(i["at"] is not None for i in ref["items"]) / len(ref["items"]) == pytest.approx(
+            row["information_acquisition"]
+        )
         assert sum(c["at"] is not None for c in ref["calls"]) / len(ref["calls"]) == pytest.approx(row["execution"])
         if row["arm"] == "social":
             roles = ref["role_assignments"]
-            assert sum(r["executed"] is not None for r in roles) / len(roles) == pytest.approx(row["role_identification"])
+            assert sum(r["executed"] is not None for r in roles) / len(roles) == pytest.approx(
+                row["role_identification"]
+            )
         if page["failure"]:
             assert page["failure"]["recomputed"] == row["failure_type"]
 
@@ -352,10 +426,29 @@ def test_a_missing_record_stops_the_build_with_its_path(tmp_path):
     episodes = tmp_path / "episodes"
     shutil.copytree(FIXTURES / "episodes", episodes)
     (episodes / "social" / "impatient" / "11" / "r0.json").unlink()
-    proc = subprocess.run([sys.executable, "-m", "incognita", "view", "--out", str(tmp_path / "site"),
-                           "--trials", str(FIXTURES / "trials.parquet"), "--reference", str(FIXTURES / "coordination.json"),
-                           "--episodes", str(episodes), "--native", str(FIXTURES / "native"), "--no-collabsim"],
-                          check=False, cwd=ROOT, capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "incognita",
+            "view",
+            "--out",
+            str(tmp_path / "site"),
+            "--trials",
+            str(FIXTURES / "trials.parquet"),
+            "--reference",
+            str(FIXTURES / "coordination.json"),
+            "--episodes",
+            str(episodes),
+            "--native",
+            str(FIXTURES / "native"),
+            "--no-collabsim",
+        ],
+        check=False,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 2
     assert "social/impatient/11/r0.json" in proc.stderr and not (tmp_path / "site").exists()
 
@@ -388,9 +481,11 @@ def measure(site: Path, screenshots: Path | None, loads: int = 5) -> None:
             context.close()
         wall = statistics.median(t[0] for t in times)
         render = statistics.median(t[1] for t in times)
-        print(f"index ({n} trials): rendered {render:.0f} ms after navigation start (page clock), "
-              f"{wall * 1000:.0f} ms from goto() to ready (median of {loads} fresh loads; "
-              f"range {min(t[0] for t in times) * 1000:.0f}-{max(t[0] for t in times) * 1000:.0f} ms)")
+        print(
+            f"index ({n} trials): rendered {render:.0f} ms after navigation start (page clock), "
+            f"{wall * 1000:.0f} ms from goto() to ready (median of {loads} fresh loads; "
+            f"range {min(t[0] for t in times) * 1000:.0f}-{max(t[0] for t in times) * 1000:.0f} ms)"
+        )
         _page_loads(browser, url, site)
         if screenshots:
             _screenshots(browser, url, screenshots)
@@ -399,8 +494,10 @@ def measure(site: Path, screenshots: Path | None, loads: int = 5) -> None:
 
 def _page_loads(browser, url: str, site: Path) -> None:
     """How long the largest episode and the largest CollabSim run take to open from the index."""
-    largest = {kind: max(site.glob(f"data/{kind}/**/*.js"), key=lambda p: p.stat().st_size, default=None)
-               for kind in ("episodes", "runs")}
+    largest = {
+        kind: max(site.glob(f"data/{kind}/**/*.js"), key=lambda p: p.stat().st_size, default=None)
+        for kind in ("episodes", "runs")
+    }
     page = browser.new_page(viewport={"width": 1280, "height": 800})
     page.goto(url + "#trials")
     page.wait_for_selector("body[data-ready]")
@@ -413,17 +510,21 @@ def _page_loads(browser, url: str, site: Path) -> None:
         open_route(page, url, route)
         elapsed = time.perf_counter() - start
         events = page.locator(".timeline .tl-row[data-kind]").count()
-        print(f"largest {kind[:-1]} ({path.stat().st_size / 1e3:.0f} kB, {events} rows): opened in {elapsed * 1000:.0f} ms")
+        print(
+            f"largest {kind[:-1]} ({path.stat().st_size / 1e3:.0f} kB, {events} rows): opened in {elapsed * 1000:.0f} ms"
+        )
     page.close()
 
 
 def _screenshots(browser, url: str, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     page = browser.new_page(viewport={"width": 1280, "height": 800})
-    for name, route in (("viewer-index", "trials?arm=social&sort=-turns"),
-                        ("viewer-episode", "social/surveyor/3/0/e79"),
-                        ("viewer-task", "task/11"),
-                        ("viewer-collabsim", "collabsim/map_task/canvas_visibility/scripted/persona/s1")):
+    for name, route in (
+        ("viewer-index", "trials?arm=social&sort=-turns"),
+        ("viewer-episode", "social/surveyor/3/0/e79"),
+        ("viewer-task", "task/11"),
+        ("viewer-collabsim", "collabsim/map_task/canvas_visibility/scripted/persona/s1"),
+    ):
         page.goto("about:blank")
         page.goto(f"{url}#{route}")
         page.wait_for_selector("body[data-ready]")

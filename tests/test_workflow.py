@@ -39,11 +39,14 @@ def test_broken_config_names_the_key(workflow, tmp_path):
     assert "['source']['version']" in out and "is not of type 'string'" in out
 
 
-@pytest.mark.parametrize("overlay, line", [
-    ("models:\n  foo: foo:bar\n", "config key models.foo: unknown backend family 'foo' in 'foo:bar'"),
-    ("models:\n  x: scripted:nosuch\n", "config key models.x: unknown scripted profile 'nosuch'"),
-    ("participants:\n  customer: scripted:desk\n", "config key participants.customer: unknown scripted profile"),
-])
+@pytest.mark.parametrize(
+    "overlay, line",
+    [
+        ("models:\n  foo: foo:bar\n", "config key models.foo: unknown backend family 'foo' in 'foo:bar'"),
+        ("models:\n  x: scripted:nosuch\n", "config key models.x: unknown scripted profile 'nosuch'"),
+        ("participants:\n  customer: scripted:desk\n", "config key participants.customer: unknown scripted profile"),
+    ],
+)
 def test_a_bad_model_entry_stops_a_dry_run_with_one_line(workflow, tmp_path, overlay, line):
     bad = tmp_path / "bad.yaml"
     bad.write_text(overlay)
@@ -95,12 +98,17 @@ def test_smoke_profile_end_to_end(tmp_path):
     figures = {p.name for p in (wf / "results" / "figures").iterdir()}
     assert {"fig2_success.png", "fig5_native.svg", "table1.md", "table2.csv"} <= figures
     runs = pd.read_parquet(wf / "results" / "collabsim" / "runs.parquet")
-    assert sorted(set(zip(runs["task"], runs["condition"]))) == [("daytrader", "baseline"),
-                                                                ("daytrader", "communication_bandwidth")]
+    assert sorted(set(zip(runs["task"], runs["condition"]))) == [
+        ("daytrader", "baseline"),
+        ("daytrader", "communication_bandwidth"),
+    ]
     assert len(runs) == 8 and runs["scripted"].all() and set(runs["design"]) == {"persona", "theory"}
     assert (runs["probe_answers"] > 0).all() and runs["convergence"].notna().all()
     assert {p.name for p in (wf / "results" / "collabsim" / "figures").glob("[!.]*")} == {
-        f"{n}.{e}" for n in ("daytrader", "confidence_time", "convergence_time", "design_effects") for e in ("png", "svg")}
+        f"{n}.{e}"
+        for n in ("daytrader", "confidence_time", "convergence_time", "design_effects")
+        for e in ("png", "svg")
+    }
     archived = list((wf / "results" / "native" / "archive").rglob("r0.json"))
     assert len(archived) == 4  # both smoke tasks are repaired: their unrepaired runs are kept apart
 
@@ -109,9 +117,18 @@ def test_smoke_profile_end_to_end(tmp_path):
 
     profiles = wf / "config" / "scripted_agents.yaml"
     text = profiles.read_text()
-    profiles.write_text(text.replace("impatient:\n  discovery: probe\n  patience: 1",
-                                     "impatient:\n  discovery: probe\n  patience: 2"))
+    profiles.write_text(
+        text.replace("impatient:\n  discovery: probe\n  patience: 1", "impatient:\n  discovery: probe\n  patience: 2")
+    )
     proc = snakemake(wf, "-n", "--configfile", "config/smoke.yaml")
-    assert planned_jobs(proc) == {"episodes": 2, "native": 1, "episodes_done": 1, "trials": 1, "stats": 1,
-                                  "figures": 1, "viewer": 1, "all": 1}  # CollabSim untouched
+    assert planned_jobs(proc) == {
+        "episodes": 2,
+        "native": 1,
+        "episodes_done": 1,
+        "trials": 1,
+        "stats": 1,
+        "figures": 1,
+        "viewer": 1,
+        "all": 1,
+    }  # CollabSim untouched
     assert "model=impatient" in proc.stdout and "model=surveyor" not in proc.stdout

@@ -47,7 +47,7 @@ def planned_jobs(proc: subprocess.CompletedProcess) -> dict[str, int]:
     lines = proc.stdout.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("Job stats"))
     jobs = {}
-    for line in lines[start + 3:]:
+    for line in lines[start + 3 :]:
         parts = line.split()
         if len(parts) != 2 or parts[0] == "total":
             break

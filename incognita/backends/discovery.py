@@ -20,7 +20,8 @@ from collections import Counter
 _STOP = frozenset(
     "a an the of and or to in on for with by is are be it its this that you your their they we our i my me "
     "as at from can only if not no any one all other such do does what which who when while also has have "
-    "am will would could should there here so than then them these those into out about".split())
+    "am will would could should there here so than then them these those into out about".split()
+)
 _SUFFIXES = ("ies", "es", "s", "ing", "ed")
 
 
@@ -53,8 +54,9 @@ def map_replies(replies: dict[str, str], tools: dict[str, str]) -> dict[str, str
     for tool, description in tools.items():
         own = content_words(tool)
         described = own | content_words(_first_sentence(description or ""))
-        scores = {desk: sum((2.0 if w in own else 1.0) / spread[w] for w in words & described)
-                  for desk, words in said.items()}
+        scores = {
+            desk: sum((2.0 if w in own else 1.0) / spread[w] for w in words & described) for desk, words in said.items()
+        }
         best = max(scores.values(), default=0.0)
         winners = [desk for desk, score in scores.items() if score == best]
         if best > 0 and len(winners) == 1:

@@ -24,8 +24,9 @@ from incognita.common.io import InputError, read_yaml
 SCRIPTED_PARTICIPANTS = {"customer": "customer", "service": "desk", "judge": "judge"}
 
 
-def check_entry(entry: object, key: str, scripted_profiles: Iterable[str] = (),
-                participant: str | None = None) -> tuple[str, dict]:
+def check_entry(
+    entry: object, key: str, scripted_profiles: Iterable[str] = (), participant: str | None = None
+) -> tuple[str, dict]:
     """(spec, settings) of a valid entry; InputError naming `key` (e.g. `models.gpt`) otherwise.
 
     An evaluated agent's scripted profile must be one of `scripted_profiles`; a participant
@@ -37,8 +38,10 @@ def check_entry(entry: object, key: str, scripted_profiles: Iterable[str] = (),
     family, _, name = spec.partition(":")
     families = known_families()
     if family not in families or not name:
-        raise InputError(f"config key {key}: unknown backend family {family!r} in {spec!r} "
-                         f"(expected <family>:<name> with family one of {', '.join(families)})")
+        raise InputError(
+            f"config key {key}: unknown backend family {family!r} in {spec!r} "
+            f"(expected <family>:<name> with family one of {', '.join(families)})"
+        )
     if family == "scripted":
         _check_scripted(key, name, settings, scripted_profiles, participant)
     elif family == "openai":
@@ -56,13 +59,17 @@ def _check_scripted(key: str, name: str, settings: dict, profiles: Iterable[str]
         if expected is None:
             raise InputError(f"config key {key}: there is no scripted {participant}; use an openai: entry or null")
         if name != expected:
-            raise InputError(f"config key {key}: unknown scripted profile {name!r} (the scripted {participant} "
-                             f"is scripted:{expected})")
+            raise InputError(
+                f"config key {key}: unknown scripted profile {name!r} (the scripted {participant} "
+                f"is scripted:{expected})"
+            )
         return
     known = sorted(profiles)
     if name not in known:
-        raise InputError(f"config key {key}: unknown scripted profile {name!r} "
-                         f"(profiles in the scripted-agents file: {', '.join(known) or 'none'})")
+        raise InputError(
+            f"config key {key}: unknown scripted profile {name!r} "
+            f"(profiles in the scripted-agents file: {', '.join(known) or 'none'})"
+        )
 
 
 def check_entries(cfg: dict, base: str | Path = ".") -> None:
@@ -80,7 +87,10 @@ def check_entries(cfg: dict, base: str | Path = ".") -> None:
     from incognita.evaluate import check_channel
 
     try:
-        check_channel((cfg.get("evaluation") or {}).get("information_channel", "substring"),
-                      (cfg.get("participants") or {}).get("judge"), "config key evaluation.information_channel")
+        check_channel(
+            (cfg.get("evaluation") or {}).get("information_channel", "substring"),
+            (cfg.get("participants") or {}).get("judge"),
+            "config key evaluation.information_channel",
+        )
     except ValueError as exc:
         raise InputError(str(exc)) from None

@@ -30,8 +30,25 @@ import json
 import re
 from dataclasses import dataclass
 
-KINDS = ("ask", "confirm", "tell", "field", "notsure", "yes", "no", "request", "remit", "call", "want",
-         "handles", "confirm?", "result", "failed", "decline", "missing")
+KINDS = (
+    "ask",
+    "confirm",
+    "tell",
+    "field",
+    "notsure",
+    "yes",
+    "no",
+    "request",
+    "remit",
+    "call",
+    "want",
+    "handles",
+    "confirm?",
+    "result",
+    "failed",
+    "decline",
+    "missing",
+)
 _TAG = re.compile(r"^#(" + "|".join(re.escape(k) for k in sorted(KINDS, key=len, reverse=True)) + r")(?:\s+(.*))?$")
 
 

@@ -38,8 +38,13 @@ from incognita.common.backends.base import ModelRequest, ModelResponse, ToolCall
 from incognita.golden import result_doc
 from incognita.plan import PICK, Plan, PlannedCall, Source
 
-FAILURE_TYPES = ("never_requested", "requested_not_obtained", "obtained_not_delivered",
-                 "delivered_incorrect", "correct_unconfirmed")
+FAILURE_TYPES = (
+    "never_requested",
+    "requested_not_obtained",
+    "obtained_not_delivered",
+    "delivered_incorrect",
+    "correct_unconfirmed",
+)
 # Reading every entry of a list of bare ids to choose one costs a turn each; beyond this many
 # the agent judges the entries by what the list itself says.
 MAX_EXPLORED = 12
@@ -52,9 +57,11 @@ def tool_catalog(schemas: list[dict], writes: set[str] | frozenset[str] = frozen
     out = {}
     for schema in schemas:
         fn = schema.get("function", schema)
-        out[fn["name"]] = {"description": fn.get("description") or "",
-                           "params": list((fn.get("parameters") or {}).get("properties") or {}),
-                           "write": fn["name"] in writes}
+        out[fn["name"]] = {
+            "description": fn.get("description") or "",
+            "params": list((fn.get("parameters") or {}).get("properties") or {}),
+            "write": fn["name"] in writes,
+        }
     return out
 
 
@@ -93,9 +100,14 @@ class Profile:
             raise ValueError(f"scripted agent profile {name!r}: unknown failure type(s) {sorted(bad)}")
         if not isinstance(data.get("gives_up_at_once", False), bool):
             raise ValueError(f"scripted agent profile {name!r}: gives_up_at_once must be true or false")
-        return cls(name=name, discovery=data.get("discovery", "oracle"), patience=data.get("patience"),
-                   slip_rate=float(data.get("slip_rate", 0.0)), inject=dict(data.get("inject") or {}),
-                   gives_up_at_once=data.get("gives_up_at_once", False))
+        return cls(
+            name=name,
+            discovery=data.get("discovery", "oracle"),
+            patience=data.get("patience"),
+            slip_rate=float(data.get("slip_rate", 0.0)),
+            inject=dict(data.get("inject") or {}),
+            gives_up_at_once=data.get("gives_up_at_once", False),
+        )
 
 
 class GiveUp(Exception):
@@ -139,8 +151,11 @@ class ScriptedAgent:
         if action["kind"] == "tool":
             self._ids += 1
             return ModelResponse(tool_calls=(ToolCall(f"t{self._ids}", action["name"], action["args"]),))
-        return ModelResponse(text=json.dumps({"recipient": action["to"], "message": action["text"],
-                                              "message_type": action.get("type", "MESSAGE")}))
+        return ModelResponse(
+            text=json.dumps(
+                {"recipient": action["to"], "message": action["text"], "message_type": action.get("type", "MESSAGE")}
+            )
+        )
 
     # ------------------------------------------------------------------ the policy
     def _run(self) -> Generator[dict, str, None]:
@@ -200,8 +215,13 @@ class ScriptedAgent:
             if call.write and (inj == "delivered_incorrect" or self.rng.random() < self.profile.slip_rate):
                 args = self._slip(call, args)
             if call.write:
-                reply = yield _msg("USER", say(f"I will now {_describe(call.name)}. Shall I go ahead?",
-                                               tag("confirm", f"{call.name} {json.dumps(args, sort_keys=True)}")))
+                reply = yield _msg(
+                    "USER",
+                    say(
+                        f"I will now {_describe(call.name)}. Shall I go ahead?",
+                        tag("confirm", f"{call.name} {json.dumps(args, sort_keys=True)}"),
+                    ),
+                )
                 self._hear(reply)
                 if not first(reply, "yes"):
                     raise GiveUp("the customer did not confirm")
@@ -228,8 +248,13 @@ class ScriptedAgent:
     def _reads_after_a_change(self) -> bool:
         """Does a read that comes after the first change take a value from a change's result?"""
         writes = {c.index for c in self.plan.calls if c.write}
-        return any(s.kind == "read" and s.call in writes
-                   for c in self.plan.calls if not c.write for src in c.args.values() for s in (src, *src.operands))
+        return any(
+            s.kind == "read" and s.call in writes
+            for c in self.plan.calls
+            if not c.write
+            for src in c.args.values()
+            for s in (src, *src.operands)
+        )
 
     def _report(self):
         if not self.plan.info:
@@ -251,13 +276,18 @@ class ScriptedAgent:
             if value is not None:
                 values.append(_render(value, item.match))
         if values:
-            yield _msg("USER", say("Here is the information you asked for: " + "; ".join(values) + ".",
-                                   tag("tell", "; ".join(values))))
+            yield _msg(
+                "USER",
+                say(
+                    "Here is the information you asked for: " + "; ".join(values) + ".", tag("tell", "; ".join(values))
+                ),
+            )
 
     # ------------------------------------------------------------------ steps
     def _ask_customer(self, token: str):
-        reply = yield _msg("USER", say(f"Could you tell me your {token.replace('_', ' ').replace(':', ' ')}?",
-                                       tag("ask", token)))
+        reply = yield _msg(
+            "USER", say(f"Could you tell me your {token.replace('_', ' ').replace(':', ' ')}?", tag("ask", token))
+        )
         self._hear(reply)
         if token not in self.released:
             raise GiveUp(f"the customer could not give {token}")
@@ -284,8 +314,9 @@ class ScriptedAgent:
             return True
         while True:
             holder = self._holder(call.name)
-            text = say(f"Could you {_describe(call.name)} for me?", call_tag(call.name, args),
-                       tag("want", json.dumps([""])))
+            text = say(
+                f"Could you {_describe(call.name)} for me?", call_tag(call.name, args), tag("want", json.dumps([""]))
+            )
             reply = yield _msg(holder, text)
             if first(reply, "confirm?"):
                 reply = yield _msg(holder, say("Yes, please go ahead.", tag("yes")))
@@ -339,8 +370,11 @@ class ScriptedAgent:
 
     def _build_args(self, call: PlannedCall):
         args: dict = {}
-        choosing = _Choosing(call=call.name, arg=None, sources=frozenset(
-            s.call for src in call.args.values() for s in (src, *src.operands) if s.kind == "read"))
+        choosing = _Choosing(
+            call=call.name,
+            arg=None,
+            sources=frozenset(s.call for src in call.args.values() for s in (src, *src.operands) if s.kind == "read"),
+        )
         for pointer in sorted(call.args, key=_pointer_key):
             choosing.arg = pointer.split("/")[1] if pointer.count("/") == 1 else None
             choosing.slot = re.sub(r"/\d+", "", pointer)
@@ -381,7 +415,7 @@ class ScriptedAgent:
             raise GiveUp(f"the result of call {src.call} has no collection where the plan expects one")
         if not entries:
             raise GiveUp(f"the result of call {src.call} lists nothing to choose from")
-        where = (src.call, src.steps[:depth + 1])
+        where = (src.call, src.steps[: depth + 1])
         memo = (where, src.selected_by)
         taken = choosing.taken.setdefault(where, set())  # by this call's other arguments
         used = self.used.setdefault((where, choosing.call, choosing.slot), set())  # by earlier runs of this tool
@@ -396,8 +430,11 @@ class ScriptedAgent:
         """Score: the consuming call's words, then the customer's facts, then likeness to the
         entries the call's other arguments took (a replacement keeps the options it does not
         change); on a tie, the entry an earlier call chose from the same list, else the first."""
-        free = [(k, e) for k, e in entries if k not in taken and not (set(_texts(e)) & choosing.values)] or \
-            [(k, e) for k, e in entries if k not in taken] or entries
+        free = (
+            [(k, e) for k, e in entries if k not in taken and not (set(_texts(e)) & choosing.values)]
+            or [(k, e) for k, e in entries if k not in taken]
+            or entries
+        )
         # An entry the record marks unavailable is not one to choose while any other is.
         available = [(k, e) for k, e in free if not (isinstance(e, dict) and e.get("available") is False)]
         free = available or free
@@ -410,8 +447,11 @@ class ScriptedAgent:
         # order whose status is pending, whatever else matches.
         call_words = sorted(content_words(choosing.call))
         best_key, best = free[0][0], None
-        explore = _reading_tool(self.tools, choosing.arg) if all(not isinstance(e, (dict, list)) for _, e in free) \
-            and len(free) <= MAX_EXPLORED and choosing.arg else None
+        explore = (
+            _reading_tool(self.tools, choosing.arg)
+            if all(not isinstance(e, (dict, list)) for _, e in free) and len(free) <= MAX_EXPLORED and choosing.arg
+            else None
+        )
         near = self._context_texts(src.call, only=choosing.sources)  # the records this call acts on
         far = self._context_texts(src.call)
         for key, entry in free:
@@ -423,8 +463,7 @@ class ScriptedAgent:
             # What the case already points at (the payment method the order was paid with):
             # after the customer's words, the records of this case break the tie.
             mentioned = (key in near) * 2 + (key in far) if isinstance(key, str) else 0
-            score = (_match_score(call_words, texts), _match_score(facts, texts), mentioned, likeness,
-                     key == earlier)
+            score = (_match_score(call_words, texts), _match_score(facts, texts), mentioned, likeness, key == earlier)
             if best is None or score > best:
                 best_key, best = key, score
         if src.selected_by and best[1] == 0:
@@ -436,16 +475,21 @@ class ScriptedAgent:
     def _context_texts(self, exclude: int, only: frozenset | None = None) -> set[str]:
         """Every scalar in the results read so far (or in those of the calls `only`), but the
         one being chosen from."""
-        return {t for index, doc in self.results.items()
-                if index != exclude and (only is None or index in only) for t in _texts(doc)}
+        return {
+            t
+            for index, doc in self.results.items()
+            if index != exclude and (only is None or index in only)
+            for t in _texts(doc)
+        }
 
     def _explore(self, tool: str, args: dict):
         """A read made only to choose between entries (the agent's own looking), kept once."""
         memo = f"{tool} {json.dumps(args, sort_keys=True)}"
         if memo not in self.explored:
             index = -1 - len(self.explored)
-            ok = yield from self._execute(PlannedCall(index=index, name=tool, write=False, args={}), args,
-                                          tolerate_failure=True)
+            ok = yield from self._execute(
+                PlannedCall(index=index, name=tool, write=False, args={}), args, tolerate_failure=True
+            )
             self.explored[memo] = self.results.pop(index, None) if ok else None
         return self.explored[memo]
 
@@ -467,8 +511,13 @@ class ScriptedAgent:
         return _corrupt(args, self.rng)
 
     def _feeds_write(self, call: PlannedCall) -> bool:
-        return any(s.kind == "read" and s.call == call.index
-                   for c in self.plan.calls if c.write for src in c.args.values() for s in (src, *src.operands))
+        return any(
+            s.kind == "read" and s.call == call.index
+            for c in self.plan.calls
+            if c.write
+            for src in c.args.values()
+            for s in (src, *src.operands)
+        )
 
     def _draw_injection(self) -> str | None:
         plan = self.plan
@@ -530,7 +579,9 @@ def _field_value(value: str, part: str | None, transform: str | None) -> str:
     if transform == "user_id_name":
         m = re.fullmatch(r"([a-z]+)_([a-z_]+)_\d+", value.strip().lower())
         if m:
-            value = m.group(1).capitalize() if part == "first" else " ".join(w.capitalize() for w in m.group(2).split("_"))
+            value = (
+                m.group(1).capitalize() if part == "first" else " ".join(w.capitalize() for w in m.group(2).split("_"))
+            )
             return value
     if part is not None:
         words = value.split()
@@ -614,7 +665,9 @@ def _corrupt(args: dict, rng: random.Random | None = None) -> dict:
     """One wrong argument: the last character of one string value changed."""
     out = json.loads(json.dumps(args))
     slots = [(k, None) for k, v in out.items() if isinstance(v, str) and v]
-    slots += [(k, i) for k, v in out.items() if isinstance(v, list) for i, x in enumerate(v) if isinstance(x, str) and x]
+    slots += [
+        (k, i) for k, v in out.items() if isinstance(v, list) for i, x in enumerate(v) if isinstance(x, str) and x
+    ]
     if not slots:
         return out
     key, idx = (rng or random.Random(0)).choice(sorted(slots, key=str))

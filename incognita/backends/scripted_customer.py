@@ -137,17 +137,22 @@ class ScriptedCustomer:
         asks = list(dict.fromkeys(g.payload.split()[0] for g in tags if g.kind == "ask" and g.payload.strip()))
 
         # What the gate has told the customer before this message, and in answer to it.
-        released_before = {a["token"]: a.get("value") for a in self._gate_answers(messages[:max(last, 0)])
-                           if a.get("status") in ("released", "already_released") and a.get("token")}
-        since = messages[last + 1:] if last >= 0 else ()
+        released_before = {
+            a["token"]: a.get("value")
+            for a in self._gate_answers(messages[: max(last, 0)])
+            if a.get("status") in ("released", "already_released") and a.get("token")
+        }
+        since = messages[last + 1 :] if last >= 0 else ()
         answered_now = {a.get("token"): a for a in self._gate_answers(since) if a.get("token")}
         requested_now = {c.arguments.get("token") for t in since for c in t.tool_calls if isinstance(c.arguments, dict)}
 
         pending = [t for t in asks if t not in released_before and t not in answered_now and t not in requested_now]
         if pending:
             base = sum(len(t.tool_calls) for t in messages)
-            calls = tuple(ToolCall(id=f"release_{base + i + 1}", name=RELEASE_TOOL, arguments={"token": token})
-                          for i, token in enumerate(pending))
+            calls = tuple(
+                ToolCall(id=f"release_{base + i + 1}", name=RELEASE_TOOL, arguments={"token": token})
+                for i, token in enumerate(pending)
+            )
             return ModelResponse(text=None, tool_calls=calls)
 
         return ModelResponse(text=self._reply(tags, asks, released_before, answered_now, messages))
@@ -171,8 +176,11 @@ class ScriptedCustomer:
                 prose.append("Sure, here is what you asked for.")
                 lines += [tag("field", f"{token} {_one_line(value)}") for token, value in known]
             if unsure:
-                prose.append("I'm not sure about that, I don't remember it." if len(unsure) == 1
-                             else "I'm not sure about some of that, I don't remember it.")
+                prose.append(
+                    "I'm not sure about that, I don't remember it."
+                    if len(unsure) == 1
+                    else "I'm not sure about some of that, I don't remember it."
+                )
                 lines += [tag("notsure", token) for token in unsure]
 
         if any(g.kind == "confirm" for g in tags):

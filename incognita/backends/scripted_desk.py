@@ -102,8 +102,11 @@ def _one_line(text) -> str:
 def _describe(arguments: dict) -> str:
     parts = []
     for key, value in arguments.items():
-        shown = ", ".join(map(str, value)) if isinstance(value, list) else (
-            json.dumps(value, sort_keys=True) if isinstance(value, dict) else str(value))
+        shown = (
+            ", ".join(map(str, value))
+            if isinstance(value, list)
+            else (json.dumps(value, sort_keys=True) if isinstance(value, dict) else str(value))
+        )
         parts.append(f"{key.replace('_', ' ')} {shown}")
     return "; ".join(parts)
 
@@ -156,7 +159,7 @@ class ScriptedDesk:
         messages = request.messages
         last = self._last_index(messages, "user")
         incoming = messages[last].content if last >= 0 else ""
-        since = messages[last + 1:] if last >= 0 else messages
+        since = messages[last + 1 :] if last >= 0 else messages
 
         # A call was already proposed for this message: report what the gateway said.
         proposed = [c for t in since for c in t.tool_calls]
@@ -173,11 +176,17 @@ class ScriptedDesk:
             if not tool:
                 return self._text(opening, self._missing_request())
             if tool not in self.tools:
-                return self._text(opening, say("That is outside what I handle, so I can't help with it.",
-                                               tag("decline")))
+                return self._text(
+                    opening, say("That is outside what I handle, so I can't help with it.", tag("decline"))
+                )
             if isinstance(arguments, str):
-                return self._text(opening, say("I couldn't make out the details of that request. Could you send "
-                                               "them again?", tag("missing", "arguments")))
+                return self._text(
+                    opening,
+                    say(
+                        "I couldn't make out the details of that request. Could you send them again?",
+                        tag("missing", "arguments"),
+                    ),
+                )
             if self._needs_confirmation(tool):
                 restated = self._restated(messages, last)
                 if yes and restated and restated[0] == tool and restated[1] == arguments:
@@ -267,15 +276,23 @@ class ScriptedDesk:
             more = [k for k, v in result.items() if not _is_scalar(v)]
             prose = f"{done} Here is a short summary."
             if more:
-                prose += " The record also has " + ", ".join(k.replace("_", " ") for k in more) + \
-                         "; ask for any of them if you need specifics."
+                prose += (
+                    " The record also has "
+                    + ", ".join(k.replace("_", " ") for k in more)
+                    + "; ask for any of them if you need specifics."
+                )
             return say(prose, tag("result", json.dumps(summary)))
         count = len(result) if isinstance(result, list) else 0
         return say(f"{done} It lists {count} entries; ask for the ones you need.", tag("result", json.dumps({})))
 
 
-_PERSON = ((r"\byou are\b", "I am"), (r"\byou're\b", "I'm"), (r"\byourself\b", "myself"),
-           (r"\byour\b", "my"), (r"\byou\b", "I"))
+_PERSON = (
+    (r"\byou are\b", "I am"),
+    (r"\byou're\b", "I'm"),
+    (r"\byourself\b", "myself"),
+    (r"\byour\b", "my"),
+    (r"\byou\b", "I"),
+)
 
 
 def first_person(role: str) -> str:

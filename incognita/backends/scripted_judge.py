@@ -55,5 +55,5 @@ class ScriptedJudge:
         for statement in statements(request.system):
             if not statement.startswith(_PREFIX):
                 raise BackendError(f"the scripted judge decides information items only, not {statement[:80]!r}")
-            verdicts.append(communicated(statement[len(_PREFIX):], said))
+            verdicts.append(communicated(statement[len(_PREFIX) :], said))
         return ModelResponse(text=json.dumps({"verdicts": verdicts}))

@@ -43,11 +43,16 @@ def system_prompt(exp: Experiment, agent: AgentSpec, seed: int) -> str:
     Persona and module are wrapped in tags, so a reader (or a scripted policy) can find them."""
     path: Path = exp.prompts[agent.role]
     values = {k: _show(v) for k, v in exp.params.items()}
-    values.update(id=agent.id, role=agent.role, n_agents=str(len(exp.agents)),
-                  max_steps=str(exp.protocol.max_steps), step_seconds=str(exp.protocol.step_seconds),
-                  actions_per_turn=str(exp.protocol.actions_per_turn),
-                  max_words="no" if exp.communication.max_words is None else str(exp.communication.max_words),
-                  actions=", ".join(exp.action_space[agent.role] + ("message", "do_nothing")))
+    values.update(
+        id=agent.id,
+        role=agent.role,
+        n_agents=str(len(exp.agents)),
+        max_steps=str(exp.protocol.max_steps),
+        step_seconds=str(exp.protocol.step_seconds),
+        actions_per_turn=str(exp.protocol.actions_per_turn),
+        max_words="no" if exp.communication.max_words is None else str(exp.communication.max_words),
+        actions=", ".join(exp.action_space[agent.role] + ("message", "do_nothing")),
+    )
     try:
         body = string.Template(path.read_text(encoding="utf-8")).substitute(values)
         answer = string.Template(ANSWER_FORMAT).substitute(values)
@@ -59,7 +64,9 @@ def system_prompt(exp: Experiment, agent: AgentSpec, seed: int) -> str:
     if agent.persona:
         from incognita.collabsim.personas import persona_for
 
-        parts.append(f"<{PERSONA_TAG}>\n{persona_for(list(exp.personas), seed, agent.id)['description']}\n</{PERSONA_TAG}>")
+        parts.append(
+            f"<{PERSONA_TAG}>\n{persona_for(list(exp.personas), seed, agent.id)['description']}\n</{PERSONA_TAG}>"
+        )
     if exp.collaboration_module is not None:
         module = exp.collaboration_module.read_text(encoding="utf-8").strip()
         parts.append(f"<{MODULE_TAG}>\n{module}\n</{MODULE_TAG}>")
@@ -71,8 +78,10 @@ def _show(value: object) -> str:
 
 
 def render(observation: dict) -> str:
-    return (f"Step {observation['step']}, simulated time {observation['t']} s, {observation['steps_left']} "
-            f"step(s) left. Your observation:\n{canonical(observation)}")
+    return (
+        f"Step {observation['step']}, simulated time {observation['t']} s, {observation['steps_left']} "
+        f"step(s) left. Your observation:\n{canonical(observation)}"
+    )
 
 
 @dataclass
@@ -100,22 +109,31 @@ class ModelParticipant:
     def probe(self, prompt: str) -> str:
         """The conversation so far plus the probe; the probe is not added to the history."""
         messages = (*self.history, Turn("user", prompt))
-        response = self.backend.respond(ModelRequest(role=self.agent.id, system=self.system, messages=messages,
-                                                     seed=self.seed))
+        response = self.backend.respond(
+            ModelRequest(role=self.agent.id, system=self.system, messages=messages, seed=self.seed)
+        )
         self.probe_usage.add(response.usage)
         self.probe_usage.calls += 1
         return response.text or ""
 
 
-def make_participants(exp: Experiment, seed: int, cache_dir: str | None, prices: str | None) -> dict[str, ModelParticipant]:
+def make_participants(
+    exp: Experiment, seed: int, cache_dir: str | None, prices: str | None
+) -> dict[str, ModelParticipant]:
     from incognita.collabsim.policies import make_scripted
 
     out = {}
     for agent in exp.agents:
         spec, settings = split_entry(agent.model, f"agent {agent.id} model")
         s = agent_seed(seed, agent.id)
-        context = {"settings": settings, "cache_dir": cache_dir, "prices": prices,
-                   "task": exp.task, "profiles": exp.profiles, "seed": s}
+        context = {
+            "settings": settings,
+            "cache_dir": cache_dir,
+            "prices": prices,
+            "task": exp.task,
+            "profiles": exp.profiles,
+            "seed": s,
+        }
         backend = make_backend(spec, agent.role, context, scripted=make_scripted)
         out[agent.id] = ModelParticipant(agent, backend, system_prompt(exp, agent, seed), s)
     return out

@@ -31,7 +31,7 @@ def parse_models(text: str | None) -> dict | None:
     except json.JSONDecodeError as exc:
         raise InputError(f"--models: not JSON ({exc.msg})") from None
     if not isinstance(models, dict):
-        raise InputError("--models: expected a JSON object {role or \"*\": model entry}")
+        raise InputError('--models: expected a JSON object {role or "*": model entry}')
     return models
 
 
@@ -43,14 +43,25 @@ def collabsim() -> None:
 @collabsim.command("run")
 @click.argument("experiment", type=click.Path(dir_okay=False))
 @click.option("--seeds", default="1-5", show_default=True, help="'1-5' or '1,2,7'")
-@click.option("--models", "models_json", default=None, help='JSON {role or "*": model entry} replacing the file\'s models')
+@click.option(
+    "--models", "models_json", default=None, help='JSON {role or "*": model entry} replacing the file\'s models'
+)
 @click.option("--model-label", default="scripted", show_default=True, help="the models' label in the run path")
-@click.option("--design", type=click.Choice(["persona", "theory"]), default=None,
-              help="agent design (default: the file's, else persona)")
-@click.option("--out-root", default="results/collabsim", show_default=True,
-              help="runs go to <out-root>/runs/<task>/<condition>/<model label>/<design>/s<seed>/")
-def run_cmd(experiment: str, seeds: str, models_json: str | None, model_label: str, design: str | None,
-            out_root: str) -> None:
+@click.option(
+    "--design",
+    type=click.Choice(["persona", "theory"]),
+    default=None,
+    help="agent design (default: the file's, else persona)",
+)
+@click.option(
+    "--out-root",
+    default="results/collabsim",
+    show_default=True,
+    help="runs go to <out-root>/runs/<task>/<condition>/<model label>/<design>/s<seed>/",
+)
+def run_cmd(
+    experiment: str, seeds: str, models_json: str | None, model_label: str, design: str | None, out_root: str
+) -> None:
     """Run one experiment file (a baseline or a condition) for each seed."""
     from incognita.collabsim.design import Cell, run_dir
     from incognita.collabsim.experiment import load_experiment
@@ -63,8 +74,10 @@ def run_cmd(experiment: str, seeds: str, models_json: str | None, model_label: s
         result = simulate(exp, seed, model_label=model_label)
         out = run_dir(out_root, cell, seed)
         write_run(result, out)
-        click.echo(f"{exp.task}/{exp.condition} s{seed}: {len(result.events)} events, {result.manifest['steps']} steps, "
-                   f"state {result.manifest['state_hash'][:12]}, {time.perf_counter() - start:.2f} s -> {out}")
+        click.echo(
+            f"{exp.task}/{exp.condition} s{seed}: {len(result.events)} events, {result.manifest['steps']} steps, "
+            f"state {result.manifest['state_hash'][:12]}, {time.perf_counter() - start:.2f} s -> {out}"
+        )
 
 
 @collabsim.command("check")
@@ -77,8 +90,10 @@ def check_cmd(config_path: str) -> None:
     design = design_from_config(read_yaml(config_path) or {})
     for cell in design.cells():
         exp = design.load(cell)
-        click.echo(f"{cell.task}/{cell.condition}/{cell.model}/{cell.design}: {len(exp.agents)} agents, "
-                   f"{exp.variable}, probe {exp.probe.cadence}, config {exp.config_hash[:12]}")
+        click.echo(
+            f"{cell.task}/{cell.condition}/{cell.model}/{cell.design}: {len(exp.agents)} agents, "
+            f"{exp.variable}, probe {exp.probe.cadence}, config {exp.config_hash[:12]}"
+        )
 
 
 @collabsim.command("table")
@@ -109,8 +124,9 @@ def stats_cmd(runs_path: str, probes_path: str, convergence_path: str, out_dir: 
 
     from incognita.collabsim.stats import run_stats
 
-    paths = run_stats(pd.read_parquet(runs_path), pd.read_parquet(probes_path), pd.read_parquet(convergence_path),
-                      Path(out_dir))
+    paths = run_stats(
+        pd.read_parquet(runs_path), pd.read_parquet(probes_path), pd.read_parquet(convergence_path), Path(out_dir)
+    )
     click.echo(f"{out_dir}: {len(paths)} files")
 
 
@@ -137,8 +153,10 @@ def personas_cmd(count: int, seed: int, out: str) -> None:
     from incognita.collabsim.personas import build_library
     from incognita.common.io import atomic_write_text
 
-    header = (f"# The CollabSim persona library: built by `incognita collabsim personas --count {count} --seed {seed}`\n"
-              "# (incognita/collabsim/personas.py). Each agent with persona: true gets the profile its seed draws.\n")
+    header = (
+        f"# The CollabSim persona library: built by `incognita collabsim personas --count {count} --seed {seed}`\n"
+        "# (incognita/collabsim/personas.py). Each agent with persona: true gets the profile its seed draws.\n"
+    )
     body = yaml.safe_dump({"profiles": build_library(count, seed)}, sort_keys=False, width=100, allow_unicode=True)
     atomic_write_text(out, header + body)
     click.echo(f"{out}: {count} profiles")

@@ -47,8 +47,13 @@ class Design:
         return self.root / task / f"{condition}.yaml"
 
     def cells(self) -> list[Cell]:
-        return [Cell(t, c, m, d) for t, conds in self.conditions.items() for c in conds
-                for m in self.models for d in self.designs]
+        return [
+            Cell(t, c, m, d)
+            for t, conds in self.conditions.items()
+            for c in conds
+            for m in self.models
+            for d in self.designs
+        ]
 
     def load(self, cell: Cell) -> Experiment:
         return load_experiment(self.experiment_file(cell.task, cell.condition), self.models[cell.model], cell.design)
@@ -73,14 +78,18 @@ def design_from_config(config: dict) -> Design:
 
 def _conditions(chosen: dict | None, root: Path) -> dict[str, tuple[str, ...]]:
     conditions = {}
-    for task in (list(chosen) if chosen else [t for t in TASK_MODULES if (root / t).is_dir()]):
+    for task in list(chosen) if chosen else [t for t in TASK_MODULES if (root / t).is_dir()]:
         if task not in TASK_MODULES:
-            raise InputError(f"config key collabsim.tasks: unknown task {task!r} (expected one of {', '.join(TASK_MODULES)})")
+            raise InputError(
+                f"config key collabsim.tasks: unknown task {task!r} (expected one of {', '.join(TASK_MODULES)})"
+            )
         available = condition_files(root, task)
         wanted = (chosen or {}).get(task) or available
         missing = [c for c in wanted if c not in available]
         if missing:
-            raise InputError(f"config key collabsim.tasks.{task}: no condition file(s) {', '.join(missing)} in {root / task}")
+            raise InputError(
+                f"config key collabsim.tasks.{task}: no condition file(s) {', '.join(missing)} in {root / task}"
+            )
         conditions[task] = ("baseline", *[c for c in wanted if c != "baseline"])
     if not conditions:
         raise InputError(f"config key collabsim.dir: no task folders in {root}")

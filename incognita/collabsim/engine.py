@@ -47,7 +47,9 @@ class Engine:
     t: int = 0
 
     def __post_init__(self) -> None:
-        self.task: Task = task_class(self.exp.task)(self.exp.params, self.exp.agents, task_rng(self.exp.task, self.seed))
+        self.task: Task = task_class(self.exp.task)(
+            self.exp.params, self.exp.agents, task_rng(self.exp.task, self.seed)
+        )
         self.pace = {a.id: Pace() for a in self.exp.agents}
         self.seen = {a.id: 0 for a in self.exp.agents}  # first event id not yet shown to each agent
         self.observers: dict[str, set[str]] = {a.id: set() for a in self.exp.agents}
@@ -70,11 +72,21 @@ class Engine:
     # --- the loop ---------------------------------------------------------------------------
     def run(self) -> list[dict]:
         p = self.exp.protocol
-        self.log.emit(0, 0, "run_start", SYSTEM, {
-            "task": self.exp.task, "condition": self.exp.condition, "seed": self.seed,
-            "config_hash": self.exp.config_hash,
-            "agents": [{"id": a.id, "role": a.role} for a in self.exp.agents],
-            "max_steps": p.max_steps, "step_seconds": p.step_seconds})
+        self.log.emit(
+            0,
+            0,
+            "run_start",
+            SYSTEM,
+            {
+                "task": self.exp.task,
+                "condition": self.exp.condition,
+                "seed": self.seed,
+                "config_hash": self.exp.config_hash,
+                "agents": [{"id": a.id, "role": a.role} for a in self.exp.agents],
+                "max_steps": p.max_steps,
+                "step_seconds": p.step_seconds,
+            },
+        )
         self.task.start(self)
         idle_steps = 0
         for step in range(p.max_steps):
@@ -97,8 +109,13 @@ class Engine:
                 break
         final = self.task.final_state()
         self.step, self.t = self.step, self.t + p.step_seconds
-        self.log.emit(self.step, self.t, "run_end", SYSTEM,
-                      {"steps": self.step + 1, "final_state": final, "state_hash": state_hash(final)})
+        self.log.emit(
+            self.step,
+            self.t,
+            "run_end",
+            SYSTEM,
+            {"steps": self.step + 1, "final_state": final, "state_hash": state_hash(final)},
+        )
         return self.log.dicts()
 
     def observation(self, agent: str) -> dict:
@@ -106,8 +123,12 @@ class Engine:
         news = self.log.since(self.seen[agent], agent)
         self.seen[agent] = len(self.log.events)
         return {
-            "you": agent, "role": spec.role, "step": self.step, "t": self.t,
-            "steps_left": self.exp.protocol.max_steps - self.step, "phase": self.task.phase,
+            "you": agent,
+            "role": spec.role,
+            "step": self.step,
+            "t": self.t,
+            "steps_left": self.exp.protocol.max_steps - self.step,
+            "phase": self.task.phase,
             "allowed_actions": sorted(self.allowed(agent)),
             "team": [{"id": a.id, "role": a.role} for a in self.exp.agents if a.id != agent],
             "state": self.task.observation(agent, self.exp.observes.get(agent, ())),
@@ -161,14 +182,18 @@ class Engine:
 
     def _check(self, agent: str, name: str, args: dict, messages: int, moves: int) -> str | None:
         if name not in self.role_actions(agent):
-            return f"unknown action {name!r} for role {self.exp.agent(agent).role} " \
-                   f"(actions: {', '.join(self.role_actions(agent))})"
+            return (
+                f"unknown action {name!r} for role {self.exp.agent(agent).role} "
+                f"(actions: {', '.join(self.role_actions(agent))})"
+            )
         if name == MESSAGE and messages >= self.exp.communication.max_messages_per_turn:
             return f"at most {self.exp.communication.max_messages_per_turn} message(s) per turn"
         if name != MESSAGE and moves >= self.exp.protocol.actions_per_turn:
             return f"at most {self.exp.protocol.actions_per_turn} action(s) besides messages per turn"
         if name not in self.allowed(agent):
-            return f"{name} is not allowed in phase {self.task.phase} (allowed: {', '.join(sorted(self.allowed(agent)))})"
+            return (
+                f"{name} is not allowed in phase {self.task.phase} (allowed: {', '.join(sorted(self.allowed(agent)))})"
+            )
         return None if name in (MESSAGE, NOTHING) else self.task.validate(agent, name, args)
 
     def _message(self, agent: str, args: dict) -> bool:
@@ -181,8 +206,9 @@ class Engine:
         pace = self.pace[agent]
         pace.last_message_t, pace.actions_since_message, pace.idle = self.t, 0, False
         audience = ALL if to == ALL else [agent, to]
-        self.log.emit(self.step, self.t, "message", agent, {"to": to, "text": text, "words": len(text.split())},
-                      audience)
+        self.log.emit(
+            self.step, self.t, "message", agent, {"to": to, "text": text, "words": len(text.split())}, audience
+        )
         return True
 
     def _message_problem(self, agent: str, text: object, to: object) -> str | None:
@@ -191,7 +217,7 @@ class Engine:
         if not isinstance(text, str) or not text.strip():
             return "a message needs non-empty 'text'"
         if mode == "broadcast" and to != ALL:
-            return f"messages go to everyone in this {'phase' if self.task.messaging() else 'condition'} (to: \"all\")"
+            return f'messages go to everyone in this {"phase" if self.task.messaging() else "condition"} (to: "all")'
         if mode == "direct" and (not isinstance(to, str) or to == ALL or to == agent or to not in self.pace):
             return f"unknown recipient {to!r}: name one teammate ({', '.join(a for a in self.pace if a != agent)})"
         words = len(text.split())
@@ -200,8 +226,10 @@ class Engine:
         pace = self.pace[agent]
         if pace.last_message_t is not None:
             if pace.actions_since_message < c.min_actions_between:
-                return (f"{c.min_actions_between} actions must come between two messages "
-                        f"({pace.actions_since_message} so far)")
+                return (
+                    f"{c.min_actions_between} actions must come between two messages "
+                    f"({pace.actions_since_message} so far)"
+                )
             wait = pace.last_message_t + c.min_seconds_between - self.t
             if wait > 0:
                 return f"the next message is allowed in {wait} simulated seconds"

@@ -16,8 +16,19 @@ from typing import Any
 
 from incognita.common.io import InputError
 
-KINDS = ("run_start", "private", "phase", "message", "message_rejected", "action", "invalid_action",
-         "state", "probe", "probe_error", "run_end")
+KINDS = (
+    "run_start",
+    "private",
+    "phase",
+    "message",
+    "message_rejected",
+    "action",
+    "invalid_action",
+    "state",
+    "probe",
+    "probe_error",
+    "run_end",
+)
 SYSTEM = "system"
 ALL = "all"
 
@@ -34,8 +45,15 @@ class Event:
 
     def to_dict(self) -> dict:
         vis = self.visibility if self.visibility == ALL else list(self.visibility)
-        return {"id": self.id, "step": self.step, "t": self.t, "kind": self.kind, "actor": self.actor,
-                "visibility": vis, "payload": self.payload}
+        return {
+            "id": self.id,
+            "step": self.step,
+            "t": self.t,
+            "kind": self.kind,
+            "actor": self.actor,
+            "visibility": vis,
+            "payload": self.payload,
+        }
 
     def visible_to(self, agent: str) -> bool:
         return self.visibility == ALL or agent in self.visibility
@@ -47,8 +65,15 @@ class EventLog:
     def __init__(self) -> None:
         self.events: list[Event] = []
 
-    def emit(self, step: int, t: int, kind: str, actor: str, payload: dict,
-             visibility: str | list[str] | tuple[str, ...] = ALL) -> Event:
+    def emit(
+        self,
+        step: int,
+        t: int,
+        kind: str,
+        actor: str,
+        payload: dict,
+        visibility: str | list[str] | tuple[str, ...] = ALL,
+    ) -> Event:
         if kind not in KINDS:
             raise ValueError(f"unknown event kind {kind!r}")
         vis = ALL if visibility == ALL else tuple(sorted(set(visibility)))

@@ -152,8 +152,10 @@ def override_models(resolved: dict, models: dict, where: str) -> dict:
     roles = {a.get("role") for a in out.get("agents", [])}
     unknown = sorted(set(models) - roles - {"*"})
     if unknown:
-        raise InputError(f"{where}: collabsim.models: no agent role {', '.join(map(repr, unknown))} in this task "
-                         f"(roles: {', '.join(sorted(roles))})")
+        raise InputError(
+            f"{where}: collabsim.models: no agent role {', '.join(map(repr, unknown))} in this task "
+            f"(roles: {', '.join(sorted(roles))})"
+        )
     for agent in out.get("agents", []):
         entry = models.get(agent.get("role"), models.get("*"))
         if entry is not None:
@@ -190,15 +192,25 @@ def build(resolved: dict, path: Path) -> Experiment:
     profiles = check_models(agents, resolved["task"], root, path)
     condition = "baseline" if resolved["variable"] == "baseline" else path.stem
     return Experiment(
-        task=resolved["task"], condition=condition, variable=resolved["variable"],
-        description=resolved["description"], agents=agents,
+        task=resolved["task"],
+        condition=condition,
+        variable=resolved["variable"],
+        description=resolved["description"],
+        agents=agents,
         communication=Communication(**resolved["communication"]),
         observes=resolve_observes(resolved.get("visibility", {}).get("observes", {}), agents, path),
         action_space=action_space,
-        protocol=Protocol(**resolved["protocol"]), params=resolved["task_params"], prompts=prompts,
-        profiles=profiles, resolved=resolved, source=path, design=resolved.get("design", "persona"),
-        **probe_settings(resolved.get("probe"), root, path), personas=load_personas(agents, root),
-        collaboration_module=module_file(resolved.get("design", "persona"), root))
+        protocol=Protocol(**resolved["protocol"]),
+        params=resolved["task_params"],
+        prompts=prompts,
+        profiles=profiles,
+        resolved=resolved,
+        source=path,
+        design=resolved.get("design", "persona"),
+        **probe_settings(resolved.get("probe"), root, path),
+        personas=load_personas(agents, root),
+        collaboration_module=module_file(resolved.get("design", "persona"), root),
+    )
 
 
 def check_action_space(space: dict, cls, agents: tuple[AgentSpec, ...], path: Path) -> dict[str, tuple[str, ...]]:
@@ -209,8 +221,9 @@ def check_action_space(space: dict, cls, agents: tuple[AgentSpec, ...], path: Pa
         chosen = space.get(role, own)
         extra = sorted(set(chosen) - set(own))
         if extra:
-            raise InputError(f"{path}: action_space.{role}: {', '.join(extra)} not among the role's actions "
-                             f"({', '.join(own)})")
+            raise InputError(
+                f"{path}: action_space.{role}: {', '.join(extra)} not among the role's actions ({', '.join(own)})"
+            )
         out[role] = tuple(a for a in own if a in chosen)
     unknown = sorted(set(space) - set(out))
     if unknown:
@@ -280,8 +293,9 @@ def check_models(agents: tuple[AgentSpec, ...], task: str, root: Path, path: Pat
             raise InputError(str(exc)) from None
         family, _, name = spec.partition(":")
         if family not in families:
-            raise InputError(f"{where}: unknown backend family {family!r} in {spec!r} "
-                             f"(expected one of {', '.join(families)})")
+            raise InputError(
+                f"{where}: unknown backend family {family!r} in {spec!r} (expected one of {', '.join(families)})"
+            )
         if family == "scripted":
             if settings:
                 raise InputError(f"{where}: scripted entries take no settings (got {', '.join(sorted(settings))})")

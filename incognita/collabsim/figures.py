@@ -24,12 +24,21 @@ from incognita.collabsim.tasks import task_class  # noqa: E402
 from incognita.common.io import InputError  # noqa: E402
 from incognita.common.plotting import RC, save_figure  # noqa: E402
 
-COLORS = {"baseline": "#777777", "communication_bandwidth": "#1b6ca8", "information_visibility": "#d17a22",
-          "group_size": "#2a9d5c", "agent_design": "#8e44ad"}
+COLORS = {
+    "baseline": "#777777",
+    "communication_bandwidth": "#1b6ca8",
+    "information_visibility": "#d17a22",
+    "group_size": "#2a9d5c",
+    "agent_design": "#8e44ad",
+}
 MARKERS = {"persona": "o", "theory": "s"}
 LINES = {"persona": "-", "theory": "--"}
-TITLES = {"shape_factory": "Shape Factory", "daytrader": "DayTrader", "hidden_profile": "Hidden Profile",
-          "map_task": "Map Task"}
+TITLES = {
+    "shape_factory": "Shape Factory",
+    "daytrader": "DayTrader",
+    "hidden_profile": "Hidden Profile",
+    "map_task": "Map Task",
+}
 FIGURES = ("confidence_time", "convergence_time", "design_effects")
 
 
@@ -49,8 +58,9 @@ def _note(scripted: bool) -> str:
 def _grid(n: int, width: float = 3.1, height: float = 2.5):
     cols = min(4, n)
     rows = int(np.ceil(n / cols))
-    fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows + 0.7), squeeze=False,
-                             layout="constrained")
+    fig, axes = plt.subplots(
+        rows, cols, figsize=(width * cols, height * rows + 0.7), squeeze=False, layout="constrained"
+    )
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
     return fig, list(axes.flat)[:n]
@@ -71,14 +81,20 @@ def task_figure(task: str, summary: pd.DataFrame, effects: pd.DataFrame, scripte
             if np.isfinite(row["ci_low"]) and np.isfinite(row["ci_high"]):
                 ax.plot([x, x], [row["ci_low"], row["ci_high"]], color=color, lw=1.4)
             filled = row["condition"] == "baseline" or (
-                len(sig) and ((sig.condition == row["condition"]) & (sig.design == row["design"])
-                              & (sig.model == row["model"])).any())
-            ax.plot([x], [row["mean"]], MARKERS.get(row["design"], "o"), color=color, ms=5,
-                    mfc=color if filled else "white")
+                len(sig)
+                and (
+                    (sig.condition == row["condition"]) & (sig.design == row["design"]) & (sig.model == row["model"])
+                ).any()
+            )
+            ax.plot(
+                [x], [row["mean"]], MARKERS.get(row["design"], "o"), color=color, ms=5, mfc=color if filled else "white"
+            )
         ax.set_title(metric.replace("_", " "))
         ax.set_xticks(range(len(conditions)), [c.replace("_", "\n") for c in conditions], fontsize=7)
-    fig.suptitle(f"{TITLES.get(task, task)}: metrics by condition, mean and 95% interval over seeds "
-                 f"(circles persona-based, squares theory-informed){_note(scripted)}")
+    fig.suptitle(
+        f"{TITLES.get(task, task)}: metrics by condition, mean and 95% interval over seeds "
+        f"(circles persona-based, squares theory-informed){_note(scripted)}"
+    )
     return fig
 
 
@@ -94,8 +110,14 @@ def time_figure(table: pd.DataFrame, what: str, scripted: bool):
             for (design, _model), line in part[part.condition == condition].groupby(["design", "model"], sort=False):
                 line = line.sort_values("progress")
                 color = "#555555" if condition == "baseline" else palette(i % 10)
-                ax.plot(line["progress"], line["mean"], LINES.get(design, "-"), color=color, lw=1.3,
-                        label=f"{condition} ({design})")
+                ax.plot(
+                    line["progress"],
+                    line["mean"],
+                    LINES.get(design, "-"),
+                    color=color,
+                    lw=1.3,
+                    label=f"{condition} ({design})",
+                )
                 band = line.dropna(subset=["ci_low", "ci_high"])
                 ax.fill_between(band["progress"], band["ci_low"], band["ci_high"], color=color, alpha=0.12, lw=0)
         ax.set_title(TITLES.get(task, task))
@@ -110,14 +132,20 @@ def design_figure(design_effects: pd.DataFrame, scripted: bool):
     """Rows: tasks; columns: the task's outcome metrics; in each panel one interval per condition."""
     tasks = list(dict.fromkeys(design_effects["task"])) if len(design_effects) else []
     width = max([len(task_class(t).METRICS) for t in tasks] or [1])
-    fig, axes = plt.subplots(max(len(tasks), 1), width, figsize=(2.3 * width, 1.9 * max(len(tasks), 1) + 0.7),
-                             squeeze=False, layout="constrained")
+    fig, axes = plt.subplots(
+        max(len(tasks), 1),
+        width,
+        figsize=(2.3 * width, 1.9 * max(len(tasks), 1) + 0.7),
+        squeeze=False,
+        layout="constrained",
+    )
     for ax in axes.flat:
         ax.set_visible(False)
     if not tasks:
         axes[0][0].set_visible(True)
-        axes[0][0].text(0.5, 0.5, "one design only: no design effects", ha="center", va="center",
-                        transform=axes[0][0].transAxes)
+        axes[0][0].text(
+            0.5, 0.5, "one design only: no design effects", ha="center", va="center", transform=axes[0][0].transAxes
+        )
     for r, task in enumerate(tasks):
         part = design_effects[design_effects.task == task]
         conditions = list(dict.fromkeys(part["condition"]))
@@ -135,8 +163,10 @@ def design_figure(design_effects: pd.DataFrame, scripted: bool):
             ax.set_ylim(len(conditions) - 0.5, -0.5)
             ax.set_title(f"{TITLES.get(task, task)}: {metric.replace('_', ' ')}", fontsize=7)
             ax.tick_params(axis="x", labelsize=6)
-    fig.suptitle(f"Theory-informed minus persona-based agents on each task's outcome metrics, paired by seed, "
-                 f"95% intervals{_note(scripted)}")
+    fig.suptitle(
+        f"Theory-informed minus persona-based agents on each task's outcome metrics, paired by seed, "
+        f"95% intervals{_note(scripted)}"
+    )
     return fig
 
 
@@ -149,12 +179,23 @@ def make_figures(stats_dir: Path, runs_path: Path, out_dir: Path) -> list[Path]:
     with matplotlib.rc_context(RC):
         for task in dict.fromkeys(summary["task"]):
             eff = effects[effects.task == task] if len(effects) else effects
-            written += _save(task_figure(task, summary[summary.task == task], eff,
-                                         bool(runs[runs.task == task]["scripted"].all())), out_dir, task)
-        written += _save(time_figure(_read(stats_dir / "confidence_time.csv"), "Probe confidence", scripted),
-                         out_dir, "confidence_time")
-        written += _save(time_figure(_read(stats_dir / "convergence_time.csv"),
-                                     "Teammates' answer similarity (SBERT cosine)", scripted), out_dir, "convergence_time")
+            written += _save(
+                task_figure(task, summary[summary.task == task], eff, bool(runs[runs.task == task]["scripted"].all())),
+                out_dir,
+                task,
+            )
+        written += _save(
+            time_figure(_read(stats_dir / "confidence_time.csv"), "Probe confidence", scripted),
+            out_dir,
+            "confidence_time",
+        )
+        written += _save(
+            time_figure(
+                _read(stats_dir / "convergence_time.csv"), "Teammates' answer similarity (SBERT cosine)", scripted
+            ),
+            out_dir,
+            "convergence_time",
+        )
         written += _save(design_figure(_read(stats_dir / "design_effects.csv"), scripted), out_dir, "design_effects")
     return written
 

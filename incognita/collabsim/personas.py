@@ -48,47 +48,75 @@ EDUCATION_BY_OCCUPATION = {
     "retired": EDUCATION,
 }
 INCOME_BY_OCCUPATION = {
-    "student": ("low",), "service worker": ("low", "lower-middle"), "skilled trade worker": ("lower-middle", "middle"),
-    "office administrator": ("lower-middle", "middle"), "teacher": ("middle",), "nurse": ("middle", "upper-middle"),
-    "software engineer": ("upper-middle", "high"), "small business owner": ("lower-middle", "middle", "upper-middle", "high"),
-    "manager or executive": ("upper-middle", "high"), "researcher": ("middle", "upper-middle"),
+    "student": ("low",),
+    "service worker": ("low", "lower-middle"),
+    "skilled trade worker": ("lower-middle", "middle"),
+    "office administrator": ("lower-middle", "middle"),
+    "teacher": ("middle",),
+    "nurse": ("middle", "upper-middle"),
+    "software engineer": ("upper-middle", "high"),
+    "small business owner": ("lower-middle", "middle", "upper-middle", "high"),
+    "manager or executive": ("upper-middle", "high"),
+    "researcher": ("middle", "upper-middle"),
     "retired": ("low", "lower-middle", "middle", "upper-middle"),
 }
 TRAITS = ("openness", "conscientiousness", "extraversion", "agreeableness", "neuroticism")
-AGE_WORDS = {"18-24": "in your early twenties", "25-34": "in your late twenties or early thirties",
-             "35-44": "in your late thirties or early forties", "45-54": "in your late forties or early fifties",
-             "55-64": "in your late fifties or early sixties", "65+": "over sixty-five"}
+AGE_WORDS = {
+    "18-24": "in your early twenties",
+    "25-34": "in your late twenties or early thirties",
+    "35-44": "in your late thirties or early forties",
+    "45-54": "in your late forties or early fifties",
+    "55-64": "in your late fifties or early sixties",
+    "65+": "over sixty-five",
+}
 # trait -> level -> two ways of saying it; the description uses one, chosen by the library's seed
 TRAIT_SENTENCES = {
     "openness": {
-        "high": ("New ideas excite you, and you like to try an unusual approach before the familiar one.",
-                 "You are curious by habit and happy to rethink a plan when something better turns up."),
-        "low": ("You prefer methods you already know work and are wary of untested ideas.",
-                "You like routine and change course only when there is a clear reason to."),
+        "high": (
+            "New ideas excite you, and you like to try an unusual approach before the familiar one.",
+            "You are curious by habit and happy to rethink a plan when something better turns up.",
+        ),
+        "low": (
+            "You prefer methods you already know work and are wary of untested ideas.",
+            "You like routine and change course only when there is a clear reason to.",
+        ),
     },
     "conscientiousness": {
-        "high": ("You plan ahead, keep track of details and finish what you start.",
-                 "You are organised and dependable, and you dislike leaving loose ends."),
-        "low": ("You work in bursts, improvise as you go and sometimes lose track of the details.",
-                "You would rather stay flexible than follow a plan, even if it means loose ends."),
+        "high": (
+            "You plan ahead, keep track of details and finish what you start.",
+            "You are organised and dependable, and you dislike leaving loose ends.",
+        ),
+        "low": (
+            "You work in bursts, improvise as you go and sometimes lose track of the details.",
+            "You would rather stay flexible than follow a plan, even if it means loose ends.",
+        ),
     },
     "extraversion": {
-        "high": ("You speak up readily, enjoy talking things through and draw energy from a group.",
-                 "You are outgoing and quick to start a conversation."),
-        "low": ("You are reserved, think before you speak and say no more than you need to.",
-                "You prefer to listen first and keep your messages short."),
+        "high": (
+            "You speak up readily, enjoy talking things through and draw energy from a group.",
+            "You are outgoing and quick to start a conversation.",
+        ),
+        "low": (
+            "You are reserved, think before you speak and say no more than you need to.",
+            "You prefer to listen first and keep your messages short.",
+        ),
     },
     "agreeableness": {
-        "high": ("You assume good intentions, look for compromise and avoid open conflict.",
-                 "You are trusting and considerate and like to keep the peace."),
-        "low": ("You are sceptical of others' motives and will push hard for what you think is right.",
-                "You are blunt, competitive and unwilling to give ground without a reason."),
+        "high": (
+            "You assume good intentions, look for compromise and avoid open conflict.",
+            "You are trusting and considerate and like to keep the peace.",
+        ),
+        "low": (
+            "You are sceptical of others' motives and will push hard for what you think is right.",
+            "You are blunt, competitive and unwilling to give ground without a reason.",
+        ),
     },
     "neuroticism": {
-        "high": ("You worry about what could go wrong and take setbacks to heart.",
-                 "Pressure makes you anxious, and you second-guess your choices."),
-        "low": ("You stay calm under pressure and shrug off setbacks.",
-                "You are even-tempered and rarely rattled."),
+        "high": (
+            "You worry about what could go wrong and take setbacks to heart.",
+            "Pressure makes you anxious, and you second-guess your choices.",
+        ),
+        "low": ("You stay calm under pressure and shrug off setbacks.", "You are even-tempered and rarely rattled."),
     },
 }
 
@@ -100,20 +128,34 @@ def sample_attributes(rng: random.Random) -> dict:
     education = rng.choice(EDUCATION_BY_OCCUPATION[occupation])
     if occupation == "student" and age == "18-24":
         education = rng.choice(("high school diploma", "some college"))
-    return {"gender": rng.choice(GENDERS), "age_range": age, "education": education, "occupation": occupation,
-            "income": rng.choice(INCOME_BY_OCCUPATION[occupation]),
-            "big_five": {t: rng.choice(("high", "low")) for t in TRAITS}}
+    return {
+        "gender": rng.choice(GENDERS),
+        "age_range": age,
+        "education": education,
+        "occupation": occupation,
+        "income": rng.choice(INCOME_BY_OCCUPATION[occupation]),
+        "big_five": {t: rng.choice(("high", "low")) for t in TRAITS},
+    }
 
 
 def describe(attrs: dict, rng: random.Random) -> str:
     """Layer two: a second-person paragraph built from the attributes only."""
-    job = ("retired" if attrs["occupation"] == "retired"
-           else f"working as {_article(attrs['occupation'])} {attrs['occupation']}" if attrs["occupation"] != "student"
-           else "studying")
-    education = ("some college education" if attrs["education"] == "some college"
-                 else f"{_article(attrs['education'])} {attrs['education']}")
-    head = (f"You are {_article(attrs['gender'])} {attrs['gender']} {AGE_WORDS[attrs['age_range']]}, with "
-            f"{education}, {job}, on {_article(attrs['income'])} {attrs['income']} income.")
+    job = (
+        "retired"
+        if attrs["occupation"] == "retired"
+        else f"working as {_article(attrs['occupation'])} {attrs['occupation']}"
+        if attrs["occupation"] != "student"
+        else "studying"
+    )
+    education = (
+        "some college education"
+        if attrs["education"] == "some college"
+        else f"{_article(attrs['education'])} {attrs['education']}"
+    )
+    head = (
+        f"You are {_article(attrs['gender'])} {attrs['gender']} {AGE_WORDS[attrs['age_range']]}, with "
+        f"{education}, {job}, on {_article(attrs['income'])} {attrs['income']} income."
+    )
     traits = [rng.choice(TRAIT_SENTENCES[t][attrs["big_five"][t]]) for t in TRAITS]
     return " ".join([head, *traits])
 

@@ -19,9 +19,20 @@ import pandas as pd
 PROGRESS_TOLERANCE = 0.1
 THIRDS = ("early", "middle", "late")
 RUN_KEYS = ("task", "condition", "model", "design", "seed")
-PROBE_MEASURES = ("probe_answers", "probe_errors", "confidence", "confidence_early", "confidence_middle",
-                  "confidence_late", "calibration_brier", "calibration_gap", "convergence", "convergence_early",
-                  "convergence_late", "convergence_trend")
+PROBE_MEASURES = (
+    "probe_answers",
+    "probe_errors",
+    "confidence",
+    "confidence_early",
+    "confidence_middle",
+    "confidence_late",
+    "calibration_brier",
+    "calibration_gap",
+    "convergence",
+    "convergence_early",
+    "convergence_late",
+    "convergence_trend",
+)
 
 
 def third(progress: float) -> str:
@@ -51,18 +62,44 @@ def probe_rows(events: list[dict], manifest: dict) -> list[dict]:
         if e["kind"] not in ("probe", "probe_error"):
             continue
         progress = min(e["step"] / last, 1.0)
-        base = {**key, "agent": e["actor"], "role": roles.get(e["actor"]), "step": e["step"], "t": e["t"],
-                "progress": progress, "third": third(progress), "probe": e["payload"]["probe"],
-                "trigger": e["payload"]["trigger"]}
+        base = {
+            **key,
+            "agent": e["actor"],
+            "role": roles.get(e["actor"]),
+            "step": e["step"],
+            "t": e["t"],
+            "progress": progress,
+            "third": third(progress),
+            "probe": e["payload"]["probe"],
+            "trigger": e["payload"]["trigger"],
+        }
         if e["kind"] == "probe_error":
-            rows.append({**base, "question": e["payload"].get("question"), "valid": False,
-                         "error": e["payload"]["reason"], "answer": None, "confidence": float("nan"),
-                         "fields": None, "correct": float("nan")})
+            rows.append(
+                {
+                    **base,
+                    "question": e["payload"].get("question"),
+                    "valid": False,
+                    "error": e["payload"]["reason"],
+                    "answer": None,
+                    "confidence": float("nan"),
+                    "fields": None,
+                    "correct": float("nan"),
+                }
+            )
             continue
         for a in e["payload"]["answers"]:
-            rows.append({**base, "question": a["id"], "valid": True, "error": None, "answer": a["answer"],
-                         "confidence": a["confidence"], "fields": json.dumps(a["fields"], sort_keys=True),
-                         "correct": correct(a["fields"], e["payload"].get("truth"))})
+            rows.append(
+                {
+                    **base,
+                    "question": a["id"],
+                    "valid": True,
+                    "error": None,
+                    "answer": a["answer"],
+                    "confidence": a["confidence"],
+                    "fields": json.dumps(a["fields"], sort_keys=True),
+                    "correct": correct(a["fields"], e["payload"].get("truth")),
+                }
+            )
     return rows
 
 
@@ -78,8 +115,14 @@ def convergence_rows(probes: pd.DataFrame, vectors: np.ndarray) -> pd.DataFrame:
             continue
         v = vectors[latest["row"].to_numpy()]
         sims = [float(v[i] @ v[j]) for i, j in combinations(range(len(v)), 2)]
-        out.append({**dict(zip([*RUN_KEYS, "question", "step"], keys)), "progress": latest["progress"].iloc[0],
-                    "pairs": len(sims), "similarity": float(np.mean(sims))})
+        out.append(
+            {
+                **dict(zip([*RUN_KEYS, "question", "step"], keys)),
+                "progress": latest["progress"].iloc[0],
+                "pairs": len(sims),
+                "similarity": float(np.mean(sims)),
+            }
+        )
     return pd.DataFrame(out, columns=[*RUN_KEYS, "question", "step", "progress", "pairs", "similarity"])
 
 
@@ -89,8 +132,9 @@ def run_summaries(probes: pd.DataFrame, convergence: pd.DataFrame) -> pd.DataFra
     for keys, part in probes.groupby(list(RUN_KEYS), sort=True):
         ok = part[part["valid"]]
         row = dict(zip(RUN_KEYS, keys))
-        row.update(probe_answers=float(len(ok)), probe_errors=float((~part["valid"]).sum()),
-                   confidence=_mean(ok["confidence"]))
+        row.update(
+            probe_answers=float(len(ok)), probe_errors=float((~part["valid"]).sum()), confidence=_mean(ok["confidence"])
+        )
         for name in THIRDS:
             row[f"confidence_{name}"] = _mean(ok.loc[ok["third"] == name, "confidence"])
         checked = ok.dropna(subset=["correct"])

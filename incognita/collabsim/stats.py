@@ -50,22 +50,41 @@ def summary_table(runs: pd.DataFrame) -> pd.DataFrame:
     for keys, part in runs.groupby(CELL, sort=False):
         for metric in task_metrics(runs, keys[0]):
             p = paired(part[metric])
-            rows.append({**dict(zip(CELL, keys)), "variable": part["variable"].iloc[0], "metric": metric,
-                         "mean": p.mean_diff, "sd": p.sd, **_interval(p)})
+            rows.append(
+                {
+                    **dict(zip(CELL, keys)),
+                    "variable": part["variable"].iloc[0],
+                    "metric": metric,
+                    "mean": p.mean_diff,
+                    "sd": p.sd,
+                    **_interval(p),
+                }
+            )
     return pd.DataFrame(rows)
 
 
 def _compare(a: pd.DataFrame, b: pd.DataFrame, metric: str, pair: bool) -> tuple[Paired, str]:
     if not pair:
         return welch(a[metric], b[metric]), "welch"
-    joined = pd.concat([a.set_index("seed")[metric].rename("a"), b.set_index("seed")[metric].rename("b")],
-                       axis=1, join="inner")
+    joined = pd.concat(
+        [a.set_index("seed")[metric].rename("a"), b.set_index("seed")[metric].rename("b")], axis=1, join="inner"
+    )
     return paired(joined["a"] - joined["b"]), "paired_by_seed"
 
 
-def _row(keys: dict, metric: str, a: pd.DataFrame, b: pd.DataFrame, p: Paired, how: str, names: tuple[str, str]) -> dict:
-    return {**keys, "metric": metric, f"{names[1]}_mean": b[metric].mean(), f"{names[0]}_mean": a[metric].mean(),
-            "diff": p.mean_diff, **_interval(p), "interval": how, "excludes_zero": bool(p.ci_low > 0 or p.ci_high < 0)}
+def _row(
+    keys: dict, metric: str, a: pd.DataFrame, b: pd.DataFrame, p: Paired, how: str, names: tuple[str, str]
+) -> dict:
+    return {
+        **keys,
+        "metric": metric,
+        f"{names[1]}_mean": b[metric].mean(),
+        f"{names[0]}_mean": a[metric].mean(),
+        "diff": p.mean_diff,
+        **_interval(p),
+        "interval": how,
+        "excludes_zero": bool(p.ci_low > 0 or p.ci_high < 0),
+    }
 
 
 def effects_table(runs: pd.DataFrame) -> pd.DataFrame:
@@ -100,18 +119,27 @@ def confidence_by_agent(valid: pd.DataFrame) -> pd.DataFrame:
     cols = [*CELL, "agent", "role", "part", "mean", "n", "ci_low", "ci_high"]
     if valid.empty:
         return pd.DataFrame(columns=cols)
-    per_run = pd.concat([
-        valid.groupby([*CELL, "agent", "role", "seed"], sort=True)["confidence"].mean().reset_index().assign(part="all"),
-        valid.groupby([*CELL, "agent", "role", "seed", "third"], sort=True)["confidence"].mean().reset_index()
-             .rename(columns={"third": "part"})])
+    per_run = pd.concat(
+        [
+            valid.groupby([*CELL, "agent", "role", "seed"], sort=True)["confidence"]
+            .mean()
+            .reset_index()
+            .assign(part="all"),
+            valid.groupby([*CELL, "agent", "role", "seed", "third"], sort=True)["confidence"]
+            .mean()
+            .reset_index()
+            .rename(columns={"third": "part"}),
+        ]
+    )
     rows = []
     for keys, part in per_run.groupby([*CELL, "agent", "role", "part"], sort=True):
         p = paired(part["confidence"])
         rows.append({**dict(zip([*CELL, "agent", "role", "part"], keys)), "mean": p.mean_diff, **_interval(p)})
     order = {"all": 0, "early": 1, "middle": 2, "late": 3}
     df = pd.DataFrame(rows, columns=cols)
-    return df.sort_values([*CELL, "agent", "part"], key=lambda c: c.map(order) if c.name == "part" else c,
-                          kind="stable").reset_index(drop=True)
+    return df.sort_values(
+        [*CELL, "agent", "part"], key=lambda c: c.map(order) if c.name == "part" else c, kind="stable"
+    ).reset_index(drop=True)
 
 
 def over_time(values: pd.DataFrame, column: str) -> pd.DataFrame:
@@ -124,16 +152,26 @@ def over_time(values: pd.DataFrame, column: str) -> pd.DataFrame:
     rows = []
     for keys, part in per_run.groupby([*CELL, "bin"], sort=True):
         p = paired(part[column])
-        rows.append({**dict(zip([*CELL, "bin"], keys)), "progress": (keys[-1] + 0.5) / BINS, "mean": p.mean_diff,
-                     **_interval(p)})
+        rows.append(
+            {
+                **dict(zip([*CELL, "bin"], keys)),
+                "progress": (keys[-1] + 0.5) / BINS,
+                "mean": p.mean_diff,
+                **_interval(p),
+            }
+        )
     return pd.DataFrame(rows)
 
 
 def run_stats(runs: pd.DataFrame, probes: pd.DataFrame, convergence: pd.DataFrame, out_dir: Path) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     valid = probes[probes["valid"].astype(bool)] if len(probes) else probes
-    tables = {"summary": summary_table(runs), "effects": effects_table(runs),
-              "design_effects": design_effects_table(runs), "confidence_agents": confidence_by_agent(valid),
-              "confidence_time": over_time(valid, "confidence"),
-              "convergence_time": over_time(convergence, "similarity")}
+    tables = {
+        "summary": summary_table(runs),
+        "effects": effects_table(runs),
+        "design_effects": design_effects_table(runs),
+        "confidence_agents": confidence_by_agent(valid),
+        "confidence_time": over_time(valid, "confidence"),
+        "convergence_time": over_time(convergence, "similarity"),
+    }
     return [p for name, df in tables.items() for p in write_table(df, out_dir, name)]

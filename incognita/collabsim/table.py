@@ -43,10 +43,15 @@ def run_row(run: Path) -> dict:
         row["personas"] = ",".join(f"{a}:{p}" for a, p in sorted(manifest["personas"].items()))
         models = manifest["models"]
         row.update(
-            n_agents=len(models), models=",".join(sorted(set(models.values()))),
+            n_agents=len(models),
+            models=",".join(sorted(set(models.values()))),
             scripted=all(m.startswith("scripted:") for m in models.values()),
-            config_hash=manifest["config_hash"], generator_version=manifest["generator_version"],
-            steps=manifest["steps"], events=manifest["events"], state_hash=manifest["state_hash"])
+            config_hash=manifest["config_hash"],
+            generator_version=manifest["generator_version"],
+            steps=manifest["steps"],
+            events=manifest["events"],
+            state_hash=manifest["state_hash"],
+        )
         for key in USAGE:
             row[key] = sum(u.get(key, 0) for u in manifest["usage"].values())
     except (KeyError, TypeError, AttributeError) as exc:
@@ -64,9 +69,27 @@ def build_tables(runs: list[Path], embeddings=None) -> tuple[pd.DataFrame, pd.Da
         rows.append(run_row(run))
         answers += probe_rows(read_events(run / EVENTS), _read(run / MANIFEST))
     table = pd.DataFrame(rows).sort_values(list(ID_COLUMNS), kind="stable").reset_index(drop=True)
-    probes = pd.DataFrame(answers, columns=[*RUN_KEYS, "agent", "role", "step", "t", "progress", "third", "probe",
-                                            "trigger", "question", "valid", "error", "answer", "confidence",
-                                            "fields", "correct"])
+    probes = pd.DataFrame(
+        answers,
+        columns=[
+            *RUN_KEYS,
+            "agent",
+            "role",
+            "step",
+            "t",
+            "progress",
+            "third",
+            "probe",
+            "trigger",
+            "question",
+            "valid",
+            "error",
+            "answer",
+            "confidence",
+            "fields",
+            "correct",
+        ],
+    )
     if embeddings is None:
         from incognita.collabsim.sbert import EmbeddingCache
 

@@ -44,8 +44,12 @@ def resolve_dir(configured: str | None = None) -> Path:
 
 def request_key(request: dict, seed: int | None) -> str:
     """sha256 of the canonical request; `seed` is None when sampling is deterministic."""
-    canonical = json.dumps({"format": CACHE_FORMAT, "request": request, "seed": seed},
-                           sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    canonical = json.dumps(
+        {"format": CACHE_FORMAT, "request": request, "seed": seed},
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
@@ -60,8 +64,11 @@ class ResponseCache:
         """The entry stored under `key`, or None: a miss, or a damaged entry (reported on stderr)."""
         entry, problem = self.read(key)
         if problem:
-            print(f"warning: cache entry {self.path(key)} is damaged ({problem}); treating it as a miss, "
-                  "the next answer overwrites it", file=sys.stderr)
+            print(
+                f"warning: cache entry {self.path(key)} is damaged ({problem}); treating it as a miss, "
+                "the next answer overwrites it",
+                file=sys.stderr,
+            )
         return entry
 
     def read(self, key: str) -> tuple[dict | None, str | None]:
@@ -113,8 +120,9 @@ def entry_problem(entry, key: str) -> str | None:
     response, usage = entry.get("response"), entry.get("usage")
     if not isinstance(response, dict) or not isinstance(response.get("message"), dict):
         return "no response message"
-    if not isinstance(usage, dict) or not all(isinstance(usage.get(k), int)
-                                              for k in ("prompt_tokens", "completion_tokens")):
+    if not isinstance(usage, dict) or not all(
+        isinstance(usage.get(k), int) for k in ("prompt_tokens", "completion_tokens")
+    ):
         return "no token usage"
     if not isinstance(entry.get("cost_usd"), (int, float)):
         return "no cost"
@@ -157,8 +165,9 @@ def stats(cache: ResponseCache) -> CacheStats:
     return out
 
 
-def select(cache: ResponseCache, older_than_days: float | None = None, model: str | None = None,
-           now: float | None = None) -> list[tuple[Path, dict]]:
+def select(
+    cache: ResponseCache, older_than_days: float | None = None, model: str | None = None, now: float | None = None
+) -> list[tuple[Path, dict]]:
     """Entries older than the age AND of the model (each criterion only when given)."""
     now = time.time() if now is None else now
     chosen = []
@@ -171,8 +180,13 @@ def select(cache: ResponseCache, older_than_days: float | None = None, model: st
     return chosen
 
 
-def prune(cache: ResponseCache, older_than_days: float | None = None, model: str | None = None,
-          dry_run: bool = False, now: float | None = None) -> list[Path]:
+def prune(
+    cache: ResponseCache,
+    older_than_days: float | None = None,
+    model: str | None = None,
+    dry_run: bool = False,
+    now: float | None = None,
+) -> list[Path]:
     if older_than_days is None and model is None:
         raise InputError("prune needs --older-than and/or --model (to empty the cache, delete its directory)")
     chosen = [path for path, _ in select(cache, older_than_days, model, now)]
@@ -198,8 +212,12 @@ def _when(ts: float | None) -> str:
     return "-" if ts is None else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
 
 
-_dir_option = click.option("--dir", "dir_opt", default=None,
-                           help=f"cache directory (default: the config's cache.dir, ${CACHE_ENV}, {DEFAULT_DIR})")
+_dir_option = click.option(
+    "--dir",
+    "dir_opt",
+    default=None,
+    help=f"cache directory (default: the config's cache.dir, ${CACHE_ENV}, {DEFAULT_DIR})",
+)
 _config_option = click.option("--config", "config_path", default=None, help="read cache.dir from this config")
 
 
@@ -233,11 +251,13 @@ def ls_cmd(dir_opt: str | None, config_path: str | None, model: str | None, limi
     """One line per entry: created, model, role, tokens, cost, key."""
     rows = select(_cache_from(dir_opt, config_path), model=model)
     rows.sort(key=lambda pe: pe[1].get("created") or 0)
-    for _path, e in rows[:limit or None]:
+    for _path, e in rows[: limit or None]:
         u = e.get("usage") or {}
-        click.echo(f"{_when(e.get('created'))}  {e.get('model', '?'):<24} {e.get('role', '?'):<8} "
-                   f"{u.get('prompt_tokens', 0):>7}+{u.get('completion_tokens', 0):<6} "
-                   f"${float(e.get('cost_usd') or 0):.5f}  {e['key'][:16]}")
+        click.echo(
+            f"{_when(e.get('created'))}  {e.get('model', '?'):<24} {e.get('role', '?'):<8} "
+            f"{u.get('prompt_tokens', 0):>7}+{u.get('completion_tokens', 0):<6} "
+            f"${float(e.get('cost_usd') or 0):.5f}  {e['key'][:16]}"
+        )
     if limit and len(rows) > limit:
         click.echo(f"... {len(rows) - limit} more (--limit 0 for all)")
 
@@ -248,10 +268,10 @@ def ls_cmd(dir_opt: str | None, config_path: str | None, model: str | None, limi
 @click.option("--older-than", "older_than", type=float, default=None, help="entries older than this many days")
 @click.option("--model", default=None, help="entries of this model")
 @click.option("--dry-run", is_flag=True, help="list what would be deleted, delete nothing")
-def prune_cmd(dir_opt: str | None, config_path: str | None, older_than: float | None, model: str | None,
-              dry_run: bool) -> None:
+def prune_cmd(
+    dir_opt: str | None, config_path: str | None, older_than: float | None, model: str | None, dry_run: bool
+) -> None:
     """Delete entries by age and/or model (both must match when both are given)."""
     removed = prune(_cache_from(dir_opt, config_path), older_than, model, dry_run=dry_run)
     verb = "would delete" if dry_run else "deleted"
     click.echo(f"{verb} {len(removed)} entr{'y' if len(removed) == 1 else 'ies'}")
-

@@ -22,8 +22,11 @@ class Price:
 
     def cost(self, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0) -> float:
         cached = min(cached_tokens, prompt_tokens) if self.cached_input is not None else 0
-        usd = ((prompt_tokens - cached) * self.input + cached * (self.cached_input or 0.0)
-               + completion_tokens * self.output)
+        usd = (
+            (prompt_tokens - cached) * self.input
+            + cached * (self.cached_input or 0.0)
+            + completion_tokens * self.output
+        )
         return round(usd / 1e6, 8)
 
 
@@ -52,8 +55,10 @@ class PriceTable:
 @functools.cache
 def _warn_unpriced(model: str, path: str) -> None:
     # Once per model and process: a local model legitimately has no price, a paid one should.
-    print(f"warning: no price for model {model!r} in {path or 'the price table'}; its cost is recorded as 0",
-          file=sys.stderr)
+    print(
+        f"warning: no price for model {model!r} in {path or 'the price table'}; its cost is recorded as 0",
+        file=sys.stderr,
+    )
 
 
 def resolve_path(configured: str | None = None) -> Path:

@@ -33,10 +33,14 @@ def _numeric(column: pd.Series) -> bool:
 def to_markdown(df: pd.DataFrame, digits: int = 3, precise_digits: int = 5) -> str:
     """Render every row of `df`; floats to `digits` decimals, p-value columns to `precise_digits`."""
     names = [str(c) for c in df.columns]
-    cells = [[_cell(v, precise_digits if name.startswith(_PRECISE) else digits) for v in df[col].tolist()]
-             for name, col in zip(names, df.columns)]
-    lines = ["| " + " | ".join(names) + " |",
-             "| " + " | ".join("---:" if _numeric(df[c]) else "---" for c in df.columns) + " |"]
+    cells = [
+        [_cell(v, precise_digits if name.startswith(_PRECISE) else digits) for v in df[col].tolist()]
+        for name, col in zip(names, df.columns)
+    ]
+    lines = [
+        "| " + " | ".join(names) + " |",
+        "| " + " | ".join("---:" if _numeric(df[c]) else "---" for c in df.columns) + " |",
+    ]
     lines += ["| " + " | ".join(row) + " |" for row in zip(*cells)]
     return "\n".join(lines) + "\n"
 

@@ -47,13 +47,19 @@ def load_trials(path: str | Path):
 @click.option("--trials", "trials_path", default="results/trials.parquet", show_default=True)
 @click.option("--interpretation", "interpretation_path", default="config/interpretation.yaml", show_default=True)
 @click.option("--locks", "locks_path", default="config/locks.yaml", show_default=True)
-@click.option("--config", "config_path", default="config/config.yaml", show_default=True,
-              help="model order of the tables (design.models, else models); ignored if absent")
+@click.option(
+    "--config",
+    "config_path",
+    default="config/config.yaml",
+    show_default=True,
+    help="model order of the tables (design.models, else models); ignored if absent",
+)
 @click.option("--out", "out_dir", default="results/stats", show_default=True)
 @click.option("--splits", type=int, default=4000, show_default=True, help="split-half splits")
 @click.option("--seed", type=int, default=20260820, show_default=True, help="split-half seed")
-def stats_command(trials_path: str, interpretation_path: str, locks_path: str, config_path: str, out_dir: str,
-                  splits: int, seed: int) -> None:
+def stats_command(
+    trials_path: str, interpretation_path: str, locks_path: str, config_path: str, out_dir: str, splits: int, seed: int
+) -> None:
     """Every statistic of the paper from the trials table, as CSV and Markdown under OUT."""
     from incognita.stats.run import run_stats
 
@@ -62,6 +68,7 @@ def stats_command(trials_path: str, interpretation_path: str, locks_path: str, c
     if order:
         present = set(trials["model"].astype(str))
         order = [m for m in order if m in present] or None
-    paths = run_stats(trials, Path(interpretation_path), Path(out_dir), locks_path=locks_path, models=order,
-                      splits=splits, seed=seed)
+    paths = run_stats(
+        trials, Path(interpretation_path), Path(out_dir), locks_path=locks_path, models=order, splits=splits, seed=seed
+    )
     click.echo(f"{out_dir}: {len(paths)} files from {len(trials)} trials")

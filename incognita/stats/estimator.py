@@ -16,14 +16,39 @@ from incognita.common.io import InputError
 
 ARMS = ("direct", "indirect", "social", "native")
 NATIVE = "native"
-FAILURE_TYPES = ("never_requested", "requested_not_obtained", "obtained_not_delivered",
-                 "delivered_incorrect", "correct_unconfirmed")
-PROCESS_MEASURES = ("role_identification", "holder_contacted", "information_acquisition",
-                    "customer_information", "service_information", "execution")
+FAILURE_TYPES = (
+    "never_requested",
+    "requested_not_obtained",
+    "obtained_not_delivered",
+    "delivered_incorrect",
+    "correct_unconfirmed",
+)
+PROCESS_MEASURES = (
+    "role_identification",
+    "holder_contacted",
+    "information_acquisition",
+    "customer_information",
+    "service_information",
+    "execution",
+)
 COUNT_MEASURES = ("agent_actions", "messages", "unanswerable_questions", "non_reference_reads")
-REQUIRED_COLUMNS = ("arm", "model", "task", "rep", "excluded", "success", "database_only_success",
-                    "failure_type", "failure_type_reads_credited", *PROCESS_MEASURES, *COUNT_MEASURES,
-                    "tokens_agent", "tokens_episode", "cost_agent_usd", "cost_episode_usd")
+REQUIRED_COLUMNS = (
+    "arm",
+    "model",
+    "task",
+    "rep",
+    "excluded",
+    "success",
+    "database_only_success",
+    "failure_type",
+    "failure_type_reads_credited",
+    *PROCESS_MEASURES,
+    *COUNT_MEASURES,
+    "tokens_agent",
+    "tokens_episode",
+    "cost_agent_usd",
+    "cost_episode_usd",
+)
 
 
 def validate_trials(trials: pd.DataFrame, source: str = "trials") -> pd.DataFrame:
@@ -41,13 +66,16 @@ def validate_trials(trials: pd.DataFrame, source: str = "trials") -> pd.DataFram
         raise InputError(f"{source}: success: expected 0/1 on scored trials, found {bad.iloc[0]!r}")
     if scored["success"].isna().any():
         row = scored[scored["success"].isna()].iloc[0]
-        raise InputError(f"{source}: success: NaN on a trial that is not excluded "
-                         f"(arm={row['arm']}, model={row['model']}, task={row['task']}, rep={row['rep']})")
+        raise InputError(
+            f"{source}: success: NaN on a trial that is not excluded "
+            f"(arm={row['arm']}, model={row['model']}, task={row['task']}, rep={row['rep']})"
+        )
     dup = trials.duplicated(["arm", "model", "task", "rep"])
     if dup.any():
         row = trials[dup].iloc[0]
-        raise InputError(f"{source}: duplicate trial arm={row['arm']}, model={row['model']}, "
-                         f"task={row['task']}, rep={row['rep']}")
+        raise InputError(
+            f"{source}: duplicate trial arm={row['arm']}, model={row['model']}, task={row['task']}, rep={row['rep']}"
+        )
     out = trials.copy()
     out["task"] = out["task"].astype(str)
     out["excluded"] = out["excluded"].astype(bool)

@@ -17,8 +17,15 @@ from pathlib import Path
 from incognita.common.io import InputError, read_yaml
 
 LOCK_NAME = "interpretation"
-DECISION_KEYS = ("supports", "opposes", "insufficient", "supporting_excludes_zero", "supporting_includes_zero",
-                 "floor_ceiling", "unavailable")
+DECISION_KEYS = (
+    "supports",
+    "opposes",
+    "insufficient",
+    "supporting_excludes_zero",
+    "supporting_includes_zero",
+    "floor_ceiling",
+    "unavailable",
+)
 _ARMS = ("direct", "indirect", "social", "native")
 
 
@@ -59,8 +66,9 @@ def _contrast(path: Path, field: str, entry: object) -> Contrast:
     name = entry["contrast"]
     parts = name.split("-")
     if len(parts) != 2 or not all(p in _ARMS for p in parts) or parts[0] == parts[1]:
-        raise InputError(f"{path}: {field}.contrast: {name!r} is not '<arm>-<arm>' with two different arms "
-                         f"from {', '.join(_ARMS)}")
+        raise InputError(
+            f"{path}: {field}.contrast: {name!r} is not '<arm>-<arm>' with two different arms from {', '.join(_ARMS)}"
+        )
     return Contrast(name, parts[0], parts[1], str(entry.get("reads_as", "")))
 
 
@@ -101,9 +109,16 @@ def parse_interpretation(path: str | Path) -> Interpretation:
     for key in DECISION_KEYS:
         if not isinstance(decisions.get(key), str) or not decisions[key].strip():
             raise InputError(f"{path}: decisions.{key}: missing or empty")
-    return Interpretation(version, _number(path, doc, "confidence", 0.5, 0.999), primary,
-                          1 if direction == "positive" else -1, support, floor, ceiling,
-                          {k: decisions[k] for k in DECISION_KEYS})
+    return Interpretation(
+        version,
+        _number(path, doc, "confidence", 0.5, 0.999),
+        primary,
+        1 if direction == "positive" else -1,
+        support,
+        floor,
+        ceiling,
+        {k: decisions[k] for k in DECISION_KEYS},
+    )
 
 
 def load_interpretation(path: str | Path, locks_path: str | Path | None = None) -> Interpretation:

@@ -1,7 +1,23 @@
 """Every file the statistics stage writes, importable without pandas or scipy, so the
 workflow can declare them at parse time (a test keeps this list and run_stats in step)."""
 
-TABLE_NAMES = ("success", "contrasts", "separability", "separability_summary", "interactions", "dispersion",
-               "split_half", "split_half_summary", "composition", "process", "counts", "cost", "power", "audit_reads",
-               "audit_approach", "acquisition", "information_channel")
+TABLE_NAMES = (
+    "success",
+    "contrasts",
+    "separability",
+    "separability_summary",
+    "interactions",
+    "dispersion",
+    "split_half",
+    "split_half_summary",
+    "composition",
+    "process",
+    "counts",
+    "cost",
+    "power",
+    "audit_reads",
+    "audit_approach",
+    "acquisition",
+    "information_channel",
+)
 OUTPUT_FILES = tuple(f"{name}.{ext}" for name in TABLE_NAMES for ext in ("csv", "md")) + ("primary.md",)

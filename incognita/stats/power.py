@@ -86,8 +86,12 @@ def parse_gap(text: str, resolution: int | None = None) -> float:
 @click.option("--gap", "gap_text", required=True, help="gap to detect: a decimal (0.093) or a fraction (5/54)")
 @click.option("--alpha", type=float, default=0.05, show_default=True, help="two-sided level")
 @click.option("--power", "power_", type=float, default=0.8, show_default=True)
-@click.option("--resolution", type=int, default=None,
-              help="snap a decimal gap to the nearest multiple of 1/RESOLUTION (54 for 18 tasks x 3 reps)")
+@click.option(
+    "--resolution",
+    type=int,
+    default=None,
+    help="snap a decimal gap to the nearest multiple of 1/RESOLUTION (54 for 18 tasks x 3 reps)",
+)
 def power_command(sd: float, gap_text: str, alpha: float, power_: float, resolution: int | None) -> None:
     """Print the number of tasks needed to resolve GAP (paired-t approximation, Table 2)."""
     try:

@@ -24,15 +24,29 @@ from incognita.stats.splithalf import DEFAULT_SEED, DEFAULT_SPLITS
 
 def _split_half_md(split_half: pd.DataFrame) -> pd.DataFrame:
     """The split-half distributions as frequencies: one row per (arm, kind, concordance)."""
-    freq = (split_half.astype({"concordance": int}).groupby(["arm", "kind", "concordance"], sort=False).size()
-            .rename("splits").reset_index())
+    freq = (
+        split_half.astype({"concordance": int})
+        .groupby(["arm", "kind", "concordance"], sort=False)
+        .size()
+        .rename("splits")
+        .reset_index()
+    )
     arm_order = {arm: i for i, arm in enumerate(dict.fromkeys(split_half["arm"]))}
-    return freq.sort_values(["arm", "kind", "concordance"], key=lambda c: c.map(arm_order) if c.name == "arm" else c,
-                            kind="stable", ignore_index=True)
+    return freq.sort_values(
+        ["arm", "kind", "concordance"],
+        key=lambda c: c.map(arm_order) if c.name == "arm" else c,
+        kind="stable",
+        ignore_index=True,
+    )
 
 
-def build_tables(trials: pd.DataFrame, interp, models: list[str] | None = None, splits: int = DEFAULT_SPLITS,
-                 seed: int = DEFAULT_SEED) -> dict[str, pd.DataFrame | str]:
+def build_tables(
+    trials: pd.DataFrame,
+    interp,
+    models: list[str] | None = None,
+    splits: int = DEFAULT_SPLITS,
+    seed: int = DEFAULT_SEED,
+) -> dict[str, pd.DataFrame | str]:
     """Every output in memory: table name -> DataFrame, plus `primary` -> the Markdown report."""
     trials = validate_trials(trials)
     if trials.empty:
@@ -43,8 +57,9 @@ def build_tables(trials: pd.DataFrame, interp, models: list[str] | None = None, 
     out: dict[str, pd.DataFrame | str] = {}
     out["success"] = T.success_table(trials, means, arms, models, interp)
     out["contrasts"] = T.contrasts_table(means, models, interp)
-    out["separability"], out["separability_summary"] = T.separability_tables(means["all"], arms, models,
-                                                                             interp.confidence)
+    out["separability"], out["separability_summary"] = T.separability_tables(
+        means["all"], arms, models, interp.confidence
+    )
     out["interactions"] = T.interactions_table(means["all"], models, interp)
     out["dispersion"] = T.dispersion_table(means["all"], models, interp)
     out["split_half"], out["split_half_summary"] = T.split_half_tables(means["all"], arms, models, splits, seed)
@@ -57,14 +72,28 @@ def build_tables(trials: pd.DataFrame, interp, models: list[str] | None = None, 
     out["audit_approach"] = T.audit_approach_table(trials, arms, models)
     out["acquisition"] = T.acquisition_table(trials, arms, models)
     out["information_channel"] = T.information_channel_table(trials, arms, models)
-    out["primary"] = primary_markdown(interp, out["success"], out["contrasts"], out["separability_summary"],
-                                      out["interactions"], out["dispersion"], out["split_half_summary"])
+    out["primary"] = primary_markdown(
+        interp,
+        out["success"],
+        out["contrasts"],
+        out["separability_summary"],
+        out["interactions"],
+        out["dispersion"],
+        out["split_half_summary"],
+    )
     return out
 
 
-def run_stats(trials: pd.DataFrame, interpretation_path: Path, out_dir: Path, *,
-              locks_path: Path | str | None = None, models: list[str] | None = None,
-              splits: int = DEFAULT_SPLITS, seed: int = DEFAULT_SEED) -> list[Path]:
+def run_stats(
+    trials: pd.DataFrame,
+    interpretation_path: Path,
+    out_dir: Path,
+    *,
+    locks_path: Path | str | None = None,
+    models: list[str] | None = None,
+    splits: int = DEFAULT_SPLITS,
+    seed: int = DEFAULT_SEED,
+) -> list[Path]:
     """Verify the interpretation table's lock, compute every table, write them; return the paths.
 
     `locks_path` defaults to config/locks.yaml; `models` fixes the model order of every table

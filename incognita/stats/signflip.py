@@ -42,12 +42,12 @@ def signflip_p(d: np.ndarray | list[float]) -> float:
     if observed <= tol:
         return 1.0  # every pattern is at least as extreme as a zero mean
     left = pattern_sums(d[: n // 2])
-    right = np.sort(pattern_sums(d[n // 2:]))
+    right = np.sort(pattern_sums(d[n // 2 :]))
     # sum >= observed - tol   and   sum <= -observed + tol are disjoint since observed > tol
     upper = len(right) - np.searchsorted(right, observed - tol - left, side="left")
     lower = np.searchsorted(right, -observed + tol - left, side="right")
     count = int(upper.sum() + lower.sum())
-    return count / float(2 ** n)
+    return count / float(2**n)
 
 
 def holm(p: list[float] | np.ndarray) -> np.ndarray:

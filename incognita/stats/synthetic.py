@@ -16,18 +16,31 @@ from incognita.stats.estimator import ARMS, FAILURE_TYPES, PROCESS_MEASURES
 
 DEFAULT_MODELS = ("m1", "m2", "m3", "m4")
 # Ability of each model (in order) per arm, on the logit scale.
-ABILITY = {"direct": (2.4, 2.6, 2.7, 2.7), "indirect": (2.0, 2.3, 2.4, 2.4),
-           "social": (-1.2, 0.6, 1.6, 1.7), "native": (2.5, 2.6, 2.8, 2.7)}
+ABILITY = {
+    "direct": (2.4, 2.6, 2.7, 2.7),
+    "indirect": (2.0, 2.3, 2.4, 2.4),
+    "social": (-1.2, 0.6, 1.6, 1.7),
+    "native": (2.5, 2.6, 2.8, 2.7),
+}
 # Failure-type mix of failed trials (order of FAILURE_TYPES) per Incognita arm.
-FAILURE_MIX = {"direct": (0.05, 0.05, 0.15, 0.65, 0.10), "indirect": (0.10, 0.15, 0.15, 0.50, 0.10),
-               "social": (0.10, 0.60, 0.10, 0.15, 0.05)}
+FAILURE_MIX = {
+    "direct": (0.05, 0.05, 0.15, 0.65, 0.10),
+    "indirect": (0.10, 0.15, 0.15, 0.50, 0.10),
+    "social": (0.10, 0.60, 0.10, 0.15, 0.05),
+}
 # Processes an arm does not contain (NaN there, never 0).
 ABSENT = {"direct": ("role_identification", "holder_contacted"), "native": PROCESS_MEASURES}
 
 
-def synthetic_trials(seed: int = 0, n_tasks: int = 18, models: tuple[str, ...] = DEFAULT_MODELS,
-                     reps: int = 3, arms: tuple[str, ...] = ARMS, excluded_rate: float = 0.01,
-                     usd_per_1k_tokens: float = 0.0) -> pd.DataFrame:
+def synthetic_trials(
+    seed: int = 0,
+    n_tasks: int = 18,
+    models: tuple[str, ...] = DEFAULT_MODELS,
+    reps: int = 3,
+    arms: tuple[str, ...] = ARMS,
+    excluded_rate: float = 0.01,
+    usd_per_1k_tokens: float = 0.0,
+) -> pd.DataFrame:
     """One row per trial (arms x models x tasks x reps), deterministic for a given seed."""
     rng = np.random.default_rng(seed)
     tasks = [str(t) for t in range(n_tasks)]
@@ -71,8 +84,11 @@ def _labels(df: pd.DataFrame, rng: np.random.Generator) -> None:
     df["non_reference_reads"] = reads
     credited = label.copy()
     movable = (label == "requested_not_obtained").fillna(False).to_numpy() & (reads > 0)
-    credited[movable] = rng.choice(["obtained_not_delivered", "never_requested", "requested_not_obtained"],
-                                   size=int(movable.sum()), p=[0.4, 0.4, 0.2])
+    credited[movable] = rng.choice(
+        ["obtained_not_delivered", "never_requested", "requested_not_obtained"],
+        size=int(movable.sum()),
+        p=[0.4, 0.4, 0.2],
+    )
     df["failure_type_reads_credited"] = credited
 
 
@@ -89,8 +105,9 @@ def _counts_and_usage(df: pd.DataFrame, rng: np.random.Generator, usd_per_1k_tok
     n = len(df)
     df["agent_actions"] = rng.poisson(np.where(social, 26.0, 14.0))
     df["messages"] = rng.poisson(np.where(social, 20.0, 9.0))
-    df["unanswerable_questions"] = np.where(df["arm"].isin(["direct", "native"]), 0,
-                                            rng.poisson(np.where(social, 6.0, 1.5)))
+    df["unanswerable_questions"] = np.where(
+        df["arm"].isin(["direct", "native"]), 0, rng.poisson(np.where(social, 6.0, 1.5))
+    )
     df["tokens_agent"] = rng.integers(5_000, 40_000, n) * np.where(social, 2, 1)
     df["tokens_episode"] = df["tokens_agent"] + rng.integers(2_000, 20_000, n)
     df["cost_agent_usd"] = df["tokens_agent"] / 1000 * usd_per_1k_tokens

@@ -44,8 +44,10 @@ def _pairs(models: list[str]) -> list[tuple[str, str]]:
 
 # --- success and the pre-specified contrasts ---------------------------------------------------
 
-def success_table(trials: pd.DataFrame, means: dict[str, pd.Series], arms: list[str], models: list[str],
-                  interp: Interpretation) -> pd.DataFrame:
+
+def success_table(
+    trials: pd.DataFrame, means: dict[str, pd.Series], arms: list[str], models: list[str], interp: Interpretation
+) -> pd.DataFrame:
     """Task-level success per cell, with the floor/ceiling check of the interpretation table."""
     rows = []
     for arm in arms:
@@ -57,13 +59,21 @@ def success_table(trials: pd.DataFrame, means: dict[str, pd.Series], arms: list[
                 continue
             tasks = ok[model].dropna()
             success = cell_mean(tasks)
-            rows.append({"arm": arm, "model": model, "n_tasks": len(tasks), SUCCESS: success,
-                         "db_success": cell_mean(db[model]), "n_trials": int((~cell["excluded"]).sum()),
-                         "n_excluded": int(cell["excluded"].sum()),
-                         "tasks_at_floor": int((tasks <= interp.floor).sum()),
-                         "tasks_at_ceiling": int((tasks >= interp.ceiling).sum()),
-                         "on_bound": bool(len(tasks) and interp.on_bound(success)),
-                         "agent_backend": backends(cell)})
+            rows.append(
+                {
+                    "arm": arm,
+                    "model": model,
+                    "n_tasks": len(tasks),
+                    SUCCESS: success,
+                    "db_success": cell_mean(db[model]),
+                    "n_trials": int((~cell["excluded"]).sum()),
+                    "n_excluded": int(cell["excluded"].sum()),
+                    "tasks_at_floor": int((tasks <= interp.floor).sum()),
+                    "tasks_at_ceiling": int((tasks >= interp.ceiling).sum()),
+                    "on_bound": bool(len(tasks) and interp.on_bound(success)),
+                    "agent_backend": backends(cell),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -85,14 +95,23 @@ def contrasts_table(means: dict[str, pd.Series], models: list[str], interp: Inte
             for model in models:
                 p = paired_columns(a[model], b[model], interp.confidence)
                 bound = interp.on_bound(cell_mean(a[model])) or interp.on_bound(cell_mean(b[model]))
-                rows.append({"model": model, "contrast": contrast.name, "scope": scope, **_interval(p),
-                             "decision": decide(interp, contrast, p.ci_low, p.ci_high, bound),
-                             "role": "primary" if contrast == interp.primary else "supporting",
-                             "excludes_zero": p.excludes_zero, "on_bound": bound})
+                rows.append(
+                    {
+                        "model": model,
+                        "contrast": contrast.name,
+                        "scope": scope,
+                        **_interval(p),
+                        "decision": decide(interp, contrast, p.ci_low, p.ci_high, bound),
+                        "role": "primary" if contrast == interp.primary else "supporting",
+                        "excludes_zero": p.excludes_zero,
+                        "on_bound": bound,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
 # --- separability ------------------------------------------------------------------------------
+
 
 def discriminating(matrix: pd.DataFrame) -> pd.DataFrame:
     """Tasks that not every model solves and not every model fails (models present on the task)."""
@@ -101,8 +120,9 @@ def discriminating(matrix: pd.DataFrame) -> pd.DataFrame:
     return matrix[keep]
 
 
-def separability_tables(means: pd.Series, arms: list[str], models: list[str],
-                        confidence: float) -> tuple[pd.DataFrame, pd.DataFrame]:
+def separability_tables(
+    means: pd.Series, arms: list[str], models: list[str], confidence: float
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every model pair in every arm, on all tasks and on discriminating tasks; and a summary."""
     rows, summary = [], []
     for arm in arms:
@@ -111,8 +131,16 @@ def separability_tables(means: pd.Series, arms: list[str], models: list[str],
             pair_rows = []
             for a, b in _pairs(models):
                 p = paired_columns(m[a], m[b], confidence)
-                pair_rows.append({"arm": arm, "subset": subset, "model_a": a, "model_b": b, **_interval(p),
-                                  "excludes_zero": p.excludes_zero})
+                pair_rows.append(
+                    {
+                        "arm": arm,
+                        "subset": subset,
+                        "model_a": a,
+                        "model_b": b,
+                        **_interval(p),
+                        "excludes_zero": p.excludes_zero,
+                    }
+                )
             rows += pair_rows
             summary.append(_separability_summary(arm, subset, m, models, pair_rows))
     # Named columns: a design with one model has no pairs, and its table is still a table.
@@ -125,12 +153,20 @@ def _separability_summary(arm: str, subset: str, m: pd.DataFrame, models: list[s
     valid = {k: v for k, v in success.items() if not np.isnan(v)}
     best = max(valid, key=valid.get) if valid else ""
     worst = min(valid, key=valid.get) if valid else ""
-    return {"arm": arm, "subset": subset, "n_tasks": int(m.notna().any(axis=1).sum()), "pairs": len(pair_rows),
-            "pairs_excluding_zero": sum(r["excludes_zero"] for r in pair_rows),
-            "spread": (valid[best] - valid[worst]) if valid else float("nan"), "best": best, "worst": worst}
+    return {
+        "arm": arm,
+        "subset": subset,
+        "n_tasks": int(m.notna().any(axis=1).sum()),
+        "pairs": len(pair_rows),
+        "pairs_excluding_zero": sum(r["excludes_zero"] for r in pair_rows),
+        "spread": (valid[best] - valid[worst]) if valid else float("nan"),
+        "best": best,
+        "worst": worst,
+    }
 
 
 # --- interactions (Table 1) and the global dispersion test (Appendix B.1) -----------------------
+
 
 def _loss(means: pd.Series, interp: Interpretation, models: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Task x model matrices of the primary contrast's two arms, on their common tasks."""
@@ -148,8 +184,17 @@ def interactions_table(means: pd.Series, models: list[str], interp: Interpretati
     for ma, mb in _pairs(models):
         delta = (loss[ma] - loss[mb]).dropna().to_numpy()
         p = paired(delta, interp.confidence)
-        rows.append({"model_a": ma, "model_b": mb, "n_tasks": p.n_tasks, "mean_delta": p.mean_diff,
-                     "ci_low": p.ci_low, "ci_high": p.ci_high, "p_exact": signflip_p(delta)})
+        rows.append(
+            {
+                "model_a": ma,
+                "model_b": mb,
+                "n_tasks": p.n_tasks,
+                "mean_delta": p.mean_diff,
+                "ci_low": p.ci_low,
+                "ci_high": p.ci_high,
+                "p_exact": signflip_p(delta),
+            }
+        )
     out = pd.DataFrame(rows, columns=["model_a", "model_b", "n_tasks", "mean_delta", "ci_low", "ci_high", "p_exact"])
     out["p_holm"] = holm(out["p_exact"].to_numpy()) if len(out) else []
     return out
@@ -165,24 +210,45 @@ def dispersion_table(means: pd.Series, models: list[str], interp: Interpretation
         return ((x - x.mean(axis=1, keepdims=True)) ** 2).sum(axis=1)
 
     stat = ss(b) - ss(a) if len(a) else np.zeros(0)
-    return pd.DataFrame([{"n_tasks": len(stat), "mean_statistic": float(stat.mean()) if len(stat) else float("nan"),
-                          "p_exact": signflip_p(stat), "arm_first": interp.primary.minuend,
-                          "arm_second": interp.primary.subtrahend}])
+    return pd.DataFrame(
+        [
+            {
+                "n_tasks": len(stat),
+                "mean_statistic": float(stat.mean()) if len(stat) else float("nan"),
+                "p_exact": signflip_p(stat),
+                "arm_first": interp.primary.minuend,
+                "arm_second": interp.primary.subtrahend,
+            }
+        ]
+    )
 
 
 # --- split-half concordance ----------------------------------------------------------------------
 
-def split_half_tables(means: pd.Series, arms: list[str], models: list[str], splits: int,
-                      seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+
+def split_half_tables(
+    means: pd.Series, arms: list[str], models: list[str], splits: int, seed: int
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     long, summary = [], []
     for arm in arms:
         res = split_half(task_matrix(means, arm, models).to_numpy(), splits, seed)
         for kind, values in (("observed", res.observed), ("null", res.null)):
-            long.append(pd.DataFrame({"arm": arm, "kind": kind, "split": np.arange(len(values)),
-                                      "concordance": values.astype(float)}))
-        summary.append({"arm": arm, "n_tasks": res.n_tasks, "pairs": res.n_pairs, "splits": len(res.observed),
-                        "observed_mean": res.observed_mean, "null_mean": res.null_mean,
-                        "null_reach": res.null_reach})
+            long.append(
+                pd.DataFrame(
+                    {"arm": arm, "kind": kind, "split": np.arange(len(values)), "concordance": values.astype(float)}
+                )
+            )
+        summary.append(
+            {
+                "arm": arm,
+                "n_tasks": res.n_tasks,
+                "pairs": res.n_pairs,
+                "splits": len(res.observed),
+                "observed_mean": res.observed_mean,
+                "null_mean": res.null_mean,
+                "null_reach": res.null_reach,
+            }
+        )
     cols = ["arm", "kind", "split", "concordance"]
     return (pd.concat(long, ignore_index=True) if long else pd.DataFrame(columns=cols)), pd.DataFrame(summary)
 
@@ -195,8 +261,11 @@ OUTCOMES = ("success", *FAILURE_TYPES, "failed_unlabelled", "excluded")
 def _outcomes(trials: pd.DataFrame) -> pd.Series:
     label = trials["failure_type"].astype(object)
     labelled = label.isin(FAILURE_TYPES).to_numpy()
-    out = np.select([trials["excluded"].to_numpy(), (trials[SUCCESS] == 1.0).to_numpy(), labelled],
-                    ["excluded", "success", label.where(labelled, "").to_numpy()], "failed_unlabelled")
+    out = np.select(
+        [trials["excluded"].to_numpy(), (trials[SUCCESS] == 1.0).to_numpy(), labelled],
+        ["excluded", "success", label.where(labelled, "").to_numpy()],
+        "failed_unlabelled",
+    )
     return pd.Series(out, index=trials.index)
 
 
@@ -204,8 +273,13 @@ def composition_table(trials: pd.DataFrame, arms: list[str], models: list[str]) 
     """Trial counts per outcome; `failed_unlabelled` holds failures without a label (the native anchor)."""
     counts = trials.assign(outcome=_outcomes(trials)).groupby(["arm", "model", "outcome"]).size()
     cells = set(zip(trials["arm"], trials["model"]))
-    rows = [{"arm": arm, "model": model, "outcome": o, "count": int(counts.get((arm, model, o), 0))}
-            for arm in arms for model in models if (arm, model) in cells for o in OUTCOMES]
+    rows = [
+        {"arm": arm, "model": model, "outcome": o, "count": int(counts.get((arm, model, o), 0))}
+        for arm in arms
+        for model in models
+        if (arm, model) in cells
+        for o in OUTCOMES
+    ]
     return pd.DataFrame(rows)
 
 
@@ -215,8 +289,15 @@ def measures_table(trials: pd.DataFrame, arms: list[str], models: list[str], mea
     for arm, model, cell in _cells(scored(trials), arms, models):
         for measure in measures:
             values = pd.to_numeric(cell[measure], errors="coerce").dropna()
-            rows.append({"arm": arm, "model": model, "measure": measure,
-                         "mean": float(values.mean()) if len(values) else float("nan"), "n": len(values)})
+            rows.append(
+                {
+                    "arm": arm,
+                    "model": model,
+                    "measure": measure,
+                    "mean": float(values.mean()) if len(values) else float("nan"),
+                    "n": len(values),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -234,18 +315,26 @@ def cost_table(trials: pd.DataFrame, arms: list[str], models: list[str]) -> pd.D
     rows = []
     for arm, model, cell in _cells(scored(trials), arms, models):
         for scope in ("agent", "episode"):
-            rows.append({"arm": arm, "model": model, "scope": scope,
-                         "usd_per_episode": float(cell[f"cost_{scope}_usd"].astype(float).mean()),
-                         "tokens_per_episode": float(cell[f"tokens_{scope}"].astype(float).mean()),
-                         "actions_per_episode": float(cell["agent_actions"].astype(float).mean()),
-                         "episodes": len(cell)})
+            rows.append(
+                {
+                    "arm": arm,
+                    "model": model,
+                    "scope": scope,
+                    "usd_per_episode": float(cell[f"cost_{scope}_usd"].astype(float).mean()),
+                    "tokens_per_episode": float(cell[f"tokens_{scope}"].astype(float).mean()),
+                    "actions_per_episode": float(cell["agent_actions"].astype(float).mean()),
+                    "episodes": len(cell),
+                }
+            )
     return pd.DataFrame(rows)
 
 
 # --- corpus-size extrapolation (Table 2) ---------------------------------------------------------
 
-def power_table(trials: pd.DataFrame, means: pd.Series, arms: list[str], models: list[str],
-                alpha: float = 0.05, power: float = 0.8) -> pd.DataFrame:
+
+def power_table(
+    trials: pd.DataFrame, means: pd.Series, arms: list[str], models: list[str], alpha: float = 0.05, power: float = 0.8
+) -> pd.DataFrame:
     """Per arm: median SD of the pairwise task gaps, the largest gap, the tasks to resolve it, the cost."""
     s = scored(trials)
     rows = []
@@ -262,10 +351,20 @@ def power_table(trials: pd.DataFrame, means: pd.Series, arms: list[str], models:
         n_models = int(cell["model"].nunique())
         n_reps = int(cell.groupby(["model", "task"])["rep"].nunique().max()) if len(cell) else 0
         implied = tasks * n_models * n_reps * usd if tasks is not pd.NA else float("nan")
-        rows.append({"arm": arm, "gap_sd": gap_sd, "largest_gap": largest, "tasks": tasks, "usd_per_episode": usd,
-                     "implied_cost_usd": implied, "models": n_models, "repetitions": n_reps,
-                     "n_tasks": int(m.notna().any(axis=1).sum()),
-                     "resolvable_gap": resolvable_gap(gap_sd, int(m.notna().any(axis=1).sum()), alpha, power)})
+        rows.append(
+            {
+                "arm": arm,
+                "gap_sd": gap_sd,
+                "largest_gap": largest,
+                "tasks": tasks,
+                "usd_per_episode": usd,
+                "implied_cost_usd": implied,
+                "models": n_models,
+                "repetitions": n_reps,
+                "n_tasks": int(m.notna().any(axis=1).sum()),
+                "resolvable_gap": resolvable_gap(gap_sd, int(m.notna().any(axis=1).sum()), alpha, power),
+            }
+        )
     out = pd.DataFrame(rows)
     if len(out):
         out["tasks"] = out["tasks"].astype("Int64")
@@ -296,8 +395,14 @@ def _audit_row(arm: str, model: str, sub: pd.DataFrame) -> dict:
     reads = pd.to_numeric(sub["non_reference_reads"], errors="coerce").fillna(0)
     credited = sub["failure_type_reads_credited"].where(sub["failure_type_reads_credited"].notna(), AUDITED)
     changed = credited[credited != AUDITED]
-    row = {"arm": arm, "model": model, AUDITED: len(sub), "with_non_reference_reads": int((reads > 0).sum()),
-           "non_reference_reads": int(reads.sum()), "labels_changed": len(changed)}
+    row = {
+        "arm": arm,
+        "model": model,
+        AUDITED: len(sub),
+        "with_non_reference_reads": int((reads > 0).sum()),
+        "non_reference_reads": int(reads.sum()),
+        "labels_changed": len(changed),
+    }
     for label in FAILURE_TYPES:
         if label != AUDITED:
             row[f"to_{label}"] = int((changed == label).sum())
@@ -328,9 +433,18 @@ def acquisition_table(trials: pd.DataFrame, arms: list[str], models: list[str]) 
             rno = failed[failed["failure_type"] == AUDITED]
             cust, serv = _counts(rno, "missing_customer_facts") > 0, _counts(rno, "missing_service_facts") > 0
             withheld = _counts(failed, "gate_withheld_facts")
-            rows.append({"arm": arm, "model": model, "failed": len(failed), AUDITED: len(rno),
-                         "customer_only": int((cust & ~serv).sum()), "service_only": int((serv & ~cust).sum()),
-                         "both": int((cust & serv).sum()), "failed_with_gate_withheld": int((withheld > 0).sum())})
+            rows.append(
+                {
+                    "arm": arm,
+                    "model": model,
+                    "failed": len(failed),
+                    AUDITED: len(rno),
+                    "customer_only": int((cust & ~serv).sum()),
+                    "service_only": int((serv & ~cust).sum()),
+                    "both": int((cust & serv).sum()),
+                    "failed_with_gate_withheld": int((withheld > 0).sum()),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -353,8 +467,9 @@ def audit_approach_table(trials: pd.DataFrame, arms: list[str], models: list[str
             for a in FAILURE_TYPES:
                 for b in FAILURE_TYPES:
                     if a != b:
-                        row[f"{a}_to_{b}"] = int(((moved["failure_type"] == a)
-                                                  & (moved["failure_type_request_based"] == b)).sum())
+                        row[f"{a}_to_{b}"] = int(
+                            ((moved["failure_type"] == a) & (moved["failure_type_request_based"] == b)).sum()
+                        )
             rows.append(row)
     out = pd.DataFrame(rows)
     if out.empty:
@@ -376,15 +491,27 @@ def information_channel_table(trials: pd.DataFrame, arms: list[str], models: lis
             sub = s[s["arm"] == arm] if model == "all" else s[(s["arm"] == arm) & (s["model"] == model)]
             if sub.empty:
                 continue
-            info = pd.concat([sub.get(c, pd.Series(float("nan"), index=sub.index))
-                              for c in ("channel_communicate", "channel_nl")], axis=1)
+            info = pd.concat(
+                [sub.get(c, pd.Series(float("nan"), index=sub.index)) for c in ("channel_communicate", "channel_nl")],
+                axis=1,
+            )
             operative = info.notna().any(axis=1)
             passed = info.where(info.notna(), 1.0).min(axis=1) >= 1.0
             db = sub["channel_db"] == 1.0
-            channels = [c.removeprefix("channel_") for c in ("channel_communicate", "channel_nl")
-                        if c in sub.columns and sub[c].notna().any()]
-            rows.append({"arm": arm, "model": model, "channel": ",".join(channels) or "none",
-                         "trials": len(sub), "channel_operative": int(operative.sum()),
-                         "db_pass": int((db & operative).sum()),
-                         "db_pass_channel_fail": int((db & operative & ~passed).sum())})
+            channels = [
+                c.removeprefix("channel_")
+                for c in ("channel_communicate", "channel_nl")
+                if c in sub.columns and sub[c].notna().any()
+            ]
+            rows.append(
+                {
+                    "arm": arm,
+                    "model": model,
+                    "channel": ",".join(channels) or "none",
+                    "trials": len(sub),
+                    "channel_operative": int(operative.sum()),
+                    "db_pass": int((db & operative).sum()),
+                    "db_pass_channel_fail": int((db & operative & ~passed).sum()),
+                }
+            )
     return pd.DataFrame(rows)

@@ -31,8 +31,9 @@ def _accepted(event: Any) -> bool:
 
 
 def _agent_message_to(who: str) -> Callable[[Any], bool]:
-    return lambda e: (isinstance(e, Message) and e.sender == reader.AGENT and e.recipient == who
-                      and e.message_type == "MESSAGE")
+    return lambda e: (
+        isinstance(e, Message) and e.sender == reader.AGENT and e.recipient == who and e.message_type == "MESSAGE"
+    )
 
 
 def _call_key(tool: str, arguments: Any) -> tuple[str, str]:
@@ -47,13 +48,22 @@ def required_calls(events: list, spec: dict) -> list[dict]:
     out = []
     for call in spec["required_calls"]:
         want = (call["executor"], *_call_key(call["name"], call["arguments"]))
-        match = next(((i, e) for i, e in accepted
-                      if i not in used and (e.proposer, *_call_key(e.tool, e.arguments)) == want), None)
+        match = next(
+            ((i, e) for i, e in accepted if i not in used and (e.proposer, *_call_key(e.tool, e.arguments)) == want),
+            None,
+        )
         if match is not None:
             used.add(match[0])
-        out.append({"index": call["index"], "tool": call["name"], "arguments": call["arguments"],
-                    "tool_type": call["tool_type"], "executor": call["executor"],
-                    "at": None if match is None else {"event": match[0], "turn": match[1].turn}})
+        out.append(
+            {
+                "index": call["index"],
+                "tool": call["name"],
+                "arguments": call["arguments"],
+                "tool_type": call["tool_type"],
+                "executor": call["executor"],
+                "at": None if match is None else {"event": match[0], "turn": match[1].turn},
+            }
+        )
     return out
 
 
@@ -63,13 +73,18 @@ def information_items(events: list, task: dict, arm: str, trace: reader.Trace) -
     out = []
     for fact in reader.required_facts(task, arm):
         if fact.kind == "customer":
-            at = _first(events, lambda e, t=fact.key: isinstance(e, Disclosure) and e.token == t
-                        and e.status in _OBTAINED)
+            at = _first(
+                events, lambda e, t=fact.key: isinstance(e, Disclosure) and e.token == t and e.status in _OBTAINED
+            )
             item = {"kind": "customer", "token": fact.key, "holder": fact.holder}
         else:
             at = _first(events, lambda e, k=fact.key: _accepted(e) and _call_key(e.tool, e.arguments) == k)
-            item = {"kind": "service", "tool": fact.key[0], "arguments": _arguments_of(task, fact.key),
-                    "holder": fact.holder}
+            item = {
+                "kind": "service",
+                "tool": fact.key[0],
+                "arguments": _arguments_of(task, fact.key),
+                "holder": fact.holder,
+            }
         obtained = reader._obtained(fact, trace)
         item.update(at=at, obtained=obtained, approached=None if obtained else reader._approached(fact, trace))
         out.append(item)
@@ -101,10 +116,18 @@ def role_assignments(events: list, spec: dict) -> list[dict] | None:
     roles = spec.get("role_assignments")
     if roles is None:
         return None
-    return [{"desk": r["desk"], "tool": r["tool"], "calls": r["calls"],
-             "executed": _first(events, lambda e, d=r["desk"], t=r["tool"]: _accepted(e) and e.proposer == d
-                                and e.tool == t),
-             "contacted": _first(events, _agent_message_to(r["desk"]))} for r in roles]
+    return [
+        {
+            "desk": r["desk"],
+            "tool": r["tool"],
+            "calls": r["calls"],
+            "executed": _first(
+                events, lambda e, d=r["desk"], t=r["tool"]: _accepted(e) and e.proposer == d and e.tool == t
+            ),
+            "contacted": _first(events, _agent_message_to(r["desk"])),
+        }
+        for r in roles
+    ]
 
 
 def checklist(events: list, task: dict, arm: str) -> dict:

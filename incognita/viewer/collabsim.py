@@ -16,8 +16,20 @@ from incognita.viewer.trials import plain
 
 IDS = ("task", "condition", "variable", "model", "design", "seed")
 # Columns every task has, after the ids; each task's own metrics follow (task_metrics).
-COMMON = ("n_agents", "steps", "events", "messages", "rejected_messages", "invalid_actions", "probe_answers",
-          "probe_errors", "confidence", "convergence", "calibration_brier", "cost_usd")
+COMMON = (
+    "n_agents",
+    "steps",
+    "events",
+    "messages",
+    "rejected_messages",
+    "invalid_actions",
+    "probe_answers",
+    "probe_errors",
+    "confidence",
+    "convergence",
+    "calibration_brier",
+    "cost_usd",
+)
 _ACTS = ("action", "message", "invalid_action", "message_rejected")
 
 
@@ -39,10 +51,20 @@ def _rows_from_files(runs: list[Path]) -> list[dict]:
     rows = []
     for run in runs:
         manifest, metrics = read_json(run / "manifest.json"), read_json(run / "metrics.json")
-        rows.append({"task": manifest["task"], "condition": manifest["condition"], "variable": manifest.get("variable"),
-                     "model": manifest["model"], "design": manifest["design"], "seed": manifest["seed"],
-                     "n_agents": len(manifest.get("roles") or {}), "steps": manifest.get("steps"),
-                     "events": manifest.get("events"), **metrics})
+        rows.append(
+            {
+                "task": manifest["task"],
+                "condition": manifest["condition"],
+                "variable": manifest.get("variable"),
+                "model": manifest["model"],
+                "design": manifest["design"],
+                "seed": manifest["seed"],
+                "n_agents": len(manifest.get("roles") or {}),
+                "steps": manifest.get("steps"),
+                "events": manifest.get("events"),
+                **metrics,
+            }
+        )
     return rows
 
 
@@ -66,16 +88,20 @@ def runs_index(root: str | Path, runs: list[Path]) -> dict:
     metrics = sorted({m for names in task_metrics.values() for m in names})
     rows = _rows(root, runs)
     names = [*IDS, *COMMON, *metrics]
-    columns = [{"name": n, "label": n.replace("_", " "), "kind": "text" if n in IDS[:5] else "num",
-                "title": n} for n in names]
+    columns = [
+        {"name": n, "label": n.replace("_", " "), "kind": "text" if n in IDS[:5] else "num", "title": n} for n in names
+    ]
     keys = {_key_of(r) for r in runs}
     out = []
     for row in rows:
         key = run_key(*(str(row[k]) for k in ("task", "condition", "model", "design")), int(row["seed"]))
         if key in keys:
             out.append([key, *(row.get(n) for n in names)])
-    return {"columns": [{"name": "key", "label": "run", "kind": "text", "title": "run"}, *columns],
-            "rows": out, "task_metrics": task_metrics}
+    return {
+        "columns": [{"name": "key", "label": "run", "kind": "text", "title": "run"}, *columns],
+        "rows": out,
+        "task_metrics": task_metrics,
+    }
 
 
 def _events(path: Path) -> list[dict]:

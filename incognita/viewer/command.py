@@ -14,20 +14,36 @@ import click
 @click.option("--episodes", default="results/episodes", show_default=True, help="episode records")
 @click.option("--native", default="results/native", show_default=True, help="native harness results")
 @click.option("--partition", default="config/partition.yaml", show_default=True, help="who holds which tool")
-@click.option("--collabsim", default="results/collabsim", show_default=True,
-              help="CollabSim results (runs/ and runs.parquet); skipped when absent")
+@click.option(
+    "--collabsim",
+    default="results/collabsim",
+    show_default=True,
+    help="CollabSim results (runs/ and runs.parquet); skipped when absent",
+)
 @click.option("--no-collabsim", is_flag=True, help="leave CollabSim runs out")
 @click.option("--serve", is_flag=True, help="after building, serve the site on 127.0.0.1 until interrupted")
 @click.option("--port", default=8018, show_default=True, help="the loopback port for --serve (0: any free one)")
-def view_command(out: str, trials: str, reference: str, episodes: str, native: str, partition: str,
-                 collabsim: str, no_collabsim: bool, serve: bool, port: int) -> None:
+def view_command(
+    out: str,
+    trials: str,
+    reference: str,
+    episodes: str,
+    native: str,
+    partition: str,
+    collabsim: str,
+    no_collabsim: bool,
+    serve: bool,
+    port: int,
+) -> None:
     """Build the trajectory viewer (docs/viewer.md): OUT/index.html opens from disk, offline."""
     from incognita.viewer.site import Inputs, build
 
     cs = None if no_collabsim or not Path(collabsim, "runs").is_dir() else Path(collabsim)
     built = build(Inputs(Path(trials), Path(reference), Path(episodes), Path(native), Path(partition), cs), out)
-    click.echo(f"{out}: {built['trials']} trials, {built['runs']} CollabSim runs, "
-               f"{built['bytes'] / 1e6:.1f} MB; open {Path(out, 'index.html').resolve().as_uri()}")
+    click.echo(
+        f"{out}: {built['trials']} trials, {built['runs']} CollabSim runs, "
+        f"{built['bytes'] / 1e6:.1f} MB; open {Path(out, 'index.html').resolve().as_uri()}"
+    )
     if serve:
         _serve(out, port)
 

@@ -17,12 +17,12 @@ from incognita import reader
 RULES = {
     "never_requested": "no action attempted; some needed facts missing, and no missing fact's source was approached",
     "requested_not_obtained": "no action attempted; some needed facts missing, and the source of at least one "
-                              "missing fact was approached",
+    "missing fact was approached",
     "obtained_not_delivered": "no action attempted; no needed fact missing",
     "delivered_incorrect": "an action was attempted; a required action was not executed correctly, or an action "
-                           "outside the reference was executed",
+    "outside the reference was executed",
     "correct_unconfirmed": "an action was attempted; every required action executed correctly and none outside, "
-                           "and the task failed anyway",
+    "and the task failed anyway",
 }
 
 
@@ -33,8 +33,11 @@ def _fact_name(fact: reader.Fact) -> str:
 def _actions(trace: reader.Trace, required: list[dict]) -> tuple[int, int, int]:
     """(required actions, of which executed correctly, accepted actions outside the reference),
     counted with the reader's own matching."""
-    needed = Counter((c["executor"], c["name"], reader._key(c["name"], c["arguments"])) for c in required
-                     if c["tool_type"] == "write" or c["name"] in reader.HANDOFF_TOOLS)
+    needed = Counter(
+        (c["executor"], c["name"], reader._key(c["name"], c["arguments"]))
+        for c in required
+        if c["tool_type"] == "write" or c["name"] in reader.HANDOFF_TOOLS
+    )
     matched = reader._matched(needed, trace.accepted_actions)
     return sum(needed.values()), matched, sum(trace.accepted_actions.values()) - matched
 
@@ -53,12 +56,16 @@ def explain(events: list, task: dict, arm: str, label: str | None) -> dict | Non
     evidence = [
         "action attempted: " + ("yes" if trace.action_attempted else "no"),
         f"needed facts: {len(facts)}, missing: {len(missing)}",
-        *(f"missing {_fact_name(f)}: source " + ("approached" if reader._approached(f, trace) else "never approached")
-          for f in missing),
+        *(
+            f"missing {_fact_name(f)}: source " + ("approached" if reader._approached(f, trace) else "never approached")
+            for f in missing
+        ),
     ]
     if trace.action_attempted:
-        evidence += [f"required actions executed correctly: {correct} of {n_actions}",
-                     f"actions outside the reference: {outside}"]
+        evidence += [
+            f"required actions executed correctly: {correct} of {n_actions}",
+            f"actions outside the reference: {outside}",
+        ]
     return {
         "label": label,
         "rule": reader.FAILURE_TYPES.index(label) + 1 if label in reader.FAILURE_TYPES else None,
@@ -66,6 +73,9 @@ def explain(events: list, task: dict, arm: str, label: str | None) -> dict | Non
         "evidence": evidence,
         # A disagreement means the table was read by another reader version than this code.
         "recomputed": reading.label,
-        "audits": {"reads_credited": reading.credited, "exact_credited": reading.exact_credited,
-                   "request_based": reading.request_based},
+        "audits": {
+            "reads_credited": reading.credited,
+            "exact_credited": reading.exact_credited,
+            "request_based": reading.request_based,
+        },
     }

@@ -35,19 +35,41 @@ def _participant(message: dict, tools: dict[str, str]) -> list[dict]:
     turn = message.get("turn_idx")
     out = []
     if message.get("content"):
-        out.append({"type": "message", "turn": turn, "sender": lane, "recipient": _OTHER[lane],
-                    "text": message["content"], "message_type": "MESSAGE"})
+        out.append(
+            {
+                "type": "message",
+                "turn": turn,
+                "sender": lane,
+                "recipient": _OTHER[lane],
+                "text": message["content"],
+                "message_type": "MESSAGE",
+            }
+        )
     for call in message.get("tool_calls") or []:
         tools[call.get("id", "")] = call["name"]
-        out.append({"type": "tool_proposal", "turn": turn, "call_id": call.get("id", ""), "proposer": lane,
-                    "tool": call["name"], "arguments": call.get("arguments")})
+        out.append(
+            {
+                "type": "tool_proposal",
+                "turn": turn,
+                "call_id": call.get("id", ""),
+                "proposer": lane,
+                "tool": call["name"],
+                "arguments": call.get("arguments"),
+            }
+        )
     return out
 
 
 def _tool(message: dict, tools: dict[str, str]) -> dict:
-    return {"type": "tool_result", "turn": message.get("turn_idx"), "call_id": message.get("id", ""),
-            "tool": tools.get(message.get("id", ""), "?"), "proposer": _LANE.get(message.get("requestor"), "agent"),
-            "status": "error" if message.get("error") else "ok", "result": _parsed(message.get("content"))}
+    return {
+        "type": "tool_result",
+        "turn": message.get("turn_idx"),
+        "call_id": message.get("id", ""),
+        "tool": tools.get(message.get("id", ""), "?"),
+        "proposer": _LANE.get(message.get("requestor"), "agent"),
+        "status": "error" if message.get("error") else "ok",
+        "result": _parsed(message.get("content")),
+    }
 
 
 def native_events(messages: list[dict]) -> list[dict]:
@@ -79,14 +101,24 @@ def native_page(path: Path, trial: dict) -> dict:
     return {
         "kind": "native",
         "key": episode_key("native", str(facts["model"]), str(facts["task"]), int(facts["rep"])),
-        "cell": {"arm": "native", "model": facts["model"], "task": str(facts["task"]), "rep": facts["rep"],
-                 "schedule_position": facts.get("schedule_position")},
+        "cell": {
+            "arm": "native",
+            "model": facts["model"],
+            "task": str(facts["task"]),
+            "rep": facts["rep"],
+            "schedule_position": facts.get("schedule_position"),
+        },
         "seed": facts.get("seed"),
         "lanes": ["agent", "USER", ENVIRONMENT],
         "events": native_events(sim.get("messages") or []),
-        "harness": {"termination_reason": sim.get("termination_reason"), "reward_info": reward,
-                    "agent_cost": sim.get("agent_cost"), "user_cost": sim.get("user_cost"),
-                    "duration": sim.get("duration"), "version": (doc.get("info") or {}).get("git_commit")},
+        "harness": {
+            "termination_reason": sim.get("termination_reason"),
+            "reward_info": reward,
+            "agent_cost": sim.get("agent_cost"),
+            "user_cost": sim.get("user_cost"),
+            "duration": sim.get("duration"),
+            "version": (doc.get("info") or {}).get("git_commit"),
+        },
         "facts": facts,
         "trial": trial,
     }

@@ -72,8 +72,9 @@ def _trial_pages(inputs: Inputs, rows: list[dict], reference: dict, out: Path) -
         if row["arm"] == "native":
             page = native_page(_source(inputs, row), detail)
         else:
-            page = episode_page(_source(inputs, row), detail, reference["tasks"][row["task"]],
-                                service.get(row["arm"], []))
+            page = episode_page(
+                _source(inputs, row), detail, reference["tasks"][row["task"]], service.get(row["arm"], [])
+            )
         _write(out, f"data/episodes/{row['arm']}/{row['model']}/{row['task']}/r{row['rep']}.js", page["key"], page)
 
 
@@ -121,9 +122,12 @@ def build(inputs: Inputs, out: str | Path) -> dict:
         _trial_pages(inputs, rows, reference, tmp)
         if runs:
             _run_pages(runs, tmp)
-        index = {"version": VIEWER_VERSION, "trials": index_table(rows),
-                 "tasks": task_summaries(reference, {r["task"] for r in rows}),
-                 "runs": collabsim.runs_index(inputs.collabsim, runs) if runs else None}
+        index = {
+            "version": VIEWER_VERSION,
+            "trials": index_table(rows),
+            "tasks": task_summaries(reference, {r["task"] for r in rows}),
+            "runs": collabsim.runs_index(inputs.collabsim, runs) if runs else None,
+        }
         _write(tmp, "data/index.js", "index", index)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -39,10 +39,28 @@ COLUMNS = (
     ("termination", "ended", "text", "how the episode ended"),
 )
 # Kept in the episode page's copy of the row, not in the index (audits and detail).
-DETAIL = ("seed", "schedule_position", "error", "excluded", "success", "database_only_success", "channel_db",
-          "channel_communicate", "channel_nl", "failure_type_reads_credited", "failure_type_request_based",
-          "failure_type_exact_credited", "action_attempted", "non_reference_actions", "missing_customer_facts",
-          "missing_service_facts", "gate_withheld_facts", "injected_slips", "agent_backend", "overlay_version")
+DETAIL = (
+    "seed",
+    "schedule_position",
+    "error",
+    "excluded",
+    "success",
+    "database_only_success",
+    "channel_db",
+    "channel_communicate",
+    "channel_nl",
+    "failure_type_reads_credited",
+    "failure_type_request_based",
+    "failure_type_exact_credited",
+    "action_attempted",
+    "non_reference_actions",
+    "missing_customer_facts",
+    "missing_service_facts",
+    "gate_withheld_facts",
+    "injected_slips",
+    "agent_backend",
+    "overlay_version",
+)
 
 
 def plain(value: Any) -> Any:
@@ -99,13 +117,19 @@ def task_summaries(reference: dict, tasks: set[str]) -> dict:
         if entry is None:
             raise InputError(f"coordination reference: task {task} of the trials table is not in it")
         out[task] = {
-            "level": entry.get("level"), "desks_engaged": entry.get("desks_engaged", []),
-            "writes": entry.get("writes", []), "n_counted": entry.get("n_counted"),
+            "level": entry.get("level"),
+            "desks_engaged": entry.get("desks_engaged", []),
+            "writes": entry.get("writes", []),
+            "n_counted": entry.get("n_counted"),
             "customer_facts": len(entry["information_items"]["customer"]),
             "service_facts": len(entry["information_items"]["service"]),
-            "arms": {arm: {"required_calls": [c["name"] for c in spec["required_calls"]],
-                           "executors": spec.get("executors", []),
-                           "role_assignments": spec.get("n_role_assignments")}
-                     for arm, spec in entry["arms"].items()},
+            "arms": {
+                arm: {
+                    "required_calls": [c["name"] for c in spec["required_calls"]],
+                    "executors": spec.get("executors", []),
+                    "role_assignments": spec.get("n_role_assignments"),
+                }
+                for arm, spec in entry["arms"].items()
+            },
         }
     return out

@@ -22,10 +22,14 @@ from incognita.common.io import InputError
 
 def runs(variable: str, design: str = "persona", shift: float = 0.0) -> pd.DataFrame:
     key = {"task": "daytrader", "model": "scripted", "design": design}
-    rows = [{**key, "condition": "baseline", "variable": "baseline", "seed": s, "cooperation_rate": v + shift}
-            for s, v in zip((1, 2, 3), (1.0, 2.0, 3.0))]
-    rows += [{**key, "condition": "other", "variable": variable, "seed": s, "cooperation_rate": v + shift}
-             for s, v in zip((1, 2, 3), (2.0, 4.0, 6.0))]
+    rows = [
+        {**key, "condition": "baseline", "variable": "baseline", "seed": s, "cooperation_rate": v + shift}
+        for s, v in zip((1, 2, 3), (1.0, 2.0, 3.0))
+    ]
+    rows += [
+        {**key, "condition": "other", "variable": variable, "seed": s, "cooperation_rate": v + shift}
+        for s, v in zip((1, 2, 3), (2.0, 4.0, 6.0))
+    ]
     return pd.DataFrame(rows)
 
 
@@ -75,21 +79,56 @@ def test_design_effects_pair_theory_with_persona_by_seed():
 
 def write_run(path, seed, condition="baseline", variable="baseline", rate=0.5):
     path.mkdir(parents=True)
-    manifest = {"task": "daytrader", "condition": condition, "variable": variable, "model": "scripted",
-                "design": "persona", "seed": seed, "personas": {"A": "p01"}, "roles": {"A": "player", "B": "player"},
-                "models": {"A": "scripted:default", "B": "scripted:default"}, "config_hash": "h",
-                "generator_version": 1, "steps": 3, "events": 9, "state_hash": "s",
-                "usage": {"A": {"calls": 3, "cost_usd": 0.0}, "B": {"calls": 3, "cost_usd": 0.0}}}
+    manifest = {
+        "task": "daytrader",
+        "condition": condition,
+        "variable": variable,
+        "model": "scripted",
+        "design": "persona",
+        "seed": seed,
+        "personas": {"A": "p01"},
+        "roles": {"A": "player", "B": "player"},
+        "models": {"A": "scripted:default", "B": "scripted:default"},
+        "config_hash": "h",
+        "generator_version": 1,
+        "steps": 3,
+        "events": 9,
+        "state_hash": "s",
+        "usage": {"A": {"calls": 3, "cost_usd": 0.0}, "B": {"calls": 3, "cost_usd": 0.0}},
+    }
     (path / "manifest.json").write_text(json.dumps(manifest))
     (path / "metrics.json").write_text(json.dumps({"cooperation_rate": rate, "average_pool": None}))
     answers = [{"id": "plan", "answer": "pool", "confidence": 0.8, "fields": {}}]
-    events = [{"id": 0, "step": 0, "t": 0, "kind": "run_start", "actor": "system", "visibility": "all", "payload": {}},
-              {"id": 1, "step": 1, "t": 10, "kind": "probe", "actor": "A", "visibility": [],
-               "payload": {"probe": 1, "trigger": "action", "answers": answers, "truth": None}},
-              {"id": 2, "step": 1, "t": 10, "kind": "probe_error", "actor": "B", "visibility": [],
-               "payload": {"probe": 2, "trigger": "action", "question": None, "reason": "not JSON", "raw": "x"}},
-              {"id": 3, "step": 2, "t": 20, "kind": "run_end", "actor": "system", "visibility": "all",
-               "payload": {"final_state": {}}}]
+    events = [
+        {"id": 0, "step": 0, "t": 0, "kind": "run_start", "actor": "system", "visibility": "all", "payload": {}},
+        {
+            "id": 1,
+            "step": 1,
+            "t": 10,
+            "kind": "probe",
+            "actor": "A",
+            "visibility": [],
+            "payload": {"probe": 1, "trigger": "action", "answers": answers, "truth": None},
+        },
+        {
+            "id": 2,
+            "step": 1,
+            "t": 10,
+            "kind": "probe_error",
+            "actor": "B",
+            "visibility": [],
+            "payload": {"probe": 2, "trigger": "action", "question": None, "reason": "not JSON", "raw": "x"},
+        },
+        {
+            "id": 3,
+            "step": 2,
+            "t": 20,
+            "kind": "run_end",
+            "actor": "system",
+            "visibility": "all",
+            "payload": {"final_state": {}},
+        },
+    ]
     (path / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
 
 
@@ -129,12 +168,16 @@ def test_figures_for_each_task_and_the_probe_and_design_figures(tmp_path):
     df = pd.concat([runs("communication_bandwidth"), runs("communication_bandwidth", "theory", 0.5)])
     df["scripted"] = True
     df.to_parquet(tmp_path / "runs.parquet")
-    empty = pd.DataFrame(columns=["task", "condition", "model", "design", "seed", "progress", "valid", "confidence",
-                                  "similarity"])
+    empty = pd.DataFrame(
+        columns=["task", "condition", "model", "design", "seed", "progress", "valid", "confidence", "similarity"]
+    )
     run_stats(df, empty, empty, tmp_path / "stats")
     paths = make_figures(tmp_path / "stats", tmp_path / "runs.parquet", tmp_path / "fig")
-    assert sorted(p.name for p in paths) == sorted(f"{n}.{e}" for n in ("daytrader", "confidence_time", "convergence_time",
-                                                                        "design_effects") for e in ("png", "svg"))
+    assert sorted(p.name for p in paths) == sorted(
+        f"{n}.{e}"
+        for n in ("daytrader", "confidence_time", "convergence_time", "design_effects")
+        for e in ("png", "svg")
+    )
     again = make_figures(tmp_path / "stats", tmp_path / "runs.parquet", tmp_path / "fig2")
     assert (tmp_path / "fig/daytrader.svg").read_bytes() == (tmp_path / "fig2/daytrader.svg").read_bytes()
     assert len(again) == len(paths)

@@ -39,12 +39,15 @@ def test_nine_players_get_a_ninth_of_the_tripled_pool_not_the_whole_pool():
     assert set(returns.values()) == {300}
 
 
-@pytest.mark.parametrize("earnings, expected", [
-    ({"A": 60, "B": 30, "C": 140}, {"C": 90}),
-    ({"A": 50, "B": 50, "C": 10, "D": 0, "E": 0, "F": 0}, {"A": 45, "B": 45}),
-    ({p: 200 for p in "ABCDEFGHI"}, {p: 10 for p in "ABCDEFGHI"}),
-    ({"A": 5, "B": 5, "C": 5, "D": 5, "E": 1}, {"A": 22, "B": 22, "C": 22, "D": 22}),
-])
+@pytest.mark.parametrize(
+    "earnings, expected",
+    [
+        ({"A": 60, "B": 30, "C": 140}, {"C": 90}),
+        ({"A": 50, "B": 50, "C": 10, "D": 0, "E": 0, "F": 0}, {"A": 45, "B": 45}),
+        ({p: 200 for p in "ABCDEFGHI"}, {p: 10 for p in "ABCDEFGHI"}),
+        ({"A": 5, "B": 5, "C": 5, "D": 5, "E": 1}, {"A": 22, "B": 22, "C": 22, "D": 22}),
+    ],
+)
 def test_the_top_earners_split_the_bonus_by_integer_division(earnings, expected):
     assert bonus_split(earnings, 90) == expected
 
@@ -53,8 +56,11 @@ def test_a_round_in_a_run_pays_what_the_rules_say():
     exp = load_experiment(CONFIG / "daytrader/group_size_6.yaml")
     events = simulate(exp, 2).events
     first = next(e["payload"] for e in events if e["kind"] == "state" and e["payload"].get("event") == "round_settled")
-    invest = {e["actor"]: (e["payload"]["action"], e["payload"]["args"]["amount"]) for e in events
-              if e["kind"] == "action" and e["step"] == 0 and e["payload"]["action"] != "do_nothing"}
+    invest = {
+        e["actor"]: (e["payload"]["action"], e["payload"]["args"]["amount"])
+        for e in events
+        if e["kind"] == "action" and e["step"] == 0 and e["payload"]["action"] != "do_nothing"
+    }
     pool = sum(a for kind, a in invest.values() if kind == GROUP)
     assert first["pool"] == pool and first["share"] == pool * 3 / 6
     for p in "ABCDEF":  # round 1 has no bonus
@@ -69,7 +75,9 @@ def _event(kind, payload, actor="system"):
 
 def test_metrics_on_a_hand_made_log():
     events = [
-        _event("run_start", {"task": "daytrader", "agents": [{"id": "A", "role": "player"}, {"id": "B", "role": "player"}]}),
+        _event(
+            "run_start", {"task": "daytrader", "agents": [{"id": "A", "role": "player"}, {"id": "B", "role": "player"}]}
+        ),
         _event("state", {"event": "setup", "start_money": 200}),
         _event("action", {"action": GROUP, "args": {"amount": 50}}, "A"),
         _event("action", {"action": INDIVIDUAL, "args": {"amount": 20}}, "B"),

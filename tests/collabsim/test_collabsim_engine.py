@@ -32,14 +32,23 @@ class Fixed:
         return answer if isinstance(answer, str) else json.dumps(answer)
 
     def probe(self, prompt: str) -> str:
-        return json.dumps({"answers": [{"id": q, "answer": "fine", "confidence": 0.5, "fields": {}}
-                                       for q in ("situation", "partners", "plan")]})
+        return json.dumps(
+            {
+                "answers": [
+                    {"id": q, "answer": "fine", "confidence": 0.5, "fields": {}}
+                    for q in ("situation", "partners", "plan")
+                ]
+            }
+        )
 
 
 def engine(answers: dict[str, list], rounds: int = 2, **communication) -> tuple[Engine, dict[str, Fixed]]:
     exp = load_experiment(DAYTRADER)
-    exp = replace(exp, params={**exp.params, "rounds": rounds, "discussion_every": 0},
-                  communication=replace(exp.communication, **communication) if communication else exp.communication)
+    exp = replace(
+        exp,
+        params={**exp.params, "rounds": rounds, "discussion_every": 0},
+        communication=replace(exp.communication, **communication) if communication else exp.communication,
+    )
     players = {a: Fixed(answers.get(a, [])) for a in ("A", "B", "C")}
     return Engine(exp, 1, players), players
 
@@ -91,16 +100,21 @@ def test_an_observer_sees_the_observed_agents_actions_and_state():
     assert "peers" in players["C"].seen[0]["state"] and "peers" not in players["B"].seen[0]["state"]
 
 
-@pytest.mark.parametrize("answer, reason", [
-    ("this is not json", "not JSON"),
-    ({"action": "fly"}, "unknown action 'fly'"),
-    ({"action": "make_group_investment", "amount": 500}, "outside 15-100"),
-    ({"action": "make_group_investment", "amount": "lots"}, "whole number"),
-    ([{"action": "make_group_investment", "amount": 20}, {"action": "make_individual_investment", "amount": 20}],
-     "at most 1 action"),
-    ({"action": "message", "to": "all", "text": ""}, "non-empty"),
-    ({"action": "message", "to": "Z", "text": "hi"}, "everyone"),
-])
+@pytest.mark.parametrize(
+    "answer, reason",
+    [
+        ("this is not json", "not JSON"),
+        ({"action": "fly"}, "unknown action 'fly'"),
+        ({"action": "make_group_investment", "amount": 500}, "outside 15-100"),
+        ({"action": "make_group_investment", "amount": "lots"}, "whole number"),
+        (
+            [{"action": "make_group_investment", "amount": 20}, {"action": "make_individual_investment", "amount": 20}],
+            "at most 1 action",
+        ),
+        ({"action": "message", "to": "all", "text": ""}, "non-empty"),
+        ({"action": "message", "to": "Z", "text": "hi"}, "everyone"),
+    ],
+)
 def test_each_invalid_action_is_an_event_and_the_run_goes_on(answer, reason):
     eng, players = engine({"A": [answer, {"action": "make_individual_investment", "amount": 20}]})
     events = eng.run()
@@ -108,8 +122,10 @@ def test_each_invalid_action_is_an_event_and_the_run_goes_on(answer, reason):
     assert len(problems) == 1 and reason in problems[0]["payload"]["reason"]
     assert problems[0]["visibility"] == ["A"]
     # the run continued: A's next turn was applied, and the run ended normally
-    assert any(e["kind"] == "action" and e["actor"] == "A" and e["payload"]["action"] == "make_individual_investment"
-               for e in events)
+    assert any(
+        e["kind"] == "action" and e["actor"] == "A" and e["payload"]["action"] == "make_individual_investment"
+        for e in events
+    )
     assert events[-1]["kind"] == "run_end"
 
 
@@ -154,6 +170,7 @@ def test_parse_actions_forms():
 
 # --- config errors: one line naming the file and the key ----------------------------------
 
+
 def write_condition(tmp_path: Path, body: str, baseline_edit=None) -> Path:
     root = tmp_path / "collabsim"
     (root / "daytrader").mkdir(parents=True)
@@ -168,18 +185,30 @@ def write_condition(tmp_path: Path, body: str, baseline_edit=None) -> Path:
     return path
 
 
-@pytest.mark.parametrize("body, baseline_edit, expected", [
-    ("extends: baseline\nvariable: group_size\ndescription: x\nset: {agents.0.cuont: 4}\n", None, None),
-    ("extends: baseline\nvariable: group_size\ndescription: x\nset: {protocol.nosuch.x: 4}\n", None, "no 'nosuch'"),
-    ("extends: baseline\nvariable: louder\ndescription: x\nset: {agents.0.count: 4}\n", None, "variable"),
-    ("extends: baseline\nvariable: group_size\ndescription: x\nset: {agents.0.model: 'llama:big'}\n", None,
-     "unknown backend family 'llama'"),
-    ("extends: baseline\nvariable: group_size\ndescription: x\nset: {agents.0.model: 'scripted:nobody'}\n", None,
-     "no scripted profile 'nobody'"),
-    ("extends: baseline\nvariable: group_size\ndescription: x\nset: {prompts.player: prompts/missing.md}\n", None,
-     "missing prompt file"),
-    ("extends: baseline\nvariable: group_size\ndescription: x\nset: {task_params.rounds_: 3}\n", None, "rounds_"),
-])
+@pytest.mark.parametrize(
+    "body, baseline_edit, expected",
+    [
+        ("extends: baseline\nvariable: group_size\ndescription: x\nset: {agents.0.cuont: 4}\n", None, None),
+        ("extends: baseline\nvariable: group_size\ndescription: x\nset: {protocol.nosuch.x: 4}\n", None, "no 'nosuch'"),
+        ("extends: baseline\nvariable: louder\ndescription: x\nset: {agents.0.count: 4}\n", None, "variable"),
+        (
+            "extends: baseline\nvariable: group_size\ndescription: x\nset: {agents.0.model: 'llama:big'}\n",
+            None,
+            "unknown backend family 'llama'",
+        ),
+        (
+            "extends: baseline\nvariable: group_size\ndescription: x\nset: {agents.0.model: 'scripted:nobody'}\n",
+            None,
+            "no scripted profile 'nobody'",
+        ),
+        (
+            "extends: baseline\nvariable: group_size\ndescription: x\nset: {prompts.player: prompts/missing.md}\n",
+            None,
+            "missing prompt file",
+        ),
+        ("extends: baseline\nvariable: group_size\ndescription: x\nset: {task_params.rounds_: 3}\n", None, "rounds_"),
+    ],
+)
 def test_config_errors_name_the_problem(tmp_path, body, baseline_edit, expected):
     path = write_condition(tmp_path, body, baseline_edit)
     with pytest.raises(InputError) as err:

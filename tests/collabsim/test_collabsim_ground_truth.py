@@ -43,9 +43,17 @@ def effects() -> pd.DataFrame:
     for (task, condition), n in sorted(seeds.items()):
         exp = load_experiment(CONFIG / task / f"{condition}.yaml")
         for seed in range(1, n + 1):
-            rows.append({"task": task, "condition": condition, "variable": exp.variable, "model": "scripted",
-                         "design": "persona", "seed": seed,
-                         **simulate(exp, seed).metrics})
+            rows.append(
+                {
+                    "task": task,
+                    "condition": condition,
+                    "variable": exp.variable,
+                    "model": "scripted",
+                    "design": "persona",
+                    "seed": seed,
+                    **simulate(exp, seed).metrics,
+                }
+            )
     return effects_table(pd.DataFrame(rows))
 
 
@@ -62,4 +70,4 @@ def test_every_task_reports_the_metrics_it_declares():
 
     for task in TASK_MODULES:
         exp = load_experiment(CONFIG / task / "baseline.yaml")
-        assert list(simulate(exp, 1).metrics)[:len(task_class(task).METRICS)] == list(task_class(task).METRICS)
+        assert list(simulate(exp, 1).metrics)[: len(task_class(task).METRICS)] == list(task_class(task).METRICS)

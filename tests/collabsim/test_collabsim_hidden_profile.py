@@ -59,19 +59,22 @@ def bad(edit):
     return lambda: HiddenProfile.check_params(params, exp.agents, "task_params")
 
 
-@pytest.mark.parametrize("edit, expected", [
-    # a member dealt 5 of C's strengths sees C at -3 + 5 = 2 > B's 1
-    (lambda p: p.update(deal=[5, 1, 1]), "profile is not hidden"),
-    (lambda p: p.update(deal=[3, 2, 1]), "deal"),
-    (lambda p: p.update(correct="B"), "best candidate is C"),
-    (lambda p: p["private_facts"][0].update(pattern=r"\bflight\b"), "also matches shared fact"),
-    (lambda p: p["private_facts"][1].update(pattern=r"\bparachute\b"), "does not match the fact's own text"),
-    (lambda p: p["private_facts"][2].update(pattern="(unclosed"), "does not compile"),
-    (lambda p: p["private_facts"][3].pop("pattern"), "needs a clue pattern"),
-    (lambda p: p["shared_facts"][0].update(about="E"), "not a candidate"),
-    (lambda p: p["shared_facts"][0].update(weight=0), "non-zero"),
-    (lambda p: p.update(discussion_seconds=300), "unknown key"),
-])
+@pytest.mark.parametrize(
+    "edit, expected",
+    [
+        # a member dealt 5 of C's strengths sees C at -3 + 5 = 2 > B's 1
+        (lambda p: p.update(deal=[5, 1, 1]), "profile is not hidden"),
+        (lambda p: p.update(deal=[3, 2, 1]), "deal"),
+        (lambda p: p.update(correct="B"), "best candidate is C"),
+        (lambda p: p["private_facts"][0].update(pattern=r"\bflight\b"), "also matches shared fact"),
+        (lambda p: p["private_facts"][1].update(pattern=r"\bparachute\b"), "does not match the fact's own text"),
+        (lambda p: p["private_facts"][2].update(pattern="(unclosed"), "does not compile"),
+        (lambda p: p["private_facts"][3].pop("pattern"), "needs a clue pattern"),
+        (lambda p: p["shared_facts"][0].update(about="E"), "not a candidate"),
+        (lambda p: p["shared_facts"][0].update(weight=0), "non-zero"),
+        (lambda p: p.update(discussion_seconds=300), "unknown key"),
+    ],
+)
 def test_materials_that_cannot_run_are_refused_with_the_reason(edit, expected):
     with pytest.raises(InputError, match=expected):
         bad(edit)()
@@ -79,8 +82,10 @@ def test_materials_that_cannot_run_are_refused_with_the_reason(edit, expected):
 
 def test_the_deal_gives_3_2_2_distinct_facts_and_is_the_same_in_every_condition_of_a_seed():
     for seed in (1, 2, 3):
-        dealt = [simulate(load_experiment(path), seed).events[-1]["payload"]["final_state"]["dealt"]
-                 for path in (BASELINE, LIMITED)]
+        dealt = [
+            simulate(load_experiment(path), seed).events[-1]["payload"]["final_state"]["dealt"]
+            for path in (BASELINE, LIMITED)
+        ]
         assert dealt[0] == dealt[1]
         hands = list(dealt[0].values())
         assert sorted(map(len, hands)) == [2, 2, 3]
@@ -105,16 +110,19 @@ def test_each_clue_pattern_recognises_a_paraphrase(fact_id, text):
     assert re.search(facts[fact_id]["pattern"], text, re.IGNORECASE)
 
 
-@pytest.mark.parametrize("text, counted", [
-    ("C stayed calm when the engine caught fire", True),
-    ("Candidate C's decisions were quick and correct", True),
-    ("(C) is very conscientious", True),
-    ("Candidate C has the fewest flight hours", False),  # names C, but a shared concern
-    ("Crews love the atmosphere on her flights", False),  # a clue, but no letter C
-    ("ABC stayed calm", False),  # C not standalone
-    ("Captain B stayed calm", False),  # the C of "Captain" is not a letter on its own
-    ("c stayed calm", False),  # the standalone letter is the capital
-])
+@pytest.mark.parametrize(
+    "text, counted",
+    [
+        ("C stayed calm when the engine caught fire", True),
+        ("Candidate C's decisions were quick and correct", True),
+        ("(C) is very conscientious", True),
+        ("Candidate C has the fewest flight hours", False),  # names C, but a shared concern
+        ("Crews love the atmosphere on her flights", False),  # a clue, but no letter C
+        ("ABC stayed calm", False),  # C not standalone
+        ("Captain B stayed calm", False),  # the C of "Captain" is not a letter on its own
+        ("c stayed calm", False),  # the standalone letter is the capital
+    ],
+)
 def test_a_mention_needs_the_standalone_letter_and_a_clue(text, counted):
     patterns = [re.compile(f["pattern"], re.IGNORECASE) for f in experiment().params["private_facts"]]
     assert mentions(text, "C", patterns) is counted
@@ -131,13 +139,17 @@ def _vote(actor, ballot, candidate):
 def test_metrics_on_a_hand_made_log():
     events = [
         _e("run_start", {"task": "hidden_profile", "agents": [{"id": m, "role": "member"} for m in MEMBERS]}),
-        _vote("M1", "initial", "B"), _vote("M2", "initial", "B"), _vote("M3", "initial", "C"),
+        _vote("M1", "initial", "B"),
+        _vote("M2", "initial", "B"),
+        _vote("M3", "initial", "C"),
         _e("message", {"text": "I lean B. Candidate B has the most hours."}, "M1"),
         _e("message", {"text": "C stayed calm under stress in three emergencies."}, "M2"),
         _e("message_rejected", {"text": "C is thorough C is thorough C is thorough"}, "M3"),  # not delivered
         _e("message", {"text": "I lean C now."}, "M3"),
         _e("message", {"text": "Candidate C noticed the altimeter error."}, "M3"),
-        _vote("M1", "final", "C"), _vote("M2", "final", "C"), _vote("M3", "final", "A"),
+        _vote("M1", "final", "C"),
+        _vote("M2", "final", "C"),
+        _vote("M3", "final", "A"),
         _e("run_end", {"final_state": {"correct": "C", "clue_patterns": {"s": r"\bcalm\b", "a": r"\bnotic\w+"}}}),
     ]
     m = hidden_profile_metrics(events)
@@ -151,7 +163,8 @@ def test_metrics_on_a_hand_made_log():
 def test_metrics_without_votes_or_messages_are_nan_and_a_missing_vote_breaks_consensus():
     events = [
         _e("run_start", {"task": "hidden_profile", "agents": [{"id": m, "role": "member"} for m in MEMBERS]}),
-        _vote("M1", "final", "C"), _vote("M2", "final", "C"),
+        _vote("M1", "final", "C"),
+        _vote("M2", "final", "C"),
         _e("run_end", {"final_state": {"correct": "C", "clue_patterns": {}}}),
     ]
     m = hidden_profile_metrics(events)
@@ -185,22 +198,29 @@ def run_fixed(answers: dict[str, list]) -> tuple[list[dict], dict[str, Fixed]]:
 
 def test_initial_vote_then_300_simulated_seconds_of_discussion_then_final_vote():
     say = {"action": "message", "to": "all", "text": "hello"}
-    events, players = run_fixed({
-        "M1": [vote("B"), say] + [{"action": "do_nothing"}] * 29 + [vote("C")],
-        "M2": [vote("B"), vote("C")] + [{"action": "do_nothing"}] * 29 + [vote("C")],
-        "M3": [vote("Z"), vote("D")] + [{"action": "do_nothing"}] * 30 + [vote("C")],
-    })
+    events, players = run_fixed(
+        {
+            "M1": [vote("B"), say] + [{"action": "do_nothing"}] * 29 + [vote("C")],
+            "M2": [vote("B"), vote("C")] + [{"action": "do_nothing"}] * 29 + [vote("C")],
+            "M3": [vote("Z"), vote("D")] + [{"action": "do_nothing"}] * 30 + [vote("C")],
+        }
+    )
     phases = [(e["step"], e["payload"]["phase"]) for e in events if e["kind"] == "phase"]
     # M3's bad letter costs it step 0, so the initial vote closes at the end of step 1; the
     # discussion is steps 2..31 (30 steps x 10 s = 300 s) and the final vote is at step 32
     assert phases == [(0, "initial_vote"), (1, "discussion"), (31, "final_vote"), (32, "over")]
     invalid = [e for e in events if e["kind"] == "invalid_action"]
     assert [(e["actor"], e["step"]) for e in invalid] == [("M3", 0), ("M2", 2)]
-    assert "'Z'" in invalid[0]["payload"]["reason"] and "not allowed in phase discussion" in invalid[1]["payload"]["reason"]
+    assert (
+        "'Z'" in invalid[0]["payload"]["reason"]
+        and "not allowed in phase discussion" in invalid[1]["payload"]["reason"]
+    )
     ballots = [e for e in events if e["kind"] == "state" and e["payload"].get("event") == "vote"]
     assert all(e["visibility"] == [e["actor"]] for e in ballots)  # votes are private
     assert events[-1]["payload"]["final_state"]["votes"] == {
-        "initial": {"M1": "B", "M2": "B", "M3": "D"}, "final": {"M1": "C", "M2": "C", "M3": "C"}}
+        "initial": {"M1": "B", "M2": "B", "M3": "D"},
+        "final": {"M1": "C", "M2": "C", "M3": "C"},
+    }
     # the sheet is shown at the votes and not during the discussion; votes stay one's own
     assert "private_facts" in players["M1"].seen[0]["state"] and "private_facts" not in players["M1"].seen[2]["state"]
     assert players["M1"].seen[2]["state"]["discussion_seconds_left"] == 290
@@ -230,12 +250,19 @@ def sheet_obs(extra_events=(), allowed=("decide", "do_nothing")):
     p = experiment().params
     note = {True: "strength", False: "concern"}
     private = [f for f in p["private_facts"] if f["id"] in ("p_decisions", "p_technical")]
-    return {"you": "M1", "team": [{"id": "M2"}, {"id": "M3"}], "allowed_actions": list(allowed),
-            "events": list(extra_events),
-            "state": {"candidates": p["candidates"],
-                      "shared_facts": [{"about": f["about"], "note": note[f["weight"] > 0], "text": f["text"]}
-                                       for f in p["shared_facts"]],
-                      "private_facts": [{"about": "C", "note": "strength", "text": f["text"]} for f in private]}}
+    return {
+        "you": "M1",
+        "team": [{"id": "M2"}, {"id": "M3"}],
+        "allowed_actions": list(allowed),
+        "events": list(extra_events),
+        "state": {
+            "candidates": p["candidates"],
+            "shared_facts": [
+                {"about": f["about"], "note": note[f["weight"] > 0], "text": f["text"]} for f in p["shared_facts"]
+            ],
+            "private_facts": [{"about": "C", "note": "strength", "text": f["text"]} for f in private],
+        },
+    }
 
 
 def heard(actor, text):
@@ -246,16 +273,27 @@ def test_a_member_switches_only_when_heard_facts_outweigh_the_sheet():
     member = MemberPolicy("default", "member", {"update": 0.8, "conformity": 0.0}, 1)
     # its own sheet: B +1, C -3 + 2 = -1
     assert member.decide(sheet_obs()) == [vote("B")]
-    clues = ["Candidate C stayed calm in three emergencies.", "Cabin crews find the atmosphere with C relaxed.",
-             "Candidate C is thorough and conscientious with every checklist."]
+    clues = [
+        "Candidate C stayed calm in three emergencies.",
+        "Cabin crews find the atmosphere with C relaxed.",
+        "Candidate C is thorough and conscientious with every checklist.",
+    ]
     member.decide(sheet_obs([heard("M2", t) for t in clues], ("message", "do_nothing")))
     # C: -1 + 3 x 0.8 = 1.4 > B's 1
     assert member.decide(sheet_obs([], ("decide", "do_nothing"))) == [vote("C")]
     # a repeat of a fact it knows, and a message with no evaluative word, teach nothing
     other = MemberPolicy("default", "member", {"update": 0.8, "conformity": 0.0}, 1)
     other.decide(sheet_obs())
-    other.decide(sheet_obs([heard("M2", clues[0]), heard("M3", "Candidate C stayed calm in three emergencies!"),
-                            heard("M3", "Candidate C flew to Oslo on Tuesday.")], ("message", "do_nothing")))
+    other.decide(
+        sheet_obs(
+            [
+                heard("M2", clues[0]),
+                heard("M3", "Candidate C stayed calm in three emergencies!"),
+                heard("M3", "Candidate C flew to Oslo on Tuesday."),
+            ],
+            ("message", "do_nothing"),
+        )
+    )
     assert [w for c, w, _ in other.known if c == "C"] == [-1, -1, -1, 1, 1, 0.8]
 
 
@@ -263,8 +301,10 @@ def test_a_member_switches_only_when_heard_facts_outweigh_the_sheet():
 def test_conformity_follows_stated_leanings_and_seen_votes(conformity, expected):
     member = MemberPolicy("default", "member", {"update": 0.8, "conformity": conformity, "talk": 0.0}, 1)
     member.decide(sheet_obs())
-    leans = [heard("M2", "I lean D. Candidate D speaks three languages fluently."),  # a known fact: no new weight
-             {"kind": "state", "actor": "M3", "event": "vote", "ballot": "initial", "candidate": "D"}]
+    leans = [
+        heard("M2", "I lean D. Candidate D speaks three languages fluently."),  # a known fact: no new weight
+        {"kind": "state", "actor": "M3", "event": "vote", "ballot": "initial", "candidate": "D"},
+    ]
     member.decide(sheet_obs(leans, ("message", "do_nothing")))
     # D: 0 + conformity x 2/2 teammates = 3 or 1; B: 1, and a tie keeps its own earlier vote, B
     assert member.decide(sheet_obs()) == [vote(expected)]
@@ -274,8 +314,12 @@ def test_after_a_rejection_the_member_resends_the_fact_within_the_limit():
     member = MemberPolicy("default", "member", {"sharing": 1.0, "concision": 0.0}, 1)
     member.decide(sheet_obs())
     [first] = member.decide(sheet_obs([], ("message", "do_nothing")))
-    rejected = {"kind": "message_rejected", "actor": "M1", "text": first["text"],
-                "reason": f"{len(first['text'].split())} words is over the limit of 15 words per message"}
+    rejected = {
+        "kind": "message_rejected",
+        "actor": "M1",
+        "text": first["text"],
+        "reason": f"{len(first['text'].split())} words is over the limit of 15 words per message",
+    }
     [second] = member.decide(sheet_obs([rejected], ("message", "do_nothing")))
     assert len(second["text"].split()) == 15
     assert second["text"].split() == first["text"].split()[5:20]  # the 5-word lead-in dropped, the fact cut after 15

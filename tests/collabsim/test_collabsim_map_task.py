@@ -91,8 +91,10 @@ def test_the_follower_map_lacks_two_landmarks_and_the_route():
 
 
 def test_every_condition_of_a_seed_gets_the_same_map():
-    maps = [simulate(load_experiment(MAP / f"{c}.yaml"), 4).events[-1]["payload"]["final_state"]["route"]
-            for c in ("baseline", "communication_bandwidth", "canvas_visibility")]
+    maps = [
+        simulate(load_experiment(MAP / f"{c}.yaml"), 4).events[-1]["payload"]["final_state"]["route"]
+        for c in ("baseline", "communication_bandwidth", "canvas_visibility")
+    ]
     assert maps[0] == maps[1] == maps[2]
 
 
@@ -152,11 +154,13 @@ def _event(kind, payload, actor="system"):
 
 def log(actions: list[str], messages: int, canvas: list, route: list) -> list[dict]:
     agents = [{"id": "g", "role": "guide"}, {"id": "f", "role": "follower"}]
-    return ([_event("run_start", {"task": "map_task", "agents": agents})]
-            + [_event("action", {"action": a, "args": {}}, "f") for a in actions]
-            + [_event("action", {"action": "do_nothing", "args": {}}, "g")]
-            + [_event("message", {"text": "hi", "words": 1}, "g") for _ in range(messages)]
-            + [_event("run_end", {"final_state": {"route": route, "canvas": canvas}})])
+    return (
+        [_event("run_start", {"task": "map_task", "agents": agents})]
+        + [_event("action", {"action": a, "args": {}}, "f") for a in actions]
+        + [_event("action", {"action": "do_nothing", "args": {}}, "g")]
+        + [_event("message", {"text": "hi", "words": 1}, "g") for _ in range(messages)]
+        + [_event("run_end", {"final_state": {"route": route, "canvas": canvas}})]
+    )
 
 
 def test_metrics_on_a_hand_made_log():
@@ -177,10 +181,14 @@ def test_rates_without_a_denominator_are_nan():
 
 
 # --- scripted agents --------------------------------------------------------------------------
-GUIDE_STATE = {"grid": {"width": 60, "height": 40}, "start": [5, 5], "finish": [12, 10], "route_length": 13,
-               "route": [{"direction": "right", "cells": 7, "to": [12, 5]},
-                         {"direction": "down", "cells": 5, "to": [12, 10]}],
-               "landmarks": {"old mill": [12, 3]}}
+GUIDE_STATE = {
+    "grid": {"width": 60, "height": 40},
+    "start": [5, 5],
+    "finish": [12, 10],
+    "route_length": 13,
+    "route": [{"direction": "right", "cells": 7, "to": [12, 5]}, {"direction": "down", "cells": 5, "to": [12, 10]}],
+    "landmarks": {"old mill": [12, 3]},
+}
 
 
 def obs(state: dict, events: list, step: int = 0, you: str = "guide") -> dict:
@@ -192,8 +200,11 @@ def test_the_guide_names_landmarks_and_packs_legs_until_a_word_limit_refuses():
     first = guide.decide(obs(GUIDE_STATE, []))
     # the old mill is 2 cells above the end of the first leg, so that leg ends "to the old mill"
     assert first == [{"action": "message", "to": "all", "text": "go right 7 to the old mill, then down 5"}]
-    refused = {"kind": "message_rejected", "actor": "guide",
-               "reason": "9 words is over the limit of 6 words per message"}
+    refused = {
+        "kind": "message_rejected",
+        "actor": "guide",
+        "reason": "9 words is over the limit of 6 words per message",
+    }
     again = guide.decide(obs(GUIDE_STATE, [refused], step=1))
     assert again[0]["text"] == "right 7 to the old mill"  # 6 words: the second leg waits
     heard = {"kind": "message", "actor": "follower", "text": "done, what next?"}
@@ -211,8 +222,12 @@ def test_a_guide_who_sees_the_canvas_go_off_the_route_says_how_far_to_go_back():
     assert said[0]["text"] == "no, go back 2, then down 5"  # back to (12, 5), route index 7
 
 
-FOLLOWER_STATE = {"grid": {"width": 60, "height": 40}, "start": [5, 5], "landmarks": {"old mill": [12, 3]},
-                  "canvas": []}
+FOLLOWER_STATE = {
+    "grid": {"width": 60, "height": 40},
+    "start": [5, 5],
+    "landmarks": {"old mill": [12, 3]},
+    "canvas": [],
+}
 
 
 def draws(actions: list[dict]) -> list[tuple]:
@@ -224,8 +239,9 @@ def test_a_careful_follower_draws_what_it_hears_four_cells_a_turn_then_answers()
     heard = {"kind": "message", "actor": "guide", "text": "go right 3, then down 2"}
     turn1 = follower.decide(obs(FOLLOWER_STATE, [heard], you="follower"))
     assert draws(turn1) == [(5, 5), (6, 5), (7, 5), (8, 5)] and len(turn1) == 4
-    mine = [{"kind": "action", "actor": "follower", "action": "draw", "args": {"x": x, "y": y}}
-            for x, y in draws(turn1)]
+    mine = [
+        {"kind": "action", "actor": "follower", "action": "draw", "args": {"x": x, "y": y}} for x, y in draws(turn1)
+    ]
     state = {**FOLLOWER_STATE, "canvas": [list(c) for c in draws(turn1)]}
     turn2 = follower.decide(obs(state, mine, step=1, you="follower"))
     assert draws(turn2) == [(8, 6), (8, 7)]
@@ -237,8 +253,10 @@ def test_a_follower_goes_back_with_undo_then_erase_when_corrected():
     canvas = [(5, 5), (6, 5), (7, 5)]
     # its own history: drew the three cells, erased (7, 5), undid that erase
     mine = [{"kind": "action", "actor": "follower", "action": "draw", "args": {"x": x, "y": y}} for x, y in canvas]
-    mine += [{"kind": "action", "actor": "follower", "action": "erase", "args": {"x": 7, "y": 5}},
-             {"kind": "action", "actor": "follower", "action": "undo", "args": {}}]
+    mine += [
+        {"kind": "action", "actor": "follower", "action": "erase", "args": {"x": 7, "y": 5}},
+        {"kind": "action", "actor": "follower", "action": "undo", "args": {}},
+    ]
     fix = {"kind": "message", "actor": "guide", "text": "no, go back 2, then down 1"}
     state = {**FOLLOWER_STATE, "canvas": [list(c) for c in canvas]}
     actions = follower.decide(obs(state, mine + [fix], you="follower"))

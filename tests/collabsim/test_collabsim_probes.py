@@ -37,7 +37,9 @@ TEMPLATE = load_template(CONFIG / "probes/hidden_profile.yaml")
 
 
 def answer(**overrides) -> dict:
-    base = {q: {"id": q, "answer": f"about {q}", "confidence": 0.7, "fields": {}} for q in ("situation", "partners", "plan")}
+    base = {
+        q: {"id": q, "answer": f"about {q}", "confidence": 0.7, "fields": {}} for q in ("situation", "partners", "plan")
+    }
     base["plan"]["fields"] = {"favoured_candidate": "C"}
     for q, v in overrides.items():
         base[q] = v
@@ -46,20 +48,32 @@ def answer(**overrides) -> dict:
 
 # --- parsing -------------------------------------------------------------------------------
 
+
 def test_a_good_probe_gives_three_answers():
     answers, errors = parse_probe(json.dumps(answer()), TEMPLATE)
     assert errors == [] and [a["id"] for a in answers] == ["situation", "partners", "plan"]
     assert answers[2]["fields"] == {"favoured_candidate": "C"}
 
 
-@pytest.mark.parametrize("raw, question, reason", [
-    ("I think things are fine", None, "not JSON"),
-    ('{"answer": "x"}', None, "expected"),
-    (json.dumps(answer(partners=None)), "partners", "missing"),
-    (json.dumps(answer(situation={"id": "situation", "answer": "x", "confidence": 1.5})), "situation", "outside [0, 1]"),
-    (json.dumps(answer(situation={"id": "situation", "answer": "x", "confidence": "high"})), "situation", "not a number"),
-    (json.dumps(answer(plan={"id": "plan", "answer": " ", "confidence": 0.5})), "plan", "no answer"),
-])
+@pytest.mark.parametrize(
+    "raw, question, reason",
+    [
+        ("I think things are fine", None, "not JSON"),
+        ('{"answer": "x"}', None, "expected"),
+        (json.dumps(answer(partners=None)), "partners", "missing"),
+        (
+            json.dumps(answer(situation={"id": "situation", "answer": "x", "confidence": 1.5})),
+            "situation",
+            "outside [0, 1]",
+        ),
+        (
+            json.dumps(answer(situation={"id": "situation", "answer": "x", "confidence": "high"})),
+            "situation",
+            "not a number",
+        ),
+        (json.dumps(answer(plan={"id": "plan", "answer": " ", "confidence": 0.5})), "plan", "no answer"),
+    ],
+)
 def test_a_malformed_probe_is_an_error_that_never_counts_as_an_answer(raw, question, reason):
     answers, errors = parse_probe(raw, TEMPLATE)
     assert len(errors) == 1 and errors[0]["question"] == question and reason in errors[0]["reason"]
@@ -79,9 +93,13 @@ def test_a_bad_field_is_null_and_noted_but_the_answer_counts():
 
 # --- the engine -----------------------------------------------------------------------------
 
+
 def strip(events: list[dict]) -> list[tuple]:
-    return [(e["step"], e["kind"], e["actor"], json.dumps(e["payload"], sort_keys=True)) for e in events
-            if e["kind"] not in ("probe", "probe_error")]
+    return [
+        (e["step"], e["kind"], e["actor"], json.dumps(e["payload"], sort_keys=True))
+        for e in events
+        if e["kind"] not in ("probe", "probe_error")
+    ]
 
 
 @pytest.mark.parametrize("task", ["daytrader", "shape_factory", "hidden_profile", "map_task"])
@@ -123,26 +141,43 @@ def test_probe_errors_are_events_nobody_sees_and_the_run_goes_on():
     assert not any(ev["kind"].startswith("probe") for p in people.values() for o in p.seen for ev in o["events"])
 
 
-@pytest.mark.parametrize("cadence, every_n, expected", [
-    ("action", 1, "actions"), ("turn", 1, "turns"), ("every_n_actions", 2, "half"), ("events", 1, "rounds"),
-    ("off", 1, "none"),
-])
+@pytest.mark.parametrize(
+    "cadence, every_n, expected",
+    [
+        ("action", 1, "actions"),
+        ("turn", 1, "turns"),
+        ("every_n_actions", 2, "half"),
+        ("events", 1, "rounds"),
+        ("off", 1, "none"),
+    ],
+)
 def test_cadences(cadence, every_n, expected):
     exp = load_experiment(CONFIG / "daytrader/baseline.yaml")
-    exp = replace(exp, params={**exp.params, "rounds": 4, "discussion_every": 0},
-                  probe=replace(exp.probe, cadence=cadence, every_n=every_n, events=("round_settled",)))
+    exp = replace(
+        exp,
+        params={**exp.params, "rounds": 4, "discussion_every": 0},
+        probe=replace(exp.probe, cadence=cadence, every_n=every_n, events=("round_settled",)),
+    )
     ok = json.dumps(answer())
     events, _ = run_with(exp, ok)
     probes = [e for e in events if e["kind"] == "probe_error" or e["kind"] == "probe"]
     per_agent = {a: [e for e in probes if e["actor"] == a] for a in "ABC"}
-    acted = {a: [e for e in events if e["actor"] == a and (e["kind"] == "message" or
-                 (e["kind"] == "action" and e["payload"]["action"] != "do_nothing"))] for a in "ABC"}
+    acted = {
+        a: [
+            e
+            for e in events
+            if e["actor"] == a
+            and (e["kind"] == "message" or (e["kind"] == "action" and e["payload"]["action"] != "do_nothing"))
+        ]
+        for a in "ABC"
+    }
     for a in "ABC":
         n = {"actions": len(acted[a]), "turns": 4, "half": len(acted[a]) // 2, "rounds": 4, "none": 0}[expected]
         assert len(per_agent[a]) == n, (a, cadence)
 
 
 # --- scripted answers -----------------------------------------------------------------------
+
 
 def test_scripted_accuracy_knob_sets_how_often_fields_are_true():
     exp = load_experiment(CONFIG / "hidden_profile/baseline.yaml")
@@ -158,6 +193,7 @@ def test_scripted_accuracy_knob_sets_how_often_fields_are_true():
 
 # --- measures ------------------------------------------------------------------------------
 
+
 def test_correct_against_the_truth():
     assert correct({"favoured_candidate": "C"}, {"favoured_candidate": "C"}) == 1.0
     assert correct({"favoured_candidate": "B"}, {"favoured_candidate": "C"}) == 0.0
@@ -169,15 +205,33 @@ def test_correct_against_the_truth():
 
 def hand_probes() -> tuple[list[dict], dict]:
     """Two agents, probes at steps 0, 5 and 9 of a 10-step run."""
-    manifest = {"task": "hidden_profile", "condition": "baseline", "model": "m", "design": "persona", "seed": 1,
-                "roles": {"A": "member", "B": "member"}, "steps": 10}
+    manifest = {
+        "task": "hidden_profile",
+        "condition": "baseline",
+        "model": "m",
+        "design": "persona",
+        "seed": 1,
+        "roles": {"A": "member", "B": "member"},
+        "steps": 10,
+    }
 
     def probe(step, agent, conf, fav):
         answers = [{"id": "plan", "answer": f"back {fav}", "confidence": conf, "fields": {"favoured_candidate": fav}}]
-        return {"kind": "probe", "step": step, "t": step * 10, "actor": agent,
-                "payload": {"probe": step, "trigger": "turn", "answers": answers, "truth": {"favoured_candidate": "C"}}}
-    events = [probe(0, "A", 0.9, "B"), probe(0, "B", 0.5, "B"), probe(5, "A", 0.6, "C"), probe(9, "A", 0.8, "C"),
-              probe(9, "B", 0.7, "C")]
+        return {
+            "kind": "probe",
+            "step": step,
+            "t": step * 10,
+            "actor": agent,
+            "payload": {"probe": step, "trigger": "turn", "answers": answers, "truth": {"favoured_candidate": "C"}},
+        }
+
+    events = [
+        probe(0, "A", 0.9, "B"),
+        probe(0, "B", 0.5, "B"),
+        probe(5, "A", 0.6, "C"),
+        probe(9, "A", 0.8, "C"),
+        probe(9, "B", 0.7, "C"),
+    ]
     return events, manifest
 
 
@@ -199,6 +253,7 @@ def test_confidence_thirds_calibration_and_convergence_by_hand():
 
 
 # --- personas and designs ------------------------------------------------------------------
+
 
 def test_the_library_has_fifty_plausible_profiles():
     library = load_library(CONFIG / "personas.yaml")
@@ -228,8 +283,20 @@ def test_scripted_agents_read_the_module_from_their_instructions():
     persona = load_experiment(CONFIG / "daytrader/baseline.yaml")
     theory = load_experiment(CONFIG / "daytrader/baseline.yaml", design="theory")
     people = make_participants(theory, 1, None, None)
-    people["A"].act({"you": "A", "step": 0, "t": 0, "steps_left": 1, "state": {}, "events": [],
-                     "allowed_actions": ["do_nothing"], "team": [], "phase": "discussion", "role": "player"})
+    people["A"].act(
+        {
+            "you": "A",
+            "step": 0,
+            "t": 0,
+            "steps_left": 1,
+            "state": {},
+            "events": [],
+            "allowed_actions": ["do_nothing"],
+            "team": [],
+            "phase": "discussion",
+            "role": "player",
+        }
+    )
     assert people["A"].backend.knobs["pledging"] == persona.profiles["default"]["theory"]["pledging"]
     rates = [np.mean([simulate(e, s).metrics["cooperation_rate"] for s in range(1, 9)]) for e in (persona, theory)]
     assert rates[1] > rates[0]

@@ -148,16 +148,19 @@ def test_an_accepted_buy_offer_makes_the_proposer_pay():
     assert (task.traders["A"].inventory["circle"], task.traders["B"].inventory["circle"]) == (1, 1)
 
 
-@pytest.mark.parametrize("args, words", [
-    ({"to": "A", "side": "sell", "shape": "square", "price": 14}, "price 14"),
-    ({"to": "A", "side": "sell", "shape": "square", "price": 101}, "price 101"),
-    ({"to": "A", "side": "sell", "shape": "square", "price": True}, "price True"),
-    ({"to": "B", "side": "sell", "shape": "square", "price": 40}, "unknown trading partner 'B'"),
-    ({"to": "Z", "side": "sell", "shape": "square", "price": 40}, "unknown trading partner 'Z'"),
-    ({"to": ["A"], "side": "sell", "shape": "square", "price": 40}, "unknown trading partner"),
-    ({"to": "A", "side": "gift", "shape": "square", "price": 40}, "side 'gift'"),
-    ({"to": "A", "side": "sell", "shape": "circle", "price": 40}, "none in your inventory to sell"),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        ({"to": "A", "side": "sell", "shape": "square", "price": 14}, "price 14"),
+        ({"to": "A", "side": "sell", "shape": "square", "price": 101}, "price 101"),
+        ({"to": "A", "side": "sell", "shape": "square", "price": True}, "price True"),
+        ({"to": "B", "side": "sell", "shape": "square", "price": 40}, "unknown trading partner 'B'"),
+        ({"to": "Z", "side": "sell", "shape": "square", "price": 40}, "unknown trading partner 'Z'"),
+        ({"to": ["A"], "side": "sell", "shape": "square", "price": 40}, "unknown trading partner"),
+        ({"to": "A", "side": "gift", "shape": "square", "price": 40}, "side 'gift'"),
+        ({"to": "A", "side": "sell", "shape": "circle", "price": 40}, "none in your inventory to sell"),
+    ],
+)
 def test_a_bad_proposal_names_the_bad_argument(args, words):
     task, ctx = factory()
     task.traders["B"].inventory = {"square": 1}
@@ -168,8 +171,10 @@ def test_a_bad_proposal_names_the_bad_argument(args, words):
 def test_a_buy_offer_beyond_the_proposers_money_is_refused():
     task, ctx = factory()
     task.traders["B"].money = 39
-    assert act(task, ctx, "B", "propose_trade_offer", to="A", side="buy", shape="circle", price=40) == \
-        "price 40: more than your 39"
+    assert (
+        act(task, ctx, "B", "propose_trade_offer", to="A", side="buy", shape="circle", price=40)
+        == "price 40: more than your 39"
+    )
 
 
 def test_an_acceptance_that_can_no_longer_be_honoured_is_refused_and_the_offer_stays_open():
@@ -179,8 +184,10 @@ def test_an_acceptance_that_can_no_longer_be_honoured_is_refused_and_the_offer_s
     act(task, ctx, "B", "propose_trade_offer", to="C", side="sell", shape="square", price=45)  # offer 2
     assert act(task, ctx, "C", "trade_response", offer_id=2, accept=True) is None  # B's only square goes
     before = (task.traders["A"].money, task.traders["B"].money, dict(task.traders["A"].inventory))
-    assert act(task, ctx, "A", "trade_response", offer_id=1, accept=True) == \
-        "offer 1: B has no square in inventory to deliver"
+    assert (
+        act(task, ctx, "A", "trade_response", offer_id=1, accept=True)
+        == "offer 1: B has no square in inventory to deliver"
+    )
     assert (task.traders["A"].money, task.traders["B"].money, dict(task.traders["A"].inventory)) == before
     assert task.offers[0].status == "pending"
     task.traders["A"].money = 10
@@ -221,8 +228,12 @@ def test_the_dashboard_appears_only_for_observed_peers():
     task, _ = factory()
     assert "peers" not in task.observation("A", ())
     row = task.observation("A", ("B",))["peers"]["B"]
-    assert row == {"money": 200, "specialty": "square", "production_number": 0,
-                   "order_progress": {"size": 3, "filled": 0, "remaining": {"circle": 1, "triangle": 2}}}
+    assert row == {
+        "money": 200,
+        "specialty": "square",
+        "production_number": 0,
+        "order_progress": {"size": 3, "filled": 0, "remaining": {"circle": 1, "triangle": 2}},
+    }
 
 
 # --- metrics ------------------------------------------------------------------------------
@@ -236,9 +247,15 @@ def run_events(money: dict, orders: dict, prices: list[int], offers: int, messag
 
 
 def test_metrics_from_events_alone():
-    m = shape_factory_metrics(run_events(
-        {"A": 100, "B": 300}, {"A": {"size": 3, "filled": 3}, "B": {"size": 3, "filled": 1}},
-        prices=[30, 40, 50], offers=4, messages=6))
+    m = shape_factory_metrics(
+        run_events(
+            {"A": 100, "B": 300},
+            {"A": {"size": 3, "filled": 3}, "B": {"size": 3, "filled": 1}},
+            prices=[30, 40, 50],
+            offers=4,
+            messages=6,
+        )
+    )
     assert m["average_wealth"] == 200.0
     assert m["wealth_gini"] == pytest.approx(0.25)  # |100-300| x 2 pairs / (2 x 2^2 x 200)
     assert m["trade_accept_rate"] == 0.75
@@ -249,8 +266,15 @@ def test_metrics_from_events_alone():
 
 
 def test_rates_without_a_denominator_are_nan():
-    m = shape_factory_metrics(run_events({"A": 0, "B": 0}, {"A": {"size": 3, "filled": 0}, "B": {"size": 3, "filled": 0}},
-                                         prices=[], offers=0, messages=3))
+    m = shape_factory_metrics(
+        run_events(
+            {"A": 0, "B": 0},
+            {"A": {"size": 3, "filled": 0}, "B": {"size": 3, "filled": 0}},
+            prices=[],
+            offers=0,
+            messages=3,
+        )
+    )
     for key in ("trade_accept_rate", "average_price", "message_trade_ratio", "wealth_gini"):
         assert math.isnan(m[key]), key
     assert gini([5.0, 5.0, 5.0]) == 0.0
@@ -264,19 +288,44 @@ def test_needs_are_read_from_free_text():
 
 
 def observation(peers: dict | None = None, events: list | None = None, t: int = 100) -> dict:
-    state = {"money": 200, "specialty": "square", "shapes": SHAPES, "inventory": {"square": 2},
-             "order": {"size": 3, "filled": 3, "remaining": {}}, "in_production": [], "can_start_this_step": 3,
-             "costs": {"specialty": 15, "other": 40}, "incentive": 60, "price_range": [15, 100],
-             "offers_to_you": [], "your_offers": []}
+    state = {
+        "money": 200,
+        "specialty": "square",
+        "shapes": SHAPES,
+        "inventory": {"square": 2},
+        "order": {"size": 3, "filled": 3, "remaining": {}},
+        "in_production": [],
+        "can_start_this_step": 3,
+        "costs": {"specialty": 15, "other": 40},
+        "incentive": 60,
+        "price_range": [15, 100],
+        "offers_to_you": [],
+        "your_offers": [],
+    }
     if peers is not None:
         state["peers"] = peers
-    return {"you": "B", "step": 10, "t": t, "steps_left": 80, "phase": "play", "team": [{"id": "A"}, {"id": "C"}],
-            "allowed_actions": ["message", "propose_trade_offer"], "state": state, "events": events or []}
+    return {
+        "you": "B",
+        "step": 10,
+        "t": t,
+        "steps_left": 80,
+        "phase": "play",
+        "team": [{"id": "A"}, {"id": "C"}],
+        "allowed_actions": ["message", "propose_trade_offer"],
+        "state": state,
+        "events": events or [],
+    }
 
 
 def trader(**knobs) -> ShapeTraderPolicy:
-    base = {"activity": 1.0, "ask_rate": 0.0, "advertise_rate": 0.0, "cold_offer_rate": 0.0, "sell_price": 40,
-            "price_spread": 0}
+    base = {
+        "activity": 1.0,
+        "ask_rate": 0.0,
+        "advertise_rate": 0.0,
+        "cold_offer_rate": 0.0,
+        "sell_price": 40,
+        "price_spread": 0,
+    }
     return ShapeTraderPolicy("t", "trader", {**base, **knobs}, 3)
 
 
@@ -288,13 +337,30 @@ def test_a_seller_offers_its_stock_to_a_teammate_it_heard_needs_it():
 
 def test_with_a_dashboard_the_seller_trusts_order_progress_over_old_messages():
     heard = [{"t": 90, "kind": "message", "actor": "A", "text": "I need 1 square"}]
-    done = {"money": 300, "specialty": "circle", "production_number": 0,
-            "order_progress": {"size": 3, "filled": 3, "remaining": {}}}
+    done = {
+        "money": 300,
+        "specialty": "circle",
+        "production_number": 0,
+        "order_progress": {"size": 3, "filled": 3, "remaining": {}},
+    }
     wants = {**done, "order_progress": {"size": 3, "filled": 2, "remaining": {"square": 1}}}
     assert trader().decide(observation({"A": done, "C": wants}, heard))[0]["to"] == "C"
     # C's need is already covered by another seller's pending offer that the dashboard run shows
-    rival = [*heard, {"t": 95, "kind": "state", "actor": "D", "event": "offer_made", "offer_id": 4, "from": "D",
-                      "to": "C", "side": "sell", "shape": "square", "price": 35}]
+    rival = [
+        *heard,
+        {
+            "t": 95,
+            "kind": "state",
+            "actor": "D",
+            "event": "offer_made",
+            "offer_id": 4,
+            "from": "D",
+            "to": "C",
+            "side": "sell",
+            "shape": "square",
+            "price": 35,
+        },
+    ]
     assert trader().decide(observation({"A": done, "C": wants}, rival)) == [{"action": "do_nothing"}]
 
 
@@ -304,7 +370,12 @@ def test_a_rate_limited_trader_learns_the_spacing_from_one_rejection():
     obs["state"]["order"] = {"size": 3, "filled": 0, "remaining": {"circle": 3}}
     assert p.decide(obs)[0]["action"] == "message"
     sent = {"t": 0, "kind": "message", "actor": "B", "text": "I need 3 circle"}
-    refused = {"t": 10, "kind": "message_rejected", "actor": "B", "reason": "the next message is allowed in 50 simulated seconds"}
+    refused = {
+        "t": 10,
+        "kind": "message_rejected",
+        "actor": "B",
+        "reason": "the next message is allowed in 50 simulated seconds",
+    }
     p.decide({**obs, "t": 10, "events": [sent, refused]})
     assert p.gap == 60
     assert p.decide({**obs, "t": 50, "events": []}) == [{"action": "do_nothing"}]
@@ -342,6 +413,8 @@ def test_the_conditions_move_the_metrics_the_papers_way():
     messages per trade; a larger group -> more wealth but fewer completed orders."""
     assert mean_metric("awareness_dashboard", "trade_accept_rate") > mean_metric("baseline", "trade_accept_rate")
     assert mean_metric("communication_bandwidth", "messages") < mean_metric("baseline", "messages")
-    assert mean_metric("communication_bandwidth", "message_trade_ratio") < mean_metric("baseline", "message_trade_ratio")
+    assert mean_metric("communication_bandwidth", "message_trade_ratio") < mean_metric(
+        "baseline", "message_trade_ratio"
+    )
     assert mean_metric("group_size_10", "average_wealth") > mean_metric("baseline", "average_wealth")
     assert mean_metric("group_size_10", "order_fulfillment_rate") < mean_metric("baseline", "order_fulfillment_rate")

@@ -24,7 +24,12 @@ def test_editing_one_condition_reruns_only_its_runs(tmp_path):
     cond.write_text(cond.read_text().replace("min_actions_between: 5", "min_actions_between: 4"))
     proc = snakemake(wf, "-n", *args)
     # its two designs (persona, theory) and what is computed from all runs
-    assert planned_jobs(proc) == {"collabsim_run": 2, "collabsim_table": 1, "collabsim_stats": 1, "collabsim_figures": 1}
+    assert planned_jobs(proc) == {
+        "collabsim_run": 2,
+        "collabsim_table": 1,
+        "collabsim_stats": 1,
+        "collabsim_figures": 1,
+    }
     assert "cs_condition=communication_bandwidth" in proc.stdout and "cs_condition=baseline" not in proc.stdout
 
 

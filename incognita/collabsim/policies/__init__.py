@@ -70,17 +70,29 @@ class Policy:
         raise NotImplementedError
 
     def answer_probe(self, spec: dict) -> dict:
-        b = self.beliefs() if self.last_obs else {"situation": "Nothing has happened yet.",
-                                                 "partners": "I cannot tell yet.", "plan": "I will read my materials.",
-                                                 "fields": {}, "certainty": 0.3}
+        b = (
+            self.beliefs()
+            if self.last_obs
+            else {
+                "situation": "Nothing has happened yet.",
+                "partners": "I cannot tell yet.",
+                "plan": "I will read my materials.",
+                "fields": {},
+                "certainty": 0.3,
+            }
+        )
         accuracy, over = self.knob("probe_accuracy", 0.9), self.knob("overconfidence", 0.0)
         answers = []
         for qid in spec["questions"]:
-            fields = {name: self.report(b["fields"].get(name), f, accuracy)
-                      for name, f in spec["fields"].items() if f["question"] == qid}
+            fields = {
+                name: self.report(b["fields"].get(name), f, accuracy)
+                for name, f in spec["fields"].items()
+                if f["question"] == qid
+            }
             confidence = b["certainty"] + over + self.probe_rng.uniform(-0.05, 0.05)
-            answers.append({"id": qid, "answer": b[qid], "confidence": round(min(max(confidence, 0.0), 1.0), 3),
-                            "fields": fields})
+            answers.append(
+                {"id": qid, "answer": b[qid], "confidence": round(min(max(confidence, 0.0), 1.0), 3), "fields": fields}
+            )
         return {"answers": answers}
 
     def report(self, value: object, field: dict, accuracy: float) -> object:
@@ -100,13 +112,13 @@ class Policy:
 
 def read_probe(text: str) -> dict:
     """The question ids and field specs from a probe's last line (see probes.probe_prompt)."""
-    return json.loads(text[text.rindex("Questions: ") + len("Questions: "):])
+    return json.loads(text[text.rindex("Questions: ") + len("Questions: ") :])
 
 
 def read_observation(request: ModelRequest) -> dict:
     """The observation JSON of the last user turn (see agents.render)."""
     text = request.messages[-1].content or ""
-    return json.loads(text[text.index("{"):])
+    return json.loads(text[text.index("{") :])
 
 
 def make_scripted(name: str, role: str, context: dict) -> Policy:

@@ -30,7 +30,9 @@ class DayTraderPolicy(Policy):
             actions.append({"action": "message", "to": "all", "text": PLEDGE})
         if "make_group_investment" not in obs["allowed_actions"]:
             return actions or [{"action": "do_nothing"}]
-        amount = int(min(max(self.knob("amount", 50), state["invest_range"][0]), state["invest_range"][1], state["money"]))
+        amount = int(
+            min(max(self.knob("amount", 50), state["invest_range"][0]), state["invest_range"][1], state["money"])
+        )
         if amount < state["invest_range"][0]:
             return actions or [{"action": "do_nothing"}]
         p = self.cooperation_chance(state, obs)
@@ -45,15 +47,30 @@ class DayTraderPolicy(Policy):
         last, n = state.get("last_round"), state["players"]
         share = last["contributors"] / n if last else 0.5
         mood = "most players" if share > 0.5 else "few players" if share < 0.34 else "some players"
-        stage = "early" if state["round"] <= state["rounds"] / 3 else "late" if state["round"] > 2 * state["rounds"] / 3 else "midway"
-        partners = ("The others seem to be cooperating through the group pool." if share > 0.5
-                    else "The others seem to be keeping their money for themselves.")
-        plan = ("I plan to put my money in the group pool, because enough others do." if self.intent == "group"
-                else "I plan to invest individually, because the pool does not pay me enough.")
-        return {"situation": f"We are {stage} in the game and {mood} used the group pool last round.",
-                "partners": partners, "plan": plan,
-                "fields": {"expected_contributors": round(share * n), "next_investment": self.intent},
-                "certainty": 0.5 + abs(self.chance - 0.5)}
+        stage = (
+            "early"
+            if state["round"] <= state["rounds"] / 3
+            else "late"
+            if state["round"] > 2 * state["rounds"] / 3
+            else "midway"
+        )
+        partners = (
+            "The others seem to be cooperating through the group pool."
+            if share > 0.5
+            else "The others seem to be keeping their money for themselves."
+        )
+        plan = (
+            "I plan to put my money in the group pool, because enough others do."
+            if self.intent == "group"
+            else "I plan to invest individually, because the pool does not pay me enough."
+        )
+        return {
+            "situation": f"We are {stage} in the game and {mood} used the group pool last round.",
+            "partners": partners,
+            "plan": plan,
+            "fields": {"expected_contributors": round(share * n), "next_investment": self.intent},
+            "certainty": 0.5 + abs(self.chance - 0.5),
+        }
 
     def cooperation_chance(self, state: dict, obs: dict) -> float:
         p = self.knob("cooperation", 0.5)

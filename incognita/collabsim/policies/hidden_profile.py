@@ -38,7 +38,9 @@ import re
 
 from incognita.collabsim.policies import Policy
 
-LEAN = re.compile(r"\bI (?:now )?(?:lean|vote|support|favou?r|prefer|choose) (?:for |towards? )?(?:[Cc]andidate )?([A-Z])\b\.?")
+LEAN = re.compile(
+    r"\bI (?:now )?(?:lean|vote|support|favou?r|prefer|choose) (?:for |towards? )?(?:[Cc]andidate )?([A-Z])\b\.?"
+)
 NAMED = re.compile(r"\b[Cc]andidate ([A-Z])\b")
 # A standalone capital; "A" followed by a lower-case word ("A former captain") is the article.
 LETTER = re.compile(r"(?<![A-Za-z0-9'])([B-Z]|A(?! [a-z]))(?![A-Za-z0-9])")
@@ -46,20 +48,120 @@ LIMIT = re.compile(r"limit of (\d+) words")
 WORD = re.compile(r"[a-z]+")
 LEAD_IN = "Something from my own sheet:"
 SAME_FACT = 0.6  # share of a message's content words found in a known fact for it to be that fact
-FILLER = frozenset({
-    "a", "an", "the", "and", "or", "but", "that", "which", "who", "it", "its", "was", "were", "is", "are",
-    "be", "been", "of", "in", "on", "at", "to", "for", "from", "by", "with", "during", "over", "under",
-    "into", "as", "than", "this", "these", "those", "there", "their", "his", "her", "has", "have", "had"})
+FILLER = frozenset(
+    {
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "but",
+        "that",
+        "which",
+        "who",
+        "it",
+        "its",
+        "was",
+        "were",
+        "is",
+        "are",
+        "be",
+        "been",
+        "of",
+        "in",
+        "on",
+        "at",
+        "to",
+        "for",
+        "from",
+        "by",
+        "with",
+        "during",
+        "over",
+        "under",
+        "into",
+        "as",
+        "than",
+        "this",
+        "these",
+        "those",
+        "there",
+        "their",
+        "his",
+        "her",
+        "has",
+        "have",
+        "had",
+    }
+)
 # Evaluative words it recognises in what it hears (it reads its own sheet's listings instead).
-POSITIVE = frozenset({
-    "best", "better", "excellent", "outstanding", "exceptional", "strong", "stronger", "skilled", "expert",
-    "quick", "correct", "calm", "composed", "steady", "relaxed", "friendly", "supportive", "conscientious",
-    "thorough", "careful", "reliable", "noticed", "spotted", "praised", "thank", "thanked", "highest", "top",
-    "popular", "clear", "fluently", "safe", "good", "great", "trusted", "respected"})
-NEGATIVE = frozenset({
-    "worst", "worse", "weak", "weaker", "poor", "failed", "fails", "late", "warning", "fewest", "seldom",
-    "reserved", "disputed", "expires", "expired", "careless", "slow", "complaint", "complaints",
-    "reprimanded", "unreliable", "nervous", "panicked"})
+POSITIVE = frozenset(
+    {
+        "best",
+        "better",
+        "excellent",
+        "outstanding",
+        "exceptional",
+        "strong",
+        "stronger",
+        "skilled",
+        "expert",
+        "quick",
+        "correct",
+        "calm",
+        "composed",
+        "steady",
+        "relaxed",
+        "friendly",
+        "supportive",
+        "conscientious",
+        "thorough",
+        "careful",
+        "reliable",
+        "noticed",
+        "spotted",
+        "praised",
+        "thank",
+        "thanked",
+        "highest",
+        "top",
+        "popular",
+        "clear",
+        "fluently",
+        "safe",
+        "good",
+        "great",
+        "trusted",
+        "respected",
+    }
+)
+NEGATIVE = frozenset(
+    {
+        "worst",
+        "worse",
+        "weak",
+        "weaker",
+        "poor",
+        "failed",
+        "fails",
+        "late",
+        "warning",
+        "fewest",
+        "seldom",
+        "reserved",
+        "disputed",
+        "expires",
+        "expired",
+        "careless",
+        "slow",
+        "complaint",
+        "complaints",
+        "reprimanded",
+        "unreliable",
+        "nervous",
+        "panicked",
+    }
+)
 
 
 def content(text: str) -> set[str]:
@@ -195,13 +297,23 @@ class MemberPolicy(Policy):
         scores = sorted((sum(w for c, w, _ in self.known if c == cand) for cand in self.candidates), reverse=True)
         margin = scores[0] - scores[1] if len(scores) > 1 else 0.0
         heard = sorted(set(self.leans.values()))
-        partners = (f"My teammates seem to lean towards {' and '.join(heard)}." if heard
-                    else "My teammates have not said whom they prefer yet.")
-        plan = f"I intend to back {fav}" + (" and share what I know that the others may not." if self.unshared
-                                            else " and weigh what the others have shared.")
-        return {"situation": "We are choosing the best candidate for captain from facts that we do not all share.",
-                "partners": partners, "plan": plan, "fields": {"favoured_candidate": fav},
-                "certainty": min(0.5 + 0.15 * margin, 0.95)}
+        partners = (
+            f"My teammates seem to lean towards {' and '.join(heard)}."
+            if heard
+            else "My teammates have not said whom they prefer yet."
+        )
+        plan = f"I intend to back {fav}" + (
+            " and share what I know that the others may not."
+            if self.unshared
+            else " and weigh what the others have shared."
+        )
+        return {
+            "situation": "We are choosing the best candidate for captain from facts that we do not all share.",
+            "partners": partners,
+            "plan": plan,
+            "fields": {"favoured_candidate": fav},
+            "certainty": min(0.5 + 0.15 * margin, 0.95),
+        }
 
     def compose(self) -> str | None:
         """Share a private fact (priority: the fact, then the stance), argue for the favourite

@@ -126,10 +126,18 @@ class Guide(Policy):
         """A repair when the visible canvas ends off the route, else the next instructions."""
         if canvas:
             tail = next((k for k, c in enumerate(reversed(canvas)) if c in self.index), len(canvas))
-            if tail and not self.repaired and self.repairs < MAX_REPAIRS \
-                    and self.rng.random() < self.knob("repair", 0.6):
-                return self.send(self.index[canvas[-tail - 1]] if tail < len(canvas) else 0, back=tail,
-                                 restart=tail == len(canvas), repair=True)
+            if (
+                tail
+                and not self.repaired
+                and self.repairs < MAX_REPAIRS
+                and self.rng.random() < self.knob("repair", 0.6)
+            ):
+                return self.send(
+                    self.index[canvas[-tail - 1]] if tail < len(canvas) else 0,
+                    back=tail,
+                    restart=tail == len(canvas),
+                    repair=True,
+                )
             if not tail and self.waiting_since is None:
                 self.instructed = self.index[canvas[-1]]  # pace by what is drawn, not what was said
         if self.waiting_since is not None or self.instructed >= len(self.route) - 1:
@@ -137,8 +145,11 @@ class Guide(Policy):
         return self.send(self.instructed)
 
     def send(self, i: int, back: int = 0, restart: bool = False, repair: bool = False) -> str:
-        prefix = ("start over" if restart else f"no, go back {back}" if back else "") if self.limit is None \
+        prefix = (
+            ("start over" if restart else f"no, go back {back}" if back else "")
+            if self.limit is None
             else ("start over" if restart else f"back {back}" if back else "")
+        )
         text, reached = self.compose(self.parts_from(i), prefix)
         self.sent = (self.instructed, self.repaired, self.repairs)
         self.instructed = reached if reached is not None else i
@@ -182,7 +193,6 @@ class Guide(Policy):
     def fits(self, pieces: list[str], joiner: str) -> bool:
         return self.limit is None or len(joiner.join(pieces).split()) <= self.limit
 
-
     def beliefs(self) -> dict:
         """Progress as it knows it: the canvas when it can see it, else how far it has instructed."""
         canvas = next(iter(self.last_obs["state"].get("canvas_of", {}).values()), None)
@@ -193,11 +203,20 @@ class Guide(Policy):
             progress, sure = sum(cell(c) in on_route for c in canvas) / len(self.route), 0.85
         else:
             progress, sure = self.instructed / max(len(self.route) - 1, 1), 0.6
-        plan = ("I will correct the drawing where it leaves the route." if canvas is not None and self.repaired
-                else "I will describe the next part of the route." if progress < 1 else "I will wait for the finish.")
-        return {"situation": "I am describing the route on my map so that my partner can draw it.",
-                "partners": "My partner is drawing the route from my instructions.", "plan": plan,
-                "fields": {"route_progress": round(min(progress, 1.0), 3)}, "certainty": sure}
+        plan = (
+            "I will correct the drawing where it leaves the route."
+            if canvas is not None and self.repaired
+            else "I will describe the next part of the route."
+            if progress < 1
+            else "I will wait for the finish."
+        )
+        return {
+            "situation": "I am describing the route on my map so that my partner can draw it.",
+            "partners": "My partner is drawing the route from my instructions.",
+            "plan": plan,
+            "fields": {"route_progress": round(min(progress, 1.0), 3)},
+            "certainty": sure,
+        }
 
 
 # --- follower -------------------------------------------------------------------------------
@@ -233,10 +252,13 @@ class Follower(Policy):
         """It cannot see the route, so it reports no progress; its certainty falls while it has
         instructions it has not carried out."""
         busy = bool(self.ops)
-        return {"situation": "I am drawing the route my partner describes on a map that lacks it.",
-                "partners": "My partner is telling me where the route goes, a few legs at a time.",
-                "plan": "I will draw the cells I was told next." if busy else "I will wait for the next instruction.",
-                "fields": {"route_progress": None}, "certainty": 0.55 if busy else 0.7}
+        return {
+            "situation": "I am drawing the route my partner describes on a map that lacks it.",
+            "partners": "My partner is telling me where the route goes, a few legs at a time.",
+            "plan": "I will draw the cells I was told next." if busy else "I will wait for the next instruction.",
+            "fields": {"route_progress": None},
+            "certainty": 0.55 if busy else 0.7,
+        }
 
     def read_events(self, events: list[dict], me: str) -> None:
         self.limit = learned_limit(events, me, self.limit)
@@ -247,7 +269,7 @@ class Follower(Policy):
                 m = TURN_LIMIT.search(str(e.get("reason", "")))
                 if m and int(m.group(1)) < self.batch:  # refused past the limit: do those again
                     self.batch = int(m.group(1))
-                    self.ops.extendleft(reversed(self.done_ops[self.batch:]))
+                    self.ops.extendleft(reversed(self.done_ops[self.batch :]))
             elif e["kind"] == "message_rejected" and e["actor"] == me:
                 self.owe_answer = True
             elif e["kind"] == "message" and e["actor"] != me:
@@ -265,8 +287,11 @@ class Follower(Policy):
         """Queue the moves of an instruction; a correction replaces the plan if acted on."""
         self.owe_answer = True
         low = text.lower()
-        moves = [("go", ALIASES.get(d, d), int(n), self.named(clause))
-                 for clause in re.split(r",|\bthen\b", low) for d, n in MOVE.findall(clause)]
+        moves = [
+            ("go", ALIASES.get(d, d), int(n), self.named(clause))
+            for clause in re.split(r",|\bthen\b", low)
+            for d, n in MOVE.findall(clause)
+        ]
         back = BACK.search(low)
         if back or "start over" in low:
             if self.rng.random() >= self.knob("check", 0.8):

@@ -133,8 +133,10 @@ class ShapeTraderPolicy(Policy):
         spec = state["specialty"]
         peers = state.get("peers")
         if peers:  # the dashboard shows open slots; units bought but not yet used still count there
-            want = {q: v["order_progress"]["remaining"].get(spec, 0) - self.in_transit.get(q, {}).get(spec, 0)
-                    for q, v in peers.items()}
+            want = {
+                q: v["order_progress"]["remaining"].get(spec, 0) - self.in_transit.get(q, {}).get(spec, 0)
+                for q, v in peers.items()
+            }
         else:
             want = {q: n.get(spec, 0) for q, n in self.heard.items() if q != me}
         for o in [*state["your_offers"], *self.others.values()]:
@@ -167,17 +169,24 @@ class ShapeTraderPolicy(Policy):
         else:
             move = "wait"
         market = "others are asking for my shape" if demand else "nobody seems to need my shape just now"
-        return {"situation": f"My order has {'no' if not slots else 'a few' if slots <= 2 else 'several'} open "
-                             f"slots and {market}.",
-                "partners": ("The others are trying to buy the shapes their orders need." if self.heard or demand
-                             else "I cannot tell yet what the others need."),
-                "plan": {"fulfil": "I will fill my order with the shapes I hold.",
-                         "sell": "I will sell my specialty to a trader who needs it.",
-                         "buy": "I will buy the shapes my order still needs.",
-                         "produce": "I will make more of my specialty to sell.",
-                         "wait": "I will wait for offers."}[move],
-                "fields": {"open_slots": slots, "next_move": move},
-                "certainty": 0.8 if not unmet else 0.6}
+        return {
+            "situation": f"My order has {'no' if not slots else 'a few' if slots <= 2 else 'several'} open "
+            f"slots and {market}.",
+            "partners": (
+                "The others are trying to buy the shapes their orders need."
+                if self.heard or demand
+                else "I cannot tell yet what the others need."
+            ),
+            "plan": {
+                "fulfil": "I will fill my order with the shapes I hold.",
+                "sell": "I will sell my specialty to a trader who needs it.",
+                "buy": "I will buy the shapes my order still needs.",
+                "produce": "I will make more of my specialty to sell.",
+                "wait": "I will wait for offers.",
+            }[move],
+            "fields": {"open_slots": slots, "next_move": move},
+            "certainty": 0.8 if not unmet else 0.6,
+        }
 
     # --- the turn ---------------------------------------------------------------------------
     def decide(self, obs: dict) -> list[dict]:
@@ -218,16 +227,27 @@ class ShapeTraderPolicy(Policy):
             return {"action": "message", "to": "all", "text": "My order is complete; I need nothing more."}
         spec = state["specialty"]
         if self.spare(state, spec) and self.rng.random() < self.knob("advertise_rate", 0.1):
-            return {"action": "message", "to": "all",
-                    "text": f"I make {spec} shapes and have some in stock, about {self.price(obs)} each."}
+            return {
+                "action": "message",
+                "to": "all",
+                "text": f"I make {spec} shapes and have some in stock, about {self.price(obs)} each.",
+            }
         return None
 
     def move(self, obs: dict) -> dict | None:
         # A good offer is taken before anything else; declining waits until, past its patience,
         # the trader has started making what it still misses (so unwanted offers cannot keep it
         # from its own order).
-        for step in (self.fulfil, self.accept_offer, self.self_produce, self.decline_offer, self.cancel_stale,
-                     self.sell, self.produce_stock, self.cold_offer):
+        for step in (
+            self.fulfil,
+            self.accept_offer,
+            self.self_produce,
+            self.decline_offer,
+            self.cancel_stale,
+            self.sell,
+            self.produce_stock,
+            self.cold_offer,
+        ):
             action = step(obs)
             if action:
                 return action
@@ -243,8 +263,11 @@ class ShapeTraderPolicy(Policy):
     def welcome(self, state: dict, o: dict) -> bool:
         """Whether I would take an offer made to me."""
         if o["side"] == "sell":  # they sell to me: I still miss the shape and the price suits me
-            return self.unmet(state).get(o["shape"], 0) > 0 and o["price"] <= self.knob("buy_limit", 45) \
+            return (
+                self.unmet(state).get(o["shape"], 0) > 0
+                and o["price"] <= self.knob("buy_limit", 45)
                 and o["price"] <= state["money"]
+            )
         cost = state["costs"]["specialty" if o["shape"] == state["specialty"] else "other"]
         return self.spare(state, o["shape"]) > 0 and o["price"] > cost  # they buy: above what it cost me
 
@@ -272,8 +295,13 @@ class ShapeTraderPolicy(Policy):
         return int(min(max(round(ask), lo), hi))
 
     def offer(self, obs: dict, to: str) -> dict:
-        return {"action": "propose_trade_offer", "to": to, "side": "sell",
-                "shape": obs["state"]["specialty"], "price": self.price(obs)}
+        return {
+            "action": "propose_trade_offer",
+            "to": to,
+            "side": "sell",
+            "shape": obs["state"]["specialty"],
+            "price": self.price(obs),
+        }
 
     def sell(self, obs: dict) -> dict | None:
         demand = self.demand(obs)

@@ -54,8 +54,9 @@ class Task:
         roles = {a.role for a in agents}
         unknown = sorted(roles - set(cls.actions))
         if unknown:
-            raise InputError(f"{where}: {cls.name} has no role {', '.join(unknown)} "
-                             f"(roles: {', '.join(sorted(cls.actions))})")
+            raise InputError(
+                f"{where}: {cls.name} has no role {', '.join(unknown)} (roles: {', '.join(sorted(cls.actions))})"
+            )
         known = [*cls.DEFAULTS, *cls.REQUIRED]
         extra = sorted(set(params) - set(known))
         if extra:

@@ -13,12 +13,23 @@ from incognita.collabsim.tasks import NOTHING, Context, Task
 from incognita.common.io import InputError
 
 INDIVIDUAL, GROUP = "make_individual_investment", "make_group_investment"
-DEFAULTS = {"rounds": 30, "start_money": 200, "min_invest": 15, "max_invest": 100, "individual_return": 2,
-            "multiplier": 3, "bonus": 90, "bonus_from_round": 2, "discussion_every": 5, "discussion_steps": 1}
+DEFAULTS = {
+    "rounds": 30,
+    "start_money": 200,
+    "min_invest": 15,
+    "max_invest": 100,
+    "individual_return": 2,
+    "multiplier": 3,
+    "bonus": 90,
+    "bonus_from_round": 2,
+    "discussion_every": 5,
+    "discussion_steps": 1,
+}
 
 
-def settle(investments: dict[str, tuple[str, int]], players: list[str], individual_return: float,
-           multiplier: float) -> tuple[int, float, dict[str, float]]:
+def settle(
+    investments: dict[str, tuple[str, int]], players: list[str], individual_return: float, multiplier: float
+) -> tuple[int, float, dict[str, float]]:
     """A round's pool, the per-player share of it, and each player's gross return.
 
     `investments` maps a player to (kind, amount) for those who invested. The pool is multiplied
@@ -26,8 +37,10 @@ def settle(investments: dict[str, tuple[str, int]], players: list[str], individu
     """
     pool = sum(a for kind, a in investments.values() if kind == GROUP)
     share = pool * multiplier / len(players)
-    returns = {p: share + (investments[p][1] * individual_return if investments.get(p, ("", 0))[0] == INDIVIDUAL else 0)
-               for p in players}
+    returns = {
+        p: share + (investments[p][1] * individual_return if investments.get(p, ("", 0))[0] == INDIVIDUAL else 0)
+        for p in players
+    }
     return pool, share, returns
 
 
@@ -69,8 +82,17 @@ class DayTrader(Task):
 
     def start(self, ctx: Context) -> None:
         p = self.params
-        ctx.emit("state", "system", {"event": "setup", "start_money": p["start_money"], "rounds": p["rounds"],
-                                     "multiplier": p["multiplier"], "individual_return": p["individual_return"]})
+        ctx.emit(
+            "state",
+            "system",
+            {
+                "event": "setup",
+                "start_money": p["start_money"],
+                "rounds": p["rounds"],
+                "multiplier": p["multiplier"],
+                "individual_return": p["individual_return"],
+            },
+        )
         ctx.emit("phase", "system", {"phase": "decision", "round": 1})
 
     def allowed(self, agent: str) -> set[str]:
@@ -105,7 +127,12 @@ class DayTrader(Task):
             return
         self._settle(ctx)
         every = self.params["discussion_every"]
-        if self.round <= self.params["rounds"] and every and (self.round - 1) % every == 0 and self.params["discussion_steps"]:
+        if (
+            self.round <= self.params["rounds"]
+            and every
+            and (self.round - 1) % every == 0
+            and self.params["discussion_steps"]
+        ):
             self.discussion_left = self.params["discussion_steps"]
             ctx.emit("phase", "system", {"phase": "discussion", "after_round": self.round - 1})
         elif self.round <= self.params["rounds"]:
@@ -119,9 +146,19 @@ class DayTrader(Task):
         for q in self.players:
             self.money[q] += earnings[q] + bonus.get(q, 0)
         contributors = sorted(q for q, (kind, _) in self.pending.items() if kind == GROUP)
-        ctx.emit("state", "system", {"event": "round_settled", "round": self.round, "pool": pool, "share": share,
-                                     "group_contributors": len(contributors), "bonus": bonus,
-                                     "money": dict(self.money)})
+        ctx.emit(
+            "state",
+            "system",
+            {
+                "event": "round_settled",
+                "round": self.round,
+                "pool": pool,
+                "share": share,
+                "group_contributors": len(contributors),
+                "bonus": bonus,
+                "money": dict(self.money),
+            },
+        )
         self.history.append({"round": self.round, "pool": pool, "contributors": len(contributors)})
         self.pending, self.decided = {}, set()
         self.round += 1
@@ -131,11 +168,17 @@ class DayTrader(Task):
 
     def observation(self, agent, observed):
         p = self.params
-        view = {"round": min(self.round, p["rounds"]), "rounds": p["rounds"], "money": self.money[agent],
-                "players": len(self.players), "multiplier": p["multiplier"],
-                "individual_return": p["individual_return"], "invest_range": [p["min_invest"], p["max_invest"]],
-                "decided_this_round": agent in self.decided,
-                "last_round": self.history[-1] if self.history else None}
+        view = {
+            "round": min(self.round, p["rounds"]),
+            "rounds": p["rounds"],
+            "money": self.money[agent],
+            "players": len(self.players),
+            "multiplier": p["multiplier"],
+            "individual_return": p["individual_return"],
+            "invest_range": [p["min_invest"], p["max_invest"]],
+            "decided_this_round": agent in self.decided,
+            "last_round": self.history[-1] if self.history else None,
+        }
         if observed:
             view["peers"] = {q: {"money": self.money[q]} for q in observed}
         return view

@@ -55,7 +55,7 @@ def deal(private: list[dict], counts: list[int], members: list[str], rng) -> dic
     rng.shuffle(sizes)
     out, at = {}, 0
     for member, size in zip(members, sizes):
-        out[member], at = facts[at:at + size], at + size
+        out[member], at = facts[at : at + size], at + size
     return out
 
 
@@ -100,9 +100,16 @@ class HiddenProfile(Task):
         p = self.params
         for member in self.members:
             ctx.emit("private", member, {"private_facts": [shown(f) for f in self.private[member]]}, [member])
-        ctx.emit("state", "system", {"event": "setup", "candidates": p["candidates"],
-                                     "shared_facts": [shown(f) for f in p["shared_facts"]],
-                                     "discussion_sec": p["discussion_sec"]})
+        ctx.emit(
+            "state",
+            "system",
+            {
+                "event": "setup",
+                "candidates": p["candidates"],
+                "shared_facts": [shown(f) for f in p["shared_facts"]],
+                "discussion_sec": p["discussion_sec"],
+            },
+        )
         ctx.emit("phase", "system", {"phase": INITIAL})
 
     def acts(self, agent: str) -> bool:
@@ -147,8 +154,16 @@ class HiddenProfile(Task):
         missing = [m for m in self.members if m not in self.votes[ballot]]
         if missing and self.stage_steps < self.params["vote_steps"]:
             return
-        ctx.emit("state", "system", {"event": "vote_closed", "ballot": ballot, "votes_cast": len(self.members) - len(missing),
-                                     "missing": missing})
+        ctx.emit(
+            "state",
+            "system",
+            {
+                "event": "vote_closed",
+                "ballot": ballot,
+                "votes_cast": len(self.members) - len(missing),
+                "missing": missing,
+            },
+        )
         self.stage_steps = 0
         if self.stage == INITIAL:
             self.stage, self.discussion_from = DISCUSSION, ctx.step + 1
@@ -187,9 +202,12 @@ class HiddenProfile(Task):
 
     def final_state(self):
         p = self.params
-        return {"votes": {b: dict(sorted(v.items())) for b, v in self.votes.items()}, "correct": p["correct"],
-                "dealt": {m: sorted(f["id"] for f in self.private[m]) for m in self.members},
-                "clue_patterns": {f["id"]: f["pattern"] for f in p["private_facts"]}}
+        return {
+            "votes": {b: dict(sorted(v.items())) for b, v in self.votes.items()},
+            "correct": p["correct"],
+            "dealt": {m: sorted(f["id"] for f in self.private[m]) for m in self.members},
+            "clue_patterns": {f["id"]: f["pattern"] for f in p["private_facts"]},
+        }
 
     @staticmethod
     def metrics(events):
@@ -214,18 +232,28 @@ def check_materials(p: dict, n_agents: int, where: str) -> None:
     for f in p["private_facts"]:
         _check_pattern(f, p["shared_facts"], f"{where}: private fact {f['id']!r}")
     counts = p["deal"]
-    if (not isinstance(counts, list) or len(counts) != n_agents or not all(isinstance(c, int) and c >= 1 for c in counts)
-            or sum(counts) != len(p["private_facts"])):
-        raise InputError(f"{where}.deal: need one count >= 1 per member ({n_agents}) summing to the "
-                         f"{len(p['private_facts'])} private facts")
+    if (
+        not isinstance(counts, list)
+        or len(counts) != n_agents
+        or not all(isinstance(c, int) and c >= 1 for c in counts)
+        or sum(counts) != len(p["private_facts"])
+    ):
+        raise InputError(
+            f"{where}.deal: need one count >= 1 per member ({n_agents}) summing to the "
+            f"{len(p['private_facts'])} private facts"
+        )
     best = unique_best(totals(facts, cands))
     if best != p["correct"]:
-        raise InputError(f"{where}.correct: with every fact pooled the best candidate is {best or 'a tie'}, not {p['correct']}")
+        raise InputError(
+            f"{where}.correct: with every fact pooled the best candidate is {best or 'a tie'}, not {p['correct']}"
+        )
     for size in sorted(set(counts)):
         for hand in itertools.combinations(p["private_facts"], size):
             if unique_best(totals([*p["shared_facts"], *hand], cands)) == p["correct"]:
-                raise InputError(f"{where}: a member dealt {', '.join(f['id'] for f in hand)} would already see "
-                                 f"{p['correct']} as best; the profile is not hidden")
+                raise InputError(
+                    f"{where}: a member dealt {', '.join(f['id'] for f in hand)} would already see "
+                    f"{p['correct']} as best; the profile is not hidden"
+                )
 
 
 def _check_fact(f: dict, cands: list[str], where: str) -> None:
@@ -255,8 +283,11 @@ def _check_pattern(f: dict, shared: list[dict], where: str) -> None:
 
 
 def votes(events: list[dict], ballot: str) -> dict[str, str]:
-    return {e["actor"]: e["payload"]["candidate"] for e in events
-            if e["kind"] == "state" and e["payload"].get("event") == "vote" and e["payload"]["ballot"] == ballot}
+    return {
+        e["actor"]: e["payload"]["candidate"]
+        for e in events
+        if e["kind"] == "state" and e["payload"].get("event") == "vote" and e["payload"]["ballot"] == ballot
+    }
 
 
 def mentions(text: str, correct: str, patterns: list[re.Pattern]) -> bool:

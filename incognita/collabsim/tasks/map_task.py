@@ -24,13 +24,41 @@ DRAW, ERASE, UNDO, RESET = "draw", "erase", "undo", "reset"
 DRAWING = (DRAW, ERASE, UNDO, RESET)
 GUIDE, FOLLOWER = "guide", "follower"
 DIRECTIONS = {"up": (0, -1), "down": (0, 1), "left": (-1, 0), "right": (1, 0)}  # y grows downward
-DEFAULTS = {"width": 60, "height": 40, "min_route": 60, "max_route": 120, "min_leg": 3, "max_leg": 12,
-            "min_landmarks": 8, "max_landmarks": 12, "missing_landmarks": 2}
+DEFAULTS = {
+    "width": 60,
+    "height": 40,
+    "min_route": 60,
+    "max_route": 120,
+    "min_leg": 3,
+    "max_leg": 12,
+    "min_landmarks": 8,
+    "max_landmarks": 12,
+    "missing_landmarks": 2,
+}
 # No name holds a direction word, "back", "then", "and", a comma or a digit: the follower's
 # instructions are parsed by those words.
-LANDMARK_NAMES = ("old mill", "stone well", "fallen oak", "red barn", "windmill", "fishing pond",
-                  "wooden bridge", "chapel", "orchard", "quarry", "watchtower", "ruined abbey", "lighthouse",
-                  "sheep pen", "haystack", "graveyard", "boathouse", "forge", "beacon", "market cross")
+LANDMARK_NAMES = (
+    "old mill",
+    "stone well",
+    "fallen oak",
+    "red barn",
+    "windmill",
+    "fishing pond",
+    "wooden bridge",
+    "chapel",
+    "orchard",
+    "quarry",
+    "watchtower",
+    "ruined abbey",
+    "lighthouse",
+    "sheep pen",
+    "haystack",
+    "graveyard",
+    "boathouse",
+    "forge",
+    "beacon",
+    "market cross",
+)
 MARGIN = 2  # the route keeps this far from the edge so landmarks fit beside it
 SEPARATION = 3  # legs that are not consecutive stay this far apart (Chebyshev)
 Cell = tuple[int, int]
@@ -74,8 +102,10 @@ def make_route(p: dict, rng: random.Random, attempts: int = 500) -> tuple[Cell, 
         legs = _grow(start, target, p, rng)
         if legs is not None:
             return start, legs
-    raise InputError(f"map_task: no route of {p['min_route']}-{p['max_route']} cells fits a "
-                     f"{p['width']}x{p['height']} grid with legs of {p['min_leg']}-{p['max_leg']} cells")
+    raise InputError(
+        f"map_task: no route of {p['min_route']}-{p['max_route']} cells fits a "
+        f"{p['width']}x{p['height']} grid with legs of {p['min_leg']}-{p['max_leg']} cells"
+    )
 
 
 def _grow(start: Cell, target: int, p: dict, rng: random.Random) -> list[dict] | None:
@@ -84,7 +114,7 @@ def _grow(start: Cell, target: int, p: dict, rng: random.Random) -> list[dict] |
         options = list(DIRECTIONS) if not legs else list(perpendicular(legs[-1]["direction"]))
         rng.shuffle(options)
         n = rng.randint(p["min_leg"], p["max_leg"])
-        old = cells[:len(cells) - prev_len - 1] if legs else []
+        old = cells[: len(cells) - prev_len - 1] if legs else []
         leg = next((d for d in options if _fits(cells[-1], d, n, old, p)), None)
         if leg is None:
             return None
@@ -112,14 +142,17 @@ def place_landmarks(start: Cell, legs: list[dict], p: dict, rng: random.Random) 
     """
     cells = leg_cells(start, legs)
     on_route = set(cells)
-    ends = [sum(leg["cells"] for leg in legs[:k + 1]) for k in range(len(legs))]  # route index of each leg's end
+    ends = [sum(leg["cells"] for leg in legs[: k + 1]) for k in range(len(legs))]  # route index of each leg's end
     spots = []
     for k, leg in enumerate(legs):
         away = opposite(legs[k + 1]["direction"]) if k + 1 < len(legs) else rng.choice(perpendicular(leg["direction"]))
         spots.append((cells[ends[k]], away))
     rng.shuffle(spots)
-    middles = [(cells[ends[k] - leg["cells"] // 2], rng.choice(perpendicular(leg["direction"])))
-               for k, leg in enumerate(legs) if leg["cells"] >= 6]
+    middles = [
+        (cells[ends[k] - leg["cells"] // 2], rng.choice(perpendicular(leg["direction"])))
+        for k, leg in enumerate(legs)
+        if leg["cells"] >= 6
+    ]
     rng.shuffle(middles)
     wanted = rng.randint(p["min_landmarks"], p["max_landmarks"])
     placed: list[Cell] = []
@@ -157,8 +190,14 @@ def route_scores(canvas: list[Cell], route: list[Cell]) -> dict[str, float]:
 class MapTask(Task):
     name = "map_task"
     actions = {GUIDE: (), FOLLOWER: DRAWING}
-    METRICS = ("route_score", "route_precision", "route_recall", "revision_rate", "communication_efficiency",
-               "completed")
+    METRICS = (
+        "route_score",
+        "route_precision",
+        "route_recall",
+        "revision_rate",
+        "communication_efficiency",
+        "completed",
+    )
     DEFAULTS = DEFAULTS  # the module's table, checked by Task.check_params
 
     def __init__(self, params, agents, rng):
@@ -183,8 +222,9 @@ class MapTask(Task):
         if not 1 <= p["min_leg"] <= p["max_leg"] or p["min_route"] > p["max_route"] - p["max_leg"]:
             raise InputError(f"{where}: need 1 <= min_leg <= max_leg and min_route <= max_route - max_leg")
         if not 0 <= p["missing_landmarks"] <= p["min_landmarks"] <= p["max_landmarks"] <= len(LANDMARK_NAMES):
-            raise InputError(f"{where}: need 0 <= missing_landmarks <= min_landmarks <= max_landmarks "
-                             f"<= {len(LANDMARK_NAMES)}")
+            raise InputError(
+                f"{where}: need 0 <= missing_landmarks <= min_landmarks <= max_landmarks <= {len(LANDMARK_NAMES)}"
+            )
         try:
             make_route(p, random.Random(0))
         except InputError as exc:
@@ -200,8 +240,9 @@ class MapTask(Task):
     # --- the run ------------------------------------------------------------------------------
     def start(self, ctx: Context) -> None:
         p = self.params
-        ctx.emit("state", "system",
-                 {"event": "setup", "grid": [p["width"], p["height"]], "start": list(self.start_cell)})
+        ctx.emit(
+            "state", "system", {"event": "setup", "grid": [p["width"], p["height"]], "start": list(self.start_cell)}
+        )
         for agent in self.agents:
             ctx.emit("private", "system", {"event": "map", **self._map(agent.id)}, [agent.id])
         ctx.emit("phase", "system", {"phase": "play"})
@@ -209,11 +250,18 @@ class MapTask(Task):
     def _map(self, agent: str) -> dict:
         if self.role[agent] == GUIDE:
             corners = leg_cells(self.start_cell, self.legs)
-            ends = [sum(leg["cells"] for leg in self.legs[:k + 1]) for k in range(len(self.legs))]
-            legs = [{"direction": leg["direction"], "cells": leg["cells"], "to": list(corners[e])}
-                    for leg, e in zip(self.legs, ends)]
-            return {"start": list(self.start_cell), "finish": list(self.finish), "route_length": len(self.route),
-                    "route": legs, "landmarks": {n: list(c) for n, c in self.landmarks.items()}}
+            ends = [sum(leg["cells"] for leg in self.legs[: k + 1]) for k in range(len(self.legs))]
+            legs = [
+                {"direction": leg["direction"], "cells": leg["cells"], "to": list(corners[e])}
+                for leg, e in zip(self.legs, ends)
+            ]
+            return {
+                "start": list(self.start_cell),
+                "finish": list(self.finish),
+                "route_length": len(self.route),
+                "route": legs,
+                "landmarks": {n: list(c) for n, c in self.landmarks.items()},
+            }
         return {"start": list(self.start_cell), "landmarks": {n: list(c) for n, c in self.follower_landmarks.items()}}
 
     def validate(self, agent, action, args):
@@ -296,8 +344,11 @@ class MapTask(Task):
         return {"route_progress": round(sum(c in on_route for c in self.canvas) / len(self.route), 4)}
 
     def final_state(self):
-        return {"route": [list(c) for c in self.route], "canvas": [list(c) for c in self.drawn()],
-                "finish_drawn": self.done()}
+        return {
+            "route": [list(c) for c in self.route],
+            "canvas": [list(c) for c in self.drawn()],
+            "finish_drawn": self.done(),
+        }
 
     @staticmethod
     def metrics(events):
@@ -310,8 +361,11 @@ def map_task_metrics(events: list[dict]) -> dict[str, float]:
     final = events[-1]["payload"]["final_state"]
     route = [tuple(c) for c in final["route"]]
     canvas = [tuple(c) for c in final["canvas"]]
-    drawing = [e["payload"]["action"] for e in events
-               if e["kind"] == "action" and e["actor"] in followers and e["payload"]["action"] in DRAWING]
+    drawing = [
+        e["payload"]["action"]
+        for e in events
+        if e["kind"] == "action" and e["actor"] in followers and e["payload"]["action"] in DRAWING
+    ]
     revisions = sum(1 for a in drawing if a != DRAW)
     messages = sum(1 for e in events if e["kind"] == "message")
     scores = route_scores(canvas, route)

@@ -21,11 +21,25 @@ from incognita.collabsim.tasks import Context, Task
 from incognita.common.io import InputError
 
 PRODUCE, PROPOSE, RESPOND, CANCEL, FULFILL = (
-    "produce_shape", "propose_trade_offer", "trade_response", "cancel_trade_offer", "fulfill_order")
+    "produce_shape",
+    "propose_trade_offer",
+    "trade_response",
+    "cancel_trade_offer",
+    "fulfill_order",
+)
 BUY, SELL = "buy", "sell"
-DEFAULTS = {"shapes": ["circle", "square", "triangle"], "start_money": 200, "specialty_cost": 15,
-            "regular_cost": 40, "max_production_per_step": 3, "production_delay_sec": 30, "order_size": 3,
-            "incentive": 60, "min_price": 15, "max_price": 100}
+DEFAULTS = {
+    "shapes": ["circle", "square", "triangle"],
+    "start_money": 200,
+    "specialty_cost": 15,
+    "regular_cost": 40,
+    "max_production_per_step": 3,
+    "production_delay_sec": 30,
+    "order_size": 3,
+    "incentive": 60,
+    "min_price": 15,
+    "max_price": 100,
+}
 PER_SPECIALTY = 2  # traders sharing each specialty (Sec. 3.4)
 
 
@@ -49,8 +63,15 @@ class Offer:
         return self.to if self.side == BUY else self.proposer
 
     def view(self) -> dict:
-        return {"offer_id": self.id, "from": self.proposer, "to": self.to, "side": self.side,
-                "shape": self.shape, "price": self.price, "made_at": self.made_at}
+        return {
+            "offer_id": self.id,
+            "from": self.proposer,
+            "to": self.to,
+            "side": self.side,
+            "shape": self.shape,
+            "price": self.price,
+            "made_at": self.made_at,
+        }
 
 
 @dataclass
@@ -96,8 +117,15 @@ def _whole(value: object) -> bool:
 class ShapeFactory(Task):
     name = "shape_factory"
     actions: ClassVar[dict[str, tuple[str, ...]]] = {"trader": (PRODUCE, PROPOSE, RESPOND, CANCEL, FULFILL)}
-    METRICS = ("average_wealth", "wealth_gini", "trade_accept_rate", "average_price", "fulfilled_slots",
-               "order_fulfillment_rate", "message_trade_ratio")
+    METRICS = (
+        "average_wealth",
+        "wealth_gini",
+        "trade_accept_rate",
+        "average_price",
+        "fulfilled_slots",
+        "order_fulfillment_rate",
+        "message_trade_ratio",
+    )
     DEFAULTS = DEFAULTS  # the module's table, checked by Task.check_params
 
     def __init__(self, params, agents, rng):
@@ -113,14 +141,29 @@ class ShapeFactory(Task):
         super().check_params(params, agents, where)
         p = {**DEFAULTS, **params}
         shapes = p["shapes"]
-        if not isinstance(shapes, list) or len(shapes) < 2 or len(set(shapes)) != len(shapes) \
-                or not all(isinstance(s, str) and s for s in shapes):
+        if (
+            not isinstance(shapes, list)
+            or len(shapes) < 2
+            or len(set(shapes)) != len(shapes)
+            or not all(isinstance(s, str) and s for s in shapes)
+        ):
             raise InputError(f"{where}: shapes must list at least 2 distinct shape names")
         if len(agents) != PER_SPECIALTY * len(shapes):
-            raise InputError(f"{where}: each specialty goes to exactly {PER_SPECIALTY} traders, so "
-                             f"{len(shapes)} shapes need {PER_SPECIALTY * len(shapes)} agents (got {len(agents)})")
-        for key in ("start_money", "specialty_cost", "regular_cost", "max_production_per_step",
-                    "production_delay_sec", "order_size", "incentive", "min_price", "max_price"):
+            raise InputError(
+                f"{where}: each specialty goes to exactly {PER_SPECIALTY} traders, so "
+                f"{len(shapes)} shapes need {PER_SPECIALTY * len(shapes)} agents (got {len(agents)})"
+            )
+        for key in (
+            "start_money",
+            "specialty_cost",
+            "regular_cost",
+            "max_production_per_step",
+            "production_delay_sec",
+            "order_size",
+            "incentive",
+            "min_price",
+            "max_price",
+        ):
             if not _whole(p[key]) or p[key] < 0:
                 raise InputError(f"{where}: {key} must be a whole number >= 0")
         if p["order_size"] < 1 or p["max_production_per_step"] < 1:
@@ -131,8 +174,17 @@ class ShapeFactory(Task):
     # --- the run ----------------------------------------------------------------------------
     def start(self, ctx: Context) -> None:
         p = self.params
-        ctx.emit("state", "system", {"event": "setup", "shapes": list(self.shapes), "start_money": p["start_money"],
-                                     "order_size": p["order_size"], "incentive": p["incentive"]})
+        ctx.emit(
+            "state",
+            "system",
+            {
+                "event": "setup",
+                "shapes": list(self.shapes),
+                "start_money": p["start_money"],
+                "order_size": p["order_size"],
+                "incentive": p["incentive"],
+            },
+        )
         for a, tr in self.traders.items():
             ctx.emit("private", a, {"specialty": tr.specialty, "order": dict(tr.order), "money": tr.money}, [a])
         ctx.emit("phase", "system", {"phase": "play"})
@@ -142,8 +194,13 @@ class ShapeFactory(Task):
         return self.params[key]
 
     def validate(self, agent, action, args):
-        check = {PRODUCE: self._check_produce, PROPOSE: self._check_propose, RESPOND: self._check_response,
-                 CANCEL: self._check_cancel, FULFILL: self._check_fulfill}[action]
+        check = {
+            PRODUCE: self._check_produce,
+            PROPOSE: self._check_propose,
+            RESPOND: self._check_response,
+            CANCEL: self._check_cancel,
+            FULFILL: self._check_fulfill,
+        }[action]
         return check(agent, args)
 
     def _check_shape(self, shape: object) -> str | None:
@@ -183,8 +240,10 @@ class ShapeFactory(Task):
 
     def _honourable(self, offer: Offer, asking: str) -> str | None:
         """Whether the buyer can pay and the seller can deliver now (named from `asking`'s view)."""
+
         def who(a: str) -> str:
             return "you" if a == asking else a
+
         buyer, seller = self.traders[offer.buyer], self.traders[offer.seller]
         if buyer.money < offer.price:
             return f"offer {offer.id}: {who(offer.buyer)} cannot pay {offer.price} (money {buyer.money})"
@@ -231,8 +290,13 @@ class ShapeFactory(Task):
         return [agent]
 
     def apply(self, ctx, agent, action, args):
-        handler = {PRODUCE: self._produce, PROPOSE: self._propose, RESPOND: self._respond, CANCEL: self._cancel,
-                   FULFILL: self._fulfill}.get(action)
+        handler = {
+            PRODUCE: self._produce,
+            PROPOSE: self._propose,
+            RESPOND: self._respond,
+            CANCEL: self._cancel,
+            FULFILL: self._fulfill,
+        }.get(action)
         if handler:  # do_nothing reaches here too and changes nothing
             handler(ctx, agent, args)
 
@@ -243,8 +307,19 @@ class ShapeFactory(Task):
         me.money -= cost
         me.started_this_step += qty
         me.queue.append((ready, shape, qty))
-        ctx.emit("state", agent, {"event": "production_started", "shape": shape, "quantity": qty, "cost": cost,
-                                  "ready_at": ready, "money": me.money}, [agent])
+        ctx.emit(
+            "state",
+            agent,
+            {
+                "event": "production_started",
+                "shape": shape,
+                "quantity": qty,
+                "cost": cost,
+                "ready_at": ready,
+                "money": me.money,
+            },
+            [agent],
+        )
 
     def _propose(self, ctx: Context, agent: str, args: dict) -> None:
         offer = Offer(len(self.offers) + 1, agent, args["to"], args["side"], args["shape"], args["price"], ctx.t)
@@ -264,8 +339,12 @@ class ShapeFactory(Task):
         seller.money += offer.price
         seller.inventory[offer.shape] -= 1
         buyer.inventory[offer.shape] = buyer.inventory.get(offer.shape, 0) + 1
-        ctx.emit("state", agent, {"event": "trade_done", **offer.view(), "buyer": offer.buyer,
-                                  "seller": offer.seller}, parties)
+        ctx.emit(
+            "state",
+            agent,
+            {"event": "trade_done", **offer.view(), "buyer": offer.buyer, "seller": offer.seller},
+            parties,
+        )
 
     def _cancel(self, ctx: Context, agent: str, args: dict) -> None:
         offer = self.offers[args["offer_id"] - 1]
@@ -277,9 +356,20 @@ class ShapeFactory(Task):
         me.inventory[shape] -= 1
         me.filled[shape] = me.filled.get(shape, 0) + 1
         me.money += self.params["incentive"]
-        ctx.emit("state", agent, {"event": "order_fulfilled", "shape": shape, "reward": self.params["incentive"],
-                                  "filled": sum(me.filled.values()), "order_size": sum(me.order.values()),
-                                  "complete": me.complete(), "money": me.money}, [agent])
+        ctx.emit(
+            "state",
+            agent,
+            {
+                "event": "order_fulfilled",
+                "shape": shape,
+                "reward": self.params["incentive"],
+                "filled": sum(me.filled.values()),
+                "order_size": sum(me.order.values()),
+                "complete": me.complete(),
+                "money": me.money,
+            },
+            [agent],
+        )
 
     def end_step(self, ctx: Context) -> None:
         """Units whose ready time has come join their maker's inventory; the per-step cap resets."""
@@ -290,8 +380,12 @@ class ShapeFactory(Task):
             for _, shape, qty in done:
                 me.inventory[shape] = me.inventory.get(shape, 0) + qty
                 me.produced += qty
-                ctx.emit("state", agent, {"event": "production_done", "shape": shape, "quantity": qty,
-                                          "in_inventory": me.inventory[shape]}, [agent])
+                ctx.emit(
+                    "state",
+                    agent,
+                    {"event": "production_done", "shape": shape, "quantity": qty, "in_inventory": me.inventory[shape]},
+                    [agent],
+                )
 
     def done(self) -> bool:
         return all(tr.complete() for tr in self.traders.values())
@@ -301,13 +395,16 @@ class ShapeFactory(Task):
         p, me = self.params, self.traders[agent]
         pending = [o for o in self.offers if o.status == "pending"]
         view = {
-            "money": me.money, "specialty": me.specialty, "shapes": list(self.shapes),
+            "money": me.money,
+            "specialty": me.specialty,
+            "shapes": list(self.shapes),
             "inventory": {s: n for s, n in sorted(me.inventory.items()) if n},
             "order": {"size": sum(me.order.values()), "filled": sum(me.filled.values()), "remaining": me.remaining()},
             "in_production": [{"shape": s, "quantity": q, "ready_at": r} for r, s, q in me.queue],
             "can_start_this_step": p["max_production_per_step"] - me.started_this_step,
             "costs": {"specialty": p["specialty_cost"], "other": p["regular_cost"]},
-            "incentive": p["incentive"], "price_range": [p["min_price"], p["max_price"]],
+            "incentive": p["incentive"],
+            "price_range": [p["min_price"], p["max_price"]],
             "offers_to_you": [o.view() for o in pending if o.to == agent],
             "your_offers": [o.view() for o in pending if o.proposer == agent],
         }
@@ -319,17 +416,28 @@ class ShapeFactory(Task):
         """The awareness dashboard's row for one peer (Appendix 9.1: money, production number,
         order progress and specialty)."""
         tr = self.traders[agent]
-        return {"money": tr.money, "specialty": tr.specialty, "production_number": tr.produced,
-                "order_progress": {"size": sum(tr.order.values()), "filled": sum(tr.filled.values()),
-                                   "remaining": tr.remaining()}}
+        return {
+            "money": tr.money,
+            "specialty": tr.specialty,
+            "production_number": tr.produced,
+            "order_progress": {
+                "size": sum(tr.order.values()),
+                "filled": sum(tr.filled.values()),
+                "remaining": tr.remaining(),
+            },
+        }
 
     def final_state(self):
         trs = self.traders
-        return {"money": {a: t.money for a, t in trs.items()}, "specialty": {a: t.specialty for a, t in trs.items()},
-                "orders": {a: {"size": sum(t.order.values()), "filled": sum(t.filled.values())} for a, t in trs.items()},
-                "inventory": {a: {s: n for s, n in sorted(t.inventory.items()) if n} for a, t in trs.items()},
-                "offers": {s: sum(o.status == s for o in self.offers)
-                           for s in ("pending", "accepted", "declined", "cancelled")}}
+        return {
+            "money": {a: t.money for a, t in trs.items()},
+            "specialty": {a: t.specialty for a, t in trs.items()},
+            "orders": {a: {"size": sum(t.order.values()), "filled": sum(t.filled.values())} for a, t in trs.items()},
+            "inventory": {a: {s: n for s, n in sorted(t.inventory.items()) if n} for a, t in trs.items()},
+            "offers": {
+                s: sum(o.status == s for o in self.offers) for s in ("pending", "accepted", "declined", "cancelled")
+            },
+        }
 
     @staticmethod
     def metrics(events):
@@ -361,8 +469,8 @@ def shape_factory_metrics(events: list[dict]) -> dict[str, float]:
         "trade_accept_rate": len(trades) / len(offers) if offers else nan,
         "average_price": sum(t["price"] for t in trades) / len(trades) if trades else nan,
         "fulfilled_slots": sum(filled) / len(agents),
-        "order_fulfillment_rate": sum(final["orders"][a]["filled"] == final["orders"][a]["size"]
-                                      for a in agents) / len(agents),
+        "order_fulfillment_rate": sum(final["orders"][a]["filled"] == final["orders"][a]["size"] for a in agents)
+        / len(agents),
         "message_trade_ratio": messages / len(trades) if trades else nan,
     }
 

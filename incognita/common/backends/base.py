@@ -76,14 +76,18 @@ def make_backend(spec: str, role: str, context: dict | None = None, scripted: Fa
     family, _, name = spec.partition(":")
     if family == SCRIPTED and name:
         if scripted is None:
-            raise ValueError(f"{spec!r} for role {role}: scripted participants belong to an environment family; "
-                             "build them through that family's make_backend")
+            raise ValueError(
+                f"{spec!r} for role {role}: scripted participants belong to an environment family; "
+                "build them through that family's make_backend"
+            )
         return scripted(name, role, context or {})
     if family not in _REGISTRY:
         _load_family(family)
     if family not in _REGISTRY or not name:
-        raise ValueError(f"unknown backend spec {spec!r} for role {role}: expected <family>:<name>, "
-                         f"families: {', '.join(known_families())}")
+        raise ValueError(
+            f"unknown backend spec {spec!r} for role {role}: expected <family>:<name>, "
+            f"families: {', '.join(known_families())}"
+        )
     return _REGISTRY[family](name, role, context or {})
 
 

@@ -152,9 +152,20 @@ def to_messages(request: ModelRequest) -> list[dict]:
         if turn.role == "tool":
             messages.append({"role": "tool", "tool_call_id": turn.tool_call_id, "content": turn.content or ""})
         elif turn.role == "assistant" and turn.tool_calls:
-            messages.append({"role": "assistant", "content": turn.content, "tool_calls": [
-                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": _arguments_text(c.arguments)}}
-                for c in turn.tool_calls]})
+            messages.append(
+                {
+                    "role": "assistant",
+                    "content": turn.content,
+                    "tool_calls": [
+                        {
+                            "id": c.id,
+                            "type": "function",
+                            "function": {"name": c.name, "arguments": _arguments_text(c.arguments)},
+                        }
+                        for c in turn.tool_calls
+                    ],
+                }
+            )
         else:
             messages.append({"role": turn.role, "content": turn.content or ""})
     return messages
@@ -175,8 +186,13 @@ def from_message(message: dict) -> tuple[str | None, tuple[ToolCall, ...]]:
     calls = []
     for i, c in enumerate(message.get("tool_calls") or []):
         fn = c.get("function") or {}
-        calls.append(ToolCall(id=c.get("id") or f"call_{i}", name=str(fn.get("name", "")),
-                              arguments=parse_arguments(fn.get("arguments", ""))))
+        calls.append(
+            ToolCall(
+                id=c.get("id") or f"call_{i}",
+                name=str(fn.get("name", "")),
+                arguments=parse_arguments(fn.get("arguments", "")),
+            )
+        )
     text = message.get("content")
     if text is None and not calls and message.get("refusal"):
         text = message["refusal"]
@@ -194,15 +210,23 @@ def to_request(body: dict, role: str, seed: int = 0) -> ModelRequest:
         else:
             text, calls = from_message(m)
             turns.append(Turn(m["role"], text, tool_calls=calls))
-    return ModelRequest(role=role, system=system, messages=tuple(turns), tools=tuple(body.get("tools") or ()),
-                        seed=body.get("seed", seed))
+    return ModelRequest(
+        role=role,
+        system=system,
+        messages=tuple(turns),
+        tools=tuple(body.get("tools") or ()),
+        seed=body.get("seed", seed),
+    )
 
 
 def to_reply(response: ModelResponse) -> dict:
     """A ModelResponse as a loopback reply (incognita.loopback)."""
-    return {"content": response.text,
-            "tool_calls": [{"id": c.id, "name": c.name, "arguments": _arguments_text(c.arguments)}
-                           for c in response.tool_calls]}
+    return {
+        "content": response.text,
+        "tool_calls": [
+            {"id": c.id, "name": c.name, "arguments": _arguments_text(c.arguments)} for c in response.tool_calls
+        ],
+    }
 
 
 def parse_completion(text: str) -> dict:
@@ -216,13 +240,17 @@ def parse_completion(text: str) -> dict:
         raise MalformedResponse(f"malformed response body (message is {type(message).__name__})")
     slim = {k: message[k] for k in ("content", "refusal", "tool_calls") if message.get(k) is not None}
     usage = data.get("usage") or {}
-    return {"message": slim, "finish_reason": data["choices"][0].get("finish_reason"),
-            "served_model": data.get("model"),
-            "usage": {"prompt_tokens": int(usage.get("prompt_tokens") or 0),
-                      "completion_tokens": int(usage.get("completion_tokens") or 0),
-                      "cached_tokens": int((usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0),
-                      "reasoning_tokens": int((usage.get("completion_tokens_details") or {})
-                                              .get("reasoning_tokens") or 0)}}
+    return {
+        "message": slim,
+        "finish_reason": data["choices"][0].get("finish_reason"),
+        "served_model": data.get("model"),
+        "usage": {
+            "prompt_tokens": int(usage.get("prompt_tokens") or 0),
+            "completion_tokens": int(usage.get("completion_tokens") or 0),
+            "cached_tokens": int((usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0),
+            "reasoning_tokens": int((usage.get("completion_tokens_details") or {}).get("reasoning_tokens") or 0),
+        },
+    }
 
 
 # --------------------------------------------------------------------------- secrets
@@ -248,7 +276,8 @@ def _client(settings: Settings, where: str) -> tuple[Any, str]:
     if not key:
         raise BackendConfigError(
             f"{where}: environment variable {settings.api_key_env} is not set (set it to your key; a local "
-            f"server such as vLLM or Ollama accepts any value, e.g. {settings.api_key_env}=local)")
+            f"server such as vLLM or Ollama accepts any value, e.g. {settings.api_key_env}=local)"
+        )
     ident = (base_url, settings.api_key_env, hashlib.sha256(key.encode()).hexdigest())
     if ident not in _CLIENTS:
         import openai  # imported on the first miss only: cache replays never pay for it
@@ -309,8 +338,13 @@ class OpenAIBackend:
                 self.cache.put(key, entry)
         text, calls = from_message(entry["response"]["message"])
         u = entry["usage"]
-        usage = Usage(prompt_tokens=u["prompt_tokens"], completion_tokens=u["completion_tokens"],
-                      cost_usd=entry["cost_usd"], cache_hits=int(hit), cache_misses=int(not hit))
+        usage = Usage(
+            prompt_tokens=u["prompt_tokens"],
+            completion_tokens=u["completion_tokens"],
+            cost_usd=entry["cost_usd"],
+            cache_hits=int(hit),
+            cache_misses=int(not hit),
+        )
         self.totals.add(usage)
         self.totals.calls += 1
         return ModelResponse(text=text, tool_calls=calls, usage=usage)
@@ -319,10 +353,18 @@ class OpenAIBackend:
         parsed = self._call(body)
         u = parsed["usage"]
         cost = self.prices.cost(self.settings.model, u["prompt_tokens"], u["completion_tokens"], u["cached_tokens"])
-        return {"model": self.settings.model, "role": self.role, "response": {
-                    "message": parsed["message"], "finish_reason": parsed["finish_reason"],
-                    "served_model": parsed["served_model"]},
-                "usage": u, "cost_usd": cost, "prices_version": self.prices.version}
+        return {
+            "model": self.settings.model,
+            "role": self.role,
+            "response": {
+                "message": parsed["message"],
+                "finish_reason": parsed["finish_reason"],
+                "served_model": parsed["served_model"],
+            },
+            "usage": u,
+            "cost_usd": cost,
+            "prices_version": self.prices.version,
+        }
 
     def _call(self, body: dict) -> dict:
         import httpx
@@ -334,8 +376,9 @@ class OpenAIBackend:
             try:
                 # The client's generic post (its documented route for raw requests): typed create() walks
                 # every message through its TypedDict transform, ~20 ms a call on a 40-turn conversation.
-                raw = client.post("/chat/completions", cast_to=httpx.Response, body=body,
-                                  options={"timeout": s.timeout})
+                raw = client.post(
+                    "/chat/completions", cast_to=httpx.Response, body=body, options={"timeout": s.timeout}
+                )
                 return parse_completion(raw.text)
             except Exception as exc:  # noqa: BLE001 -- sorted by _classify; anything unexpected fails this episode
                 action, last, retry_after = _classify(exc)
@@ -350,7 +393,7 @@ class OpenAIBackend:
 
     def _sleep(self, attempt: int, retry_after: float | None, reason: str) -> None:
         s = self.settings
-        delay = min(s.backoff_max, s.backoff_base * 2 ** attempt) * (0.5 + self._jitter.random() / 2)
+        delay = min(s.backoff_max, s.backoff_base * 2**attempt) * (0.5 + self._jitter.random() / 2)
         if retry_after is not None:
             delay = min(s.backoff_max, max(delay, retry_after))
         print(f"{self.where}: {reason}; retry {attempt + 1}/{s.max_retries} in {delay:.2f} s", file=sys.stderr)
