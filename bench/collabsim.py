@@ -1,8 +1,8 @@
 """Wall time the default CollabSim design adds to `bin/run`, against the 2-minute budget.
 
-Builds `results/collabsim/figures` (every task x condition x seed of the default config, then
-the table, statistics and figures) with Snakemake on 2 cores in a fresh copy of the workflow,
-so nothing is cached. CollabSim's targets depend on no Incognita stage, so this is the time the
+Builds `results/collabsim/figures` (every task x condition x design x seed of the default
+config, then the tables with SBERT encoding into an empty embedding cache, statistics and
+figures) with Snakemake on 2 cores in a fresh copy of the workflow, so nothing is cached. CollabSim's targets depend on no Incognita stage, so this is the time the
 family adds to the default build. Side by side it times the same runs in one Python process
 (`simulate` only), which shows how much of the Snakemake wall time is process start-up and
 scheduling rather than simulation.
@@ -34,10 +34,10 @@ def in_process_seconds() -> tuple[float, int]:
 
     design = design_from_config(read_yaml(ROOT / "config/config.yaml"))
     t, n = time.perf_counter(), 0
-    for task, condition in design.cells():
-        exp = design.load(task, condition)
+    for cell in design.cells():
+        exp = design.load(cell)
         for seed in design.seeds:
-            simulate(exp, seed)
+            simulate(exp, seed, model_label=cell.model)
             n += 1
     return time.perf_counter() - t, n
 
