@@ -20,7 +20,7 @@ from typing import Any
 from incognita.collabsim.events import canonical
 from incognita.collabsim.probes import ProbeSettings, Template, load_template
 from incognita.common.backends.base import entry_param, known_families, split_entry
-from incognita.common.io import InputError, read_yaml, sha256_text
+from incognita.common.io import InputError, read_yaml_cached, sha256_text
 from incognita.common.schema import validate
 
 PACKAGE = "incognita.collabsim"
@@ -103,7 +103,7 @@ def load_experiment(path: str | Path, models: dict | None = None, design: str | 
 
 
 def resolve_file(path: Path) -> dict:
-    doc = read_yaml(path)
+    doc = read_yaml_cached(path)
     if not isinstance(doc, dict):
         raise InputError(f"{path}: expected a mapping")
     if "extends" not in doc:
@@ -112,7 +112,7 @@ def resolve_file(path: Path) -> dict:
     base_path = path.with_name(f"{doc['extends']}.yaml")
     if not base_path.exists():
         raise InputError(f"{path}: extends: no file {base_path}")
-    base = read_yaml(base_path)
+    base = read_yaml_cached(base_path)
     if not isinstance(base, dict) or "extends" in base:
         raise InputError(f"{base_path}: a baseline is a complete experiment (it cannot extend another file)")
     out = copy.deepcopy(base)
@@ -300,7 +300,7 @@ def check_models(agents: tuple[AgentSpec, ...], task: str, root: Path, path: Pat
             if settings:
                 raise InputError(f"{where}: scripted entries take no settings (got {', '.join(sorted(settings))})")
             if profiles is None:
-                profiles = read_yaml(profiles_path) if profiles_path.exists() else {}
+                profiles = read_yaml_cached(profiles_path) if profiles_path.exists() else {}
             if not isinstance(profiles.get(name), dict):
                 raise InputError(f"{where}: no scripted profile {name!r} in {profiles_path}")
         elif family == "openai":

@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from incognita.common.io import InputError, read_yaml
+from incognita.common.io import InputError, read_yaml_cached
 
 GENDERS = ("woman", "man", "non-binary person")
 AGES = ("18-24", "25-34", "35-44", "45-54", "55-64", "65+")
@@ -174,7 +174,7 @@ def build_library(count: int, seed: int) -> list[dict]:
 
 
 def load_library(path: str | Path) -> list[dict]:
-    doc = read_yaml(path)
+    doc = read_yaml_cached(path)
     profiles = doc.get("profiles") if isinstance(doc, dict) else None
     if not isinstance(profiles, list) or not profiles:
         raise InputError(f"{path}: expected a non-empty 'profiles' list")

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from incognita.collabsim.events import canonical
 from incognita.collabsim.replies import json_reply
-from incognita.common.io import InputError, read_yaml
+from incognita.common.io import InputError, read_yaml_cached
 
 CADENCES = ("off", "action", "turn", "every_n_actions", "events")
 QUESTION_IDS = ("situation", "partners", "plan")
@@ -47,7 +47,7 @@ class Template:
 
 
 def load_template(path: Path) -> Template:
-    doc = read_yaml(path)
+    doc = read_yaml_cached(path)
     if not isinstance(doc, dict) or not isinstance(doc.get("questions"), list):
         raise InputError(f"{path}: expected 'questions' (a list) and 'fields'")
     ids = [q.get("id") for q in doc["questions"] if isinstance(q, dict)]

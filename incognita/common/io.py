@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import functools
 import hashlib
 import json
 import os
@@ -90,6 +92,23 @@ def read_yaml(path: str | os.PathLike) -> Any:
         raise InputError(f"{path}: file not found") from None
     except yaml.YAMLError as exc:
         raise InputError(f"{path}: not valid YAML ({exc})") from None
+
+
+def read_yaml_cached(path: str | os.PathLike) -> Any:
+    """read_yaml for files read many times in one process (the same persona library, profiles
+    and baselines for every experiment the workflow checks at parse time): parsed once per
+    file version, a fresh copy each call so callers may change what they get."""
+    path = Path(path)
+    try:
+        stat = path.stat()
+    except OSError:
+        return read_yaml(path)  # let read_yaml name the problem
+    return copy.deepcopy(_parsed_yaml(str(path.resolve()), stat.st_mtime_ns, stat.st_size))
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed_yaml(path: str, mtime_ns: int, size: int) -> Any:
+    return read_yaml(path)
 
 
 def sha256_file(path: str | os.PathLike) -> str:

@@ -312,3 +312,30 @@ def test_confidence_per_agent_and_third():
     assert table.loc[("A", "early"), "mean"] == 0.9 and table.loc[("B", "late"), "mean"] == 0.7
     assert table.loc[("A", "all"), "n"] == 2  # two seeds
     assert ("B", "middle") not in table.index  # B was not probed in the middle third
+
+
+def test_a_probe_never_joins_the_conversation_a_model_sees():
+    from incognita.collabsim.agents import ModelParticipant
+    from incognita.common.backends.base import ModelResponse
+
+    class Recording:
+        spec = "fake:recording"
+
+        def __init__(self):
+            self.requests = []
+
+        def respond(self, request):
+            self.requests.append(request)
+            return ModelResponse(text='{"action": "do_nothing"}')
+
+    exp = load_experiment(CONFIG / "daytrader/baseline.yaml")
+    backend = Recording()
+    agent = ModelParticipant(exp.agents[0], backend, "system", 1)
+    obs = {"step": 0, "t": 0, "steps_left": 3}
+    agent.act(obs)
+    agent.probe("PROBE: how is it going?")
+    agent.act({**obs, "step": 1})
+    contents = [t.content for t in backend.requests[-1].messages]
+    assert len(contents) == 3 and not any("PROBE" in c for c in contents)  # obs, answer, obs
+    assert backend.requests[1].messages[-1].content.startswith("PROBE")  # the probe itself saw the history
+    assert agent.usage.calls == 2 and agent.probe_usage.calls == 1
