@@ -8,18 +8,12 @@ source does not tell the customer may be invented. Each check yields one row
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from incognita.cards import (
-    US_STATES,
-    WRITE_TOOLS,
-    contains_span,
-    norm,
-    order_key,
-    source_text,
-)
+from incognita.cards import WRITE_TOOLS, order_key
+from incognita.reachability import check_selectors_reachable, json_scalars, load_ambiguities
+from incognita.source_words import US_STATES, contains_span, norm, source_text
 
 HEADER = ["task", "card_version", "check", "verdict", "detail"]
 # Selectors by which a customer picks items without naming them ("all", "the cheapest").
@@ -48,18 +42,6 @@ class Finding:
 # --------------------------------------------------------------------------- what reads can return
 
 
-def _walk(obj: Any) -> Iterator[Any]:
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            yield k
-            yield from _walk(v)
-    elif isinstance(obj, list):
-        for v in obj:
-            yield from _walk(v)
-    else:
-        yield obj
-
-
 def readable_values(db: dict, order_ids: set[str]) -> set[str]:
     """Normalised values that service-side reads starting from these orders' owners can return.
 
@@ -72,13 +54,13 @@ def readable_values(db: dict, order_ids: set[str]) -> set[str]:
     product_ids: set[str] = set()
     for uid in users:
         user = db["users"][uid]
-        values.update(norm(str(v)) for v in _walk(user))
+        values.update(norm(str(v)) for v in json_scalars(user))
         for oid in user.get("orders", []):
             order = db["orders"].get(oid, {})
-            values.update(norm(str(v)) for v in _walk(order))
+            values.update(norm(str(v)) for v in json_scalars(order))
             product_ids.update(it["product_id"] for it in order.get("items", []))
     for pid in product_ids:
-        values.update(norm(str(v)) for v in _walk(db["products"][pid]))
+        values.update(norm(str(v)) for v in json_scalars(db["products"][pid]))
     for product in db["products"].values():
         values.update({norm(product["name"]), norm(product["product_id"])})
     return values
@@ -225,7 +207,12 @@ def check_withholding(card: dict) -> Finding:
     return _f(card, "withholds_disclosure", "pass", "no withholding instruction")
 
 
-def audit_card(card: dict, db: dict, vocabulary: dict[str, list[str]]) -> list[Finding]:
+def audit_card(
+    card: dict, db: dict, vocabulary: dict[str, list[str]], ambiguities: dict[str, dict[str, str]] | None = None
+) -> list[Finding]:
+    """All checks of one card; `ambiguities` defaults to config/upstream_ambiguities.yaml."""
+    if ambiguities is None:
+        ambiguities = load_ambiguities()
     findings = [
         check_fields_in_source(card),
         check_write_values(card, db, vocabulary),
@@ -233,6 +220,7 @@ def audit_card(card: dict, db: dict, vocabulary: dict[str, list[str]]) -> list[F
         check_info_requests(card),
         check_requests_cover(card),
         check_requests_invent_nothing(card),
+        _f(card, "selectors_reachable", *check_selectors_reachable(card, db, ambiguities)),
         check_withholding(card),
     ]
     for rep in card["repairs"]:

@@ -17,10 +17,24 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from incognita.source_words import (
+    PRICE_SUPERLATIVE,
+    RECENCY,
+    clean,
+    find_option,
+    find_product,
+    find_span,
+    norm,
+    option_matches,
+    product_mentions,
+    source_text,
+    split_sentences,
+)
+
 SCHEMA_VERSION = 1
 # Bump when a rule change alters cards: the workflow passes it as a param, so cards (and
 # everything built from them) are rebuilt; plain code edits never invalidate results.
-BUILDER_VERSION = 2
+BUILDER_VERSION = 3
 WRITE_TOOLS = frozenset(
     {
         "cancel_pending_order",
@@ -46,7 +60,6 @@ _WITHHOLD = re.compile(
     r"(do not|don't|never)\s+(want to\s+)?reveal\b|without revealing|do not mention|don't mention",
     re.IGNORECASE,
 )
-_EMPTY = {"", ".", "none", "null"}
 
 
 @dataclass
@@ -72,105 +85,15 @@ class _FieldSet:
 
     def add(self, token: str, kind: str, value: str, spans: list[str], note: str | None = None) -> None:
         for f in self.fields:
-            if f.kind == kind and norm(f.value) == norm(value):
+            # One value is one field; a preference is one per product ("cheapest" for two).
+            same_product = kind != "preference" or re.sub(r"_\d+$", "", f.token) == token
+            if f.kind == kind and norm(f.value) == norm(value) and same_product:
                 return
         base, n, candidate = token, 1, token
         while any(f.token == candidate for f in self.fields):
             n += 1
             candidate = f"{base}_{n}"
         self.fields.append(Field(candidate, kind, value, spans, note))
-
-
-# --------------------------------------------------------------------------- text helpers
-
-# US state names and their postal codes: customers write either ("New York", "NY").
-US_STATES = {
-    "alabama": "AL",
-    "alaska": "AK",
-    "arizona": "AZ",
-    "arkansas": "AR",
-    "california": "CA",
-    "colorado": "CO",
-    "connecticut": "CT",
-    "delaware": "DE",
-    "florida": "FL",
-    "georgia": "GA",
-    "hawaii": "HI",
-    "idaho": "ID",
-    "illinois": "IL",
-    "indiana": "IN",
-    "iowa": "IA",
-    "kansas": "KS",
-    "kentucky": "KY",
-    "louisiana": "LA",
-    "maine": "ME",
-    "maryland": "MD",
-    "massachusetts": "MA",
-    "michigan": "MI",
-    "minnesota": "MN",
-    "mississippi": "MS",
-    "missouri": "MO",
-    "montana": "MT",
-    "nebraska": "NE",
-    "nevada": "NV",
-    "new hampshire": "NH",
-    "new jersey": "NJ",
-    "new mexico": "NM",
-    "new york": "NY",
-    "north carolina": "NC",
-    "north dakota": "ND",
-    "ohio": "OH",
-    "oklahoma": "OK",
-    "oregon": "OR",
-    "pennsylvania": "PA",
-    "rhode island": "RI",
-    "south carolina": "SC",
-    "south dakota": "SD",
-    "tennessee": "TN",
-    "texas": "TX",
-    "utah": "UT",
-    "vermont": "VT",
-    "virginia": "VA",
-    "washington": "WA",
-    "west virginia": "WV",
-    "wisconsin": "WI",
-    "wyoming": "WY",
-    "district of columbia": "DC",
-}
-
-
-def clean(text: str | None) -> str:
-    text = (text or "").strip()
-    return "" if text.lower() in _EMPTY else text
-
-
-def norm(text: str) -> str:
-    """Case- and punctuation-blind form used for every value comparison."""
-    return re.sub(r"[^a-z0-9]", "", text.lower())
-
-
-def source_text(instructions: dict) -> str:
-    parts = [clean(instructions.get(k)) for k in ("known_info", "unknown_info", "reason_for_call", "task_instructions")]
-    return "\n".join(p for p in parts if p)
-
-
-def split_sentences(text: str) -> list[str]:
-    text = re.sub(r"\s+", " ", clean(text)).strip()
-    if not text:
-        return []
-    parts = re.split(r"(?<=[.!?])\s+(?=[A-Z(\"'])", text)
-    return [p.strip() for p in parts if p.strip(" .")]
-
-
-def find_span(text: str, phrase: str) -> str | None:
-    """Return the source's own spelling of `phrase` (case-insensitive, word-bounded), if present."""
-    pattern = r"(?<![A-Za-z0-9])" + re.escape(phrase).replace(r"\ ", r"\s+") + r"(?![A-Za-z0-9])"
-    m = re.search(pattern, text, re.IGNORECASE)
-    return m.group(0) if m else None
-
-
-def contains_span(text: str, span: str) -> bool:
-    return re.sub(r"\s+", " ", span.lower()).strip() in re.sub(r"\s+", " ", text.lower())
 
 
 # --------------------------------------------------------------------------- extraction rules
@@ -205,36 +128,8 @@ def order_key(value: str) -> str:
     return norm(value).lstrip("w")
 
 
-def _name_phrases(product_name: str) -> list[str]:
-    """Ways a customer may name a product, longest first: 'Mechanical Keyboard' -> [.., 'keyboard']."""
-    words = product_name.lower().replace("-", " ").split()
-    phrases = [" ".join(words[i:j]) for i in range(len(words)) for j in range(len(words), i, -1)]
-    phrases += ["".join(words)] if len(words) > 1 else []
-    generic = {"set", "kit", "smart", "electric", "digital", "wireless", "indoor", "portable", "t"}
-    out = [p for p in phrases if p not in generic and len(p) >= 3]
-    return sorted(dict.fromkeys(out), key=lambda p: (-len(p), p))
-
-
-# Everyday names that no sub-phrase of the catalog name yields.
-_ALIASES = {
-    "Wristwatch": ["watch"],
-    "E-Reader": ["ereader", "e reader", "kindle"],
-    "Sneakers": ["sneaker", "shoes"],
-    "Running Shoes": ["shoes", "shoe"],
-    "Hiking Boots": ["boot", "boots"],
-}
-
-
-def _find_product(text: str, product_name: str) -> str | None:
-    for phrase in _name_phrases(product_name) + _ALIASES.get(product_name, []):
-        for variant in (phrase, phrase + "s", phrase + "es", phrase.rstrip("s")):
-            span = find_span(text, variant)
-            if span:
-                return span
-    return None
-
-
-def _slug(text: str) -> str:
+def slug(text: str) -> str:
+    """The product part of a field token: 'T-Shirt' -> 't_shirt'."""
     return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
 
 
@@ -250,45 +145,194 @@ def _variant(db: dict, item_id: str) -> tuple[dict | None, dict | None]:
     return None, None
 
 
+# Where the words that go with a product name begin, reading back from it.
+_CLAUSE_START = re.compile(r"[,;:()]|\b(?:and|but|or|to|for|into)\b", re.IGNORECASE)
+# What turns the rest of a clause into a description of the requested item ("... to a red one").
+_CHANGE_TO = re.compile(r"\b(?:to|for|into)\b", re.IGNORECASE)
+# In a requested item's description, a value that names what the customer has.
+_KEEPS = re.compile(
+    r"\b(?:same|keep(?:s|ing)?(?:\s+(?:the|my|its|your))?|still(?:\s+with)?(?:\s+(?:the|a|an))?|"
+    r"instead\s+of(?:\s+(?:the|a|an|my|your))?)\s+$",
+    re.IGNORECASE,
+)
+# A price superlative about order lines ("the most expensive item"), not about variants.
+_ABOUT_ITEMS = re.compile(r"^\W*(?:\w+\W+){0,2}?(?:items?|things?|products?)\b", re.IGNORECASE)
+
+
+def _clause_start(sentence: str, start: int, mentions: list[tuple[int, int]]) -> int:
+    """Where the words before a mention at `start` begin: after the last clause boundary,
+    and never before the end of an earlier mention."""
+    cut = max((e for s, e in mentions if e <= start), default=0)
+    for m in _CLAUSE_START.finditer(sentence, cut, start):
+        cut = m.end()
+    return cut
+
+
+def _regions(sentence: str, own: list[tuple[int, int]], others: list[tuple[int, int]], replaced: bool):
+    """(description, request) character ranges of one line's product in a sentence.
+
+    A line is described by the words of its clause around each mention of its product: back
+    to the clause boundary before it ("the pending small tshirt"), and on to the words of the
+    next product named ("which vacuum cleaner, mention the robotic one"). For a line that is
+    replaced, what follows 'to', 'for' or 'into' after the mention describes the requested
+    item instead, up to a ';' or the next product named ("... to purple, same size")."""
+    mentions = sorted(own + others)
+    desc: list[tuple[int, int]] = []
+    request: list[tuple[int, int]] = []
+    for start, end in own:
+        if any(a <= start < b for a, b in request):
+            continue  # the product named again inside the request is the new item
+        desc.append((_clause_start(sentence, start, mentions), start))
+        nxt = [s for s, _ in others if s >= end]
+        stop = _clause_start(sentence, min(nxt), mentions) if nxt else len(sentence)
+        stop = max(stop, end)
+        m = _CHANGE_TO.search(sentence, end, stop) if replaced else None
+        if m is None:
+            desc.append((end, stop))
+            continue
+        desc.append((end, m.start()))
+        semi = sentence.find(";", m.end(), stop)
+        request.append((m.start(), semi if semi >= 0 else stop))
+    return desc, request
+
+
+def _line_description(
+    sentences: list[str], name: str, options: dict, others: list[str], requested: bool, replaced: bool
+) -> list[str]:
+    """Spans, in option order, of the option values of one line that the source states about it.
+
+    `requested`: some line of this product is replaced, so the words after 'to'/'for' describe
+    the new item; `replaced`: this line is, so "same <value>" there describes it too."""
+    spans: list[str] = []
+    for key, value in options.items():
+        for sentence in sentences:
+            own = product_mentions(sentence, name)
+            if not own:
+                continue
+            other = [
+                m
+                for o in others
+                for m in product_mentions(sentence, o)
+                if not any(a < m[1] and m[0] < b for a, b in own)
+            ]
+            desc, request = _regions(sentence, own, other, requested)
+            request = request if replaced else []
+            hit = next(
+                (
+                    m.group(0)
+                    for m in option_matches(sentence, key, value)
+                    if any(a <= m.start() and m.end() <= b for a, b in desc)
+                    or any(
+                        a <= m.start() and m.end() <= b and _KEEPS.search(sentence[a : m.start()]) for a, b in request
+                    )
+                ),
+                None,
+            )
+            if hit:
+                if hit not in spans:
+                    spans.append(hit)
+                break
+    return spans
+
+
+def _stated_options(text: str, options: dict) -> list[str]:
+    """Spans, in option order, of the option values the text states."""
+    spans: list[str] = []
+    for key, value in options.items():
+        found = find_option(text, key, value)
+        if found and found not in spans:
+            spans.append(found)
+    return spans
+
+
+def _superlative(text: str, product_name: str) -> str | None:
+    """A price superlative the source states for a requested item: in a sentence naming its
+    product or a fallback sentence after one (any sentence when none names it); never one
+    about order lines ("the most expensive item")."""
+    sentences = split_sentences(text)
+    naming = [i for i, s in enumerate(sentences) if find_product(s, product_name)]
+    chosen: list[int] = []
+    for i in naming:
+        chosen.append(i)
+        j = i + 1
+        while j < len(sentences) and _FALLBACK.match(sentences[j]):
+            chosen.append(j)
+            j += 1
+    for i in sorted(set(chosen)) if naming else range(len(sentences)):
+        for m in PRICE_SUPERLATIVE.finditer(sentences[i]):
+            if not _ABOUT_ITEMS.match(sentences[i][m.end() :]):
+                return m.group(0)
+    return None
+
+
 def item_fields(fs: _FieldSet, text: str, actions: list[dict], db: dict) -> None:
-    """Item descriptions for the lines a write touches; preferences for the items it asks for."""
-    for act in actions:
+    """Item descriptions for the lines a write touches; preferences for the items it asks for.
+
+    An item field is the customer's name for the product plus every option value of the
+    touched line that the source states about that line (`_regions`): "vacuum cleaner;
+    robotic". A preference field holds the option values of the requested variant that the
+    source states, and a price superlative stated for it (`_superlative`): "green; cheapest".
+    """
+    writes = [a for a in actions if a["name"] in WRITE_TOOLS and "order_id" in a["arguments"]]
+    touched: dict[str, dict] = {}  # item id -> {name, options, new: [new item ids]}, in write order
+    for act in writes:
         args = act["arguments"]
-        if act["name"] not in WRITE_TOOLS or "order_id" not in args:
-            continue
         lines = _orders_items(db, args.get("order_id", ""))
-        if "item_ids" not in args:
-            # Whole-order writes (cancel, address, payment): the customer names the order by its contents.
-            for line in lines.values():
-                span = _find_product(text, line["name"])
-                if span:
-                    fs.add(f"item:{_slug(line['name'])}", "item", span, [span])
-            continue
-        olds = args.get("item_ids") or []
-        news = args.get("new_item_ids") or [None] * len(olds)
-        for old_id, new_id in zip(olds, news):
-            line = lines.get(old_id)
-            product, _ = _variant(db, old_id)
+        # Whole-order writes (cancel, address, payment): the customer names the order by its contents.
+        ids = args["item_ids"] if "item_ids" in args else list(lines)
+        new_ids = (args.get("new_item_ids") or []) if "item_ids" in args else []
+        for k, item_id in enumerate(ids or []):
+            line = lines.get(item_id)
+            product, variant = _variant(db, item_id)
             name = (line or {}).get("name") or (product or {}).get("name")
             if not name:
                 continue
-            span = _find_product(text, name)
-            if span:
-                fs.add(f"item:{_slug(name)}", "item", span, [span])
-            if new_id is None:
-                continue
+            options = (line or {}).get("options") or (variant or {}).get("options") or {}
+            entry = touched.setdefault(item_id, {"name": name, "options": options, "new": []})
+            if k < len(new_ids) and new_ids[k] not in entry["new"]:
+                entry["new"].append(new_ids[k])
+    names = list(dict.fromkeys(t["name"] for t in touched.values()))
+    replaced_products = {t["name"] for t in touched.values() if t["new"]}
+    sentences = split_sentences(text)
+    for line in touched.values():
+        name = line["name"]
+        span = find_product(text, name)
+        if span:
+            others = [n for n in names if n != name]
+            stated = _line_description(
+                sentences, name, line["options"], others, name in replaced_products, bool(line["new"])
+            )
+            fs.add(f"item:{slug(name)}", "item", "; ".join([span] + stated), [span] + stated)
+        for new_id in line["new"]:
             new_product, new_variant = _variant(db, new_id)
             if not new_variant:
                 continue
-            spans = []
-            for value in new_variant["options"].values():
-                if len(norm(value)) < 3:
-                    continue  # single letters such as size 'S' match too much text
-                found = find_span(text, value)
-                if found and found not in spans:
-                    spans.append(found)
+            spans = _stated_options(text, new_variant["options"])
+            superlative = _superlative(text, new_product["name"])
+            if superlative and superlative not in spans:
+                spans.append(superlative)
             if spans:
-                fs.add(f"preference:{_slug(new_product['name'])}", "preference", "; ".join(spans), spans)
+                fs.add(f"preference:{slug(new_product['name'])}", "preference", "; ".join(spans), spans)
+
+
+def selector_fields(fs: _FieldSet, text: str, actions: list[dict], db: dict) -> None:
+    """`which_order`: the source's phrase that picks one of the customer's orders by when it
+    was placed ("the order you most recently placed"), when the reference acts on or reads
+    an order of the customer's that the source does not name, out of two or more."""
+    m = RECENCY.search(text)
+    if not m:
+        return
+    named = {order_key(f.value) for f in fs.fields if f.kind == "order"}
+    owners = {}
+    for act in actions:
+        oid = act["arguments"].get("order_id")
+        order = db["orders"].get(oid) if isinstance(oid, str) else None
+        if order and order_key(oid) not in named:
+            owners.setdefault(order["user_id"], set()).add(oid)
+    for uid in owners:
+        if len((db["users"].get(uid) or {}).get("orders") or []) >= 2:
+            fs.add("which_order", "selector", m.group(0), [m.group(0)])
+            return
 
 
 _PAYMENT_WORDS = {
@@ -428,6 +472,7 @@ def build_card(task: dict, db: dict, source_meta: dict) -> dict:
     identity_fields(fs, known, text, clean(instr.get("task_instructions")))
     order_fields(fs, text)
     item_fields(fs, text, actions, db)
+    selector_fields(fs, text, actions, db)
     payment_fields(fs, text, actions, db)
     reason_fields(fs, text, actions)
     verbatim_fields(fs, text, actions)

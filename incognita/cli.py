@@ -132,22 +132,30 @@ def cards(source_dir: str, pinned: str, repairs_dir: str, out_dir: str, tasks: t
 @click.option("--source-dir", default="data/source/retail", show_default=True)
 @click.option("--vocabulary", default="config/vocabulary.yaml", show_default=True)
 @click.option("--out", "out_path", default="results/audit/cards.tsv", show_default=True)
+@click.option(
+    "--ambiguities",
+    default="config/upstream_ambiguities.yaml",
+    show_default=True,
+    help="choices the upstream instructions do not settle (reported as warn, not fail)",
+)
 @click.argument("card_files", nargs=-1, required=True)
-def audit(source_dir: str, vocabulary: str, out_path: str, card_files: tuple[str, ...]) -> None:
+def audit(source_dir: str, vocabulary: str, out_path: str, ambiguities: str, card_files: tuple[str, ...]) -> None:
     """Audit CARD_FILES against their source tasks; write task/check/verdict/detail rows."""
     from collections import Counter
 
     from incognita.audit import HEADER, audit_card
     from incognita.cards import validate_card
     from incognita.common.io import read_json, read_yaml, write_tsv
+    from incognita.reachability import load_ambiguities
 
     db = read_json(Path(source_dir) / "db.json")
     vocab = read_yaml(vocabulary) or {}
+    known = load_ambiguities(ambiguities)
     rows, verdicts = [], Counter()
     for path in card_files:
         card = read_json(path)
         validate_card(card, path)
-        for finding in audit_card(card, db, vocab):
+        for finding in audit_card(card, db, vocab, known):
             rows.append(finding.row())
             verdicts[finding.verdict] += 1
     rows.sort(key=lambda r: (int(r[0]), r[1], r[2]))
@@ -256,14 +264,25 @@ def corpus(
     click.echo(f"{out}: {'written; review, then run `incognita freeze --bump` and commit' if changed else 'unchanged'}")
 
 
+def _every_task_inputs(command):
+    """The inputs of a check that runs one scripted profile on every task (idle, oracle)."""
+    for option in reversed(
+        [
+            click.option("--cards-dir", default="results/cards", show_default=True),
+            click.option("--golden-dir", default="results/golden", show_default=True),
+            click.option("--db", "db_path", default="data/source/retail/db.json", show_default=True),
+            click.option("--partition", "partition_path", default="config/partition.yaml", show_default=True),
+            click.option("--prompts", "prompts_dir", default="config/prompts", show_default=True),
+            click.option("--scripted-agents", default="config/scripted_agents.yaml", show_default=True),
+        ]
+    ):
+        command = option(command)
+    return command
+
+
 @main.command()
 @click.option("--out", default="results/reference/idle.tsv", show_default=True)
-@click.option("--cards-dir", default="results/cards", show_default=True)
-@click.option("--golden-dir", default="results/golden", show_default=True)
-@click.option("--db", "db_path", default="data/source/retail/db.json", show_default=True)
-@click.option("--partition", "partition_path", default="config/partition.yaml", show_default=True)
-@click.option("--prompts", "prompts_dir", default="config/prompts", show_default=True)
-@click.option("--scripted-agents", default="config/scripted_agents.yaml", show_default=True)
+@_every_task_inputs
 @click.option(
     "--native/--no-native", "with_native", default=True, show_default=True, help="also run it in the upstream harness"
 )
@@ -298,6 +317,39 @@ def idle(
         f"{out}: {len(tasks)} tasks x {len(arms)} arms ({', '.join(arms)}); passed by doing nothing: "
         + (", ".join(f"{t} ({'/'.join(a)})" for t, a in by_task.items()) or "none")
     )
+
+
+@main.command()
+@click.option("--out", default="results/reference/oracle.tsv", show_default=True)
+@_every_task_inputs
+@click.option("--vocabulary", default="config/vocabulary.yaml", show_default=True)
+@click.option("--corpus", "corpus_path", default="config/corpus.yaml", show_default=True)
+@click.option("--arm", default="direct", show_default=True, type=click.Choice(["direct", "indirect", "social"]))
+def oracle(
+    out, cards_dir, golden_dir, db_path, partition_path, prompts_dir, scripted_agents, vocabulary, corpus_path, arm
+) -> None:
+    """The oracle check: the oracle profile on every task with a card; the first wrong argument of each failure."""
+    from incognita import oracle as orc
+    from incognita.corpus import load_corpus
+
+    tasks = sorted((p.stem for p in Path(cards_dir).glob("*.json")), key=int)
+    if not tasks:
+        raise InputError(f"{cards_dir}: no task cards")
+    corpus = {str(t) for t in load_corpus(corpus_path, verify=False)["tasks"]}
+    rows = orc.run_tasks(
+        tasks,
+        cards_dir,
+        golden_dir,
+        corpus=corpus,
+        db_path=db_path,
+        partition_path=partition_path,
+        prompts_dir=prompts_dir,
+        scripted_agents=scripted_agents,
+        vocabulary=vocabulary,
+        arm=arm,
+    )
+    orc.write_table(rows, out)
+    click.echo(f"{out}: {orc.summary(rows)}")
 
 
 @main.command()

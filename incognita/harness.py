@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gc
 import hashlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,7 +39,7 @@ from incognita.records import EpisodeRecord
 ARMS = ("direct", "indirect", "social")
 # Bump when a harness or scripted-backend change alters episodes: the workflow passes it as a
 # param, so blocks re-run; plain code edits never invalidate cached episodes.
-GENERATOR_VERSION = 7
+GENERATOR_VERSION = 8
 
 
 @dataclass(frozen=True)
@@ -277,3 +278,52 @@ class Harness:
             write_json(path, record.to_dict())
             written.append(path)
         return written
+
+
+def profile_episodes(
+    profile: str,
+    check: str,
+    tasks: list[str],
+    cards_dir: str | Path,
+    golden_dir: str | Path,
+    *,
+    arms: tuple[str, ...],
+    db_path: str,
+    partition_path: str,
+    prompts_dir: str,
+    scripted_agents: str,
+    vocabulary: str = "config/vocabulary.yaml",
+    seed: int = 0,
+    budget: int = 300,
+) -> Iterator[tuple[str, str, dict, dict]]:
+    """(task, arm, golden, record) of one episode of a scripted agent profile per task and arm,
+    against the scripted customer and desks: the checks that run one profile on every task
+    (the do-nothing check, incognita.idle; the oracle check, incognita.oracle). `check` names
+    the check in errors. A missing card or golden file, or an episode that broke, stops it
+    with an InputError naming the file or the cell."""
+    design = Design(
+        arms=tuple(arms),
+        models={profile: f"scripted:{profile}"},
+        repetitions=1,
+        seed=seed,
+        budget=budget,
+        customer="scripted:customer",
+        service="scripted:desk",
+        prompts_dir=prompts_dir,
+        scripted_agents=scripted_agents,
+        vocabulary=vocabulary,
+    )
+    harness = Harness(design, db_path, partition_path)
+    for task in tasks:
+        card_path, golden_path = Path(cards_dir) / f"{task}.json", Path(golden_dir) / f"{task}.json"
+        for path in (card_path, golden_path):
+            if not path.exists():
+                raise InputError(f"{path}: file not found ({check} of task {task})")
+        card, golden = read_json(card_path), read_json(golden_path)
+        for arm in arms:
+            record = harness.run_cell(
+                arm, profile, task, 0, card, sha256_file(card_path), golden, sha256_file(golden_path)
+            ).to_dict()
+            if record["error"]:
+                raise InputError(f"task {task}, arm {arm}: the {check} episode broke: {record['error']}")
+            yield task, arm, golden, record

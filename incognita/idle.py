@@ -21,7 +21,7 @@ import io
 import tempfile
 from pathlib import Path
 
-from incognita.common.io import InputError, atomic_write_text, read_json, sha256_file
+from incognita.common.io import InputError, atomic_write_text
 
 PROFILE = "idle"
 HEADER = ["task", "arm", "success", "channel_db", "channel_communicate", "turns", "termination"]
@@ -47,44 +47,34 @@ def run_arms(
     budget: int = 300,
 ) -> list[dict]:
     """One idle episode per task and arm (our harness); the rows of the table."""
-    from incognita.harness import Design, Harness
+    from incognita.harness import profile_episodes
 
-    design = Design(
+    rows = []
+    for task, arm, _golden, record in profile_episodes(
+        PROFILE,
+        "do-nothing check",
+        tasks,
+        cards_dir,
+        golden_dir,
         arms=tuple(arms),
-        models={PROFILE: f"scripted:{PROFILE}"},
-        repetitions=1,
-        seed=seed,
-        budget=budget,
-        customer="scripted:customer",
-        service="scripted:desk",
+        db_path=db_path,
+        partition_path=partition_path,
         prompts_dir=prompts_dir,
         scripted_agents=scripted_agents,
-    )
-    harness = Harness(design, db_path, partition_path)
-    rows = []
-    for task in tasks:
-        card_path, golden_path = Path(cards_dir) / f"{task}.json", Path(golden_dir) / f"{task}.json"
-        for path in (card_path, golden_path):
-            if not path.exists():
-                raise InputError(f"{path}: file not found (do-nothing check of task {task})")
-        card, golden = read_json(card_path), read_json(golden_path)
-        for arm in arms:
-            record = harness.run_cell(
-                arm, PROFILE, task, 0, card, sha256_file(card_path), golden, sha256_file(golden_path)
-            ).to_dict()
-            if record["error"]:
-                raise InputError(f"task {task}, arm {arm}: the idle episode broke: {record['error']}")
-            rows.append(
-                {
-                    "task": task,
-                    "arm": arm,
-                    "success": _flag(record["success"]),
-                    "channel_db": _flag(record["channels"]["db"]),
-                    "channel_communicate": _flag(record["channels"]["communicate"]),
-                    "turns": str(record["turns"]),
-                    "termination": record["termination"],
-                }
-            )
+        seed=seed,
+        budget=budget,
+    ):
+        rows.append(
+            {
+                "task": task,
+                "arm": arm,
+                "success": _flag(record["success"]),
+                "channel_db": _flag(record["channels"]["db"]),
+                "channel_communicate": _flag(record["channels"]["communicate"]),
+                "turns": str(record["turns"]),
+                "termination": record["termination"],
+            }
+        )
     return rows
 
 

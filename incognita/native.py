@@ -40,7 +40,7 @@ from incognita.common.environment import describe
 from incognita.common.io import InputError, atomic_write_text, read_json, read_yaml
 
 # Bump when a change here alters native outputs: the workflow passes it as a param.
-GENERATOR_VERSION = 6
+GENERATOR_VERSION = 7
 AGENT_NAME = "incognita_scripted_agent"
 USER_NAME = "incognita_scripted_user"
 # What the scripted agent says once it would send FINAL in our harness; the scripted user

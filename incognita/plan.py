@@ -30,10 +30,10 @@ import re
 from dataclasses import dataclass
 
 PICK = "*"  # a path step that selects one entry of a collection
-# A key is a field name (kept in the path) when it is a lower-case name with no run of
-# digits; anything else (an item id, "credit_card_9513926", "T-Shirt", a list index) is an
+# A key is a field name (kept in the path) when it is a lower-case name (words, underscores,
+# spaces, slashes) with no run of digits; anything else (an item id, "credit_card_9513926", "T-Shirt", a list index) is an
 # identifier or a position and becomes PICK.
-_FIELD_NAME = re.compile(r"[a-z][a-z0-9_]*")
+_FIELD_NAME = re.compile(r"[a-z][a-z0-9_ /-]*")  # option names too: "battery life", "bagged/bagless"
 
 
 @dataclass(frozen=True)
@@ -144,8 +144,24 @@ def _entry_selectors(golden: dict) -> dict[tuple[int, str], tuple[str, ...]]:
                 if q.get("kind") == "read" and q.get("call") == c["index"]
                 for t in q.get("selected_by") or ()
             ]
-            if inside:
-                out.setdefault(key, []).extend(inside)
+            # A record whose values a later call takes beside details the customer states (an
+            # order's street address, next to the city and state the customer names) is the
+            # record those details describe: they select it too.
+            beside = [
+                q["token"]
+                for other in golden["calls"]
+                if other["counted"]
+                and any(
+                    q.get("kind") == "read" and q.get("call") == c["index"]
+                    for p in other["provenance"].values()
+                    for q in (p, *(p.get("from") or ()))
+                )
+                for p in other["provenance"].values()
+                for q in (p, *(p.get("from") or ()))
+                if q.get("kind") == "field" and q.get("token")
+            ]
+            if inside or beside:
+                out.setdefault(key, []).extend(inside + beside)
     return {k: tuple(dict.fromkeys(v)) for k, v in out.items()}
 
 

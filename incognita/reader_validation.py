@@ -3,7 +3,7 @@
 1. **Hand-labelled trajectories** (`config/reader_validation/`): short episodes written by
    hand, each with the label a person assigned from the paper's Section 4 definitions
    *before* the reader was run on it, and the reasoning for that label. They are written in
-   a small step language (below) against two made-up tasks whose coordination reference is
+   a small step language (below) against made-up tasks (901-904) whose coordination reference is
    frozen beside them (`reference.json`), and the reader reads them exactly as it reads
    real episodes. Agreement here is evidence about the reader, because the labels do not
    come from its code.

@@ -28,6 +28,7 @@ rule audit:
         rule_built=expand("results/cards/v1/{task}.json", task=get_repaired_tasks()),
         db=rules.source.output.db,
         vocabulary=config["vocabulary"],
+        ambiguities="config/upstream_ambiguities.yaml",
     output:
         "results/audit/cards.tsv",
     log:
@@ -38,4 +39,4 @@ rule audit:
         source_dir=lambda w, input: os.path.dirname(input.db),
     shell:
         "python -m incognita audit --source-dir {params.source_dir} --vocabulary {input.vocabulary} "
-        "--out {output} {input.cards} {input.rule_built} > {log} 2>&1"
+        "--ambiguities {input.ambiguities} --out {output} {input.cards} {input.rule_built} > {log} 2>&1"

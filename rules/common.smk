@@ -207,11 +207,13 @@ def get_stats_outputs():
 
 
 def get_final_targets():
-    """Everything: the figures pull in every stage up to them; the audit, the replay table,
-    the episode manifest and the trajectory viewer are side outputs that nothing downstream reads."""
+    """Everything: the figures pull in every stage up to them; the audit, the replay table, the
+    oracle check, the episode manifest and the trajectory viewer are side outputs that nothing
+    downstream reads."""
     return [
         "results/audit/cards.tsv",
         "results/golden/replay.tsv",
+        "results/reference/oracle.tsv",
         "results/episodes/manifest.tsv",
         "results/figures",
         "results/viewer",

@@ -60,6 +60,35 @@ rule idle:
         " --prompts {params.prompts} --scripted-agents {input.agents} > {log} 2>&1"
 
 
+# The oracle check (incognita/oracle.py): the oracle profile (told the holders, never slipping)
+# on every upstream task in the direct arm, with the first wrong argument of each failure. It
+# measures the scripted choosing rules on all 114 tasks, not only the corpus (docs/episodes.md).
+rule oracle:
+    input:
+        golden=expand("results/golden/{task}.json", task=get_all_tasks()),
+        cards=expand("results/cards/{task}.json", task=get_all_tasks()),
+        db=f"{SOURCE_DIR}/db.json",
+        partition=config["golden"]["partition"],
+        vocabulary=config["vocabulary"],
+        corpus=config["corpus"]["file"],
+    output:
+        "results/reference/oracle.tsv",
+    log:
+        "logs/oracle.log",
+    conda:
+        "../envs/incognita.yaml"
+    params:
+        generator=EPISODE_GENERATOR_VERSION,
+        prompts=config["prompts"],
+        # The oracle's own profile, not the whole file: editing another profile re-runs nothing here.
+        agents=config["scripted_agents"],
+        profile=lambda w: json.dumps(_scripted_profiles().get("oracle"), sort_keys=True),
+    shell:
+        "python -m incognita oracle --out {output} --cards-dir results/cards --golden-dir results/golden"
+        " --db {input.db} --partition {input.partition} --prompts {params.prompts}"
+        " --scripted-agents {params.agents} --vocabulary {input.vocabulary} --corpus {input.corpus} > {log} 2>&1"
+
+
 rule verify_locks:
     input:
         reference="results/reference/coordination.json",

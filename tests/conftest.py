@@ -11,7 +11,7 @@ import pytest
 from incognita import source
 
 ROOT = Path(__file__).resolve().parent.parent
-# The made-up tasks 901 and 902 that the reader's fixture episodes are written against.
+# The made-up tasks 901-904 that the reader's fixture episodes are written against.
 READER_REFERENCE = ROOT / "config" / "reader_validation" / "reference.json"
 PINNED = "26.3"
 
@@ -52,7 +52,7 @@ def vocabulary() -> dict:
 
 @pytest.fixture()
 def locked(tmp_path) -> tuple[Path, Path]:
-    """The coordination reference of the reader's made-up tasks 901 and 902 (shared with the
+    """The coordination reference of the reader's made-up tasks 901-904 (shared with the
     hand-labelled validation set) and a lock file that freezes it: (reference path, locks path)."""
     from incognita.common.io import sha256_file
     from incognita.freeze import write_locks
@@ -78,3 +78,23 @@ def repaired_card(tasks, db, meta):
         return apply_overlay(card, load_overlay(overlay), overlay) if overlay.exists() else card
 
     return build
+
+
+@pytest.fixture(scope="session")
+def task_inputs(repaired_card, source_dir):
+    """Writes the cards (repairs applied) and golden files of some tasks under a folder, as the
+    card and golden stages lay them out (`<out>/cards/<task>.json`, `<out>/golden/<task>.json`)."""
+    from incognita.common.io import write_json
+    from incognita.golden import build_golden, load_vocabulary
+    from incognita.replay import RetailWorld
+
+    world, vocab = RetailWorld(source_dir / "db.json"), load_vocabulary(str(ROOT / "config/vocabulary.yaml"))
+
+    def write(out: Path, task_ids) -> Path:
+        for task in task_ids:
+            card = repaired_card(task)
+            write_json(out / "cards" / f"{task}.json", card)
+            write_json(out / "golden" / f"{task}.json", build_golden(card, world, vocab))
+        return out
+
+    return write

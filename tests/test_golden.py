@@ -589,7 +589,7 @@ def test_replay_table_refuses_other_json(tmp_path):
 @pytest.fixture(scope="module")
 def all_golden(world, vocab, tasks, db, meta) -> dict:
     """Every task through the pipeline's own route: live card builder, repair overlays, golden."""
-    cards_mod = pytest.importorskip("incognita.cards")
+    import incognita.cards as cards_mod
     from incognita.repairs import apply_overlay, load_overlay, overlay_path
 
     built, cards, failures = {}, {}, []
@@ -677,3 +677,112 @@ def test_all_tasks_untraced_information_is_what_no_read_holds(all_golden):
     for task in ("103", "104"):
         (item,) = all_golden["docs"][task]["information_channel"]
         assert item["info"] == "286422338955" and item["provenance"]["match"] == "exact"
+
+
+# --------------------------------------------------------------------------- selectors (issue #23)
+
+
+def _variants() -> dict:
+    def v(item_id, price, available=True, **options):
+        return {"item_id": item_id, "options": options, "available": available, "price": price}
+
+    return {
+        "name": "T-Shirt",
+        "product_id": "p1",
+        "variants": {
+            "t1": v("t1", 20.0, color="blue", size="S", style="v-neck"),
+            "t2": v("t2", 25.0, color="purple", size="S", style="v-neck"),
+            "t3": v("t3", 22.0, color="purple", size="M", style="crew neck"),
+            "t4": v("t4", 18.0, False, color="red", size="XL", style="crew neck"),
+            "t5": v("t5", 19.0, color="red", size="L", style="crew neck"),
+        },
+    }
+
+
+def _selector_builder(fields: list[dict]):
+    """A golden builder reduced to what `_selectors` reads: the card's fields."""
+    from incognita.golden import _Builder
+
+    b = _Builder.__new__(_Builder)
+    b.fields, b._catalog = fields, {}
+    b._peek = lambda name, args: {"name": "?", "variants": {}}
+    return b
+
+
+def _field(token: str, *spans: str, kind: str | None = None) -> dict:
+    return {"token": token, "kind": kind or token.split(":")[0], "value": "; ".join(spans), "spans": list(spans)}
+
+
+def test_selectors_judge_each_span_sizes_units_and_hyphens_whole():
+    doc = _variants()
+    pref = _field("preference:t_shirt", "purple", "small", "v-neck")
+    b = _selector_builder([pref, _field("preference:laptop", "purple")])
+    assert b._selectors(doc, "/variants/t2/item_id") == ["preference:t_shirt"]  # 'small' is size S
+    assert b._selectors(doc, "/variants/t3/item_id") == []  # size M and crew neck contradict
+    # the old line picked out of the catalog is described by the item field, not the wish
+    item = _field("item:t_shirt", "tshirt", "small", "v-neck")
+    b = _selector_builder([item, pref])
+    assert b._selectors(doc, "/variants/t1/item_id", role="item_ids") == ["item:t_shirt"]
+    assert b._selectors(doc, "/variants/t1/item_id", role="new_item_ids") == []  # 'purple' contradicts blue
+
+    from incognita.golden import _describes
+
+    boards = [{"options": {"length": "34 inch"}}, {"options": {"length": "31 inch"}}]
+    universe = {"length": {"34 inch", "31 inch"}}
+    f = _field("preference:skateboard", "34 inch")
+    assert _describes(f, boards[0], boards, universe, "Skateboard")
+    assert not _describes(f, boards[1], boards, universe, "Skateboard")  # shares 'inch' only
+    wish = _field("preference:smart_thermostat", "Google Home")
+    thermostat = {"options": {"compatibility": "Google Assistant"}}
+    assert _describes(wish, thermostat, [thermostat], {"compatibility": {"Google Assistant", "Apple HomeKit"}})
+
+
+def test_a_price_superlative_selects_only_where_it_holds():
+    doc = _variants()
+    b = _selector_builder([_field("preference:t_shirt", "cheapest")])
+    assert b._selectors(doc, "/variants/t5/item_id") == ["preference:t_shirt"]  # t4 is cheaper but unavailable
+    assert b._selectors(doc, "/variants/t1/item_id") == []
+    b = _selector_builder([_field("preference:t_shirt", "most expensive")])
+    assert b._selectors(doc, "/variants/t2/item_id") == ["preference:t_shirt"]
+    # with more words the superlative narrows among what they leave: it contradicts nothing
+    b = _selector_builder([_field("preference:t_shirt", "purple", "cheapest")])
+    assert b._selectors(doc, "/variants/t2/item_id") == ["preference:t_shirt"]
+
+
+def test_a_recency_selector_picks_an_end_of_the_order_list():
+    user = {"user_id": "u", "orders": ["#W1", "#W2", "#W3"]}
+    b = _selector_builder([_field("which_order", "most recently placed", kind="selector")])
+    assert b._selectors(user, "/orders/2") == ["which_order"]
+    assert b._selectors(user, "/orders/0") == []
+    b = _selector_builder([_field("which_order", "first order", kind="selector")])
+    assert b._selectors(user, "/orders/0") == ["which_order"]
+    assert b._selectors({"orders": ["#W1"]}, "/orders/0") == []  # no choice
+
+
+def test_all_tasks_the_audited_selectors_reach_selected_by(all_golden):
+    """Issue #23 item 1: the selectors the source states reach the golden `selected_by`."""
+    from incognita.plan import plan_from_golden
+
+    docs, cards = all_golden["docs"], all_golden["cards"]
+
+    def selected(task: str, tool: str, pointer: str) -> list[list[str]]:
+        return [c["provenance"][pointer].get("selected_by") for c in docs[task]["calls"] if c["name"] == tool]
+
+    field = {t: {f["token"]: f["value"] for f in cards[t]["fields"]} for t in ("46", "3", "1", "104")}
+    assert field["46"]["item:vacuum_cleaner"] == "vacuum cleaner; robotic"
+    assert selected("46", "return_delivered_order_items", "/item_ids/0") == [["item:vacuum_cleaner"]]
+    assert selected("3", "modify_pending_order_items", "/item_ids/0") == [["item:t_shirt"]]
+    assert selected("3", "modify_pending_order_items", "/new_item_ids/0") == [["preference:t_shirt"]]
+    assert selected("1", "exchange_delivered_order_items", "/new_item_ids/0") == [["preference:smart_thermostat"]]
+    assert field["1"]["preference:smart_thermostat"] == "Google Home"
+    assert [s for s in selected("104", "return_delivered_order_items", "/item_ids/0")] == [
+        ["item:bookshelf"],
+        ["item:backpack"],
+        ["item:bookshelf"],
+    ]
+    for task in ("67", "68"):
+        assert selected(task, "get_order_details", "/order_id") == [["which_order"]]
+        plan = plan_from_golden(docs[task])
+        assert "which_order" in plan.tokens()
+        (src,) = [c.args["/order_id"] for c in plan.calls if c.name == "get_order_details"]
+        assert src.selected_by == ("which_order",)

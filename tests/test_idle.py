@@ -6,30 +6,17 @@ from pathlib import Path
 
 import pytest
 
-from incognita.cards import build_card
-from incognita.common.io import InputError, write_json
-from incognita.golden import build_golden, load_vocabulary
+from incognita.common.io import InputError
 from incognita.idle import HEADER, passed, run_arms, write_table
-from incognita.repairs import apply_overlay, load_overlay
-from incognita.replay import RetailWorld
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
-def inputs(tmp_path_factory, source_dir, tasks, db, meta) -> Path:
+def inputs(tmp_path_factory, task_inputs) -> Path:
     """Cards and golden files of three tasks: 10 (a hand-off only: nothing changes the
     database and nothing must be told), 11 (a return) and 24 (a question only)."""
-    out = tmp_path_factory.mktemp("idle")
-    world, vocab = RetailWorld(source_dir / "db.json"), load_vocabulary(str(ROOT / "config/vocabulary.yaml"))
-    for task in ("10", "11", "24"):
-        card = build_card(tasks[task], db, meta)
-        overlay = ROOT / "config/repairs" / f"{task}.yaml"
-        if overlay.exists():
-            card = apply_overlay(card, load_overlay(overlay), overlay)
-        write_json(out / "cards" / f"{task}.json", card)
-        write_json(out / "golden" / f"{task}.json", build_golden(card, world, vocab))
-    return out
+    return task_inputs(tmp_path_factory.mktemp("idle"), ("10", "11", "24"))
 
 
 def test_the_idle_agent_does_nothing_and_only_the_empty_task_passes(inputs, source_dir):

@@ -40,6 +40,30 @@ def test_the_set_covers_every_type_three_times_over_the_three_arms():
     assert all(len(f.reasoning) > 40 for f in fixtures)  # every label comes with its reasoning
 
 
+# The customer-side card fields of issue #23: a recency selector, an item field carrying the old
+# line's option values, a preference carrying a price superlative.
+NEW_CARD_FIELDS = ("which_order", "item:vacuum_cleaner", "preference:desk_lamp")
+
+
+def test_the_set_covers_the_new_card_fields():
+    """Tasks 903 and 904 need the new tokens as customer facts, and at least three fixtures
+    on them release one; the made-up tasks stay out of the real corpus's id range."""
+    reference, fixtures = load_labelled(LABELLED)
+    assert all(int(t) >= 900 for t in reference["tasks"])
+    needed = {t: {i["token"] for i in task["information_items"]["customer"]} for t, task in reference["tasks"].items()}
+    assert {tok for toks in needed.values() for tok in toks} >= set(NEW_CARD_FIELDS)
+    released = [
+        f
+        for f in fixtures
+        if any(
+            e.type == "disclosure" and e.status == "released" and e.token in NEW_CARD_FIELDS for e in f.record.events
+        )
+    ]
+    assert len(released) >= 3
+    on_new = [f for f in fixtures if needed[f.task] & set(NEW_CARD_FIELDS)]
+    assert {f.expected for f in on_new} == {"success", *FAILURE_TYPES}
+
+
 def test_the_reader_agrees_with_every_hand_label():
     table = read_labelled(LABELLED)
     assert table[~table["agree"]].empty, table[~table["agree"]][["fixture", "expected", "read"]]
@@ -88,8 +112,8 @@ def test_the_report_puts_the_hand_labelled_set_first(tmp_path, locked):
     write_validation(matrix, read_labelled(LABELLED), tmp_path / "reader_validation.csv")
     text = (tmp_path / "reader_validation.md").read_text()
     assert text.index("Hand-labelled") < text.index("consistency check, not independent evidence")
-    assert "The reader agrees on 21 of 21." in text
-    assert len(pd.read_csv(tmp_path / "reader_validation_labelled.csv")) == 21
+    assert "The reader agrees on 29 of 29." in text
+    assert len(pd.read_csv(tmp_path / "reader_validation_labelled.csv")) == 29
 
 
 # --------------------------------------------------------------------------- the injection check

@@ -62,3 +62,20 @@ def test_overlay_covers_out_of_range(tmp_path, tasks, db, meta):
     )
     with pytest.raises(InputError, match=r"requests\[0\].covers"):
         apply_overlay(build_card(tasks["2"], db, meta), load_overlay(path), path)
+
+
+@pytest.mark.parametrize("task_id", ["0", "1"])
+def test_overlays_adding_a_preference_keep_to_the_source_words(tasks, db, meta, task_id):
+    """Tasks 0 and 1: the customer's 'Google Home' for the catalog's 'Google Assistant'."""
+    from incognita.source_words import contains_span, source_text
+
+    path = ROOT / "config" / "repairs" / f"{task_id}.yaml"
+    base = build_card(tasks[task_id], db, meta)
+    card = apply_overlay(base, load_overlay(path, set(tasks)), path)
+    validate_card(card, str(path))
+    assert card["card_version"] == 2 and card["reference_actions"] == base["reference_actions"]
+    added = [f for f in card["fields"] if f["token"] not in {g["token"] for g in base["fields"]}]
+    assert [(f["token"], f["value"]) for f in added] == [("preference:smart_thermostat", "Google Home")]
+    text = source_text(card["source"]["instructions"])
+    assert all(contains_span(text, s) for f in card["fields"] for s in f["spans"])
+    assert "Google Assistant" not in " ".join(f["value"] for f in card["fields"])

@@ -66,14 +66,14 @@ def oracle_outcomes(harness, corpus_inputs):
 
 def test_oracle_does_the_same_in_every_arm(oracle_outcomes, corpus_inputs):
     """Told the holders and never slipping, the oracle's outcome cannot depend on the arm. It no
-    longer solves every task: it chooses entries by what the customer says, and some cards say
-    nothing that picks the golden entry (two vacuum cleaners on one order, two credit cards)."""
+    longer solves every task: it chooses entries by what the customer says, and for some tasks
+    the general rules do not settle the choice (docs/episodes.md lists why)."""
     for task in corpus_inputs:
         outcomes = {arm: oracle_outcomes[(task, arm)] for arm in ARMS}
         assert all(r.termination == "final" and r.error is None for r in outcomes.values()), task
         assert len({(r.success, r.channels["db"], r.final_db_hash) for r in outcomes.values()}) == 1, task
     solved = sum(oracle_outcomes[(task, "direct")].success for task in corpus_inputs)
-    assert solved >= 6
+    assert solved >= 15  # measured: 15 of 18 (issue #23; before it 9)
 
 
 def test_population_separates_only_where_holders_must_be_found(harness, corpus_inputs, oracle_outcomes):
@@ -311,3 +311,31 @@ def test_each_arm_of_a_block_draws_its_own_seed(harness, corpus_inputs):
     seeds = {arm: run(harness, "surveyor", "scripted:surveyor", arm, task, card, golden).seed for arm in ARMS}
     assert seeds == {arm: cell_seed(20260820, "surveyor", task, 0, arm) for arm in ARMS}
     assert len(set(seeds.values())) == len(ARMS)
+
+
+def test_a_change_the_plan_never_makes_is_refused_and_the_fallback_followed(harness, corpus_inputs, oracle_outcomes):
+    """Task 37: the customer first asks to split the payment, then (its fallbacks) to cancel one
+    item, then to switch every item to its cheapest option. The plan changes items only, so the
+    agent says #cannot to the first two, and the customer raises each fallback in card order."""
+    record = oracle_outcomes[("37", "direct")].to_dict()
+    agent = [e["text"] for e in record["events"] if e.get("type") == "message" and e.get("sender") == "agent"]
+    customer = [e["text"] for e in record["events"] if e.get("type") == "message" and e.get("sender") == "USER"]
+    cannots = [t for t in agent if "#cannot" in t]
+    assert len(cannots) == 2, agent[:6]
+    raised = [line for t in customer for line in t.splitlines() if line.startswith("#request")]
+    # two demands and the two fallbacks; the second names the cheapest options (masked: "cheapest"
+    # is a card field since builder 3, released through the gate when asked)
+    assert len(raised) == 4, raised
+    assert any("switched" in r and "<preference:" in r for r in raised), raised
+    assert record["ground_truth"]["injected"] is None
+
+
+def test_can_do_reads_action_words_against_the_planned_changes():
+    from incognita.backends.scripted_agent import _action_words
+
+    assert _action_words("Ask whether the agent can split the payment with another card") == {"payment"}
+    assert _action_words("whether just that item can be cancelled") == {"cancel"}
+    assert _action_words("switch every item to its cheapest option") == {"modify"}
+    assert _action_words("change the address of the order") == {"address"}
+    assert _action_words("How many t-shirt options are available?") == set()
+    assert _action_words("modify_pending_order_items") == {"modify"}

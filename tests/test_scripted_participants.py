@@ -11,6 +11,7 @@ import pytest
 from incognita.backends.language import call_tag, first, parse, say, tag
 from incognita.backends.scripted_customer import (
     ScriptedCustomer,
+    is_refusal_condition,
     mask,
     masking_rules,
 )
@@ -256,6 +257,166 @@ def test_customer_is_deterministic(card):
     a, b = CustomerRun(card), CustomerRun(card)
     msgs = [say("Hi", tag("ask", "zip"), tag("ask", "nonsense")), say("ok", tag("confirm", "x"))]
     assert [a.send(m) for m in msgs] == [b.send(m) for m in msgs]
+
+
+# --------------------------------------------------------------------------- customer: fallbacks after #cannot
+
+REFUSALS = [
+    "If that is not possible, ask for a refund.",
+    "If not, cancel the order.",
+    "If not possible, ask for a human.",
+    "If the agent says that is not possible, use PayPal.",
+    "Otherwise, keep the order.",
+    "If that doesn't work, say you forgot the W.",
+    "If that does not work either, give up.",
+    "If you cannot cancel just one item, cancel the whole order.",
+    "If it cannot be returned, see if it can be canceled.",
+    "If there is no keyboard with clicky switches, take any.",
+    "If there is no way to do that, return the item.",
+    "Only if that is not possible either, cancel everything.",
+    "But if it refuses to do so, carry on.",
+    "If 7, 8, 9 are not possible, no exchange.",
+    "If no exact item is available, ask for the options.",
+    "If the exact item isn't available any more, take another material.",
+]
+NOT_REFUSALS = [
+    "If the agent asks you to double check, say you made a mistake.",
+    "When asked for order ID, give 9502126.",
+    "If the agent asks for confirmation, only exchange the lamp.",
+    "But when the agent asks for final confirmation, add another request.",
+    "If multiple colors are available, you prefer blue.",
+    "If so, do it.",
+    "If it has not been shipped yet, cancel it.",
+    "If the price is greater than $300, cancel it; if not possible, keep it.",
+    "If cancelling partial items is possible, return the office items.",
+    "Ask whether it is possible; if not, cancel.",
+]
+
+
+@pytest.mark.parametrize("sentence", REFUSALS)
+def test_refusal_conditions_are_recognised(sentence):
+    assert is_refusal_condition(sentence)
+
+
+@pytest.mark.parametrize("sentence", NOT_REFUSALS)
+def test_other_conditions_are_not_refusals(sentence):
+    assert not is_refusal_condition(sentence)
+
+
+FALLBACK_CARD = {
+    "fields": [{"token": "order_id", "kind": "order", "value": "#W1234567", "spans": ["#W1234567"]}],
+    "requests": [
+        {
+            "demand": "Cancel order W1234567.",
+            "fallbacks": [
+                "If not, cancel one item of #W1234567.",
+                "If the agent asks for confirmation, say yes for W1234567.",
+                "If that is not possible either, refund #W1234567 to your gift card.",
+            ],
+        },
+        {"demand": "Tell me the refund for #W1234567.", "fallbacks": []},
+    ],
+    "opening_line": "Hi.",
+}
+CANNOT = say("I am sorry, that cannot be done.", tag("cannot", "not allowed"))
+
+
+def test_cannot_raises_the_refusal_fallbacks_in_card_order_masked():
+    run = CustomerRun(FALLBACK_CARD)
+    replies = [run.send(m) for m in ["Hello?", CANNOT, CANNOT, CANNOT, "Hello?"]]
+    assert [tags_of(r, "request") for r in replies] == [
+        ["Cancel order <order_id>."],
+        ["If not, cancel one item of <order_id>."],
+        # The confirmation fallback is skipped: its condition is not a refusal.
+        ["If that is not possible either, refund <order_id> to your gift card."],
+        # No refusal fallback left: a plain acknowledgement, then the next demand.
+        ["Tell me the refund for <order_id>."],
+        [],
+    ]
+    assert all("1234567" not in r for r in replies)
+    assert "thank you for checking" in replies[1].lower()
+    assert replies[3].startswith("I see.")
+
+
+def test_a_non_refusal_fallback_is_never_raised():
+    card = json.loads(json.dumps(FALLBACK_CARD))
+    card["requests"][0]["fallbacks"] = ["If the agent asks for confirmation, say yes for W1234567."]
+    run = CustomerRun(card)
+    replies = [run.send(m) for m in ["Hello?", CANNOT, CANNOT, CANNOT]]
+    assert [tags_of(r, "request") for r in replies] == [
+        ["Cancel order <order_id>."],
+        ["Tell me the refund for <order_id>."],
+        [],
+        [],
+    ]
+    assert not any("confirmation" in r for r in replies)
+    assert all(r.startswith("I see.") for r in replies[1:])
+
+
+def test_without_cannot_fallbacks_are_never_raised():
+    run = CustomerRun(FALLBACK_CARD)
+    got = [tags_of(run.send(m), "request") for m in ["Hello?", say("ok", tag("tell", "done")), "Hello?"]]
+    assert got == [["Cancel order <order_id>."], ["Tell me the refund for <order_id>."], []]
+
+
+def test_cannot_applies_to_the_request_raised_most_recently():
+    run = CustomerRun(FALLBACK_CARD)
+    run.send("Hello?")
+    run.send("Hello?")  # raises the second demand, which has no fallbacks
+    reply = run.send(CANNOT)
+    assert not tags_of(reply, "request") and reply.startswith("I see.")
+
+
+def test_cannot_answers_asks_and_confirms_too():
+    run = CustomerRun(FALLBACK_CARD)
+    run.send("Hello?")
+    reply = run.send(say("Not possible. Which order?", tag("cannot"), tag("ask", "order_id")))
+    assert tags_of(reply, "field") == ["order_id #W1234567"]
+    assert tags_of(reply, "request") == ["If not, cancel one item of <order_id>."]
+
+
+def test_the_raised_fallbacks_are_read_back_from_the_history():
+    run = CustomerRun(FALLBACK_CARD)
+    for m in ["Hello?", CANNOT, CANNOT, CANNOT, "Hello?"]:
+        run.send(m)
+        # A fresh customer given the same conversation answers the last message the same way.
+        fresh = ScriptedCustomer("default", {"card": FALLBACK_CARD})
+        upto = tuple(run.history[:-1])
+        again = fresh.respond(ModelRequest(role="customer", system="", messages=upto, tools=(run.schema,)))
+        assert again.text == run.history[-1].content
+    # And a fresh customer continues where the history left off: after the first fallback,
+    # a #cannot brings the second one, not the first again.
+    run = CustomerRun(FALLBACK_CARD)
+    run.send("Hello?")
+    run.send(CANNOT)
+    fresh = ScriptedCustomer("default", {"card": FALLBACK_CARD})
+    msgs = (*run.history, Turn("user", CANNOT))
+    reply = fresh.respond(ModelRequest(role="customer", system="", messages=msgs)).text
+    assert tags_of(reply, "request") == ["If that is not possible either, refund <order_id> to your gift card."]
+
+
+def test_a_real_card_chain_of_fallbacks(repaired_card):
+    c = repaired_card("37")
+    rules = masking_rules(c)
+    chain = [mask(f, rules) for f in c["requests"][0]["fallbacks"]]
+    assert len(chain) == 3 and all(is_refusal_condition(f) for f in c["requests"][0]["fallbacks"])
+    run = CustomerRun(c)
+    replies = [run.send(m) for m in ["Hello?", CANNOT, CANNOT, CANNOT, CANNOT]]
+    assert [tags_of(r, "request") for r in replies] == [
+        [mask(c["requests"][0]["demand"], rules)],
+        *[[f] for f in chain],
+        [mask(c["requests"][1]["demand"], rules)],
+    ]
+
+
+def test_masking_never_leaves_a_field_value_in_any_fallback(tasks, repaired_card):
+    for task_id in tasks:
+        c = repaired_card(task_id)
+        customer = ScriptedCustomer("default", {"card": c})
+        for text in [t for fallbacks in customer.fallbacks for t in fallbacks]:
+            for f in c["fields"]:
+                for piece in [f["value"], *f["spans"]]:
+                    assert not shows(text, piece), (task_id, f["token"], piece, text)
 
 
 # --------------------------------------------------------------------------- desks

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-_STOP = frozenset(
+STOP_WORDS = frozenset(
     "a an the of and or to in on for with by is are be it its this that you your their they we our i my me "
     "as at from can only if not no any one all other such do does what which who when while also has have "
     "am will would could should there here so than then them these those into out about".split()
@@ -29,7 +29,7 @@ def content_words(text: str) -> set[str]:
     """Lower-case content words of `text`, crudely stemmed (plurals, -ing, -ed)."""
     out = set()
     for word in re.findall(r"[a-z]+", text.lower().replace("_", " ")):
-        if word in _STOP or len(word) < 3:
+        if word in STOP_WORDS or len(word) < 3:
             continue
         for suffix in _SUFFIXES:
             if word.endswith(suffix) and len(word) - len(suffix) >= 3:

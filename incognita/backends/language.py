@@ -8,10 +8,15 @@ parsing free text. Kinds:
   agent -> customer   #ask <token>            ask for one customer detail
                       #confirm <summary>      ask permission before a change
                       #tell <text>            pass on requested information
+                      #cannot [<text>]        what the customer raised last (its latest
+                                              #request: a demand or a fallback) cannot be
+                                              done; the optional text is a reason, for
+                                              readers only
   customer -> agent   #field <token> <value>  a released detail
                       #notsure <token>        the detail is not in the customer's memory
                       #yes / #no              answer to #confirm
-                      #request <text>         the customer raises one of its own demands
+                      #request <text>         the customer raises one of its own demands,
+                                              or, answering #cannot, a fallback
   agent -> desk       #remit                  broad question: what do you handle?
                       #call <tool> <json>     run a tool with these arguments
                       #want <pointer> ...     which parts of the result to report
@@ -34,6 +39,7 @@ KINDS = (
     "ask",
     "confirm",
     "tell",
+    "cannot",
     "field",
     "notsure",
     "yes",

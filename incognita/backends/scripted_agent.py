@@ -31,12 +31,14 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any
 
+from incognita.backends.choosing import placeholders, strip_placeholders
 from incognita.backends.discovery import content_words, map_replies
 from incognita.backends.language import call_tag, first, parse, say, tag
-from incognita.cards import US_STATES
+from incognita.backends.picking import RECORD_ARGS, Choosing, EntryPicker, GiveUp
 from incognita.common.backends.base import ModelRequest, ModelResponse, ToolCall
 from incognita.golden import result_doc
-from incognita.plan import PICK, Plan, PlannedCall, Source
+from incognita.plan import Plan, PlannedCall, Source
+from incognita.source_words import US_STATES
 
 FAILURE_TYPES = (
     "never_requested",
@@ -45,9 +47,6 @@ FAILURE_TYPES = (
     "delivered_incorrect",
     "correct_unconfirmed",
 )
-# Reading every entry of a list of bare ids to choose one costs a turn each; beyond this many
-# the agent judges the entries by what the list itself says.
-MAX_EXPLORED = 12
 MAX_DEMANDS = 8  # how many times the agent lets the customer add a demand before starting
 
 
@@ -63,20 +62,6 @@ def tool_catalog(schemas: list[dict], writes: set[str] | frozenset[str] = frozen
             "write": fn["name"] in writes,
         }
     return out
-
-
-@dataclass
-class _Choosing:
-    """What one argument's picks are made for: the consuming call, the argument, and the
-    entries already taken by the call's earlier arguments (two item slots name two items)."""
-
-    call: str
-    arg: str | None
-    slot: str = ""  # the argument's pointer without list positions: the same slot in another call
-    taken: dict = field(default_factory=dict)
-    values: set = field(default_factory=set)  # values already placed in the call's arguments
-    picked: list = field(default_factory=list)  # texts of the entries the call's arguments took
-    sources: frozenset = frozenset()  # the earlier calls whose results the call's arguments come from
 
 
 @dataclass(frozen=True)
@@ -110,11 +95,7 @@ class Profile:
         )
 
 
-class GiveUp(Exception):
-    """The agent stops working on the task (it still closes the episode properly)."""
-
-
-class ScriptedAgent:
+class ScriptedAgent(EntryPicker):
     """One instance per episode. Context: plan, arm, recipients, holders (oracle only), profile."""
 
     def __init__(self, profile: Profile, context: dict):
@@ -130,7 +111,9 @@ class ScriptedAgent:
         self.vocabulary: dict[str, list[str]] = {k: list(v) for k, v in (context.get("vocabulary") or {}).items()}
         self.rng = random.Random(context["seed"])
         self.released: dict[str, str] = {}
-        self.requests: list[str] = []  # the customer's own demands, as raised (values masked)
+        self.requests: list[str] = []  # the customer's own demands, as raised (placeholders removed)
+        self.mentioned: list[str] = []  # the tokens those demands name as placeholders (<item:...>)
+        self.unsure: set[str] = set()  # tokens the customer said it is not sure of
         self.results: dict[int, Any] = {}  # call index -> its whole result
         self.explored: dict[str, Any] = {}  # (tool, arguments) -> result of a read made to choose
         self.chosen: dict[tuple, Any] = {}  # a pick, once made, holds for later calls ...
@@ -193,12 +176,31 @@ class ScriptedAgent:
     def _listen(self):
         """Let the customer say everything it needs before choosing anything: its demands are
         facts the choices are matched against (the scripted customer raises one per reply)."""
+        text = say("How can I help you today? Please tell me everything you need.")
         for _ in range(MAX_DEMANDS):
             heard = len(self.requests)
-            reply = yield _msg("USER", say("How can I help you today? Please tell me everything you need."))
+            reply = yield _msg("USER", text)
             self._hear(reply)
             if len(self.requests) == heard:
                 return
+            text = say("How can I help you today? Please tell me everything you need.")
+            if not self._can_do(self.requests[-1]):
+                # A change the plan never makes is one this agent cannot do: saying so lets
+                # the customer raise what it wants instead (its conditional fallback).
+                text = say("I am afraid that is not something I can do.", tag("cannot"))
+
+    def _can_do(self, demand: str) -> bool:
+        """Does a demand ask for a kind of change that none of the planned calls makes? A
+        demand is judged by its action words (cancel, return, exchange, modify and their
+        everyday synonyms, address, payment) against the words of the planned calls' names;
+        a demand with no action word (a question) is one the agent can answer."""
+        wanted = _action_words(demand)
+        if not wanted:
+            return True
+        planned = (
+            set().union(*(_action_words(c.name) for c in self.plan.calls if c.write)) if self.plan.calls else set()
+        )
+        return bool(wanted & planned)
 
     def _work(self):
         inj = self._injection
@@ -270,7 +272,11 @@ class ScriptedAgent:
                 if token not in self.released:
                     yield from self._ask_customer(token)
             try:
-                value = yield from self._read_value(item.source, _Choosing(call="", arg=None))
+                # Two items may read two fields of one entry (a speaker's price and battery
+                # life), or one field of two entries: an entry is kept from being reported
+                # twice only for the same field.
+                slot = "/".join(item.source.steps)
+                value = yield from self._read_value(item.source, Choosing(call="", arg=None, slot=slot))
             except GiveUp:
                 continue  # that part of the record is not there: nothing to tell
             if value is not None:
@@ -284,12 +290,12 @@ class ScriptedAgent:
             )
 
     # ------------------------------------------------------------------ steps
-    def _ask_customer(self, token: str):
+    def _ask_customer(self, token: str, required: bool = True):
         reply = yield _msg(
             "USER", say(f"Could you tell me your {token.replace('_', ' ').replace(':', ' ')}?", tag("ask", token))
         )
         self._hear(reply)
-        if token not in self.released:
+        if token not in self.released and required:
             raise GiveUp(f"the customer could not give {token}")
 
     def _hear(self, reply: str) -> None:
@@ -299,7 +305,10 @@ class ScriptedAgent:
                 name, _, value = t.payload.partition(" ")
                 self.released[name] = value
             elif t.kind == "request" and t.payload:
-                self.requests.append(t.payload)
+                self.requests.append(strip_placeholders(t.payload))
+                self.mentioned.extend(m for m in placeholders(t.payload) if m not in self.mentioned)
+            elif t.kind == "notsure":
+                self.unsure.add(t.payload.strip())
 
     def _execute(self, call: PlannedCall, args: dict, tolerate_failure: bool):
         """Have the call run (itself, Vega, or the right desk); keep its whole result: which
@@ -351,7 +360,7 @@ class ScriptedAgent:
             raise GiveUp("too many dead ends")
 
     # ------------------------------------------------------------------ values
-    def _value(self, src: Source, choosing: _Choosing):
+    def _value(self, src: Source, choosing: Choosing):
         if src.kind == "field":
             return _field_value(self.released[src.token], src.part, src.transform)
         if src.kind == "read":
@@ -370,128 +379,30 @@ class ScriptedAgent:
 
     def _build_args(self, call: PlannedCall):
         args: dict = {}
-        choosing = _Choosing(
+        choosing = Choosing(
             call=call.name,
             arg=None,
             sources=frozenset(s.call for src in call.args.values() for s in (src, *src.operands) if s.kind == "read"),
         )
-        for pointer in sorted(call.args, key=_pointer_key):
+
+        # The record the call acts on (the order, the user) is chosen first: its other arguments
+        # are parts of it (the lines of that order). Within one list argument, the entries the
+        # customer described are chosen before those it did not (else an undescribed slot may
+        # take the described entry first).
+        def order(pointer: str):
+            key = _pointer_key(pointer)
+            return (key[0] not in RECORD_ARGS, key[:1], not call.args[pointer].selected_by, key)
+
+        for pointer in sorted(call.args, key=order):
             choosing.arg = pointer.split("/")[1] if pointer.count("/") == 1 else None
             choosing.slot = re.sub(r"/\d+", "", pointer)
+            choosing.position = int(pointer.rsplit("/", 1)[1]) if pointer.rsplit("/", 1)[1].isdigit() else 0
             value = yield from self._value(call.args[pointer], choosing)
+            if pointer == "/order_id":
+                choosing.record = str(value)
             _set(args, pointer, value)
             choosing.values.add(str(value))
         return args
-
-    def _read_value(self, src: Source, choosing: _Choosing):
-        """Follow a value-free path through an earlier result, choosing at each PICK."""
-        if src.call not in self.results:  # an earlier change failed (a slip), so its result never came
-            raise GiveUp(f"the result of call {src.call} is missing: an earlier step was not carried out")
-        node = self.results[src.call]
-        for depth, step in enumerate(src.steps):
-            if step == PICK:
-                node = yield from self._pick(node, src, depth, choosing)
-            elif isinstance(node, dict) and step in node:
-                node = node[step]
-            else:
-                raise GiveUp(f"the result of call {src.call} has no {step!r} where the plan expects it")
-        return node
-
-    def _pick(self, collection: Any, src: Source, depth: int, choosing: _Choosing):
-        """The entry of a collection that best matches what the customer said.
-
-        Facts: the released values of the selecting tokens, or, when none select, everything
-        the customer released and asked for; the consuming call's name counts first (a change
-        to a pending order wants the order whose status is pending). An entry is judged by
-        its key and its text leaves; a list of bare ids is judged by reading each entry. An
-        entry taken by the call's other arguments, or by an earlier run of the same tool on
-        the same argument, is not taken again; on a tie an earlier call's choice from the
-        same list wins (the order read is the order changed)."""
-        if isinstance(collection, dict):
-            entries = list(collection.items())
-        elif isinstance(collection, list):
-            entries = list(enumerate(collection))
-        else:
-            raise GiveUp(f"the result of call {src.call} has no collection where the plan expects one")
-        if not entries:
-            raise GiveUp(f"the result of call {src.call} lists nothing to choose from")
-        where = (src.call, src.steps[: depth + 1])
-        memo = (where, src.selected_by)
-        taken = choosing.taken.setdefault(where, set())  # by this call's other arguments
-        used = self.used.setdefault((where, choosing.call, choosing.slot), set())  # by earlier runs of this tool
-        key = yield from self._best_entry(entries, src, choosing, taken | used, self.chosen.get(memo))
-        self.chosen.setdefault(memo, key)
-        taken.add(key)
-        used.add(key)
-        choosing.picked.append(_texts(collection[key]))
-        return collection[key]
-
-    def _best_entry(self, entries: list, src: Source, choosing: _Choosing, taken: set, earlier: Any):
-        """Score: the consuming call's words, then the customer's facts, then likeness to the
-        entries the call's other arguments took (a replacement keeps the options it does not
-        change); on a tie, the entry an earlier call chose from the same list, else the first."""
-        free = (
-            [(k, e) for k, e in entries if k not in taken and not (set(_texts(e)) & choosing.values)]
-            or [(k, e) for k, e in entries if k not in taken]
-            or entries
-        )
-        # An entry the record marks unavailable is not one to choose while any other is.
-        available = [(k, e) for k, e in free if not (isinstance(e, dict) and e.get("available") is False)]
-        free = available or free
-        if len(free) == 1:
-            return free[0][0]
-        facts = [self.released[t] for t in src.selected_by if t in self.released]
-        if not facts:
-            facts = list(self.released.values()) + self.requests
-        # The consuming call's own words come first: a change to a pending order needs an
-        # order whose status is pending, whatever else matches.
-        call_words = sorted(content_words(choosing.call))
-        best_key, best = free[0][0], None
-        explore = (
-            _reading_tool(self.tools, choosing.arg)
-            if all(not isinstance(e, (dict, list)) for _, e in free) and len(free) <= MAX_EXPLORED and choosing.arg
-            else None
-        )
-        near = self._context_texts(src.call, only=choosing.sources)  # the records this call acts on
-        far = self._context_texts(src.call)
-        for key, entry in free:
-            texts = _texts(entry) + ([str(key)] if isinstance(key, str) else [])
-            if explore and isinstance(entry, str):
-                doc = yield from self._explore(explore, {choosing.arg: entry})
-                texts += _texts(doc)
-            likeness = max((len(set(texts) & set(other)) for other in choosing.picked), default=0)
-            # What the case already points at (the payment method the order was paid with):
-            # after the customer's words, the records of this case break the tie.
-            mentioned = (key in near) * 2 + (key in far) if isinstance(key, str) else 0
-            score = (_match_score(call_words, texts), _match_score(facts, texts), mentioned, likeness, key == earlier)
-            if best is None or score > best:
-                best_key, best = key, score
-        if src.selected_by and best[1] == 0:
-            # The customer described the entry and nothing matches: choosing blindly would act
-            # on something it never asked about.
-            raise GiveUp(f"nothing in the result of call {src.call} matches what the customer described")
-        return best_key
-
-    def _context_texts(self, exclude: int, only: frozenset | None = None) -> set[str]:
-        """Every scalar in the results read so far (or in those of the calls `only`), but the
-        one being chosen from."""
-        return {
-            t
-            for index, doc in self.results.items()
-            if index != exclude and (only is None or index in only)
-            for t in _texts(doc)
-        }
-
-    def _explore(self, tool: str, args: dict):
-        """A read made only to choose between entries (the agent's own looking), kept once."""
-        memo = f"{tool} {json.dumps(args, sort_keys=True)}"
-        if memo not in self.explored:
-            index = -1 - len(self.explored)
-            ok = yield from self._execute(
-                PlannedCall(index=index, name=tool, write=False, args={}), args, tolerate_failure=True
-            )
-            self.explored[memo] = self.results.pop(index, None) if ok else None
-        return self.explored[memo]
 
     def _policy_term(self, src: Source) -> str:
         """A policy vocabulary term: the only one, or the one the customer's own answer (the
@@ -543,6 +454,33 @@ class ScriptedAgent:
 
 
 # ---------------------------------------------------------------------- helpers
+
+
+# Everyday words for the kinds of change the retail tools make (word stems: "cancelled" is
+# "cancel"), by the word of the tools' names they stand for (cancel_pending_order, ...).
+_ACTIONS = (
+    ("cancel", "cancel"),
+    ("return", "return"),
+    ("refund", "return"),
+    ("exchang", "exchange"),
+    ("modif", "modify"),
+    ("chang", "modify"),
+    ("switch", "modify"),
+    ("swap", "modify"),
+    ("replac", "modify"),
+    ("upgrad", "modify"),
+    ("updat", "modify"),
+    ("address", "address"),
+    ("payment", "payment"),
+    ("pay", "payment"),
+)
+
+
+def _action_words(text: str) -> set[str]:
+    words = re.findall(r"[a-z]+", text.lower().replace("_", " "))
+    found = {action for w in words for stem, action in _ACTIONS if w.startswith(stem)}
+    # "modify" with an address or payment word is that change, not a change of items.
+    return found - {"modify"} if found & {"address", "payment"} else found
 
 
 def _msg(to: str, text: str) -> dict:
@@ -619,46 +557,6 @@ def _set(doc: dict, pointer: str, value: Any) -> None:
                 cur[part] = value
             else:
                 cur = cur.setdefault(part, [] if nxt_is_index else {})
-
-
-def _texts(node: Any) -> list[str]:
-    """Every scalar leaf of a result, as text."""
-    if isinstance(node, dict):
-        return [t for v in node.values() for t in _texts(v)]
-    if isinstance(node, list):
-        return [t for v in node for t in _texts(v)]
-    return [] if node is None else [str(node)]
-
-
-def _squash(text: str) -> str:
-    return re.sub(r"[^a-z0-9]", "", text.lower())
-
-
-def _match_score(facts: list[str], texts: list[str]) -> int:
-    """How many of the customer's facts (each part of a ';'-list on its own) an entry's texts
-    state: the same text once case, spaces and punctuation are ignored ('tshirt' ~ 'T-Shirt'),
-    contained in a longer text, or every content word of it among the texts' words."""
-    squashed = [_squash(t) for t in texts]
-    words = content_words(" ".join(texts))
-    score = 0
-    for fact in facts:
-        for part in re.split(r"[;,]", fact):
-            sq = _squash(part)
-            if not sq:
-                continue
-            part_words = content_words(part)
-            if any(sq == t or (len(sq) >= 4 and sq in t) for t in squashed) or (part_words and part_words <= words):
-                score += 1
-    # A long fact (a demand the customer raised) may name an entry's values in passing.
-    said = " ".join(_squash(f) for f in facts if len(f.split()) > 3)
-    score += sum(1 for t in set(squashed) if len(t) >= 3 and not t.isdigit() and t in said)
-    return score
-
-
-def _reading_tool(tools: dict[str, dict], arg: str | None) -> str | None:
-    """The read tool that takes exactly this one argument (get_order_details for an order_id)."""
-    found = [name for name, t in sorted(tools.items()) if not t.get("write") and t.get("params") == [arg]]
-    return found[0] if len(found) == 1 else None
 
 
 def _corrupt(args: dict, rng: random.Random | None = None) -> dict:

@@ -16,8 +16,19 @@ One agent message is handled in up to two backend steps:
 Besides answering, the customer raises its own demands (the card's request block) one per
 reply, in order, as `#request <text>`. Field values in that text are replaced by their
 tokens (`<order_id>`, `<item:mechanical_keyboard>`, ...), so a demand never carries a value
-past the gate; the agent has to `#ask` for it. Conditional fallbacks are not raised: the
-scripted language has no tag for "that is not possible" that could trigger them.
+past the gate; the agent has to `#ask` for it.
+
+Conditional fallbacks are raised when their condition is met. When the agent's message
+carries `#cannot` (what the customer raised last cannot be done), the customer raises, in
+place of its next demand, the next fallback of the request it raised most recently (after
+the demand, or after the fallback raised last), in card order and masked the same way.
+Only fallbacks whose condition is a refusal of what came before ("If not, ...", "If that
+is not possible, ...", "If you cannot ...": see `is_refusal_condition`) are raised so;
+other conditions ("If the agent asks for confirmation, ...") are not. With no such fallback
+left, a `#cannot` gets a plain "I see." and the next demand follows as usual.
+
+The customer keeps no state between calls: what it has raised so far is read back from its
+own `#request` lines in the conversation, matched against the masked card texts.
 """
 
 from __future__ import annotations
@@ -77,6 +88,41 @@ def mask(text: str, rules: tuple[re.Pattern | None, dict[str, str]]) -> str:
     return " ".join(text.split())
 
 
+# --------------------------------------------------------------------------- fallbacks
+
+_REFUSAL = re.compile(
+    r"""^\W*(?:but\s+)?(?:
+        otherwise\b                                     # Otherwise, ...
+      | (?:only\s+)?if\s+(?:
+            not\b                                       # If not, ... / If not possible, ...
+          | (?:[^,;]|,(?=\s*\d))*?                        # the condition, up to its comma ...
+            (?:(?:n['’]t|\bnot)\s+(?:be\s+)?(?:possible|available|an\s+option|work)  # ... is not possible
+              | \bcan(?:not|\s+not|['’]t|\s+only)\b      # you cannot / it can't / can only
+              | \bcould(?:n['’]t|\s+not)\b
+              | \brefuses?\b                             # it refuses
+              | \bno\s+way\b | \bthere\s+is\s+no\b        # there is no (way) ...
+              | \bno\b(?:[^,;]|,(?=\s*\d))*?\bavailable\b  # no ... is available
+              | \bthere\s+are\s+(?:any\s+)?(?:issues|problems)\b
+            )
+        )
+    )""",
+    re.IGNORECASE | re.VERBOSE,
+)
+
+
+def is_refusal_condition(sentence: str) -> bool:
+    """Whether a fallback's condition is a refusal of what came before it.
+
+    Judged on the sentence's opening only: "Otherwise", "If not", or an "If" (also "But
+    if", "Only if") whose condition (up to its first comma) says that something is not
+    possible, not available or does not work, that someone cannot (or can only ...) do it,
+    refuses, or that there is no (way to do) it. Conditions of any other kind ("If the agent
+    asks for confirmation", "When asked for the order ID", "If multiple colors are
+    available", "If so") are not refusals; those are answered through fields and `#yes`.
+    """
+    return _REFUSAL.match(sentence) is not None
+
+
 # --------------------------------------------------------------------------- the customer
 
 
@@ -94,7 +140,10 @@ class ScriptedCustomer:
         self.spec = f"scripted:{name}"
         card = context["card"]
         rules = masking_rules(card)
-        self.requests = [mask(r["demand"], rules) for r in card.get("requests", []) if r.get("demand")]
+        blocks = [r for r in card.get("requests", []) if r.get("demand")]
+        # The demands, masked, in card order; for each, its refusal fallbacks, masked, in card order.
+        self.requests = [mask(r["demand"], rules) for r in blocks]
+        self.fallbacks = [[mask(f, rules) for f in r.get("fallbacks", []) if is_refusal_condition(f)] for r in blocks]
 
     # -- reading the history ---------------------------------------------------------------
 
@@ -123,9 +172,28 @@ class ScriptedCustomer:
             answers.append(out)
         return answers
 
-    def _raised(self, messages: tuple[Turn, ...]) -> int:
-        """How many of its own demands the customer has already raised."""
-        return sum(1 for t in messages if t.role == "assistant" for g in parse(t.content) if g.kind == "request")
+    def _raised(self, messages: tuple[Turn, ...]) -> tuple[int, int | None, int]:
+        """What the customer has raised so far, read back from its own `#request` lines.
+
+        Returns (demands raised, index of the request raised most recently or None, refusal
+        fallbacks of that request raised). A raised text that is the next refusal fallback
+        of the current request (or a later one) counts as that fallback; any other raised
+        text counts as the next demand.
+        """
+        demands, current, fallbacks = 0, None, 0
+        for t in messages:
+            if t.role != "assistant":
+                continue
+            for g in parse(t.content):
+                if g.kind != "request":
+                    continue
+                left = self.fallbacks[current][fallbacks:] if current is not None else []
+                if g.payload in left:
+                    fallbacks += left.index(g.payload) + 1
+                    continue
+                current = demands if demands < len(self.requests) else None
+                demands, fallbacks = demands + 1, 0
+        return demands, current, fallbacks
 
     # -- responding ------------------------------------------------------------------------
 
@@ -190,10 +258,17 @@ class ScriptedCustomer:
         if any(g.kind == "tell" for g in tags):
             prose.append("Thanks for letting me know.")
 
+        raised, current, fallbacks = self._raised(messages)
+        if any(g.kind == "cannot" for g in tags):
+            left = self.fallbacks[current][fallbacks:] if current is not None else []
+            if left:
+                prose.append("I understand, thank you for checking. In that case, here is what I would like instead.")
+                return say(" ".join(prose), *lines, tag("request", left[0]))
+            prose.append("I see.")
+
         if not prose:
             prose.append("Okay.")
 
-        raised = self._raised(messages)
         if raised < len(self.requests):
             prose.append("There is also something I need.")
             lines.append(tag("request", self.requests[raised]))
