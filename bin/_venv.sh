@@ -21,14 +21,18 @@ fi
 STAMP=.venv/.incognita-installed
 EXTRAS="${INCOGNITA_EXTRAS:-}"
 WANT="$(cat pyproject.toml requirements/model-files.txt requirements/lock.txt | sha256sum | cut -d' ' -f1)"
-read -r HAVE_HASH HAVE_EXTRAS < "$STAMP" 2>/dev/null || { HAVE_HASH=""; HAVE_EXTRAS=""; }
+{ read -r HAVE_HASH HAVE_EXTRAS < "$STAMP"; } 2>/dev/null || { HAVE_HASH=""; HAVE_EXTRAS=""; }
 if [ "$HAVE_HASH" = "$WANT" ]; then
     EXTRAS="$(echo "$HAVE_EXTRAS" "$EXTRAS" | tr ', ' '\n\n' | sed '/^$/d' | sort -u | paste -sd, -)"
 fi
 if [ "$HAVE_HASH" != "$WANT" ] || [ "${HAVE_EXTRAS:-}" != "$EXTRAS" ]; then
     echo "[setup] installing the project and its pinned dependencies${EXTRAS:+ (extras: $EXTRAS)} into .venv"
     case ",$EXTRAS," in *,test,*)
-        echo "[setup] the test extra builds llama-cpp-python from source on a first install (minutes on 2 cores; pip's wheel cache serves later installs)";;
+        echo "[setup] the test extra builds llama-cpp-python from source on a first install (minutes on 2 cores; pip's wheel cache serves later installs)"
+        # A build tuned to the building CPU (llama.cpp's default) uses every instruction the CPU
+        # advertises; on virtual machines that advertise AMX or AVX-512 without enabling them it
+        # dies with SIGILL at the first batch. Build for AVX2 instead, which such a machine runs.
+        export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON}";;
     esac
     .venv/bin/python -m pip install --quiet --upgrade pip
     # requirements/lock.txt pins every dependency's exact version (refresh with bin/lock).
