@@ -22,6 +22,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from incognita.cards import WRITE_TOOLS
 from incognita.common.io import atomic_write_text
 
 PROFILE = "oracle"
@@ -60,11 +61,7 @@ def _short(value: Any) -> str:
 
 def first_difference(record: dict, golden: dict) -> dict[str, str]:
     """The first way the episode's writes and information depart from the golden trajectory."""
-    decisions = [
-        e
-        for e in record["events"]
-        if e.get("type") == "gateway_decision" and (_is_write(e["tool"]) or e.get("tool") in _gold_writes(golden))
-    ]
+    decisions = [e for e in record["events"] if e.get("type") == "gateway_decision" and e["tool"] in WRITE_TOOLS]
     made = [(e["tool"], e["arguments"]) for e in decisions if e.get("status") == "accepted"]
     refused = [e for e in decisions if e.get("status") != "accepted"]
     gold = [
@@ -118,16 +115,6 @@ def _first_leaf_difference(got: dict, want: dict) -> tuple[str, str, str] | None
                 _short(want_leaves.get(pointer, "(none)")),
             )
     return None
-
-
-def _gold_writes(golden: dict) -> set[str]:
-    return {c["name"] for c in golden["calls"] if c["tool_type"] == "write"}
-
-
-def _is_write(tool: str) -> bool:
-    from incognita.cards import WRITE_TOOLS
-
-    return tool in WRITE_TOOLS
 
 
 def _gave_up(record: dict) -> str:
