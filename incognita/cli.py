@@ -5,6 +5,7 @@ Snakemake rules call these same commands, so what a rule does is what a user can
 
 from __future__ import annotations
 
+import json
 import signal
 import sys
 import threading
@@ -813,6 +814,23 @@ def errors(roots: tuple[str, ...], delete: bool) -> None:
         + (f" ({damaged} damaged)" if damaged else "")
         + (" deleted" if delete and found else "")
     )
+
+
+@main.command()
+@click.argument("label")
+@click.option("--results-dir", default="results", show_default=True)
+@click.option("--locks", "locks_path", default="config/locks.yaml", show_default=True)
+def archive(label: str, results_dir: str, locks_path: str) -> None:
+    """Copy the live runs (episodes, native results, trials table) to RESULTS/archive/LABEL/ with
+    a manifest of the cards and locks they were made from, before a change that re-runs them.
+    The reader never reads the archive, and refuses to pool runs of one task made from different
+    cards."""
+    from incognita.archive import archive_runs
+
+    target = archive_runs(results_dir, label, locks_path)
+    manifest = json.loads((target / "MANIFEST.json").read_text())
+    runs = manifest["runs"]
+    click.echo(f"{target}: {runs['episodes']} episode records, {runs['native']} native results archived")
 
 
 # --- figures stage ---

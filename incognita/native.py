@@ -37,10 +37,10 @@ from pathlib import Path
 from incognita import native_models
 from incognita.common.backends.base import ModelRequest, Turn
 from incognita.common.environment import describe
-from incognita.common.io import InputError, atomic_write_text, read_json, read_yaml
+from incognita.common.io import InputError, atomic_write_text, read_json, read_yaml, sha256_file
 
 # Bump when a change here alters native outputs: the workflow passes it as a param.
-GENERATOR_VERSION = 7
+GENERATOR_VERSION = 8
 AGENT_NAME = "incognita_scripted_agent"
 USER_NAME = "incognita_scripted_user"
 # What the scripted agent says once it would send FINAL in our harness; the scripted user
@@ -321,7 +321,14 @@ def redact(text: str) -> str:
 
 
 def run_cell(
-    cell: NativeCell, task, agent: tuple, user: tuple, settings: NativeSettings, overlay: int, domain: str = "retail"
+    cell: NativeCell,
+    task,
+    agent: tuple,
+    user: tuple,
+    settings: NativeSettings,
+    overlay: int,
+    domain: str = "retail",
+    card: dict | None = None,
 ):
     """Run one cell through `tau2.run.run_task`; never raises for a broken run.
 
@@ -338,6 +345,7 @@ def run_cell(
         "seed": cell.seed,
         "schedule_position": cell.position,
         "overlay_version": overlay,
+        "card": card,  # {version, sha256} of the card read: runs of different cards are never pooled
         "code_version": describe(),
         "error": None,
     }
@@ -481,7 +489,8 @@ def run_job(job: NativeJob, settings: NativeSettings, log=print) -> list[Path]:
                 task = native_task(upstream[task_id], card)  # a fresh task per run: the harness gets its own
                 user = role_setup(job.customer, "user", {"card": str(card_path)})
                 t0 = time.perf_counter()
-                sim = run_cell(cell, task, agent, user, settings, overlay_version(card))
+                made_from = {"version": card["card_version"], "sha256": sha256_file(card_path)}
+                sim = run_cell(cell, task, agent, user, settings, overlay_version(card), card=made_from)
                 path = output_path(job.out_dir, job.model, task_id, rep, archived)
                 atomic_write_text(path, results_document(sim, task, agent, user, settings, seed))
                 written.append(path)
@@ -586,6 +595,13 @@ def _native_row(doc: dict, sim: dict, facts: dict) -> dict:
         "cost_episode_usd": cost["agent"] + cost["user"],
         "overlay_version": facts.get("overlay_version"),
     }
+
+
+def native_card_sha(doc: dict) -> str | None:
+    """The sha256 of the card a native result was made from (None in results written before
+    generator 8, which did not record it)."""
+    facts = doc["simulations"][0]["reward_info"]["info"]["incognita"]
+    return (facts.get("card") or {}).get("sha256")
 
 
 def _agent_backend(doc: dict) -> str:

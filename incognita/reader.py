@@ -596,13 +596,14 @@ def load_record(path: Path, data: Any = None) -> EpisodeRecord:
     return record
 
 
-def _read_one(path: Path, tasks: dict) -> TrialRow:
+def _read_one(path: Path, tasks: dict) -> tuple[TrialRow, str | None]:
+    """The trial row of one record, and the sha256 of the card it was made from."""
     record = load_record(path)
     task = str(record.cell.get("task"))
     if task not in tasks:
         raise InputError(f"{path}: cell.task: task {task!r} is not in the coordination reference")
     try:
-        return read_trial(record, tasks[task])
+        return read_trial(record, tasks[task]), (record.card or {}).get("sha256")
     except InputError as exc:
         raise InputError(f"{path}: {exc}") from None
     except (ValueError, TypeError, KeyError, AttributeError) as exc:  # a record damaged inside its events
@@ -657,6 +658,8 @@ def _missing(value: Any) -> bool:
 
 
 _KEYS = ("arm", "model", "task", "rep")
+# Keys of a native row that say where it came from (incognita.archive), not trial columns.
+_PROVENANCE = ("source", "card_sha256")
 _NOT_FOR_EXTRA = (
     "failure_type",
     "failure_type_reads_credited",
@@ -691,9 +694,18 @@ def build_trials(
     locks_path: str | Path = "config/locks.yaml",
 ) -> pd.DataFrame:
     """One row per trial: every episode record, plus rows built elsewhere (native trials)."""
+    from incognita.archive import check_one_version
+
     reference = load_reference_locked(reference_path, locks_path)
-    rows = [asdict(_read_one(Path(p), reference["tasks"])) for p in episode_paths]
-    rows += _check_extra(extra_rows)
+    rows, made_from = [], []
+    for path in map(Path, episode_paths):
+        row, card_sha = _read_one(path, reference["tasks"])
+        rows.append(asdict(row))
+        made_from.append((str(path), row.task, card_sha))
+    extra_rows = list(extra_rows)
+    made_from += [(str(r.get("source", "a native run")), str(r.get("task")), r.get("card_sha256")) for r in extra_rows]
+    check_one_version(made_from)
+    rows += _check_extra([{k: v for k, v in r.items() if k not in _PROVENANCE} for r in extra_rows])
     df = frame(rows)
     arm_order = {a: i for i, a in enumerate((*ARMS, "native"))}
     df = df.sort_values(
@@ -723,14 +735,14 @@ def write_trials(df: pd.DataFrame, parquet_path: str | Path, csv_path: str | Pat
 
 def split_inputs(paths: Iterable[str | Path]) -> tuple[list[Path], list[dict]]:
     """Episode records, and rows from native results (told apart by content, not by path)."""
-    from incognita.native import native_trial
+    from incognita.native import native_card_sha, native_trial
 
     episodes: list[Path] = []
     native: list[dict] = []
     for path in map(Path, paths):
         doc = read_json(path)
         if isinstance(doc, dict) and "simulations" in doc:
-            native.append(native_trial(path, doc))
+            native.append({**native_trial(path, doc), "source": str(path), "card_sha256": native_card_sha(doc)})
         else:
             episodes.append(path)
     return episodes, native

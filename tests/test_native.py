@@ -10,7 +10,7 @@ import pytest
 from workflow_helpers import stable_native
 
 from incognita.cards import build_card
-from incognita.common.io import read_json, write_json
+from incognita.common.io import read_json, sha256_file, write_json
 from incognita.corpus import load_corpus
 from incognita.golden import build_golden, load_vocabulary
 from incognita.harness import arm_order
@@ -132,6 +132,9 @@ def test_repaired_task_runs_through_the_overlay_and_the_unrepaired_run_is_archiv
     assert "archive" in archived.parts and "archive" not in current.parts
     facts = {p: Results.load(p).simulations[0].reward_info.info["incognita"] for p in written}
     assert facts[current]["overlay_version"] == 1 and facts[archived]["overlay_version"] == 0
+    # each result names the card it read, so the reader never pools runs of two card versions
+    assert facts[current]["card"] == {"version": 2, "sha256": sha256_file(inputs / "cards" / "46.json")}
+    assert facts[archived]["card"]["sha256"] == sha256_file(inputs / "cards" / "v1" / "46.json")
     order = arm_order(j.arms, list(j.models_order), "m", CORPUS.index("46"), 0)  # the task's corpus position
     assert facts[current]["schedule_position"] == order.index("native")
     task = Results.load(current).tasks[0]

@@ -346,6 +346,7 @@ def _native_row(**extra) -> dict:
         "agent_actions": 5,
         "messages": 3,
         "overlay_version": 0,
+        "card_sha256": "0" * 64,  # the fixtures' card (incognita.archive: one card per task)
         **extra,
     }
 
@@ -422,6 +423,7 @@ def _native_result(path: Path) -> None:
         "seed": 7,
         "schedule_position": 3,
         "overlay_version": 0,
+        "card": {"version": 1, "sha256": "0" * 64},
         "error": None,
         "ground_truth": {"injected": None},
     }
