@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from incognita.backends.discovery import map_replies
+from incognita.backends.language import first, parse, say, tag
 from incognita.backends.scripted_agent import FAILURE_TYPES
 from incognita.backends.scripted_desk import first_person
 from incognita.corpus import load_corpus
@@ -339,3 +340,120 @@ def test_can_do_reads_action_words_against_the_planned_changes():
     assert _action_words("change the address of the order") == {"address"}
     assert _action_words("How many t-shirt options are available?") == set()
     assert _action_words("modify_pending_order_items") == {"modify"}
+
+
+# ---------------------------------------------------------------------- settling a change (reconsidering.py)
+
+
+class _Settler:
+    """The state and steps of a scripted agent that incognita.backends.reconsidering uses, on a
+    fixture: one change whose item is chosen by the latest demand's last word."""
+
+    def __new__(cls, outcomes):
+        from incognita.backends.reconsidering import Reconsidering
+
+        class Agent(Reconsidering):
+            def __init__(self):
+                self.requests, self.released, self.chosen, self.used = ["return the lamp"], {}, {}, {}
+                self.outcomes, self.ran = list(outcomes), []
+
+            def _hear(self, reply):
+                self.requests += [t.payload for t in parse(reply) if t.kind == "request"]
+
+            def _can_do(self, demand):
+                return "split" not in demand
+
+            def _build_args(self, call):
+                self.chosen["item"] = self.requests[-1].split()[-1]
+                return {"item": self.chosen["item"]}
+                yield
+
+            def _ask_customer(self, token, required=True):
+                yield from ()
+
+            def _execute(self, call, args, tolerate_failure):
+                self.ran.append(args["item"])
+                self.failure = self.outcomes.pop(0)
+                return self.failure is None
+                yield
+
+        return Agent()
+
+
+def _drive(agent, replies):
+    """Run the agent's _settle_change against scripted replies; (messages sent, result)."""
+    from incognita.plan import PlannedCall
+
+    call = PlannedCall(index=0, name="return_delivered_order_items", write=True, args={})
+    gen = agent._settle_change(call, {"item": "lamp"}, agent._picks())
+    sent, reply = [], None
+    try:
+        while True:
+            msg = gen.send(reply) if sent else next(gen)
+            sent.append(msg["text"])
+            reply = replies.pop(0)
+    except StopIteration as done:
+        return sent, done.value
+
+
+def test_a_change_of_mind_at_the_confirmation_is_chosen_again_and_confirmed_again():
+    agent = _Settler([None])
+    sent, ok = _drive(
+        agent,
+        [
+            say("Wait.", tag("request", "only exchange the bottle")),
+            say("Yes.", tag("yes")),
+        ],
+    )
+    assert ok and agent.ran == ["bottle"]
+    assert [first(t, "confirm").payload.split(" ", 1)[1] for t in sent] == ['{"item": "lamp"}', '{"item": "bottle"}']
+
+
+def test_a_change_of_mind_no_planned_call_makes_is_refused_before_asking_again():
+    agent = _Settler([None])
+    sent, ok = _drive(
+        agent,
+        [
+            say("Wait.", tag("request", "split the payment")),
+            say("I see, then.", tag("request", "just return the kettle")),
+            say("Yes.", tag("yes")),
+        ],
+    )
+    assert ok and agent.ran == ["kettle"] and first(sent[1], "cannot") is not None
+
+
+def test_a_change_refused_as_asked_is_relayed_and_the_fallback_acted_on():
+    agent = _Settler(["Payment method should be the original payment method", None])
+    sent, ok = _drive(
+        agent,
+        [
+            say("Yes.", tag("yes")),
+            say("Then instead.", tag("request", "refund the whole order to the card")),
+            say("Yes.", tag("yes")),
+        ],
+    )
+    assert ok and agent.ran == ["lamp", "card"]
+    assert "original payment method" in first(sent[1], "cannot").payload
+
+
+def test_a_refusal_that_names_nothing_is_not_relayed():
+    agent = _Settler(["Item not found"])
+    sent, ok = _drive(agent, [say("Yes.", tag("yes"))])
+    assert not ok and len(sent) == 1
+
+
+def test_which_refusals_say_a_change_cannot_be_done_as_asked():
+    from incognita.backends.reconsidering import refusal_reason, refused_as_asked
+
+    assert refused_as_asked("Payment method should be the original payment method")
+    assert refused_as_asked("Non-pending order cannot be cancelled")
+    assert refused_as_asked("Insufficient gift card balance to pay for the new item")
+    assert not refused_as_asked("Variant not found")
+    assert not refused_as_asked(None)
+    assert refusal_reason("Error: ValueError: Some item not found") == "Some item not found"
+
+
+def test_removing_an_item_is_a_change_of_items():
+    from incognita.backends.scripted_agent import _action_words
+
+    assert _action_words("want to remove it from your pending order") == {"modify"}

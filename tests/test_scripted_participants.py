@@ -310,7 +310,7 @@ FALLBACK_CARD = {
             "demand": "Cancel order W1234567.",
             "fallbacks": [
                 "If not, cancel one item of #W1234567.",
-                "If the agent asks for confirmation, say yes for W1234567.",
+                "If multiple colors are available, you prefer blue for W1234567.",
                 "If that is not possible either, refund #W1234567 to your gift card.",
             ],
         },
@@ -327,7 +327,7 @@ def test_cannot_raises_the_refusal_fallbacks_in_card_order_masked():
     assert [tags_of(r, "request") for r in replies] == [
         ["Cancel order <order_id>."],
         ["If not, cancel one item of <order_id>."],
-        # The confirmation fallback is skipped: its condition is not a refusal.
+        # The options fallback is skipped: its condition is not a refusal.
         ["If that is not possible either, refund <order_id> to your gift card."],
         # No refusal fallback left: a plain acknowledgement, then the next demand.
         ["Tell me the refund for <order_id>."],
@@ -351,6 +351,104 @@ def test_a_non_refusal_fallback_is_never_raised():
     ]
     assert not any("confirmation" in r for r in replies)
     assert all(r.startswith("I see.") for r in replies[1:])
+
+
+# --------------------------------------------------------------------------- customer: fallbacks at #confirm
+
+CONFIRM_CARD = {
+    "fields": [{"token": "order_id", "kind": "order", "value": "#W1234567", "spans": ["#W1234567"]}],
+    "requests": [
+        {"demand": "Exchange the lamp and the bottle of #W1234567.", "fallbacks": []},
+        {
+            "demand": "Make the lamp dimmer.",
+            "fallbacks": [
+                "If the agent asks for confirmation, only exchange the lamp.",
+                "If the agent asks for confirmation again, return the bottle of #W1234567 instead.",
+            ],
+        },
+    ],
+    "opening_line": "Hi.",
+}
+CONFIRM = say("Shall I go ahead?", tag("confirm", 'return_delivered_order_items {"order_id": "#W1"}'))
+
+
+def test_confirm_raises_the_confirmation_fallbacks_in_card_order_instead_of_yes():
+    run = CustomerRun(CONFIRM_CARD)
+    replies = [run.send(m) for m in ["Hello?", "Hello?", CONFIRM, CONFIRM, CONFIRM]]
+    assert [tags_of(r, "request") for r in replies] == [
+        ["Exchange the lamp and the bottle of <order_id>."],
+        ["Make the lamp dimmer."],
+        ["If the agent asks for confirmation, only exchange the lamp."],
+        ["If the agent asks for confirmation again, return the bottle of <order_id> instead."],
+        [],
+    ]
+    assert [bool(tags_of(r, "yes")) for r in replies[2:]] == [False, False, True]
+    # Read back from the history: a fresh customer given the same turns answers alike.
+    fresh = ScriptedCustomer("default", {"card": CONFIRM_CARD})
+    again = fresh.respond(
+        ModelRequest(role="customer", system="", messages=tuple(run.history[:-1]), tools=(run.schema,))
+    )
+    assert again.text == run.history[-1].content
+
+
+def test_a_confirmation_fallback_waits_for_its_request_to_be_raised():
+    run = CustomerRun(CONFIRM_CARD)
+    run.send("Hello?")  # only the first demand, which has no fallback
+    reply = run.send(CONFIRM)
+    assert tags_of(reply, "yes") == [""] and tags_of(reply, "request") == ["Make the lamp dimmer."]
+
+
+def test_a_refusal_fallback_after_a_confirmation_one_waits_for_it():
+    """ "If the agent cannot find that item" answers what the customer says at the confirmation:
+    a #cannot before that confirmation does not raise it."""
+    card = {
+        "fields": [],
+        "requests": [
+            {
+                "demand": "Exchange the shoes.",
+                "fallbacks": [
+                    "But when the agent asks for final confirmation, also change item 42 to item 43.",
+                    "If the agent cannot find item 42, say it may be a product id.",
+                ],
+            }
+        ],
+        "opening_line": "Hi.",
+    }
+    run = CustomerRun(card)
+    replies = [run.send(m) for m in ["Hello?", CANNOT, CONFIRM, CANNOT]]
+    assert [tags_of(r, "request") for r in replies] == [
+        ["Exchange the shoes."],
+        [],
+        ["But when the agent asks for final confirmation, also change item 42 to item 43."],
+        ["If the agent cannot find item 42, say it may be a product id."],
+    ]
+
+
+CONDITION_KINDS = [
+    ("If not, cancel the order.", "refusal"),
+    ("If the agent asks for confirmation, only exchange the desk lamp.", "confirmation"),
+    ("But if the agent asks you for confirm, you say you want to rethink.", "confirmation"),
+    (
+        "If the agent asks for payment method, say GC, but when the agent asks you to confirm, say PayPal.",
+        "confirmation",
+    ),
+    ("When asked for the order number, give 9502126.", "question"),
+    ("If the agent asks which vacuum cleaner, say the robotic one.", "question"),
+    ("If multiple colors are available, you prefer blue.", "options"),
+    ("If and only if the agent provides several options, take the one without water resistance.", "options"),
+    ("If so, do it.", "outcome"),
+    ("If cancelling partial items is possible, return the office items.", "outcome"),
+    ("If the price is greater than $300, cancel it.", "state"),
+    ("If it has not been shipped yet, cancel the purifier.", "state"),
+    ("Ask whether it is possible; if not, cancel.", "other"),
+]
+
+
+@pytest.mark.parametrize(("sentence", "kind"), CONDITION_KINDS)
+def test_condition_kinds_are_read_off_the_wording(sentence, kind):
+    from incognita.backends.conditions import condition_kind
+
+    assert condition_kind(sentence) == kind
 
 
 def test_without_cannot_fallbacks_are_never_raised():

@@ -35,6 +35,7 @@ from incognita.backends.choosing import placeholders, strip_placeholders
 from incognita.backends.discovery import content_words, map_replies
 from incognita.backends.language import call_tag, first, parse, say, tag
 from incognita.backends.picking import RECORD_ARGS, Choosing, EntryPicker, GiveUp
+from incognita.backends.reconsidering import Reconsidering, refusal_reason
 from incognita.common.backends.base import ModelRequest, ModelResponse, ToolCall
 from incognita.golden import result_doc
 from incognita.plan import Plan, PlannedCall, Source
@@ -95,7 +96,7 @@ class Profile:
         )
 
 
-class ScriptedAgent(EntryPicker):
+class ScriptedAgent(EntryPicker, Reconsidering):
     """One instance per episode. Context: plan, arm, recipients, holders (oracle only), profile."""
 
     def __init__(self, profile: Profile, context: dict):
@@ -213,20 +214,15 @@ class ScriptedAgent(EntryPicker):
             for token in call.tokens():
                 if token not in self.released:
                     yield from self._ask_customer(token)
+            picks = self._picks()
             args = yield from self._build_args(call)
             if call.write and (inj == "delivered_incorrect" or self.rng.random() < self.profile.slip_rate):
                 args = self._slip(call, args)
             if call.write:
-                reply = yield _msg(
-                    "USER",
-                    say(
-                        f"I will now {_describe(call.name)}. Shall I go ahead?",
-                        tag("confirm", f"{call.name} {json.dumps(args, sort_keys=True)}"),
-                    ),
-                )
-                self._hear(reply)
-                if not first(reply, "yes"):
-                    raise GiveUp("the customer did not confirm")
+                # Confirmed with the customer, who may change its mind there, and relayed to it
+                # if refused as asked (incognita.backends.reconsidering).
+                writes_done += yield from self._settle_change(call, args, picks)
+                continue
             if not call.write and inj == "requested_not_obtained" and self._feeds_write(call):
                 self._mark(inj)
                 args = _corrupt(args)
@@ -316,6 +312,7 @@ class ScriptedAgent(EntryPicker):
         if self.arm == "direct":
             content = yield {"kind": "tool", "name": call.name, "args": args}
             if content.startswith("Error:"):
+                self.failure = refusal_reason(content)
                 if tolerate_failure:
                     return False
                 raise GiveUp(f"{call.name} failed")
@@ -334,6 +331,8 @@ class ScriptedAgent(EntryPicker):
                 continue
             result = first(reply, "result")
             if result is None:
+                failed = first(reply, "failed")
+                self.failure = failed.payload if failed else None
                 if tolerate_failure:
                     return False
                 raise GiveUp(f"{call.name} was not carried out")
@@ -469,6 +468,7 @@ _ACTIONS = (
     ("swap", "modify"),
     ("replac", "modify"),
     ("upgrad", "modify"),
+    ("remov", "modify"),  # removing a line from an order is a change of its items
     ("updat", "modify"),
     ("address", "address"),
     ("payment", "payment"),

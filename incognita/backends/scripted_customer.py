@@ -23,9 +23,14 @@ carries `#cannot` (what the customer raised last cannot be done), the customer r
 place of its next demand, the next fallback of the request it raised most recently (after
 the demand, or after the fallback raised last), in card order and masked the same way.
 Only fallbacks whose condition is a refusal of what came before ("If not, ...", "If that
-is not possible, ...", "If you cannot ...": see `is_refusal_condition`) are raised so;
-other conditions ("If the agent asks for confirmation, ...") are not. With no such fallback
-left, a `#cannot` gets a plain "I see." and the next demand follows as usual.
+is not possible, ...", "If you cannot ...": see incognita.backends.conditions) are raised
+so. With no such fallback left, a `#cannot` gets a plain "I see." and the next demand
+follows as usual. When the agent's message carries `#confirm`, the customer raises, instead
+of its yes, the next fallback whose condition is that confirmation ("If the agent asks for
+confirmation, only exchange the desk lamp"; "... again, ...": the second one at the second
+confirmation): of the first raised request with one left, in card order. Fallbacks of the
+other kinds (a question, several options, a value the records show) are answered through
+the gate's fields or not raised at all.
 
 The customer keeps no state between calls: what it has raised so far is read back from its
 own `#request` lines in the conversation, matched against the masked card texts.
@@ -36,6 +41,7 @@ from __future__ import annotations
 import json
 import re
 
+from incognita.backends.conditions import condition_kind, is_refusal_condition
 from incognita.backends.language import parse, say, tag
 from incognita.common.backends.base import ModelRequest, ModelResponse, ToolCall, Turn
 from incognita.gate import RELEASE_TOOL
@@ -88,41 +94,6 @@ def mask(text: str, rules: tuple[re.Pattern | None, dict[str, str]]) -> str:
     return " ".join(text.split())
 
 
-# --------------------------------------------------------------------------- fallbacks
-
-_REFUSAL = re.compile(
-    r"""^\W*(?:but\s+)?(?:
-        otherwise\b                                     # Otherwise, ...
-      | (?:only\s+)?if\s+(?:
-            not\b                                       # If not, ... / If not possible, ...
-          | (?:[^,;]|,(?=\s*\d))*?                        # the condition, up to its comma ...
-            (?:(?:n['’]t|\bnot)\s+(?:be\s+)?(?:possible|available|an\s+option|work)  # ... is not possible
-              | \bcan(?:not|\s+not|['’]t|\s+only)\b      # you cannot / it can't / can only
-              | \bcould(?:n['’]t|\s+not)\b
-              | \brefuses?\b                             # it refuses
-              | \bno\s+way\b | \bthere\s+is\s+no\b        # there is no (way) ...
-              | \bno\b(?:[^,;]|,(?=\s*\d))*?\bavailable\b  # no ... is available
-              | \bthere\s+are\s+(?:any\s+)?(?:issues|problems)\b
-            )
-        )
-    )""",
-    re.IGNORECASE | re.VERBOSE,
-)
-
-
-def is_refusal_condition(sentence: str) -> bool:
-    """Whether a fallback's condition is a refusal of what came before it.
-
-    Judged on the sentence's opening only: "Otherwise", "If not", or an "If" (also "But
-    if", "Only if") whose condition (up to its first comma) says that something is not
-    possible, not available or does not work, that someone cannot (or can only ...) do it,
-    refuses, or that there is no (way to do) it. Conditions of any other kind ("If the agent
-    asks for confirmation", "When asked for the order ID", "If multiple colors are
-    available", "If so") are not refusals; those are answered through fields and `#yes`.
-    """
-    return _REFUSAL.match(sentence) is not None
-
-
 # --------------------------------------------------------------------------- the customer
 
 
@@ -144,6 +115,20 @@ class ScriptedCustomer:
         # The demands, masked, in card order; for each, its refusal fallbacks, masked, in card order.
         self.requests = [mask(r["demand"], rules) for r in blocks]
         self.fallbacks = [[mask(f, rules) for f in r.get("fallbacks", []) if is_refusal_condition(f)] for r in blocks]
+        # A refusal fallback that follows a confirmation fallback in the card answers a refusal
+        # of what the customer says at that confirmation: it waits until that one is raised.
+        self.waits_for = [
+            [
+                sum(condition_kind(g) == "confirmation" for g in r["fallbacks"][:i])
+                for i, f in enumerate(r.get("fallbacks", []))
+                if is_refusal_condition(f)
+            ]
+            for r in blocks
+        ]
+        # ... and its fallbacks raised when the agent asks for a confirmation, masked, in card order.
+        self.at_confirm = [
+            [mask(f, rules) for f in r.get("fallbacks", []) if condition_kind(f) == "confirmation"] for r in blocks
+        ]
 
     # -- reading the history ---------------------------------------------------------------
 
@@ -172,15 +157,18 @@ class ScriptedCustomer:
             answers.append(out)
         return answers
 
-    def _raised(self, messages: tuple[Turn, ...]) -> tuple[int, int | None, int]:
+    def _raised(self, messages: tuple[Turn, ...]) -> tuple[int, int | None, int, list[int]]:
         """What the customer has raised so far, read back from its own `#request` lines.
 
         Returns (demands raised, index of the request raised most recently or None, refusal
-        fallbacks of that request raised). A raised text that is the next refusal fallback
-        of the current request (or a later one) counts as that fallback; any other raised
-        text counts as the next demand.
+        fallbacks of that request raised, confirmation fallbacks raised per request). A
+        raised text that is the next refusal fallback of the current request (or a later
+        one) counts as that fallback; one that is the next confirmation fallback of a raised
+        request counts as that one (and makes its request the current one); any other
+        raised text counts as the next demand.
         """
         demands, current, fallbacks = 0, None, 0
+        confirmed = [0] * len(self.requests)
         for t in messages:
             if t.role != "assistant":
                 continue
@@ -191,9 +179,31 @@ class ScriptedCustomer:
                 if g.payload in left:
                     fallbacks += left.index(g.payload) + 1
                     continue
+                owner = next(
+                    (
+                        i
+                        for i in range(min(demands, len(self.requests)))
+                        if self.at_confirm[i][confirmed[i] :][:1] == [g.payload]
+                    ),
+                    None,
+                )
+                if owner is not None:
+                    confirmed[owner] += 1
+                    if owner != current:
+                        current, fallbacks = owner, 0
+                    continue
                 current = demands if demands < len(self.requests) else None
                 demands, fallbacks = demands + 1, 0
-        return demands, current, fallbacks
+        return demands, current, fallbacks, confirmed
+
+    def _change_of_mind(self, demands: int, confirmed: list[int]) -> str | None:
+        """The fallback to raise when the agent asks for a confirmation: the next confirmation
+        fallback of the first raised request (in card order) that has one left."""
+        for i in range(min(demands, len(self.requests))):
+            left = self.at_confirm[i][confirmed[i] :]
+            if left:
+                return left[0]
+        return None
 
     # -- responding ------------------------------------------------------------------------
 
@@ -251,16 +261,24 @@ class ScriptedCustomer:
                 )
                 lines += [tag("notsure", token) for token in unsure]
 
+        raised, current, fallbacks, confirmed = self._raised(messages)
         if any(g.kind == "confirm" for g in tags):
+            instead = self._change_of_mind(raised, confirmed)
+            if instead is not None:
+                # The card's condition "when the agent asks for confirmation" is met: no yes,
+                # and what it wants now instead of (or besides) what the agent restated.
+                prose.append("Wait, before you go ahead: I have changed my mind.")
+                return say(" ".join(prose), *lines, tag("request", instead))
             prose.append("Yes, please go ahead.")
             lines.append(tag("yes"))
 
         if any(g.kind == "tell" for g in tags):
             prose.append("Thanks for letting me know.")
 
-        raised, current, fallbacks = self._raised(messages)
         if any(g.kind == "cannot" for g in tags):
             left = self.fallbacks[current][fallbacks:] if current is not None else []
+            if left and self.waits_for[current][fallbacks] > confirmed[current]:
+                left = []
             if left:
                 prose.append("I understand, thank you for checking. In that case, here is what I would like instead.")
                 return say(" ".join(prose), *lines, tag("request", left[0]))
