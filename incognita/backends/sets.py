@@ -5,13 +5,14 @@ The plan (incognita.plan) has one pick per argument slot; a customer who says "r
 everything except the coffee machine" or "switch all items to their cheapest options"
 names a set of entries, and the slots are filled from that set. `SetChooser` is mixed into
 incognita.backends.picking.EntryPicker, whose `_best_entry` calls `_narrow_to_set` on the
-entries still free before it scores them; the scripted agent's `_report` calls
-`refund_total`. All rules are general; none names a task, an id or a product.
+entries still free before it scores them (and `_pick` asks `quantified`); the scripted
+agent's `_report` calls `refund_total`. All rules are general; none names a task, an id or a product.
 
 - Status from the tool: a change whose tool name holds an order status ("cancel *pending*
   order", "return *delivered* order items") acts only on records in that status; so does
-  a read whose result such a change takes its values from. Records in another status are
-  set aside when any fits (the status is read from the agent's own reads).
+  a read whose entries such a change takes (the lines of the order read; an address merely
+  copied from a record leaves its status free). Records in another status are set aside
+  when any fits (the status is read from the agent's own reads).
 - Enough lines: a read whose result a change takes N entries from (three item slots from
   the order's items) must be of a record holding at least N of them.
 - A stated count: "an order with five items" keeps the orders with exactly five lines, for
@@ -22,11 +23,19 @@ entries still free before it scores them; the scripted agent's `_report` calls
 - A per-line superlative: "switch all items to their cheapest options" selects the lines
   whose product has an available variant cheaper (or, for "most expensive", dearer) than
   the line; the agent reads each line's product to know.
+- Record order: slots filled from a set the customer named take its members in the order
+  the record lists them (a change of several lines applies its pairs in that order), a
+  slot's own details ("the shoe") still picking their member first, by words only.
 - A pair stays one product: an old item and its replacement at the same list position
   are variants of one product, so the old line is of the product whose variants the
   replacement is read from.
 - The same details kept: "the new shoe is still the same size" keeps, for the item the
   phrase names, the variants whose size is the old line's.
+- The same description again: under a quantifier ("modify all my t-shirts to purple"), a
+  later run of the same tool may take the entry an earlier run took by the same details.
+- Left for later: when a later read from the same list describes its record with more
+  details than this one ("the bookshelf and the jigsaw" after "the bookshelf"), a record
+  holding only this pick's details is taken first and the fuller one left for the later.
 - Money back: asked "how much money will I get back", the agent tells the sum of what its
   cancellations and returns refund (the item prices of the cancelled orders and of the
   returned lines).
@@ -53,7 +62,9 @@ _EXCLUSION = re.compile(
 # Where an excluded phrase ends: punctuation, or a word that starts a new clause.
 _PHRASE_END = re.compile(r"[.;:()!?]|,\s*but\b|\b(?:that|which|who|in|from|on|because|since|but|so)\b")
 _ARTICLE = re.compile(r"^(?:the|a|an|my|your|one|this|that)\s+")
-_ALL_ITEMS = re.compile(r"\b(?:all|every|each)\s+(?:of\s+)?(?:your\s+|my\s+|the\s+)?(?:items?|products?)\b|\beverything\b")
+_ALL_ITEMS = re.compile(
+    r"\b(?:all|every|each)\s+(?:of\s+)?(?:your\s+|my\s+|the\s+)?(?:items?|products?)\b|\beverything\b"
+)
 _SAME = re.compile(r"\b(?:exact\s+|very\s+)?same\s+((?:[a-z]+(?:\s+and\s+|\s*,\s*)?){1,3})")
 _MONEY_BACK = re.compile(r"\bhow much\b.*\b(?:back|refund(?:ed)?)\b", re.IGNORECASE)
 _QUANTIFIED = re.compile(rf"\b{_QUANTIFIER}\b", re.IGNORECASE)
@@ -128,7 +139,9 @@ def keep_records(
     for prefix, n in counts.items():
         tests.append(lambda doc, p=prefix, n=n: isinstance(_at(doc, p), (list, dict)) and len(_at(doc, p)) >= n)
     if exact is not None:
-        tests.append(lambda doc: isinstance(doc, dict) and isinstance(doc.get("items"), list) and len(doc["items"]) == exact)
+        tests.append(
+            lambda doc: isinstance(doc, dict) and isinstance(doc.get("items"), list) and len(doc["items"]) == exact
+        )
     for test in tests:
         if not any(isinstance(records.get(k), dict) for k, _ in free):
             break
@@ -248,7 +261,9 @@ def keep_variants(free: list, kept: dict[str, str]) -> list:
 def filled(demands: list[str], released: dict[str, str]) -> list[str]:
     """The demands with each placeholder read as the value the customer has since released
     ("their <preference:x> options" -> "their cheapest options"); unreleased ones dropped."""
-    return [strip_placeholders(re.sub(r"<([^<>]*)>", lambda m: released.get(m.group(1), m.group(0)), d)) for d in demands]
+    return [
+        strip_placeholders(re.sub(r"<([^<>]*)>", lambda m: released.get(m.group(1), m.group(0)), d)) for d in demands
+    ]
 
 
 def quantified(said: list[str]) -> bool:
