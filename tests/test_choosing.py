@@ -120,6 +120,7 @@ SCRIPTED = [
     "incognita/backends/scripted_customer.py",
     "incognita/backends/scripted_desk.py",
     "incognita/backends/discovery.py",
+    "incognita/backends/sets.py",
     "incognita/plan.py",
 ]
 

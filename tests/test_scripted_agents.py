@@ -82,7 +82,11 @@ def test_population_separates_only_where_holders_must_be_found(harness, corpus_i
     for model in ("surveyor", "prober", "hasty", "impatient"):
         for task, (card, golden) in corpus_inputs.items():
             for arm in ARMS:
-                rates[(model, arm)] += run(harness, model, f"scripted:{model}", arm, task, card, golden).success
+                outcome = run(harness, model, f"scripted:{model}", arm, task, card, golden)
+                # A failure the profile injects by design (its configured rate) is no
+                # separation by coordination: it counts as not failed here, so that the
+                # spread does not grow with every task the choosing rules make solvable.
+                rates[(model, arm)] += outcome.success or outcome.ground_truth["injected"] is not None
 
     def spread(arm):
         values = [rates[(m, arm)] for m in ("surveyor", "prober", "hasty", "impatient")]

@@ -25,6 +25,7 @@ from incognita.backends.choosing import (
     superlative_picks,
 )
 from incognita.backends.discovery import content_words
+from incognita.backends.sets import SetChooser, quantified
 from incognita.plan import PICK, PlannedCall, Source
 
 # Reading every entry of a list of bare ids to choose one costs a turn each; beyond this many
@@ -53,10 +54,13 @@ class Choosing:
     position: int = 0  # the argument's place in its list (new_item_ids/1 replaces item_ids/1)
     record: str | None = None  # the order the call acts on, once chosen
     sources: frozenset = frozenset()  # the earlier calls whose results the call's arguments come from
+    index: int | None = None  # the consuming call's place in the plan (incognita.backends.sets)
+    pointer: str = ""  # the argument's own pointer (item_ids/1)
 
 
-class EntryPicker:
-    """The choosing half of a scripted agent (module docstring)."""
+class EntryPicker(SetChooser):
+    """The choosing half of a scripted agent (module docstring); the set rules are
+    incognita.backends.sets."""
 
     def _read_value(self, src: Source, choosing: Choosing):
         """Follow a value-free path through an earlier result, choosing at each PICK."""
@@ -94,6 +98,11 @@ class EntryPicker:
         memo = (where, src.selected_by)
         taken = choosing.taken.setdefault(where, set())  # by this call's other arguments
         used = self.used.setdefault((where, choosing.call, choosing.slot), set())  # by earlier runs of this tool
+        # "All my t-shirts to purple": an earlier run of this tool that took an entry by the
+        # same description may take it again.
+        described_as = self.used.setdefault((where, choosing.call, choosing.slot, src.selected_by), set())
+        if src.selected_by and quantified(self.requests):
+            used = used - described_as
         # Only entries the rest of the path leads through can give the value (a line with a
         # "battery life" option), when any can.
         rest = src.steps[depth + 1 :]
@@ -103,7 +112,8 @@ class EntryPicker:
         )
         self.chosen.setdefault(memo, key)
         taken.add(key)
-        used.add(key)
+        self.used[(where, choosing.call, choosing.slot)].add(key)
+        described_as.add(key)
         choosing.picked.append(leaf_texts(collection[key]))
         if entry_kind(collection[key]) == "line":
             choosing.lines[choosing.position] = collection[key]
@@ -139,20 +149,25 @@ class EntryPicker:
             free = available or free
         if len(free) == 1:
             return free[0][0]
-        # The consuming call's own words come first: a change to a pending order needs an
-        # order whose status is pending, whatever else matches.
-        call_words = sorted(content_words(choosing.call))
         explore = (
             _reading_tool(self.tools, choosing.arg)
             if all(not isinstance(e, (dict, list)) for _, e in free) and len(free) <= MAX_EXPLORED and choosing.arg
             else None
         )
+        records = {}  # key -> the record read for a bare id
+        for key, entry in free:
+            if explore and isinstance(entry, str):
+                records[key] = yield from self._explore(explore, {choosing.arg: entry})
+        free = yield from self._narrow_to_set(free, records, src, choosing)
+        if len(free) == 1:
+            return free[0][0]
+        # The consuming call's own words come first: a change to a pending order needs an
+        # order whose status is pending, whatever else matches.
+        call_words = sorted(content_words(choosing.call))
         described = []  # (key, every text the entry states, its own and, for a bare id, its record's)
         for key, entry in free:
             texts = leaf_texts(entry) + ([str(key)] if isinstance(key, str) else [])
-            if explore and isinstance(entry, str):
-                doc = yield from self._explore(explore, {choosing.arg: entry})
-                texts += leaf_texts(doc)
+            texts += leaf_texts(records.get(key))
             described.append((key, texts))
         facts = [self.released[t] for t in src.selected_by if t in self.released]
         best_key, best = self._score(

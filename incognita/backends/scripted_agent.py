@@ -36,6 +36,7 @@ from incognita.backends.discovery import content_words, map_replies
 from incognita.backends.language import call_tag, first, parse, say, tag
 from incognita.backends.picking import RECORD_ARGS, Choosing, EntryPicker, GiveUp
 from incognita.backends.reconsidering import Reconsidering, refusal_reason
+from incognita.backends.sets import refund_total
 from incognita.common.backends.base import ModelRequest, ModelResponse, ToolCall
 from incognita.golden import result_doc
 from incognita.plan import Plan, PlannedCall, Source
@@ -113,6 +114,7 @@ class ScriptedAgent(EntryPicker, Reconsidering):
         self.rng = random.Random(context["seed"])
         self.released: dict[str, str] = {}
         self.requests: list[str] = []  # the customer's own demands, as raised (placeholders removed)
+        self.demands: list[str] = []  # the same demands with their placeholders (incognita.backends.sets)
         self.mentioned: list[str] = []  # the tokens those demands name as placeholders (<item:...>)
         self.unsure: set[str] = set()  # tokens the customer said it is not sure of
         self.results: dict[int, Any] = {}  # call index -> its whole result
@@ -277,6 +279,9 @@ class ScriptedAgent(EntryPicker, Reconsidering):
                 continue  # that part of the record is not there: nothing to tell
             if value is not None:
                 values.append(_render(value, item.match))
+        if any(item.source is None for item in self.plan.info):  # a sum no single read holds
+            made = [(c.name, self.results.get(c.index)) for c in self.plan.calls if c.write]
+            values += [v for v in [refund_total(self.requests, made)] if v]
         if values:
             yield _msg(
                 "USER",
@@ -302,6 +307,7 @@ class ScriptedAgent(EntryPicker, Reconsidering):
                 self.released[name] = value
             elif t.kind == "request" and t.payload:
                 self.requests.append(strip_placeholders(t.payload))
+                self.demands.append(t.payload)
                 self.mentioned.extend(m for m in placeholders(t.payload) if m not in self.mentioned)
             elif t.kind == "notsure":
                 self.unsure.add(t.payload.strip())
@@ -382,6 +388,7 @@ class ScriptedAgent(EntryPicker, Reconsidering):
             call=call.name,
             arg=None,
             sources=frozenset(s.call for src in call.args.values() for s in (src, *src.operands) if s.kind == "read"),
+            index=call.index,
         )
 
         # The record the call acts on (the order, the user) is chosen first: its other arguments
@@ -394,7 +401,7 @@ class ScriptedAgent(EntryPicker, Reconsidering):
 
         for pointer in sorted(call.args, key=order):
             choosing.arg = pointer.split("/")[1] if pointer.count("/") == 1 else None
-            choosing.slot = re.sub(r"/\d+", "", pointer)
+            choosing.slot, choosing.pointer = re.sub(r"/\d+", "", pointer), pointer
             choosing.position = int(pointer.rsplit("/", 1)[1]) if pointer.rsplit("/", 1)[1].isdigit() else 0
             value = yield from self._value(call.args[pointer], choosing)
             if pointer == "/order_id":
