@@ -25,6 +25,7 @@ from incognita.backends.choosing import (
     superlative_picks,
 )
 from incognita.backends.discovery import content_words
+from incognita.backends.relations import RelationPicker
 from incognita.plan import PICK, PlannedCall, Source
 
 # Reading every entry of a list of bare ids to choose one costs a turn each; beyond this many
@@ -53,9 +54,11 @@ class Choosing:
     position: int = 0  # the argument's place in its list (new_item_ids/1 replaces item_ids/1)
     record: str | None = None  # the order the call acts on, once chosen
     sources: frozenset = frozenset()  # the earlier calls whose results the call's arguments come from
+    index: int | None = None  # the planned call being built
+    relation: dict = field(default_factory=dict)  # key -> what the stated relations give it (relations.py)
 
 
-class EntryPicker:
+class EntryPicker(RelationPicker):
     """The choosing half of a scripted agent (module docstring)."""
 
     def _read_value(self, src: Source, choosing: Choosing):
@@ -154,6 +157,7 @@ class EntryPicker:
                 doc = yield from self._explore(explore, {choosing.arg: entry})
                 texts += leaf_texts(doc)
             described.append((key, texts))
+        choosing.relation = yield from self._relation_scores(free, choosing, explore)
         facts = [self.released[t] for t in src.selected_by if t in self.released]
         best_key, best = self._score(
             described, free, facts or self._said(), call_words, src, choosing, earlier, is_list
@@ -230,7 +234,9 @@ class EntryPicker:
             # after the customer's words, the records of this case break the tie.
             mentioned = (key in near) * 2 + (key in far) if isinstance(key, str) else 0
             stated = first[key][1] + (key in picks) + goals.get(key, 0)
-            score = (first[key][0], stated, mentioned, likeness, key == earlier)
+            # A relation the customer states ("the LA order", "my NYC address") comes right
+            # after the call's own words.
+            score = ((first[key][0], choosing.relation.get(key, 0)), stated, mentioned, likeness, key == earlier)
             if best is None or score > best:
                 best_key, best = key, score
         return best_key, best

@@ -112,6 +112,7 @@ class ScriptedAgent(EntryPicker):
         self.rng = random.Random(context["seed"])
         self.released: dict[str, str] = {}
         self.requests: list[str] = []  # the customer's own demands, as raised (placeholders removed)
+        self.demands: list[str] = []  # the same, placeholders kept (read by relations.py)
         self.mentioned: list[str] = []  # the tokens those demands name as placeholders (<item:...>)
         self.unsure: set[str] = set()  # tokens the customer said it is not sure of
         self.results: dict[int, Any] = {}  # call index -> its whole result
@@ -306,6 +307,7 @@ class ScriptedAgent(EntryPicker):
                 self.released[name] = value
             elif t.kind == "request" and t.payload:
                 self.requests.append(strip_placeholders(t.payload))
+                self.demands.append(t.payload)
                 self.mentioned.extend(m for m in placeholders(t.payload) if m not in self.mentioned)
             elif t.kind == "notsure":
                 self.unsure.add(t.payload.strip())
@@ -381,6 +383,7 @@ class ScriptedAgent(EntryPicker):
         args: dict = {}
         choosing = Choosing(
             call=call.name,
+            index=call.index,
             arg=None,
             sources=frozenset(s.call for src in call.args.values() for s in (src, *src.operands) if s.kind == "read"),
         )
