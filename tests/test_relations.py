@@ -145,3 +145,21 @@ def test_the_hook_asks_for_placeholders_in_a_relation_and_scores_the_orders():
     other = _Agent(["Return the items of the order sent to Texas."], {})
     choosing.index = 3
     assert set(_drive(other._relation_scores(free, choosing, "get_order_details")).values()) == {0}
+
+
+def test_a_replacement_is_not_matched_against_the_description_of_the_item_it_replaces():
+    change = PlannedCall(
+        6,
+        "modify_pending_order_items",
+        True,
+        {
+            "/item_ids/0": Source("read", call=4, steps=("items", PICK, "item_id"), selected_by=("item:toy",)),
+            "/new_item_ids/0": Source("read", call=5, steps=("variants", PICK, "item_id")),
+        },
+    )
+    agent = _Agent([], {"item:toy": "kite; 1000-piece; red", "name": "Ada Lee"})
+    agent.plan.calls = [*PLAN, change]
+    replacement = type("C", (), {"index": 6, "slot": "/new_item_ids", "position": 0})()
+    assert agent._replaced_descriptions(replacement) == {"kite; 1000-piece; red"}
+    old_line = type("C", (), {"index": 6, "slot": "/item_ids", "position": 0})()
+    assert agent._replaced_descriptions(old_line) == set()

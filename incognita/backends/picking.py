@@ -160,7 +160,7 @@ class EntryPicker(RelationPicker):
         choosing.relation = yield from self._relation_scores(free, choosing, explore)
         facts = [self.released[t] for t in src.selected_by if t in self.released]
         best_key, best = self._score(
-            described, free, facts or self._said(), call_words, src, choosing, earlier, is_list
+            described, free, facts or self._said(choosing), call_words, src, choosing, earlier, is_list
         )
         if not facts and best[1] <= 0 and any(t not in self.released and t not in self.unsure for t in self.mentioned):
             # Nothing the customer said tells the entries apart, but its demands named details
@@ -168,7 +168,9 @@ class EntryPicker(RelationPicker):
             for token in self.mentioned:
                 if token not in self.released and token not in self.unsure:
                     yield from self._ask_customer(token, required=False)
-            best_key, best = self._score(described, free, self._said(), call_words, src, choosing, earlier, is_list)
+            best_key, best = self._score(
+                described, free, self._said(choosing), call_words, src, choosing, earlier, is_list
+            )
         if src.selected_by and best[1] <= 0:
             # The customer described the entry and nothing matches: choosing blindly would act
             # on something it never asked about.
@@ -199,9 +201,11 @@ class EntryPicker(RelationPicker):
     def _is_change(self, index: int | None) -> bool:
         return any(c.index == index and c.write for c in self.plan.calls)
 
-    def _said(self) -> list[str]:
-        """Everything the customer has said: released details and raised demands."""
-        return list(self.released.values()) + self.requests
+    def _said(self, choosing: Choosing | None = None) -> list[str]:
+        """Everything the customer has said: released details and raised demands (for a
+        replacement, less the details that described the item it replaces)."""
+        old = self._replaced_descriptions(choosing) if choosing is not None else set()
+        return [v for v in self.released.values() if v not in old] + self.requests
 
     def _score(self, described, free, facts, call_words, src, choosing, earlier, is_list):
         """(key, score) of the best entry; the score is (the call's words, the customer's facts

@@ -25,6 +25,13 @@ incognita.backends.choosing cannot see them; this module reads them as relations
   names ("bought a lamp sent to this new address"), or, when no demand names one, an order
   on the same street as the profile's address at another number ("a new house on the same
   street").
+- *The order a change's lines come from.* When a change's other arguments are lines read
+  from one order record, the change acts on that order (its lines are that order's).
+- *All orders* ("correct all order addresses", "both orders"): the next order not yet
+  changed, in list order.
+- *The item replaced.* The details that selected the line a replacement replaces ("the
+  1000-piece intermediate one") describe the old item: they are not matched against the
+  replacement's candidates (`_replaced_descriptions`, read by `EntryPicker._said`).
 
 Placeholders of a masked demand (`<item:...>`) inside such a phrase are asked for, as one
 asks "which item?", and read as the customer's released value; never as words themselves.
@@ -318,6 +325,15 @@ class RelationPicker:
             for key, value in got.items():
                 scores[key] += value
         return scores
+
+    def _replaced_descriptions(self, choosing) -> set[str]:
+        """The customer's details that selected the line a replacement replaces ("the
+        1000-piece intermediate one"): they describe the old item, not the one wanted."""
+        if getattr(choosing, "slot", "") != "/new_item_ids":
+            return set()
+        call = next((c for c in self.plan.calls if c.index == getattr(choosing, "index", None)), None)
+        old = call.args.get(f"/item_ids/{choosing.position}") if call else None
+        return {self.released[t] for t in (old.selected_by if old else ()) if t in self.released}
 
     def _profile_address(self):
         for doc in self.results.values():
