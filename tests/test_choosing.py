@@ -116,6 +116,7 @@ def test_option_extremes_and_comparisons():
 SCRIPTED = [
     "incognita/backends/choosing.py",
     "incognita/backends/picking.py",
+    "incognita/backends/relations.py",
     "incognita/backends/scripted_agent.py",
     "incognita/backends/scripted_customer.py",
     "incognita/backends/scripted_desk.py",

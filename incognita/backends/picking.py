@@ -25,6 +25,7 @@ from incognita.backends.choosing import (
     superlative_picks,
 )
 from incognita.backends.discovery import content_words
+from incognita.backends.relations import RelationPicker
 from incognita.backends.sets import SetChooser, quantified
 from incognita.plan import PICK, PlannedCall, Source
 
@@ -54,13 +55,14 @@ class Choosing:
     position: int = 0  # the argument's place in its list (new_item_ids/1 replaces item_ids/1)
     record: str | None = None  # the order the call acts on, once chosen
     sources: frozenset = frozenset()  # the earlier calls whose results the call's arguments come from
-    index: int | None = None  # the consuming call's place in the plan (incognita.backends.sets)
-    pointer: str = ""  # the argument's own pointer (item_ids/1)
+    index: int | None = None  # the consuming call's place in the plan
+    pointer: str = ""  # the argument's own pointer (item_ids/1; incognita.backends.sets)
+    relation: dict = field(default_factory=dict)  # key -> what the stated relations give it (relations.py)
 
 
-class EntryPicker(SetChooser):
+class EntryPicker(SetChooser, RelationPicker):
     """The choosing half of a scripted agent (module docstring); the set rules are
-    incognita.backends.sets."""
+    incognita.backends.sets, the relations between records incognita.backends.relations."""
 
     def _read_value(self, src: Source, choosing: Choosing):
         """Follow a value-free path through an earlier result, choosing at each PICK."""
@@ -169,9 +171,10 @@ class EntryPicker(SetChooser):
             texts = leaf_texts(entry) + ([str(key)] if isinstance(key, str) else [])
             texts += leaf_texts(records.get(key))
             described.append((key, texts))
+        choosing.relation = yield from self._relation_scores(free, choosing, explore)
         facts = [self.released[t] for t in src.selected_by if t in self.released]
         best_key, best = self._score(
-            described, free, facts or self._said(), call_words, src, choosing, earlier, is_list
+            described, free, facts or self._said(choosing), call_words, src, choosing, earlier, is_list
         )
         if not facts and best[1] <= 0 and any(t not in self.released and t not in self.unsure for t in self.mentioned):
             # Nothing the customer said tells the entries apart, but its demands named details
@@ -179,7 +182,9 @@ class EntryPicker(SetChooser):
             for token in self.mentioned:
                 if token not in self.released and token not in self.unsure:
                     yield from self._ask_customer(token, required=False)
-            best_key, best = self._score(described, free, self._said(), call_words, src, choosing, earlier, is_list)
+            best_key, best = self._score(
+                described, free, self._said(choosing), call_words, src, choosing, earlier, is_list
+            )
         if src.selected_by and best[1] <= 0:
             # The customer described the entry and nothing matches: choosing blindly would act
             # on something it never asked about.
@@ -210,9 +215,11 @@ class EntryPicker(SetChooser):
     def _is_change(self, index: int | None) -> bool:
         return any(c.index == index and c.write for c in self.plan.calls)
 
-    def _said(self) -> list[str]:
-        """Everything the customer has said: released details and raised demands."""
-        return list(self.released.values()) + self.requests
+    def _said(self, choosing: Choosing | None = None) -> list[str]:
+        """Everything the customer has said: released details and raised demands (for a
+        replacement, less the details that described the item it replaces)."""
+        old = self._replaced_descriptions(choosing) if choosing is not None else set()
+        return [v for v in self.released.values() if v not in old] + self.requests
 
     def _score(self, described, free, facts, call_words, src, choosing, earlier, is_list):
         """(key, score) of the best entry; the score is (the call's words, the customer's facts
@@ -245,7 +252,9 @@ class EntryPicker(SetChooser):
             # after the customer's words, the records of this case break the tie.
             mentioned = (key in near) * 2 + (key in far) if isinstance(key, str) else 0
             stated = first[key][1] + (key in picks) + goals.get(key, 0)
-            score = (first[key][0], stated, mentioned, likeness, key == earlier)
+            # A relation the customer states ("the LA order", "my NYC address") comes right
+            # after the call's own words.
+            score = ((first[key][0], choosing.relation.get(key, 0)), stated, mentioned, likeness, key == earlier)
             if best is None or score > best:
                 best_key, best = key, score
         return best_key, best

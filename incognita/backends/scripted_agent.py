@@ -114,7 +114,7 @@ class ScriptedAgent(EntryPicker, Reconsidering):
         self.rng = random.Random(context["seed"])
         self.released: dict[str, str] = {}
         self.requests: list[str] = []  # the customer's own demands, as raised (placeholders removed)
-        self.demands: list[str] = []  # the same demands with their placeholders (incognita.backends.sets)
+        self.demands: list[str] = []  # the same demands with their placeholders (sets.py, relations.py)
         self.mentioned: list[str] = []  # the tokens those demands name as placeholders (<item:...>)
         self.unsure: set[str] = set()  # tokens the customer said it is not sure of
         self.results: dict[int, Any] = {}  # call index -> its whole result
@@ -386,9 +386,9 @@ class ScriptedAgent(EntryPicker, Reconsidering):
         args: dict = {}
         choosing = Choosing(
             call=call.name,
+            index=call.index,
             arg=None,
             sources=frozenset(s.call for src in call.args.values() for s in (src, *src.operands) if s.kind == "read"),
-            index=call.index,
         )
 
         # The record the call acts on (the order, the user) is chosen first: its other arguments
