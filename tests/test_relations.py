@@ -163,3 +163,27 @@ def test_a_replacement_is_not_matched_against_the_description_of_the_item_it_rep
     assert agent._replaced_descriptions(replacement) == {"kite; 1000-piece; red"}
     old_line = type("C", (), {"index": 6, "slot": "/item_ids", "position": 0})()
     assert agent._replaced_descriptions(old_line) == set()
+
+
+def test_a_place_named_after_the_address_it_qualifies_selects_the_order():
+    text = "You ordered an order sent to your aunt's address in Los Angeles, and want it changed to your home."
+    assert ("words", "Los Angeles") in target_descriptors(text, {})
+    no_to = "You sent an order your aunt's address in LA, and want to change it to your default address in Oslo."
+    found = target_descriptors(no_to, {})
+    assert ("words", "LA") in found and ("words", "Oslo") not in found
+    assert target_score(found, WEST, None) > target_score(found, NORTH, None)
+
+
+def test_a_price_comparison_is_read_across_orders_holding_the_item_kind():
+    from incognita.backends.relations import price_extreme_scores
+
+    cheap = {"order_id": "#C1", "items": [{"name": "Kite", "price": 20.0}, {"name": "Lamp", "price": 90.0}]}
+    dear = {"order_id": "#C2", "items": [{"name": "Kite", "price": 35.0}]}
+    records = {"#C1": cheap, "#C2": dear}
+    assert price_extreme_scores(["Return the more expensive one."], ["kites"], records) == {"#C2": 1}
+    assert price_extreme_scores(["Return the cheapest one."], ["kites"], records) == {"#C1": 1}
+    # A change of mind: the latest comparison holds.
+    said = ["Return the less expensive one.", "You change your mind and return the more expensive one."]
+    assert price_extreme_scores(said, ["kites"], records) == {"#C2": 1}
+    assert price_extreme_scores(["Return the kite."], ["kites"], records) == {}
+    assert price_extreme_scores(["Return the dearest."], ["kites"], {"#C2": dear}) == {}

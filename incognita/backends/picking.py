@@ -27,6 +27,7 @@ from incognita.backends.choosing import (
 from incognita.backends.discovery import content_words
 from incognita.backends.relations import RelationPicker
 from incognita.backends.sets import SetChooser, quantified
+from incognita.backends.wording import absence_score, expand_abbreviations, stated_ids
 from incognita.plan import PICK, PlannedCall, Source
 
 # Reading every entry of a list of bare ids to choose one costs a turn each; beyond this many
@@ -172,7 +173,7 @@ class EntryPicker(SetChooser, RelationPicker):
             texts += leaf_texts(records.get(key))
             described.append((key, texts))
         choosing.relation = yield from self._relation_scores(free, choosing, explore)
-        facts = [self.released[t] for t in src.selected_by if t in self.released]
+        facts = [expand_abbreviations(self.released[t]) for t in src.selected_by if t in self.released]
         best_key, best = self._score(
             described, free, facts or self._said(choosing), call_words, src, choosing, earlier, is_list
         )
@@ -219,7 +220,8 @@ class EntryPicker(SetChooser, RelationPicker):
         """Everything the customer has said: released details and raised demands (for a
         replacement, less the details that described the item it replaces)."""
         old = self._replaced_descriptions(choosing) if choosing is not None else set()
-        return [v for v in self.released.values() if v not in old] + self.requests
+        said = [v for v in self.released.values() if v not in old] + self.requests
+        return [expand_abbreviations(t) for t in said]  # "refund to GC" names the gift card
 
     def _score(self, described, free, facts, call_words, src, choosing, earlier, is_list):
         """(key, score) of the best entry; the score is (the call's words, the customer's facts
@@ -245,6 +247,11 @@ class EntryPicker(SetChooser, RelationPicker):
         said = list(dict.fromkeys([*facts, *self.requests]))
         old = choosing.lines.get(choosing.position)
         goals = goal_picks(option_goals(said), group, old)
+        # An id the customer wrote, or an absence it asks for ("without water resistance"),
+        # names an entry's value in words the matching above does not compare (wording.py).
+        ids, entries = stated_ids(facts), dict(free)
+        for key, texts in described:
+            goals[key] = goals.get(key, 0) + bool(ids & set(texts)) + absence_score(facts, entries.get(key))
         best_key, best = described[0][0], None
         for key, texts in described:
             likeness = max((len(set(texts) & set(other)) for other in choosing.picked), default=0)

@@ -43,7 +43,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from incognita.backends.choosing import match_score, strip_placeholders
+from incognita.backends.choosing import match_score, strip_placeholders, superlative
 from incognita.source_words import US_STATES
 
 # Widely used abbreviations and nicknames of large US cities (everyday language, like the
@@ -87,6 +87,13 @@ _TARGET_SENT = re.compile(
 )
 _TARGET_COUNT = re.compile(
     rf"\borders?\s+(?:with|containing|that\s+has|that\s+had|holding|of)\s+({_W})\s+{_PHRASE}", re.IGNORECASE
+)
+# "Sent (to) your son's address in Washington DC": the place is named after the address it
+# qualifies, within the clause of the sending verb (a destination later in the sentence is not).
+_TARGET_ADDRESS_IN = re.compile(
+    rf"\b(?:sent|shipped|delivered|mailed|addressed)\b(?:\s+[\w'-]+){{0,6}}?\s+(?:address|home|house|place)"
+    rf"\s+(?:in|at)\s+{_PHRASE}",
+    re.IGNORECASE,
 )
 _EVERY_ORDER = re.compile(r"\b(?:all|every|each|both)\s+(?:of\s+)?(?:my\s+|your\s+|the\s+)?orders?\b", re.IGNORECASE)
 _DESTINATION = re.compile(
@@ -135,7 +142,7 @@ def _street(address1: str) -> str:
 def phrase_tokens(text: str) -> list[str]:
     """The placeholder tokens inside the relation phrases of a demand (to ask for first)."""
     found = []
-    for pattern in (_TARGET_ADJ, _TARGET_SENT, _TARGET_COUNT, _DESTINATION):
+    for pattern in (_TARGET_ADJ, _TARGET_SENT, _TARGET_ADDRESS_IN, _TARGET_COUNT, _DESTINATION):
         for m in pattern.finditer(text):
             found += _PLACEHOLDER.findall(m.group(0))
     return list(dict.fromkeys(found))
@@ -156,7 +163,7 @@ def target_descriptors(text: str, released: dict[str, str]) -> list[tuple]:
         n = int(number) if number.isdigit() else NUMBER_WORDS.get(number)
         if n:
             out.append(("count", n, _fill(m.group(2), released)))
-    for pattern in (_TARGET_ADJ, _TARGET_SENT):
+    for pattern in (_TARGET_ADJ, _TARGET_SENT, _TARGET_ADDRESS_IN):
         for m in pattern.finditer(text):
             words = _fill(m.group(1), released)
             lowered = set(_norm(words).split())
@@ -215,6 +222,33 @@ def target_score(descriptors: list[tuple], record: Any, destination: str | None,
         elif d[0] == "words":
             score += place_matches(d[1], address) or any(holds_kind(line, d[1]) for line in _lines(record))
     return score
+
+
+def price_extreme_scores(demands: list[str], kinds: list[str], records: dict) -> dict[Any, int]:
+    """Key -> 1 for the order holding the dearest (or cheapest) line of the item kind the
+    customer named, when a price comparison it states ("return the more expensive one") is
+    to be read across orders that each hold such a line."""
+    # The latest demand stating one wins: a change of mind replaces the earlier comparison.
+    stated = next(
+        (
+            found
+            for t in reversed(demands)
+            if len(found := {k for k, _ in superlative([t]) if k.startswith("price")}) == 1
+        ),
+        set(),
+    )
+    if not stated or not kinds:
+        return {}
+    lines = [
+        (key, float(line["price"]))
+        for key, record in records.items()
+        for line in _lines(record)
+        if isinstance(line.get("price"), (int, float)) and any(holds_kind(line, k) for k in kinds)
+    ]
+    if len({key for key, _ in lines}) < 2:
+        return {}
+    best = (min if stated == {"price_min"} else max)(price for _, price in lines)
+    return {key: 1 for key, price in lines if price == best}
 
 
 def destination_scores(
@@ -317,9 +351,14 @@ class RelationPicker:
                 away_from = self._written_address(write)
                 own = choosing.index == write.index  # the change's own order, not a read for it
                 holding = self._lines_record(write) if own else None
+                # The item kinds the demands name (their released placeholders), for a price
+                # comparison read across the orders.
+                kinds = [self.released[tok] for t in demands for tok in _PLACEHOLDER.findall(t) if tok in self.released]
+                extreme = price_extreme_scores([_fill(t, self.released) for t in about], kinds, records)
                 got = {
                     key: target_score(descriptors, rec, away_from, own and key == next(iter(records)))
                     + bool(holding and isinstance(rec, dict) and rec.get("order_id") == holding)
+                    + extreme.get(key, 0)
                     for key, rec in records.items()
                 }
             for key, value in got.items():
