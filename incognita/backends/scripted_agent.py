@@ -112,6 +112,7 @@ class ScriptedAgent(EntryPicker):
         self.rng = random.Random(context["seed"])
         self.released: dict[str, str] = {}
         self.requests: list[str] = []  # the customer's own demands, as raised (placeholders removed)
+        self.raised: list[str] = []  # the same demands with their placeholders (which item each is about)
         self.mentioned: list[str] = []  # the tokens those demands name as placeholders (<item:...>)
         self.unsure: set[str] = set()  # tokens the customer said it is not sure of
         self.results: dict[int, Any] = {}  # call index -> its whole result
@@ -306,6 +307,7 @@ class ScriptedAgent(EntryPicker):
                 self.released[name] = value
             elif t.kind == "request" and t.payload:
                 self.requests.append(strip_placeholders(t.payload))
+                self.raised.append(t.payload)
                 self.mentioned.extend(m for m in placeholders(t.payload) if m not in self.mentioned)
             elif t.kind == "notsure":
                 self.unsure.add(t.payload.strip())
