@@ -94,6 +94,7 @@ def test_recency_picks_by_list_position_as_the_database_orders_it():
 def test_option_extremes_and_comparisons():
     assert option_rank("500") == 500 and option_rank("1.5L") == option_rank("1500ml")
     assert option_rank("beginner") < option_rank("expert") and option_rank("S") < option_rank("L")
+    assert option_rank("1080p") < option_rank("4K") < option_rank("5K")  # "4K" is four thousand
     jigsaws = [
         ("e", {"options": {"pieces": "500", "difficulty level": "expert"}, "price": 1}),
         ("b", {"options": {"pieces": "500", "difficulty level": "beginner"}, "price": 1}),
@@ -117,11 +118,15 @@ SCRIPTED = [
     "incognita/backends/choosing.py",
     "incognita/backends/picking.py",
     "incognita/backends/relations.py",
+    "incognita/backends/comparing.py",
     "incognita/backends/scripted_agent.py",
     "incognita/backends/scripted_customer.py",
     "incognita/backends/scripted_desk.py",
     "incognita/backends/discovery.py",
     "incognita/backends/sets.py",
+    "incognita/backends/wording.py",
+    "incognita/backends/conditions.py",
+    "incognita/backends/reconsidering.py",
     "incognita/plan.py",
 ]
 

@@ -254,6 +254,8 @@ _COMPARED = {
     "heavier": ("weight", 1),
     "lighter": ("weight", -1),
 }
+# "4K" is four thousand (a resolution above "1080p"), as a person reads it.
+_THOUSANDS = {"k": 1000.0}
 _TO_ML = {"ml": 1.0, "l": 1000.0, "liter": 1000.0, "liters": 1000.0, "litre": 1000.0, "litres": 1000.0}
 
 
@@ -268,7 +270,7 @@ def option_rank(value: str) -> float | None:
     if not m:
         return None
     number, unit = float(m.group(1)), m.group(2)
-    return number * _TO_ML.get(unit, 1.0)
+    return number * _TO_ML.get(unit, _THOUSANDS.get(unit, 1.0))
 
 
 def option_goals(facts: list[str]) -> list[tuple[str, str, int]]:

@@ -18,12 +18,11 @@ from typing import Any
 
 from incognita.backends.choosing import (
     entry_kind,
-    goal_picks,
     match_score,
-    option_goals,
     superlative,
     superlative_picks,
 )
+from incognita.backends.comparing import compared_goals, demands_in_scope, named_option_scores, read_lines, scope_tokens
 from incognita.backends.discovery import content_words
 from incognita.backends.relations import RelationPicker
 from incognita.backends.sets import SetChooser, quantified
@@ -70,6 +69,14 @@ class EntryPicker(SetChooser, RelationPicker):
         if src.call not in self.results:  # an earlier change failed (a slip), so its result never came
             raise GiveUp(f"the result of call {src.call} is missing: an earlier step was not carried out")
         node = self.results[src.call]
+        if (
+            choosing.slot == "/item_ids"
+            and isinstance(node, dict)
+            and node.get("order_id") not in (None, choosing.record)
+        ):
+            # The items a change of an order acts on are that order's lines: read them from its
+            # record when the planned read turned out to be another order.
+            node = next((d for d in self._order_docs() if d.get("order_id") == choosing.record), node)
         for depth, step in enumerate(src.steps):
             if step == PICK:
                 node = yield from self._pick(node, src, depth, choosing)
@@ -106,6 +113,8 @@ class EntryPicker(SetChooser, RelationPicker):
         described_as = self.used.setdefault((where, choosing.call, choosing.slot, src.selected_by), set())
         if src.selected_by and quantified(self.requests):
             used = used - described_as
+        if choosing.slot.endswith("payment_method_id"):
+            used = set()  # a payment method pays for any number of changes: no earlier one uses it up
         # Only entries the rest of the path leads through can give the value (a line with a
         # "battery life" option), when any can.
         rest = src.steps[depth + 1 :]
@@ -192,6 +201,9 @@ class EntryPicker(SetChooser, RelationPicker):
             raise GiveUp(f"nothing in the result of call {src.call} matches what the customer described")
         return best_key
 
+    def _order_docs(self) -> list[dict]:
+        return [d for d in [*self.results.values(), *self.explored.values()] if isinstance(d, dict) and "order_id" in d]
+
     def _line_ids(self, order_id: str | None) -> set[str]:
         """The item ids of the lines of that order (of every order read so far, when none is
         chosen yet), from the results read so far."""
@@ -231,6 +243,8 @@ class EntryPicker(SetChooser, RelationPicker):
         near |= self._record_texts(choosing.record)  # ... and the order it acts on, once chosen
         far = self._context_texts(src.call)
         first = {key: (match_score(call_words, texts), match_score(facts, texts)) for key, texts in described}
+        for key, extra in named_option_scores(facts, free).items():  # "size 8" names an option's value
+            first[key] = (first[key][0], first[key][1] + extra)
         # A superlative or comparison the customer states ("the cheapest", "the most recent
         # order", "a brighter one") picks by price, list position or an option's scale, among
         # the entries that match its words best (the cheapest *green* one).
@@ -246,7 +260,12 @@ class EntryPicker(SetChooser, RelationPicker):
         # only where the entries have that option (brightness), so they stay with their item.
         said = list(dict.fromkeys([*facts, *self.requests]))
         old = choosing.lines.get(choosing.position)
-        goals = goal_picks(option_goals(said), group, old)
+        # Constraints relative to the old line ("1000 more pieces", "the same difficulty",
+        # "within the previous price") come from the details and the demands about this item.
+        scoped = demands_in_scope(self.demands, scope_tokens(src.selected_by, group, old))
+        details = [f for f in facts if f not in self.requests]
+        lines = read_lines([*self.results.values(), *self.explored.values()])
+        goals = compared_goals(details, scoped, said, group, old, lines)
         # An id the customer wrote, or an absence it asks for ("without water resistance"),
         # names an entry's value in words the matching above does not compare (wording.py).
         ids, entries = stated_ids(facts), dict(free)
