@@ -9,7 +9,7 @@ customer released (`_pick`: the variant whose options are the stated preferences
 order holding the named items, the payment method of the named kind; an order list holds
 bare ids, so it reads the orders to choose), takes policy terms from the vocabulary it
 knows, confirms changes with the customer (`#confirm`), has holders run calls (`#call`),
-reports requested information (`#tell`) and sends FINAL.
+reports requested information (`#tell`, incognita.backends.telling) and sends FINAL.
 
 Profiles (config/scripted_agents.yaml) set its coordination skill:
 - `discovery`: oracle (told the partition), survey (asks every desk what it handles, then
@@ -36,7 +36,7 @@ from incognita.backends.discovery import content_words, map_replies
 from incognita.backends.language import call_tag, first, parse, say, tag
 from incognita.backends.picking import RECORD_ARGS, Choosing, EntryPicker, GiveUp
 from incognita.backends.reconsidering import Reconsidering, refusal_reason
-from incognita.backends.sets import refund_total
+from incognita.backends.telling import Telling
 from incognita.common.backends.base import ModelRequest, ModelResponse, ToolCall
 from incognita.golden import result_doc
 from incognita.plan import Plan, PlannedCall, Source
@@ -97,7 +97,7 @@ class Profile:
         )
 
 
-class ScriptedAgent(EntryPicker, Reconsidering):
+class ScriptedAgent(EntryPicker, Reconsidering, Telling):
     """One instance per episode. Context: plan, arm, recipients, holders (oracle only), profile."""
 
     def __init__(self, profile: Profile, context: dict):
@@ -255,40 +255,6 @@ class ScriptedAgent(EntryPicker, Reconsidering):
             for src in c.args.values()
             for s in (src, *src.operands)
         )
-
-    def _report(self):
-        if not self.plan.info:
-            return
-        if self._injection == "correct_unconfirmed":
-            self._mark("correct_unconfirmed")
-            return
-        values = []
-        for item in self.plan.info:
-            if item.source is None or item.source.call not in self.results:
-                continue  # not traceable to any read, or its read never came: it cannot know it
-            for token in item.source.selected_by:
-                if token not in self.released:
-                    yield from self._ask_customer(token)
-            try:
-                # Two items may read two fields of one entry (a speaker's price and battery
-                # life), or one field of two entries: an entry is kept from being reported
-                # twice only for the same field.
-                slot = "/".join(item.source.steps)
-                value = yield from self._read_value(item.source, Choosing(call="", arg=None, slot=slot))
-            except GiveUp:
-                continue  # that part of the record is not there: nothing to tell
-            if value is not None:
-                values.append(_render(value, item.match))
-        if any(item.source is None for item in self.plan.info):  # a sum no single read holds
-            made = [(c.name, self.results.get(c.index)) for c in self.plan.calls if c.write]
-            values += [v for v in [refund_total(self.requests, made)] if v]
-        if values:
-            yield _msg(
-                "USER",
-                say(
-                    "Here is the information you asked for: " + "; ".join(values) + ".", tag("tell", "; ".join(values))
-                ),
-            )
 
     # ------------------------------------------------------------------ steps
     def _ask_customer(self, token: str, required: bool = True):
@@ -506,18 +472,6 @@ def _last_observation(request: ModelRequest) -> str:
 
 def _describe(tool: str) -> str:
     return tool.replace("_", " ")
-
-
-def _render(value: Any, match: str) -> str:
-    """Say a traced value the way the information item expects it."""
-    if match in ("count", "count_available"):
-        entries = list(value.values()) if isinstance(value, dict) else list(value or [])
-        if match == "count_available":
-            entries = [e for e in entries if isinstance(e, dict) and e.get("available") is True]
-        return str(len(entries))
-    if match == "number" and isinstance(value, float):
-        return f"{value:.2f}"
-    return str(value)
 
 
 def _field_value(value: str, part: str | None, transform: str | None) -> str:
