@@ -187,3 +187,19 @@ def test_a_price_comparison_is_read_across_orders_holding_the_item_kind():
     assert price_extreme_scores(said, ["kites"], records) == {"#C2": 1}
     assert price_extreme_scores(["Return the kite."], ["kites"], records) == {}
     assert price_extreme_scores(["Return the dearest."], ["kites"], {"#C2": dear}) == {}
+
+
+def test_the_lines_of_a_read_that_landed_elsewhere_do_not_choose_the_order():
+    # The change's lines are read from call 1; that read took another order than the one
+    # holding what the customer described, so it says nothing about the change's order.
+    from incognita.backends.relations import RelationPicker
+    from incognita.plan import PICK, PlannedCall, Source
+
+    line = Source("read", call=1, steps=("items", PICK, "item_id"), selected_by=("item:boots",))
+    write = PlannedCall(2, "modify_pending_order_items", True, {"/item_ids/0": line})
+    agent = RelationPicker()
+    agent.released = {"item:boots": "boots"}
+    agent.results = {1: {"order_id": "#B2", "items": [{"name": "Bluetooth Speaker", "item_id": "1"}]}}
+    assert agent._lines_record(write) is None
+    agent.results = {1: {"order_id": "#B1", "items": [{"name": "Hiking Boots", "item_id": "2"}]}}
+    assert agent._lines_record(write) == "#B1"

@@ -225,3 +225,24 @@ def test_a_record_a_later_pick_needs_is_left_for_it():
     Choosing.index = 2
     agent.results[1] = {}
     assert [k for k, _ in _drive(agent._leave_for_later(free, records, later, Choosing()))] == ["#1", "#2"]
+
+
+def test_an_exchange_for_the_same_item_needs_one_line_not_two():
+    # item_ids/0 and new_item_ids/0 both read off the order's lines ("a new pair with the same
+    # specs"): one position, so an order holding a single line qualifies.
+    orders = Source("read", call=0, steps=("orders", PICK))
+    line = Source("read", call=1, steps=("items", PICK, "item_id"))
+    plan = Plan(
+        calls=[
+            PlannedCall(0, "get_user_details", False, {}),
+            PlannedCall(1, "get_order_details", False, {"/order_id": orders}),
+            PlannedCall(
+                2,
+                "exchange_delivered_order_items",
+                True,
+                {"/order_id": orders, "/item_ids/0": line, "/new_item_ids/0": line},
+            ),
+        ],
+        info=[],
+    )
+    assert slots_from(plan, 1) == {("items",): 1}

@@ -388,6 +388,12 @@ class RelationPicker:
                 continue
             doc = self.results[src.call]
             if isinstance(doc, dict) and isinstance(doc.get("items"), list) and src.steps[:1] == ("items",):
+                # Only when the order holds a line the customer described for that argument: a
+                # read that landed on another order (an earlier run of the same read took the
+                # described one) says nothing about which order the change acts on.
+                described = [self.released[t] for t in src.selected_by if t in self.released]
+                if described and not any(match_score(described, _texts(line)) > 0 for line in doc["items"]):
+                    continue
                 return doc.get("order_id")
         return None
 
@@ -405,3 +411,12 @@ class RelationPicker:
                 node = node.get(step) if isinstance(node, dict) else None
             return node if isinstance(node, str) else None
         return None
+
+
+def _texts(node: Any) -> list[str]:
+    """Every scalar leaf of a record, as text (what the customer's words are matched against)."""
+    if isinstance(node, dict):
+        return [t for v in node.values() for t in _texts(v)]
+    if isinstance(node, list):
+        return [t for v in node for t in _texts(v)]
+    return [] if node is None else [str(node)]

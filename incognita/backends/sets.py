@@ -98,13 +98,16 @@ def slots_from(plan, index: int | None) -> dict[tuple[str, ...], int]:
     (three item slots read /items/*/item_id: {("items",): 3})."""
     out: dict[tuple[str, ...], int] = {}
     for call in consuming_writes(plan, index):
-        counts: dict[tuple[str, ...], int] = {}
-        for src in call.args.values():
+        # Slots at one list position (item_ids/0 and new_item_ids/0 of an exchange for the same
+        # item) may take one line: count positions, not slots.
+        counts: dict[tuple[str, ...], set[str]] = {}
+        for pointer, src in call.args.items():
             if src.kind == "read" and src.call == index and src.call != call.index and PICK in src.steps:
                 prefix = src.steps[: src.steps.index(PICK)]
-                counts[prefix] = counts.get(prefix, 0) + 1
-        for prefix, n in counts.items():
-            out[prefix] = max(out.get(prefix, 0), n)
+                last = pointer.rsplit("/", 1)[-1]
+                counts.setdefault(prefix, set()).add(last if last.isdigit() else pointer)
+        for prefix, positions in counts.items():
+            out[prefix] = max(out.get(prefix, 0), len(positions))
     return out
 
 
