@@ -39,7 +39,7 @@ from incognita.records import EpisodeRecord
 ARMS = ("direct", "indirect", "social")
 # Bump when a harness or scripted-backend change alters episodes: the workflow passes it as a
 # param, so blocks re-run; plain code edits never invalidate cached episodes.
-GENERATOR_VERSION = 8
+GENERATOR_VERSION = 9
 
 
 @dataclass(frozen=True)

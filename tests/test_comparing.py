@@ -143,7 +143,7 @@ def test_a_demand_about_another_item_does_not_steer():
 class _Picker(EntryPicker):
     def __init__(self, results, released, requests=()):
         self.results, self.explored, self.released = results, {}, released
-        self.requests, self.raised, self.mentioned, self.unsure = list(requests), list(requests), [], set()
+        self.requests, self.demands, self.mentioned, self.unsure = list(requests), list(requests), [], set()
         self.chosen, self.used, self.tools = {}, {}, {}
         self.plan = SimpleNamespace(calls=[])
 
