@@ -424,6 +424,65 @@ def test_a_refusal_fallback_after_a_confirmation_one_waits_for_it():
     ]
 
 
+def test_a_replacing_confirmation_fallback_answers_a_cannot_when_no_refusal_one_is_left():
+    """ "If the agent asks you to confirm, change your mind to exchange it": once the return
+    itself cannot be done, the exchange is what the customer wants; it is not raised again at
+    the confirmation that follows."""
+    card = {
+        "fields": [],
+        "requests": [
+            {
+                "demand": "Return the chair.",
+                "fallbacks": [
+                    "But if the agent asks you for confirm, change your mind to exchange it for the same item."
+                ],
+            }
+        ],
+        "opening_line": "Hi.",
+    }
+    run = CustomerRun(card)
+    replies = [run.send(m) for m in ["Hello?", CANNOT, CONFIRM]]
+    assert [tags_of(r, "request") for r in replies] == [
+        ["Return the chair."],
+        ["But if the agent asks you for confirm, change your mind to exchange it for the same item."],
+        [],
+    ]
+    assert tags_of(replies[2], "yes") == [""]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "replaces"),
+    [
+        ("But if the agent asks you for confirm, change your mind to exchange for the same item.", True),
+        ("If the agent asks for confirmation again, return the bottle instead.", True),
+        ("If the agent asks for confirmation, do not say yes immediately, because you also want the watch.", False),
+        ("But when the agent asks for final confirmation, also change item 42 to item 43.", False),
+    ],
+)
+def test_a_fallback_that_replaces_the_demand_is_read_off_its_wording(sentence, replaces):
+    from incognita.backends.conditions import replaces_demand
+
+    assert replaces_demand(sentence) is replaces
+
+
+def test_an_exchange_for_the_same_item_takes_the_line_it_exchanges():
+    from incognita.backends.picking import Choosing
+    from incognita.backends.same_item import same_line_value
+    from incognita.plan import PICK, Source
+
+    chair = {"item_id": "11", "name": "Office Chair"}
+    order = {"order_id": "#1", "items": [{"item_id": "10", "name": "Bottle"}, chair]}
+    src = Source("read", call=2, steps=("items", PICK, "item_id"), selected_by=("item:chair",))
+    new = Choosing(call="exchange_delivered_order_items", arg=None, slot="/new_item_ids", lines={0: chair})
+    same = ["Change your mind to exchange for the same item."]
+    assert same_line_value(same, {2: order}, src, new) == "11"
+    # Not without the words, not for the old item's own slot, not when the line is another read's.
+    assert same_line_value(["Exchange the chair for a red one."], {2: order}, src, new) is None
+    old = Choosing(call="exchange_delivered_order_items", arg=None, slot="/item_ids", lines={0: chair})
+    assert same_line_value(same, {2: order}, src, old) is None
+    assert same_line_value(same, {2: {"items": [order["items"][0]]}}, src, new) is None
+
+
 CONDITION_KINDS = [
     ("If not, cancel the order.", "refusal"),
     ("If the agent asks for confirmation, only exchange the desk lamp.", "confirmation"),

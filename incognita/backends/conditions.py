@@ -12,7 +12,10 @@ instead, or also, once that condition holds. The kinds, judged in this order:
 - `confirmation`: the agent asks the customer to confirm ("If the agent asks for
   confirmation", "when the agent asks you to confirm before proceeding", anywhere in the
   sentence): met when the agent's message carries `#confirm`. The customer changes its
-  mind there instead of saying yes.
+  mind there instead of saying yes. One that replaces the demand ("change your mind to
+  exchange for the same item", "... instead": `replaces_demand`) is also met by a `#cannot`
+  of that demand when no refusal fallback is left: what the customer would have settled for
+  at the confirmation is what it wants once the demand cannot be done at all.
 - `question`: the agent asks for a detail ("When asked for the order number", "If the agent
   asks which laptop"): answered through the gate's fields, never raised as a demand.
 - `options`: several options are offered ("If multiple colors are available", "If and only
@@ -72,6 +75,16 @@ def is_refusal_condition(sentence: str) -> bool:
     refuses, or that there is no (way to do) it.
     """
     return _REFUSAL.match(sentence) is not None
+
+
+# A change of mind that replaces what was asked ("change your mind to exchange", "... instead"),
+# not one that adds to it ("you also want to return the watch").
+_REPLACES = re.compile(r"\bchange\s+(?:your|my|their)\s+mind\b|\binstead\b|\brather\b", re.I)
+
+
+def replaces_demand(sentence: str) -> bool:
+    """Whether a fallback says the customer wants something else in place of its demand."""
+    return _REPLACES.search(sentence) is not None
 
 
 def condition_kind(sentence: str) -> str:

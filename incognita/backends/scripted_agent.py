@@ -36,6 +36,7 @@ from incognita.backends.discovery import content_words, map_replies
 from incognita.backends.language import call_tag, first, parse, say, tag
 from incognita.backends.picking import RECORD_ARGS, Choosing, EntryPicker, GiveUp
 from incognita.backends.reconsidering import Reconsidering, refusal_reason
+from incognita.backends.same_item import same_line_value
 from incognita.backends.telling import Telling
 from incognita.common.backends.base import ModelRequest, ModelResponse, ToolCall
 from incognita.golden import result_doc
@@ -335,7 +336,8 @@ class ScriptedAgent(EntryPicker, Reconsidering, Telling):
         if src.kind == "field":
             return _field_value(self.released[src.token], src.part, src.transform)
         if src.kind == "read":
-            return (yield from self._read_value(src, choosing))
+            same = same_line_value(self.requests, self.results, src, choosing)  # incognita.backends.same_item
+            return same if same is not None else (yield from self._read_value(src, choosing))
         if src.kind == "policy":
             return self._policy_term(src)
         if src.kind == "computed":

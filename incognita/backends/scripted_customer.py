@@ -30,7 +30,10 @@ of its yes, the next fallback whose condition is that confirmation ("If the agen
 confirmation, only exchange the desk lamp"; "... again, ...": the second one at the second
 confirmation): of the first raised request with one left, in card order. Fallbacks of the
 other kinds (a question, several options, a value the records show) are answered through
-the gate's fields or not raised at all.
+the gate's fields or not raised at all. A confirmation fallback that replaces the demand
+("change your mind to exchange for the same item", "... instead") is raised on a `#cannot`
+too, when the request has no refusal fallback left: a person whose return cannot be done
+says what they would have changed their mind to.
 
 The customer keeps no state between calls: what it has raised so far is read back from its
 own `#request` lines in the conversation, matched against the masked card texts.
@@ -41,7 +44,7 @@ from __future__ import annotations
 import json
 import re
 
-from incognita.backends.conditions import condition_kind, is_refusal_condition
+from incognita.backends.conditions import condition_kind, is_refusal_condition, replaces_demand
 from incognita.backends.language import parse, say, tag
 from incognita.common.backends.base import ModelRequest, ModelResponse, ToolCall, Turn
 from incognita.gate import RELEASE_TOOL
@@ -128,6 +131,10 @@ class ScriptedCustomer:
         # ... and its fallbacks raised when the agent asks for a confirmation, masked, in card order.
         self.at_confirm = [
             [mask(f, rules) for f in r.get("fallbacks", []) if condition_kind(f) == "confirmation"] for r in blocks
+        ]
+        # ... and which of those replace the demand (raised on a #cannot too when no refusal one is left).
+        self.replacing = [
+            [replaces_demand(f) for f in r.get("fallbacks", []) if condition_kind(f) == "confirmation"] for r in blocks
         ]
 
     # -- reading the history ---------------------------------------------------------------
@@ -279,6 +286,10 @@ class ScriptedCustomer:
             left = self.fallbacks[current][fallbacks:] if current is not None else []
             if left and self.waits_for[current][fallbacks] > confirmed[current]:
                 left = []
+            if not left and current is not None and self.replacing[current][confirmed[current] :][:1] == [True]:
+                # What it would have changed its mind to at the confirmation is, once what it
+                # asked cannot be done at all, the other thing it wants: it says so now.
+                left = self.at_confirm[current][confirmed[current] :]
             if left:
                 prose.append("I understand, thank you for checking. In that case, here is what I would like instead.")
                 return say(" ".join(prose), *lines, tag("request", left[0]))
