@@ -9,7 +9,8 @@ audit's own, written independently of the scripted agent's choosing code
 
 Who calls it: incognita.audit.audit_card, once per card. Known upstream ambiguities (a choice
 the source instructions really do not settle) are data: config/upstream_ambiguities.yaml,
-read by `load_ambiguities`; a choice listed there is a `warn`, not a `fail`.
+read by `load_ambiguities`; a choice listed there is a `warn`, not a `fail`. How the customer's
+words are read (word matching, the general selectors) is incognita.reachability_words.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 
 from incognita.cards import ADDRESS_ARGS, WRITE_TOOLS, order_key
 from incognita.common.io import InputError, read_yaml
+from incognita.reachability_words import _GENERIC, _forms, _ranks, _Said, _same_word, _tokens, _value_forms, _Words
 from incognita.source_words import US_STATES, norm, source_text
 
 
@@ -39,12 +41,6 @@ def json_scalars(obj: Any) -> Iterator[Any]:
         yield obj
 
 
-# Many write arguments pick one database entry among alternatives: an order among the user's
-# orders, a line among the order's lines, a variant among the product's available variants, a
-# payment method among the user's. The agent can only pick right if the customer can release
-# something that tells the gold entry apart from each alternative. The matcher below is the
-# audit's own, written independently of the scripted agent's choosing code, so it checks it.
-
 AMBIGUITIES = "config/upstream_ambiguities.yaml"  # relative to the checkout, like every default path
 _STATUS_OF_WRITE = {
     "cancel_pending_order": "pending",
@@ -54,186 +50,7 @@ _STATUS_OF_WRITE = {
     "exchange_delivered_order_items": "delivered",
     "return_delivered_order_items": "delivered",
 }
-_STATUS_WORDS = {"pending": "pending", "delivered": "delivered", "received": "delivered", "cancelled": "cancelled"}
-_STATUS_WORDS |= {"canceled": "cancelled", "processed": "processed", "shipped": "processed"}
-# Selectors pick an entry by rank or by reference to the old item, not by a value.
-_PRICE_RANK = {
-    "cheapest": re.compile(
-        r"\b(cheapest|cheaper|least expensive|less expensive|lowest[- ]price[d]?|costs? the least)\b"
-    ),
-    "priciest": re.compile(
-        r"\b(most expensive|more expensive|priciest|pricier|highest[- ]price[d]?|costs? the most)\b"
-    ),
-}
-_RECENCY = {
-    "latest": re.compile(
-        r"\b(most recent(ly)?|latest|newest|recent order|last (placed|ordered|order)|recently placed)\b"
-    ),
-    "earliest": re.compile(r"\b(earliest|oldest|first (placed|ordered|order))\b"),
-}
-# "same"/"keep" keep the old item's option values ("the same order" says nothing about options).
-_SAME = re.compile(r"\b(same|keep|keeping|without changing|unchanged)\b(?!\s+(order|orders|time|day|address)\b)")
-# A reference to another item the customer has: "the same type as the one you already received".
-_OWNED = re.compile(
-    r"\b(same|the (type|one|kind|model|version|bottle) (that |which )?you (just |already )?(ordered|received|bought|placed|purchased|have))\b"
-)
-# A universal selector over an order's lines: every line is meant, none is a wrong choice.
-_EVERYTHING = re.compile(
-    r"\b(everything(?! (is|was|will|goes|works|has)\b)|(all|every|each)( of)?( the| my| your| its| their)? (items?|things|products|of them))\b"
-)
-_EXCEPT = re.compile(r"\b(except|other than|apart from|besides|but not|everything but|all but)\b")
-_NEGATION = {"no", "not", "non", "without", "dont", "doesnt"}
-# Ranks of option values: superlatives rank among the variants, comparatives against the old item.
-_RANK_WORDS = [
-    (re.compile(r"\b(maximum|max|maximi[sz]ed?|largest|biggest|highest|longest|brightest|greatest|most)\b"), "max"),
-    (re.compile(r"\b(minimum|min|smallest|lowest|least|fewest|shortest|easiest|dimmest)\b"), "min"),
-    (re.compile(r"\b(bigger|larger|higher|longer|brighter|greater|harder|more)\b"), "up"),
-    (re.compile(r"\b(smaller|lower|shorter|dimmer|fewer|easier|less)\b"), "down"),
-]
-# The option a rank word is about when it does not name one ("brighter": brightness).
-_RANK_TOPIC = {
-    "bright": "brightness", "long": "length", "short": "length", "easy": "difficulty", "easi": "difficulty",
-    "hard": "difficulty", "few": "pieces", "big": "size capacity", "larg": "size capacity",
-    "small": "size capacity", "dim": "brightness",
-}  # fmt: skip
-_SCALES = [("low", "m", "high"), ("xs", "s", "m", "l", "xl", "xxl"), ("beginner", "intermediate", "expert")]
-_SIZES = [  # longest first; both sides map to the catalogue's letter codes
-    (re.compile(r"\b(double[\s-]+extra|xx|2x)[\s-]*large\b"), " xxl "),
-    (re.compile(r"\b(extra|x)[\s-]*large\b"), " xl "),
-    (re.compile(r"\b(extra|x)[\s-]*small\b"), " xs "),
-    (re.compile(r"\bsmall\b"), " s "),
-    (re.compile(r"\bmedium\b"), " m "),
-    (re.compile(r"\blarge\b"), " l "),
-]
-# A unit joins its number into one word: '34 inch' = '34-inch' = '34inch' != '31 inch'.
-_UNITS = {
-    "inch": "inch", "inches": "inch", "ft": "ft", "feet": "ft", "foot": "ft", "mm": "mm", "cm": "cm",
-    "ml": "ml", "l": "l", "liter": "l", "liters": "l", "litre": "l", "litres": "l", "gb": "gb", "tb": "tb",
-    "mp": "mp", "x": "x", "bar": "bar", "hour": "hour", "hours": "hour", "lb": "lb", "lbs": "lb",
-    "kg": "kg", "oz": "oz", "w": "w", "mah": "mah", "hz": "hz",
-}  # fmt: skip
-_GENERIC = {"item", "thing", "product", "variant", "option"}
-_NUMBERS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "both": 2}
-_STOP = {"the", "and", "with", "for", "one", "new", "set", "kit", "type", "size", "color", "not", "other", "yes"}
-_RAW_WORD = re.compile(r"[a-z0-9]+(?:['’.,-][a-z0-9]+)*")
-_PIECE = re.compile(r"\d+(?:[.-]\d+)*|[a-z]+")
 _STATE_NAMES = {code: name for name, code in US_STATES.items()}
-
-
-@functools.lru_cache(maxsize=16384)
-def _tokens(text: str) -> tuple[str, ...]:
-    """Words for matching: lower case, hyphenated words whole ('v-neck' -> 'vneck', never
-    'neck'), numbers joined to their unit, sizes as letter codes ('small' -> 's')."""
-    text = text.lower()
-    for pattern, code in _SIZES:
-        text = pattern.sub(code, text)
-    words: list[str] = []
-    for raw in _RAW_WORD.findall(text):
-        raw = re.sub(r"(?<=\d),(?=\d{3})", "", raw)
-        words += _PIECE.findall(re.sub(r"(?<=[a-z])['’-](?=[a-z])|['’]", "", raw))
-    out: list[str] = []
-    for w in words:
-        if out and w in _UNITS and out[-1][-1].isdigit():
-            out[-1] += _UNITS[w]
-        else:
-            out.append(w)
-    return tuple(out)
-
-
-@functools.lru_cache(maxsize=16384)
-def _forms(word: str) -> frozenset[str]:
-    """The word and its possible singulars (bookshelves -> bookshelf, batteries -> battery)."""
-    forms = {word}
-    if len(word) > 3 and word.isalpha() and word[-1] == "s" and word[-2] not in "su":
-        forms.add(word[:-1])
-        if word.endswith("es"):
-            forms.add(word[:-2])
-        if word.endswith("ies"):
-            forms.add(word[:-3] + "y")
-        if word.endswith("ves"):
-            forms.update({word[:-3] + "f", word[:-3] + "fe"})
-    return frozenset(forms)
-
-
-def _same_word(said: frozenset[str], value: frozenset[str]) -> bool:
-    """Same word, or the customer's word ends a compound of the catalogue ('watch' of 'Wristwatch')."""
-    return bool(said & value) or any(v.endswith(s) for s in said if len(s) >= 4 and s.isalpha() for v in value)
-
-
-@functools.lru_cache(maxsize=16384)
-def _value_forms(value: str) -> tuple[frozenset[str], ...]:
-    return tuple(_forms(t) for t in _tokens(value))
-
-
-def _ranks(*values: str) -> list[float] | None:
-    """Where option values sit on their scale: their numbers, or their places on one shared
-    scale (low/medium/high, the sizes); None when they are not comparable."""
-    toks = [_tokens(v) for v in values]
-    if not all(toks):
-        return None
-    numbers = [re.fullmatch(r"(\d+(?:\.\d+)?)([a-z]*)", t[0]) for t in toks]
-    if all(numbers) and len({m.group(2) for m in numbers}) == 1:  # one unit: 4K and 1080p do not compare
-        return [float(m.group(1)) for m in numbers]
-    for scale in _SCALES:
-        if all(len(t) == 1 and t[0] in scale for t in toks):
-            return [float(scale.index(t[0])) for t in toks]
-    return None
-
-
-class _Said:
-    """Words the customer can release, to match entry values against."""
-
-    def __init__(self, texts: list[str]):
-        self.phrases = [tuple(_forms(w) for w in _tokens(t)) for t in texts]
-        self.raw = [_tokens(t) for t in texts]
-        self.at: dict[str, list[tuple[int, int]]] = {}  # word form -> where it is said
-        for p, phrase in enumerate(self.phrases):
-            for i, forms in enumerate(phrase):
-                for f in forms:
-                    self.at.setdefault(f, []).append((p, i))
-        self.words = set(self.at) | {a + b for toks in self.raw for a, b in zip(toks, toks[1:])}  # 't shirt'
-        self.stems = [w for w in self.at if len(w) >= 4 and w.isalpha()]  # may end a compound
-
-    def _run(self, want: tuple[frozenset[str], ...]) -> bool:
-        """All of `want`'s words said in a row."""
-        if not want:
-            return False
-        starts = {pos for f in want[0] for pos in self.at.get(f, ())}
-        starts |= {pos for s in self.stems if any(v.endswith(s) for v in want[0]) for pos in self.at[s]}
-        return any(
-            i + len(want) <= len(self.phrases[p])
-            and all(_same_word(self.phrases[p][i + j], want[j]) for j in range(1, len(want)))
-            for p, i in starts
-        )
-
-    def states(self, label: str, value: str, alt_words: set[str]) -> bool:
-        """The customer states `value` (of option `label`): its words in a row, all of them as
-        one word ('giftcard'), one distinctive word of it that no alternative has ('Google Home'
-        reaches 'Google Assistant' when no other variant says 'Google'), or for yes/no options
-        the option named with or without a negation ('no backlight' reaches backlight: none)."""
-        want = _value_forms(value)
-        if not want:
-            return False
-        toks = _tokens(value)
-        if toks[0] in ("no", "none", "not", "non") or toks == ("yes",):
-            return self._polar(label, toks[0] != "yes", [t for t in toks if t not in ("no", "none", "not", "non")])
-        if self._run(want) or "".join(toks) in self.words:
-            return True
-        return any(
-            any(_same_word(frozenset({s}), forms) for s in self.words) and not forms & alt_words
-            for forms in want
-            if (w := min(forms, key=len)).isalpha() and len(w) >= 3 and w not in _STOP
-        )
-
-    def _polar(self, label: str, negative: bool, extra: list[str]) -> bool:
-        topic = {f for w in _tokens(label) + tuple(extra) if len(w) >= 4 for f in _forms(w)}
-        topic |= {w[: len(w) - 3] for w in topic if w.endswith(("ant", "ance"))}  # resistance ~ resistant
-        for toks in self.raw:
-            for i, w in enumerate(toks):
-                if any(_same_word(_forms(w), frozenset({t})) or w.startswith(t) for t in topic if len(t) >= 4):
-                    if any(p in _NEGATION for p in toks[max(0, i - 3) : i]) == negative:
-                        return True
-        return False
 
 
 @dataclass
@@ -279,63 +96,6 @@ def _method(method: dict) -> _Entry:
 
 
 @dataclass
-class _Words:
-    """The general selectors in all the customer's words (fields, requests, opening line)."""
-
-    price: list[tuple[str, _Said]]  # (cheapest/priciest, the words around it: what it is about)
-    recency: set[str]
-    statuses: set[str]
-    same: bool
-    owned: bool
-    excepted: bool
-    everything: bool
-    ranks: list[tuple[str, set[str], float | None]]  # (max/min/up/down, topic words, exact delta)
-    counts: list[tuple[int, frozenset[str]]]  # ("two", forms of "watches")
-
-    @classmethod
-    def of(cls, texts: list[str]) -> _Words:
-        text = " ".join(" ".join(t.split()) for t in texts).lower()
-        toks = _tokens(text)
-        ranks = []
-        for i, w in enumerate(toks):
-            direction = next((d for pattern, d in _RANK_WORDS if pattern.fullmatch(w)), None)
-            if direction is None:
-                continue
-            # The option a rank word is about is named next to it ("one size smaller", "maximum zoom").
-            topic = {f for t in toks[max(0, i - 2) : i + 4] for f in _forms(t)}
-            topic |= {t for stem, ts in _RANK_TOPIC.items() if w.startswith(stem) for t in ts.split()}
-            delta = next(
-                (float(t) for t in reversed(toks[max(0, i - 2) : i]) if t.isdigit()), None
-            )  # "500 pieces less"
-            ranks.append((direction, topic, delta))
-        # A price rank is about the item named in its sentence or the two before ("You received two
-        # tablets. Return the more expensive one.").
-        sentences = [x for t in texts for x in re.split(r"(?<=[.!?;])\s+", " ".join(t.split()).lower()) if x]
-        price = [
-            (k, _Said(sentences[max(0, i - 2) : i + 1]))
-            for i, x in enumerate(sentences)
-            for k, pattern in _PRICE_RANK.items()
-            if pattern.search(x)
-        ]
-        counts = [
-            (_NUMBERS.get(w, int(w) if w.isdigit() and len(w) == 1 else 0), _forms(toks[i + 1]))
-            for i, w in enumerate(toks[:-1])
-            if w in _NUMBERS or (w.isdigit() and len(w) == 1)
-        ]
-        return cls(
-            price=price,
-            recency={k for k, p in _RECENCY.items() if p.search(text)},
-            statuses={s for w, s in _STATUS_WORDS.items() if re.search(rf"\b{w}\b", text)},
-            same=bool(_SAME.search(text)),
-            owned=bool(_OWNED.search(text)),
-            excepted=bool(_EXCEPT.search(text)),
-            everything=bool(_EVERYTHING.search(text)),
-            ranks=ranks,
-            counts=[(n, forms) for n, forms in counts if n > 1],
-        )
-
-
-@dataclass
 class _Choice:
     label: str  # 'return_delivered_order_items.item_ids[0]=6259501109'
     argument: str  # 'return_delivered_order_items.item_ids', as config/upstream_ambiguities.yaml names it
@@ -347,6 +107,8 @@ class _Choice:
     unmentioned: frozenset[str] = frozenset()  # for a new variant: options the source never speaks of
     owned: tuple[dict, ...] = ()  # for a new variant: options of the user's other items of the product
     lines: bool = False  # the order lines one write takes
+    info: bool = False  # the entry an answer is read off
+    old_price: float | None = None  # for a new variant: what the old item cost
 
     def missed(self, words: _Words) -> list[tuple[_Entry, list[tuple[str, str]]]]:
         """Alternatives nothing releasable tells apart from the gold, each with the gold's values
@@ -361,10 +123,10 @@ class _Choice:
                 continue
             if self._by_rank(alt, words):
                 continue
-            if words.excepted:  # "everything except the X": the customer names the alternative
-                gold_values, gold_words = {norm(v) for _, v in g.values}, g.words()
-                if any(self.said.states(k, v, gold_words) for k, v in alt.values if norm(v) not in gold_values):
-                    continue
+            if words.excepted and self._by_exclusion(alt, words):
+                continue
+            if self._by_relation(alt, own, words):
+                continue
             if g.names and self._by_count(alt, words):
                 continue
             left.append((alt, ([("status", g.status)] if g.status and g.status != alt.status else []) + own))
@@ -377,6 +139,33 @@ class _Choice:
         if self.status and alt.status not in ("pending", "delivered"):
             return True  # policy: no write applies to a cancelled or processed order
         return g.status == self.status or g.status in words.statuses
+
+    def _by_exclusion(self, alt: _Entry, words: _Words) -> bool:
+        """ "Everything except the X": the exclusion (or a field) names the alternative line, or
+        every line of the alternative order, so nothing in it is to be acted on."""
+        g = self.gold
+        gold_values, gold_words = {norm(v) for _, v in g.values}, g.words()
+        if g.names:
+            return all(words.excepts.states("name", x, gold_words) for x in alt.names)
+        named = [(k, v) for k, v in alt.values if norm(v) not in gold_values]
+        return any(said.states(k, v, gold_words) for said in (self.said, words.excepts) for k, v in named)
+
+    def _by_relation(self, alt: _Entry, own: list[tuple[str, str]], words: _Words) -> bool:
+        """Records named by their relations in any of the customer's words: an order by an item it
+        holds or the city or state it went to ("the order sent to Texas", "the book shelf's
+        order"); "your other order" is the one that does not hold the item named; an answer's
+        line by the item asked about ("the battery life of the speaker"). A write's line still
+        needs its value released as a field."""
+        g, alt_words = self.gold, alt.words()
+        if g.names:
+            if any(words.named.states(k, v, alt_words) for k, v in own if k in ("items", "city", "state")):
+                return True
+            if words.other_order:
+                gold_names, gold_words = {norm(x) for x in g.names}, g.words()
+                named = [x for x in alt.names if norm(x) not in gold_names]
+                return any(said.states("items", x, gold_words) for said in (self.said, words.named) for x in named)
+            return False
+        return self.info and any(words.named.states(k, v, alt_words) for k, v in own if k == "name")
 
     def _by_count(self, alt: _Entry, words: _Words) -> bool:
         """'the order with two watches': the gold holds that many lines so named, the alternative not."""
@@ -393,7 +182,13 @@ class _Choice:
         return False
 
     def _by_rank(self, alt: _Entry, words: _Words) -> bool:
-        return any(rule(alt, words) for rule in (self._by_price, self._by_recency, self._by_keeping, self._by_option))
+        rules = (self._by_price, self._by_recency, self._by_keeping, self._by_option, self._by_budget)
+        return any(rule(alt, words) for rule in rules)
+
+    def _by_budget(self, alt: _Entry, words: _Words) -> bool:
+        """ "Within the previous price": a variant dearer than the old item is no alternative."""
+        g, old = self.gold.price, self.old_price
+        return words.budget and None not in (g, old, alt.price) and alt.price > old >= g
 
     def _by_price(self, alt: _Entry, words: _Words) -> bool:
         """ "The cheapest", "the more expensive one" of the item named with it (or of "all items");
@@ -429,6 +224,10 @@ class _Choice:
         if words.owned and self.gold.options in self.owned:
             return True
         g = self.gold.options
+        for k, v in g.items():  # "the same colour as your other bottle"
+            copied = v in {o.get(k) for o in self.owned} and alt.options.get(k) != v
+            if copied and any(f in words.same_as for t in _tokens(k) for f in _forms(t) if len(t) >= 3):
+                return True
         kept = [k for k, v in g.items() if self.old.get(k) == v and (words.same or k in self.unmentioned)]
         return any(alt.options.get(k) != g[k] for k in kept)
 
@@ -549,7 +348,7 @@ def _choices(card: dict, db: dict) -> list[_Choice]:
             )
             gold = _line(variants[new_id], product["name"])
             argument = f"{name}.new_item_ids"
-            kw = {"old": old, "unmentioned": unmentioned, "owned": owned}
+            kw = {"old": old, "unmentioned": unmentioned, "owned": owned, "old_price": lines[old_id].get("price")}
             add(f"{argument}[{i}]={new_id}", argument, gold, alts, said_new, **kw)
         pm, methods = args.get("payment_method_id"), user.get("payment_methods", {})
         if isinstance(pm, str) and pm in methods:
@@ -583,12 +382,26 @@ def _choices(card: dict, db: dict) -> list[_Choice]:
         if len(holding) != 1:
             continue  # computed (a sum), or on several orders (each gives the right answer)
         gold, where = holding[0], f"communicate_info[{i}]"
-        add(f"{where} ({value}) read off {gold.id}", where, gold, [e for e in entries if e is not gold], said_old)
+        add(
+            f"{where} ({value}) read off {gold.id}",
+            where,
+            gold,
+            [e for e in entries if e is not gold],
+            said_old,
+            info=True,
+        )
         items = db["orders"][gold.id]["items"]
         held = [it for it in items if _holds(it, str(value))]
         if len(held) == 1:
             alts = [_line(it) for it in items if it is not held[0]]
-            add(f"{where} ({value}) read off line {held[0]['item_id']}", where, _line(held[0]), alts, said_old)
+            add(
+                f"{where} ({value}) read off line {held[0]['item_id']}",
+                where,
+                _line(held[0]),
+                alts,
+                said_old,
+                info=True,
+            )
     return list(out.values())
 
 
