@@ -83,14 +83,17 @@ def _manifest(root: Path, present: list[str], locks_path: Path) -> dict:
     cards: dict[str, set[str]] = {}
     counts = {"episodes": 0, "native": 0}
     for path in sorted((root / "episodes").glob("*/*/*/r*.json")) if (root / "episodes").is_dir() else []:
-        doc = json.loads(path.read_text())
         counts["episodes"] += 1
-        card = doc.get("card") or {}
-        cards.setdefault(str(doc["cell"]["task"]), set()).add(f"v{card.get('version')} {_short(card.get('sha256'))}")
-    for path in sorted((root / "native").rglob("r*.json")) if (root / "native").is_dir() else []:
-        counts["native"] += 1
+        try:
+            doc = json.loads(path.read_text())
+            task, card = str(doc["cell"]["task"]), doc.get("card") or {}
+        except (ValueError, KeyError, TypeError):  # a damaged record is archived as it is
+            cards.setdefault("(unreadable)", set()).add(str(path.relative_to(root)))
+            continue
+        cards.setdefault(task, set()).add(f"v{card.get('version')} {_short(card.get('sha256'))}")
+    counts["native"] = len(list((root / "native").rglob("r*.json"))) if (root / "native").is_dir() else 0
     return {
-        "archived": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "archived": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "commit": _git_commit(),
         "copied": present,
         "runs": counts,
@@ -104,4 +107,4 @@ def _git_commit() -> str | None:
         out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.SubprocessError):
         return None
-    return out.stdout.strip() or None if out.returncode == 0 else None
+    return (out.stdout.strip() or None) if out.returncode == 0 else None

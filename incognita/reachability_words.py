@@ -46,7 +46,8 @@ _EXCEPT = re.compile(r"\b(except|other than|apart from|besides|but not|everythin
 # a mouse, but ..." excludes the keyboard and the mouse; a list goes on past a comma ("a mouse,
 # a pet bed").
 _EXCEPTED = re.compile(
-    _EXCEPT.pattern + r"\s+((?:[^,.;:!?()]|,(?=\s+(?:and\s+|or\s+)?(?:a|an|the|my|your)\b))+?)(?=\s+but\b|,(?!\s+(?:and\s+|or\s+)?(?:a|an|the|my|your)\b)|[.;:!?()]|$)"
+    _EXCEPT.pattern
+    + r"\s+((?:[^,.;:!?()]|,(?=\s+(?:and\s+|or\s+)?(?:a|an|the|my|your)\b))+?)(?=\s+but\b|,(?!\s+(?:and\s+|or\s+)?(?:a|an|the|my|your)\b)|[.;:!?()]|$)"
 )
 # "your other order", "another order": the order meant is not the one of the item named.
 _OTHER_ORDER = re.compile(r"\b(another|other|different|second) order\b")

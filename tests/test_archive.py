@@ -37,7 +37,7 @@ def test_the_reader_refuses_a_record_of_another_card(locked, tmp_path):
 
 def _live_tree(root: Path) -> Path:
     results = root / "results"
-    for i, src in enumerate(EPISODES[:3]):
+    for src in EPISODES[:3]:
         doc = json.loads(src.read_text())
         cell = doc["cell"]
         dest = results / "episodes" / cell["arm"] / cell["model"] / cell["task"] / f"r{cell['rep']}.json"
