@@ -336,7 +336,7 @@ def test_a_change_the_plan_never_makes_is_refused_and_the_fallback_followed(harn
 
 
 def test_can_do_reads_action_words_against_the_planned_changes():
-    from incognita.backends.scripted_agent import _action_words
+    from incognita.backends.wording import action_words as _action_words
 
     assert _action_words("Ask whether the agent can split the payment with another card") == {"payment"}
     assert _action_words("whether just that item can be cancelled") == {"cancel"}
@@ -458,6 +458,6 @@ def test_which_refusals_say_a_change_cannot_be_done_as_asked():
 
 
 def test_removing_an_item_is_a_change_of_items():
-    from incognita.backends.scripted_agent import _action_words
+    from incognita.backends.wording import action_words as _action_words
 
     assert _action_words("want to remove it from your pending order") == {"modify"}

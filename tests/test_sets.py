@@ -73,7 +73,7 @@ def test_records_are_kept_by_status_enough_lines_and_a_stated_count():
 
 
 def test_a_stated_count_belongs_to_the_demand_of_the_same_change():
-    from incognita.backends.scripted_agent import _action_words
+    from incognita.backends.wording import action_words as _action_words
 
     demands = [
         "You want to exchange the laptop.",

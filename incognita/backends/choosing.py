@@ -345,3 +345,18 @@ def goal_picks(goals: list[tuple[str, str, int]], entries: list[tuple[Any, Any]]
         for key in chosen:
             met[key] = met.get(key, 0) + 1
     return met
+
+
+def leaf_texts(node: Any) -> list[str]:
+    """Every scalar leaf of a result, as text."""
+    if isinstance(node, dict):
+        return [t for v in node.values() for t in leaf_texts(v)]
+    if isinstance(node, list):
+        return [t for v in node for t in leaf_texts(v)]
+    return [] if node is None else [str(node)]
+
+
+def reading_tool(tools: dict[str, dict], arg: str | None) -> str | None:
+    """The read tool that takes exactly this one argument (get_order_details for an order_id)."""
+    found = [name for name, t in sorted(tools.items()) if not t.get("write") and t.get("params") == [arg]]
+    return found[0] if len(found) == 1 else None

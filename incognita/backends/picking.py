@@ -18,7 +18,9 @@ from typing import Any
 
 from incognita.backends.choosing import (
     entry_kind,
+    leaf_texts,
     match_score,
+    reading_tool,
     superlative,
     superlative_picks,
 )
@@ -162,7 +164,7 @@ class EntryPicker(SetChooser, RelationPicker):
         if len(free) == 1:
             return free[0][0]
         explore = (
-            _reading_tool(self.tools, choosing.arg)
+            reading_tool(self.tools, choosing.arg)
             if all(not isinstance(e, (dict, list)) for _, e in free) and len(free) <= MAX_EXPLORED and choosing.arg
             else None
         )
@@ -321,18 +323,3 @@ def _has_path(node: Any, steps: tuple[str, ...]) -> bool:
 
 def _entry_id(entry: Any) -> str | None:
     return str(entry.get("item_id")) if isinstance(entry, dict) and "item_id" in entry else None
-
-
-def leaf_texts(node: Any) -> list[str]:
-    """Every scalar leaf of a result, as text."""
-    if isinstance(node, dict):
-        return [t for v in node.values() for t in leaf_texts(v)]
-    if isinstance(node, list):
-        return [t for v in node for t in leaf_texts(v)]
-    return [] if node is None else [str(node)]
-
-
-def _reading_tool(tools: dict[str, dict], arg: str | None) -> str | None:
-    """The read tool that takes exactly this one argument (get_order_details for an order_id)."""
-    found = [name for name, t in sorted(tools.items()) if not t.get("write") and t.get("params") == [arg]]
-    return found[0] if len(found) == 1 else None

@@ -43,7 +43,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from incognita.backends.choosing import match_score, strip_placeholders, superlative
+from incognita.backends.choosing import leaf_texts, match_score, strip_placeholders, superlative
+from incognita.backends.wording import action_words
 from incognita.source_words import US_STATES
 
 # Widely used abbreviations and nicknames of large US cities (everyday language, like the
@@ -319,13 +320,12 @@ class RelationPicker:
         roles = pick_roles(self.plan.calls, getattr(choosing, "index", None), choosing.arg)
         if not roles:
             return {}
-        from incognita.backends.scripted_agent import _action_words  # the change kinds of a demand
 
         demands = list(getattr(self, "demands", []))
         chosen = []  # (role, write, demands about it)
         for write, role in roles:
-            kinds = {"address"} if role == "destination" else _action_words(write.name)
-            chosen.append((role, write, [t for t in demands if _action_words(strip_placeholders(t)) & kinds]))
+            kinds = {"address"} if role == "destination" else action_words(write.name)
+            chosen.append((role, write, [t for t in demands if action_words(strip_placeholders(t)) & kinds]))
         asked = [tok for _, _, about in chosen for t in about for tok in phrase_tokens(t)]
         if any(role == "destination" for role, _, _ in chosen):
             asked += [tok for t in demands if _NEW_HOME.search(t) for tok in _PLACEHOLDER.findall(t)]
@@ -392,7 +392,7 @@ class RelationPicker:
                 # read that landed on another order (an earlier run of the same read took the
                 # described one) says nothing about which order the change acts on.
                 described = [self.released[t] for t in src.selected_by if t in self.released]
-                if described and not any(match_score(described, _texts(line)) > 0 for line in doc["items"]):
+                if described and not any(match_score(described, leaf_texts(line)) > 0 for line in doc["items"]):
                     continue
                 return doc.get("order_id")
         return None
@@ -411,12 +411,3 @@ class RelationPicker:
                 node = node.get(step) if isinstance(node, dict) else None
             return node if isinstance(node, str) else None
         return None
-
-
-def _texts(node: Any) -> list[str]:
-    """Every scalar leaf of a record, as text (what the customer's words are matched against)."""
-    if isinstance(node, dict):
-        return [t for v in node.values() for t in _texts(v)]
-    if isinstance(node, list):
-        return [t for v in node for t in _texts(v)]
-    return [] if node is None else [str(node)]

@@ -38,6 +38,7 @@ from incognita.backends.picking import RECORD_ARGS, Choosing, EntryPicker, GiveU
 from incognita.backends.reconsidering import Reconsidering, refusal_reason
 from incognita.backends.same_item import same_line_value
 from incognita.backends.telling import Telling
+from incognita.backends.wording import action_words
 from incognita.common.backends.base import ModelRequest, ModelResponse, ToolCall
 from incognita.golden import result_doc
 from incognita.plan import Plan, PlannedCall, Source
@@ -198,12 +199,10 @@ class ScriptedAgent(EntryPicker, Reconsidering, Telling):
         demand is judged by its action words (cancel, return, exchange, modify and their
         everyday synonyms, address, payment) against the words of the planned calls' names;
         a demand with no action word (a question) is one the agent can answer."""
-        wanted = _action_words(demand)
+        wanted = action_words(demand)
         if not wanted:
             return True
-        planned = (
-            set().union(*(_action_words(c.name) for c in self.plan.calls if c.write)) if self.plan.calls else set()
-        )
+        planned = set().union(*(action_words(c.name) for c in self.plan.calls if c.write)) if self.plan.calls else set()
         return bool(wanted & planned)
 
     def _work(self):
@@ -428,34 +427,6 @@ class ScriptedAgent(EntryPicker, Reconsidering, Telling):
 
 
 # ---------------------------------------------------------------------- helpers
-
-
-# Everyday words for the kinds of change the retail tools make (word stems: "cancelled" is
-# "cancel"), by the word of the tools' names they stand for (cancel_pending_order, ...).
-_ACTIONS = (
-    ("cancel", "cancel"),
-    ("return", "return"),
-    ("refund", "return"),
-    ("exchang", "exchange"),
-    ("modif", "modify"),
-    ("chang", "modify"),
-    ("switch", "modify"),
-    ("swap", "modify"),
-    ("replac", "modify"),
-    ("upgrad", "modify"),
-    ("remov", "modify"),  # removing a line from an order is a change of its items
-    ("updat", "modify"),
-    ("address", "address"),
-    ("payment", "payment"),
-    ("pay", "payment"),
-)
-
-
-def _action_words(text: str) -> set[str]:
-    words = re.findall(r"[a-z]+", text.lower().replace("_", " "))
-    found = {action for w in words for stem, action in _ACTIONS if w.startswith(stem)}
-    # "modify" with an address or payment word is that change, not a change of items.
-    return found - {"modify"} if found & {"address", "payment"} else found
 
 
 def _msg(to: str, text: str) -> dict:

@@ -46,7 +46,16 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from incognita.backends.choosing import PRICE_MAX, PRICE_MIN, match_score, strip_placeholders, terms
+from incognita.backends.choosing import (
+    PRICE_MAX,
+    PRICE_MIN,
+    leaf_texts,
+    match_score,
+    reading_tool,
+    strip_placeholders,
+    terms,
+)
+from incognita.backends.wording import action_words
 from incognita.plan import PICK
 
 # Order statuses a tool's name can state (a general table of the domain's record states).
@@ -302,8 +311,6 @@ class SetChooser:
 
     def _narrow_to_set(self, free: list, records: dict, src, choosing):
         """The entries of `free` that fit the set the customer names and the change's needs."""
-        from incognita.backends.picking import leaf_texts
-        from incognita.backends.scripted_agent import _action_words
 
         if choosing.index is None:  # a report reads what it is asked about, not a change's set
             return free
@@ -312,7 +319,7 @@ class SetChooser:
         if records:
             statuses = set().union(*(tool_statuses(w.name) for w in writes)) if writes else set()
             counts = slots_from(self.plan, choosing.index)
-            exact = stated_count(self.requests, [w.name for w in writes], _action_words)
+            exact = stated_count(self.requests, [w.name for w in writes], action_words)
             free = keep_records(free, records, statuses, counts, exact)
             free = yield from self._leave_for_later(free, records, src, choosing)
         if any(is_line(e) for _, e in free):
@@ -353,7 +360,6 @@ class SetChooser:
         the jigsaw" after "the bookshelf"), a record this pick's details fit that does not
         hold all of the later ones is taken first (the customer's items are in different
         orders). The later details are asked for now, when not yet given."""
-        from incognita.backends.picking import leaf_texts
 
         mine = set(src.selected_by)
         if not mine:
@@ -383,9 +389,8 @@ class SetChooser:
 
     def _product_of(self, line: dict):
         """The product record of an order line, read once (the agent's own looking)."""
-        from incognita.backends.picking import _reading_tool
 
-        tool = _reading_tool(self.tools, "product_id")
+        tool = reading_tool(self.tools, "product_id")
         if tool is None or not line.get("product_id"):
             return None
         for doc in self.results.values():

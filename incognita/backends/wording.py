@@ -15,6 +15,9 @@ customer's words with an entry's words; three everyday ways of naming a value es
 - *Absence*: "without X", "no X", "non-X" match an option whose value states the absence
   ("not resistant", "no", "none", "non-X") when the option's name or that value shares a
   word stem with X ("without water resistance" is the "water resistance: not resistant").
+- *Action words*: the kind of change a demand asks for (`action_words`: "switch", "swap",
+  "upgrade" are a change of items, "refund" a return), read against the planned calls' names
+  by the agent (`_can_do`), the set rules and the relation rules.
 """
 
 from __future__ import annotations
@@ -61,3 +64,32 @@ def absence_score(facts: list[str], entry: Any) -> int:
                 for name, value in options.items()
             )
     return score
+
+
+# Everyday words for the kinds of change the retail tools make (word stems: "cancelled" is
+# "cancel"), by the word of the tools' names they stand for (cancel_pending_order, ...).
+_ACTIONS = (
+    ("cancel", "cancel"),
+    ("return", "return"),
+    ("refund", "return"),
+    ("exchang", "exchange"),
+    ("modif", "modify"),
+    ("chang", "modify"),
+    ("switch", "modify"),
+    ("swap", "modify"),
+    ("replac", "modify"),
+    ("upgrad", "modify"),
+    ("remov", "modify"),  # removing a line from an order is a change of its items
+    ("updat", "modify"),
+    ("address", "address"),
+    ("payment", "payment"),
+    ("pay", "payment"),
+)
+
+
+def action_words(text: str) -> set[str]:
+    """The kinds of change a demand (or a tool's name) asks for: {"cancel"}, {"address"} ..."""
+    words = re.findall(r"[a-z]+", text.lower().replace("_", " "))
+    found = {action for w in words for stem, action in _ACTIONS if w.startswith(stem)}
+    # "modify" with an address or payment word is that change, not a change of items.
+    return found - {"modify"} if found & {"address", "payment"} else found
