@@ -127,6 +127,8 @@ SCRIPTED = [
     "incognita/backends/wording.py",
     "incognita/backends/conditions.py",
     "incognita/backends/reconsidering.py",
+    "incognita/backends/same_item.py",
+    "incognita/backends/telling.py",
     "incognita/plan.py",
 ]
 
