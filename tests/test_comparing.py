@@ -3,6 +3,8 @@ and the two record rules of the picker that go with them, each on a small hand-m
 
 from types import SimpleNamespace
 
+from generator_helpers import drive
+
 from incognita.backends.comparing import (
     compared_goals,
     demands_in_scope,
@@ -148,21 +150,13 @@ class _Picker(EntryPicker):
         self.plan = SimpleNamespace(calls=[])
 
 
-def _drive(gen):
-    try:
-        while True:
-            next(gen)
-    except StopIteration as stop:
-        return stop.value
-
-
 def test_a_payment_method_is_not_used_up_by_an_earlier_change():
     user = {"payment_methods": {"card_a": {"brand": "visa"}, "card_b": {"brand": "mastercard"}}}
     picker = _Picker({1: user}, {"payment": "visa"})
     src = Source(kind="read", call=1, steps=("payment_methods", PICK), selected_by=("payment",))
     for _ in range(2):  # the same tool twice (two exchanges), both paid with the visa card
         choosing = Choosing(call="exchange_delivered_order_items", arg="payment_method_id", slot="/payment_method_id")
-        value = _drive(picker._read_value(src, choosing))
+        value = drive(picker._read_value(src, choosing))
         assert value == user["payment_methods"]["card_a"]
 
 
@@ -173,4 +167,4 @@ def test_the_items_a_change_acts_on_come_from_its_order():
     picker = _Picker(results, {"item": "boots"})
     src = Source(kind="read", call=4, steps=("items", PICK, "item_id"), selected_by=("item",))
     choosing = Choosing(call="modify_pending_order_items", arg=None, slot="/item_ids", record="#A")
-    assert _drive(picker._read_value(src, choosing)) == "i1"
+    assert drive(picker._read_value(src, choosing)) == "i1"

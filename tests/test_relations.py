@@ -3,6 +3,8 @@ hand-made fixture: places by alias, state name or code; target phrases ("the LA 
 order sent to Texas", "an order with two watches", "the order sent to the old address", "all
 orders"); destination phrases ("to my NYC address", "to the new home"); the picker's hook."""
 
+from generator_helpers import drive
+
 from incognita.backends.relations import (
     RelationPicker,
     destination_descriptors,
@@ -124,27 +126,19 @@ class _Agent(RelationPicker):
         yield
 
 
-def _drive(gen):
-    try:
-        while True:
-            next(gen)
-    except StopIteration as done:
-        return done.value
-
-
 def test_the_hook_asks_for_placeholders_in_a_relation_and_scores_the_orders():
     choosing = type("C", (), {"index": 3, "arg": "order_id"})()
     agent = _Agent(["You want to change the <item:toy> order to your NYC address."], {})
     free = [(0, "#A1"), (1, "#A2"), (2, "#A3")]
-    scores = _drive(agent._relation_scores(free, choosing, "get_order_details"))
+    scores = drive(agent._relation_scores(free, choosing, "get_order_details"))
     assert agent.asked == ["item:toy"]
     assert scores == {0: 1, 1: 0, 2: 1}  # the orders holding a kite
     choosing.index = 2  # the read that gives the address: the NYC order
-    assert _drive(agent._relation_scores(free, choosing, "get_order_details")) == {0: 1, 1: 0, 2: 0}
+    assert drive(agent._relation_scores(free, choosing, "get_order_details")) == {0: 1, 1: 0, 2: 0}
     # A demand about another kind of change says nothing about this one.
     other = _Agent(["Return the items of the order sent to Texas."], {})
     choosing.index = 3
-    assert set(_drive(other._relation_scores(free, choosing, "get_order_details")).values()) == {0}
+    assert set(drive(other._relation_scores(free, choosing, "get_order_details")).values()) == {0}
 
 
 def test_a_replacement_is_not_matched_against_the_description_of_the_item_it_replaces():

@@ -1,6 +1,8 @@
 """The set and count rules a scripted agent chooses by (incognita.backends.sets), each on a
 small hand-made fixture."""
 
+from generator_helpers import drive
+
 from incognita.backends.sets import (
     SetChooser,
     consuming_writes,
@@ -189,14 +191,6 @@ class _Agent(SetChooser):
         yield {"kind": "message"}
 
 
-def _drive(gen):
-    try:
-        while True:
-            next(gen)
-    except StopIteration as stop:
-        return stop.value
-
-
 def test_a_record_a_later_pick_needs_is_left_for_it():
     """Two order reads from one list: the first wants the bookshelf, the later one the
     bookshelf and the jigsaw. The order holding both is left for the later read."""
@@ -220,11 +214,11 @@ def test_a_record_a_later_pick_needs_is_left_for_it():
     class Choosing:
         index = 1
 
-    kept = _drive(agent._leave_for_later(free, records, first, Choosing()))
+    kept = drive(agent._leave_for_later(free, records, first, Choosing()))
     assert [k for k, _ in kept] == ["#2"] and agent.asked == ["item:b"]
     Choosing.index = 2
     agent.results[1] = {}
-    assert [k for k, _ in _drive(agent._leave_for_later(free, records, later, Choosing()))] == ["#1", "#2"]
+    assert [k for k, _ in drive(agent._leave_for_later(free, records, later, Choosing()))] == ["#1", "#2"]
 
 
 def test_an_exchange_for_the_same_item_needs_one_line_not_two():

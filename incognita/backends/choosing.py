@@ -360,3 +360,12 @@ def reading_tool(tools: dict[str, dict], arg: str | None) -> str | None:
     """The read tool that takes exactly this one argument (get_order_details for an order_id)."""
     found = [name for name, t in sorted(tools.items()) if not t.get("write") and t.get("params") == [arg]]
     return found[0] if len(found) == 1 else None
+
+
+def value_at(doc: Any, steps: tuple[str, ...]) -> Any:
+    """The value under a path of field names (None when a step is missing)."""
+    for step in steps:
+        if not isinstance(doc, dict) or step not in doc:
+            return None
+        doc = doc[step]
+    return doc

@@ -54,6 +54,7 @@ from incognita.backends.choosing import (
     reading_tool,
     strip_placeholders,
     terms,
+    value_at,
 )
 from incognita.backends.wording import action_words
 from incognita.plan import PICK
@@ -120,14 +121,6 @@ def slots_from(plan, index: int | None) -> dict[tuple[str, ...], int]:
     return out
 
 
-def _at(doc: Any, steps: tuple[str, ...]) -> Any:
-    for step in steps:
-        if not isinstance(doc, dict) or step not in doc:
-            return None
-        doc = doc[step]
-    return doc
-
-
 def stated_count(demands: list[str], tools: list[str], action_words) -> int | None:
     """The number of lines a demand says its order holds ("a pending order with five
     items"), from a demand asking for the same kind of change as one of `tools`."""
@@ -149,7 +142,9 @@ def keep_records(
     if statuses:
         tests.append(lambda doc: isinstance(doc, dict) and doc.get("status") in statuses)
     for prefix, n in counts.items():
-        tests.append(lambda doc, p=prefix, n=n: isinstance(_at(doc, p), (list, dict)) and len(_at(doc, p)) >= n)
+        tests.append(
+            lambda doc, p=prefix, n=n: isinstance(value_at(doc, p), (list, dict)) and len(value_at(doc, p)) >= n
+        )
     if exact is not None:
         tests.append(
             lambda doc: isinstance(doc, dict) and isinstance(doc.get("items"), list) and len(doc["items"]) == exact

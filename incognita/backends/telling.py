@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from incognita.backends.choosing import value_at
 from incognita.backends.language import say, tag
 from incognita.backends.picking import Choosing, GiveUp
 from incognita.backends.sets import NUMBERS, refund_total
@@ -120,14 +121,6 @@ def saving(line: dict, product: Any) -> float | None:
     return round(line["price"] - min(prices), 2)
 
 
-def _walk(node: Any, steps: tuple[str, ...]) -> Any:
-    for step in steps:
-        if not isinstance(node, dict) or step not in node:
-            return None
-        node = node[step]
-    return node
-
-
 def render(value: Any, match: str) -> str:
     """Say a traced value the way the information item expects it."""
     if match in ("count", "count_available"):
@@ -190,17 +183,17 @@ class Telling:
         """The value the records themselves settle for a question (module docstring), or None."""
         steps = src.steps
         if steps[:2] == ("payment_methods", PICK) and asks_which_paid(self.requests):
-            methods = _walk(self.results[src.call], ("payment_methods",))
+            methods = value_at(self.results[src.call], ("payment_methods",))
             paid = paid_with(docs)
             if isinstance(methods, dict) and paid in methods:
-                value = _walk(methods[paid], steps[2:])
+                value = value_at(methods[paid], steps[2:])
                 if value is not None:
                     return value
         if steps[:2] == ("items", PICK) and not src.selected_by and counted:
             rest = "/".join(steps[2:])
             for line in counted:
                 key = (str(line.get("item_id")), rest)
-                value = _walk(line, steps[2:])
+                value = value_at(line, steps[2:])
                 if value is not None and key not in told:
                     told.add(key)
                     return value
