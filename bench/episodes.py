@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 def startup_seconds(runs: int = 3) -> float:
     code = (
-        "from incognita.harness import Harness, Design;"
+        "from incognita.access.episodes.harness import Harness, Design;"
         "import yaml;"
         "cfg=yaml.safe_load(open('config/config.yaml'));"
         "Harness(Design.from_config(cfg), 'data/source/retail/db.json', 'config/partition.yaml')"
@@ -51,8 +51,8 @@ def main() -> None:
     import yaml
 
     from incognita.common.io import read_json
-    from incognita.corpus import load_corpus
-    from incognita.harness import Design, Harness
+    from incognita.access.selection.corpus import load_corpus
+    from incognita.access.episodes.harness import Design, Harness
 
     cfg = yaml.safe_load((ROOT / args.config).read_text())
     design = Design.from_config(cfg)

@@ -1,6 +1,6 @@
 """The harness's own cost per model call, excluding the model's latency.
 
-A loopback OpenAI-compatible server (incognita.loopback) answers instantly with a fixed
+A loopback OpenAI-compatible server (incognita.common.loopback) answers instantly with a fixed
 reply, so what remains is transport plus client-side work. For the same realistic request
 (the direct-arm agent prompt, its 15 tool schemas, a conversation of N turns) it times:
 
@@ -77,12 +77,12 @@ def main() -> None:
     import httpx
     import openai
 
-    from incognita.backends import openai as ob
+    from incognita.access.episodes.scripted import openai as ob
     from incognita.common.cache import ResponseCache
     from incognita.common.prices import load_prices
-    from incognita.loopback import LoopbackServer
-    from incognita.prompts import PromptSet
-    from incognita.replay import RetailWorld
+    from incognita.common.loopback import LoopbackServer
+    from incognita.access.episodes.prompts import PromptSet
+    from incognita.access.golden.upstream_replay import RetailWorld
 
     world = RetailWorld(ROOT / "data/source/retail/db.json")
     tools = [s.openai_schema for _, s in sorted(world.tool_schemas().items())]

@@ -1,8 +1,8 @@
 """Our harness against the upstream tau2 orchestrator on the same scripted work.
 
 Runs the scripted oracle agent and scripted customer on every corpus task twice in one
-process: in our direct arm (incognita.harness) and in the upstream harness (tau2's
-`run_task`, through incognita.native). Both include evaluation. Prints the wall time per
+process: in our direct arm (incognita.access.episodes.harness) and in the upstream harness (tau2's
+`run_task`, through incognita.access.native.native_run). Both include evaluation. Prints the wall time per
 episode and per message for each, and the ratio (DESIGN's target: ours costs at most half
 of upstream's per message).
 
@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def ours(tasks, inputs, profile: str, reps: int) -> tuple[float, int, int]:
-    from incognita.harness import Design, Harness
+    from incognita.access.episodes.harness import Design, Harness
 
     design = Design(
         arms=("direct",),
@@ -55,7 +55,7 @@ def ours(tasks, inputs, profile: str, reps: int) -> tuple[float, int, int]:
 def upstream(tasks, profile: str, reps: int) -> tuple[float, int, int]:
     from tau2.data_model.simulation import Results
 
-    from incognita.native import NativeJob, NativeSettings, run_job
+    from incognita.access.native.native_run import NativeJob, NativeSettings, run_job
 
     job = NativeJob(
         model=profile,
@@ -92,7 +92,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from incognita.common.io import read_json
-    from incognita.corpus import load_corpus
+    from incognita.access.selection.corpus import load_corpus
 
     tasks = [str(t) for t in load_corpus(ROOT / "config/corpus.yaml", locks=ROOT / "config/locks.yaml")["tasks"]]
     inputs = {

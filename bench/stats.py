@@ -29,14 +29,14 @@ sys.path.insert(0, str(ROOT))
 def import_seconds() -> float:
     """Start-up of a fresh interpreter that imports the stage (what a Snakemake job pays once)."""
     t = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "import incognita.stats.run"], cwd=ROOT, check=True)
+    subprocess.run([sys.executable, "-c", "import incognita.access.stats.stats_stage"], cwd=ROOT, check=True)
     return time.perf_counter() - t
 
 
 def time_run_stats(runs: int, seed: int) -> tuple[list[float], int, int]:
-    from incognita.freeze import freeze
-    from incognita.stats import run_stats
-    from incognita.stats.synthetic import synthetic_trials
+    from incognita.access.reference.freeze import freeze
+    from incognita.access.stats import run_stats
+    from incognita.access.stats.synthetic import synthetic_trials
 
     trials = synthetic_trials(seed=seed, usd_per_1k_tokens=0.01)
     times, files = [], 0
@@ -79,7 +79,7 @@ def main() -> None:
 
     import numpy as np
 
-    from incognita.stats.signflip import signflip_p
+    from incognita.access.stats.signflip import signflip_p
 
     start = import_seconds()
     times, n_trials, n_files = time_run_stats(args.runs, args.seed)

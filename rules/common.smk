@@ -15,11 +15,11 @@ validate(config, schema="../incognita/schemas/config.schema.json")
 SOURCE_DIR = config["source"]["dir"]
 # Generator versions are passed as params: bumping one in the package re-runs exactly the jobs
 # it affects, while ordinary code edits leave cached results alone.
-CARD_BUILDER_VERSION = importlib.import_module("incognita.cards").BUILDER_VERSION
-GOLDEN_GENERATOR_VERSION = importlib.import_module("incognita.golden").GENERATOR_VERSION
-EPISODE_GENERATOR_VERSION = importlib.import_module("incognita.harness").GENERATOR_VERSION
-NATIVE_GENERATOR_VERSION = importlib.import_module("incognita.native").GENERATOR_VERSION
-READER_VERSION = importlib.import_module("incognita.reader").READER_VERSION
+CARD_BUILDER_VERSION = importlib.import_module("incognita.access.cards.card").BUILDER_VERSION
+GOLDEN_GENERATOR_VERSION = importlib.import_module("incognita.access.golden.trajectory").GENERATOR_VERSION
+EPISODE_GENERATOR_VERSION = importlib.import_module("incognita.access.episodes.harness").GENERATOR_VERSION
+NATIVE_GENERATOR_VERSION = importlib.import_module("incognita.access.native.native_run").GENERATOR_VERSION
+READER_VERSION = importlib.import_module("incognita.access.reader.reading").READER_VERSION
 REPAIRS_DIR = config["cards"]["repairs_dir"]
 
 # Jobs run `python -m incognita ...` (the same click CLI users call) with this checkout first
@@ -28,7 +28,7 @@ REPAIRS_DIR = config["cards"]["repairs_dir"]
 sys.path.insert(0, workflow.basedir)  # parse-time imports come from this checkout too
 # Model and participant entries are checked before any job is planned: a bad one stops even
 # a dry run with one line naming the config key and the value.
-from incognita.backends.entries import check_entries
+from incognita.access.episodes.scripted.entries import check_entries
 from incognita.common.io import InputError
 
 try:
@@ -47,7 +47,7 @@ shell.prefix(
 @functools.cache
 def get_all_tasks():
     """Task ids of the pinned package's retail split, read without importing tau2 modules."""
-    from incognita.source import upstream_dir
+    from incognita.access.cards.source import upstream_dir
 
     with open(upstream_dir(config["source"]["domain"]) / "tasks.json") as fh:
         return [str(t["id"]) for t in json.load(fh)]
@@ -67,7 +67,7 @@ def get_repair(wildcards):
 def get_design_tasks():
     """The design's tasks: the frozen corpus (lock verified), or the configured subset of it.
     Cached: params call it once per job, and parsing plus verifying the corpus is not free."""
-    from incognita.corpus import load_corpus
+    from incognita.access.selection.corpus import load_corpus
 
     corpus = [str(t) for t in load_corpus(config["corpus"]["file"])["tasks"]]
     subset = config["design"].get("tasks")
@@ -91,7 +91,7 @@ def get_design_models():
 
 
 def get_prompt_files():
-    from incognita.prompts import PromptSet
+    from incognita.access.episodes.prompts import PromptSet
 
     prompts = PromptSet(Path(config["prompts"]))
     files = {str(p) for arm in get_episode_arms() for p in prompts.files_for(arm)}
@@ -130,7 +130,7 @@ def get_participant_entry(role):
 
 
 def get_information_channel():
-    """substring (upstream's check, the default) or judge (the paper's): incognita.evaluate."""
+    """substring (upstream's check, the default) or judge (the paper's): incognita.access.episodes.evaluation."""
     return (config.get("evaluation") or {}).get("information_channel", "substring")
 
 
@@ -201,7 +201,7 @@ def get_labelled_fixtures():
 
 
 def get_stats_outputs():
-    from incognita.stats.outputs import OUTPUT_FILES
+    from incognita.access.stats.outputs import OUTPUT_FILES
 
     return list(OUTPUT_FILES)
 
@@ -226,7 +226,7 @@ def get_final_targets():
 COLLABSIM_RESULTS = "results/collabsim"
 COLLABSIM_GENERATOR_VERSION = importlib.import_module("incognita.collabsim").GENERATOR_VERSION
 COLLABSIM_FILES = ("events.jsonl", "metrics.json", "manifest.json")
-COLLABSIM_STATS = importlib.import_module("incognita.collabsim.stats").OUTPUTS
+COLLABSIM_STATS = importlib.import_module("incognita.collabsim.condition_stats").OUTPUTS
 
 
 @functools.cache

@@ -1,5 +1,5 @@
 # Figures 2-7 (PNG and SVG) and Tables 1-2 (CSV and Markdown) from the statistics
-# (incognita.figures; docs/figures.md). `snakemake --report report.html` bundles them, each
+# (incognita.access.figures.paper_figures; docs/figures.md). `snakemake --report report.html` bundles them, each
 # with its caption from report/figures.rst.
 
 

@@ -1,4 +1,4 @@
-# Native anchor: the corpus tasks in the unmodified upstream harness (incognita.native).
+# Native anchor: the corpus tasks in the unmodified upstream harness (incognita.access.native.native_run).
 # One job per model, not per cell: importing the harness (tau2.registry pulls in litellm)
 # costs several seconds, more than a model's whole offline run. The job writes one result
 # file per (task, repetition) in the harness's own format, plus, for repaired tasks, an

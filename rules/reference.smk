@@ -34,7 +34,7 @@ rule reference:
         " --corpus {params.corpus} > {log} 2>&1"
 
 
-# The do-nothing check (incognita/idle.py): the idle profile on every task in every arm,
+# The do-nothing check (incognita/access/selection/idle.py): the idle profile on every task in every arm,
 # natively too. Corpus selection reads the table and excludes every task it passes. It is
 # not part of the default target: the frozen corpus already records those exclusions.
 rule idle:
@@ -60,7 +60,7 @@ rule idle:
         " --prompts {params.prompts} --scripted-agents {input.agents} > {log} 2>&1"
 
 
-# The oracle check (incognita/oracle.py): the oracle profile (told the holders, never slipping)
+# The oracle check (incognita/access/selection/oracle.py): the oracle profile (told the holders, never slipping)
 # on every upstream task in the direct arm, with the first wrong argument of each failure. It
 # measures the scripted choosing rules on all 114 tasks, not only the corpus (docs/episodes.md).
 rule oracle:

@@ -1,6 +1,6 @@
 # Statistics: the paper's estimator, pre-specified analysis, separability, interactions,
 # split-half concordance and corpus-size extrapolation, from the trials table
-# (incognita.stats; docs/statistics.md). The interpretation table is verified against its lock.
+# (incognita.access.stats; docs/statistics.md). The interpretation table is verified against its lock.
 
 
 rule stats:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from incognita import source
+from incognita.access.cards import source
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[1]
 # The made-up tasks 901-904 that the reader's fixture episodes are written against.
 READER_REFERENCE = ROOT / "config" / "reader_validation" / "reference.json"
 PINNED = "26.3"
@@ -55,7 +55,7 @@ def locked(tmp_path) -> tuple[Path, Path]:
     """The coordination reference of the reader's made-up tasks 901-904 (shared with the
     hand-labelled validation set) and a lock file that freezes it: (reference path, locks path)."""
     from incognita.common.io import sha256_file
-    from incognita.freeze import write_locks
+    from incognita.access.reference.freeze import write_locks
 
     ref = tmp_path / "coordination.json"
     shutil.copy(READER_REFERENCE, ref)
@@ -69,8 +69,8 @@ def locked(tmp_path) -> tuple[Path, Path]:
 @pytest.fixture(scope="session")
 def repaired_card(tasks, db, meta):
     """A task's card as the pipeline builds it: rule-built, then its repair overlay if it has one."""
-    from incognita.cards import build_card
-    from incognita.repairs import apply_overlay, load_overlay
+    from incognita.access.cards.card import build_card
+    from incognita.access.cards.repairs import apply_overlay, load_overlay
 
     def build(task_id: str) -> dict:
         card = build_card(tasks[task_id], db, meta)
@@ -85,8 +85,8 @@ def task_inputs(repaired_card, source_dir):
     """Writes the cards (repairs applied) and golden files of some tasks under a folder, as the
     card and golden stages lay them out (`<out>/cards/<task>.json`, `<out>/golden/<task>.json`)."""
     from incognita.common.io import write_json
-    from incognita.golden import build_golden, load_vocabulary
-    from incognita.replay import RetailWorld
+    from incognita.access.golden.trajectory import build_golden, load_vocabulary
+    from incognita.access.golden.upstream_replay import RetailWorld
 
     world, vocab = RetailWorld(source_dir / "db.json"), load_vocabulary(str(ROOT / "config/vocabulary.yaml"))
 

@@ -10,7 +10,7 @@ from incognita.cli import main
 
 
 def _native(error):
-    """A native result as incognita.native writes it (only the fields its reader needs)."""
+    """A native result as incognita.access.native.native_run writes it (only the fields its reader needs)."""
     facts = {"model": "m", "task": "11", "rep": 0, "seed": 1, "error": error}
     return {
         "simulations": [

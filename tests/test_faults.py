@@ -190,7 +190,7 @@ def test_bin_run_leaves_the_lock_of_a_live_snakemake_alone(tmp_path):
     """The other half of the lock rule: while a Snakemake process works in the directory, its
     lock is not stale and bin/run must not remove it (here a stand-in named snakemake)."""
     (tmp_path / ".snakemake" / "locks").mkdir(parents=True)
-    helper = [sys.executable, str(Path(__file__).resolve().parent.parent / "bin" / "_stale_lock.py")]
+    helper = [sys.executable, str(Path(__file__).resolve().parents[1] / "bin" / "_stale_lock.py")]
     live = subprocess.Popen(["bash", "-c", "exec -a snakemake sleep 60"], cwd=tmp_path)
     try:
         wait_for(lambda: processes(tmp_path, "snakemake"), 10, "the stand-in")
@@ -278,7 +278,7 @@ def test_sigterm_to_one_episode_job_leaves_no_partial_record_and_the_retry_compl
 
 
 def test_a_damaged_cache_entry_is_reported_refetched_once_and_never_returned(tmp_path, monkeypatch, capfd):
-    from incognita.backends import make_backend
+    from incognita.access.episodes.scripted import make_backend
 
     stub = StubServer(tmp_path)
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
@@ -609,7 +609,7 @@ def test_a_full_disk_fails_the_job_clearly_and_leaves_no_half_written_output(bas
 
         # The response cache on a full disk: the call's answer cannot be kept, so the job stops at
         # that write, with the entry named; the answer is fetched again once there is room.
-        from incognita.backends import make_backend
+        from incognita.access.episodes.scripted import make_backend
         from incognita.common.io import WriteError
 
         cache_dir = episodes / "cache"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from incognita import reader
+from incognita.access.reader import reading as reader
 
 # The questions of docs/reader.md, "The five failure types", in the order the reader asks them.
 RULES = {

@@ -21,10 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from incognita.common.io import InputError, read_json
-from incognita.viewer import VIEWER_VERSION, collabsim
-from incognita.viewer.episode import episode_page, service_side
-from incognita.viewer.native import native_page
-from incognita.viewer.trials import (
+from incognita.viewer import VIEWER_VERSION
+from incognita.viewer import collabsim_pages as collabsim
+from incognita.viewer.episode_page import episode_page, service_side
+from incognita.viewer.native_page import native_page
+from incognita.viewer.trial_index import (
     index_table,
     load_trials,
     task_summaries,

@@ -220,7 +220,7 @@ def to_request(body: dict, role: str, seed: int = 0) -> ModelRequest:
 
 
 def to_reply(response: ModelResponse) -> dict:
-    """A ModelResponse as a loopback reply (incognita.loopback)."""
+    """A ModelResponse as a loopback reply (incognita.common.loopback)."""
     return {
         "content": response.text,
         "tool_calls": [

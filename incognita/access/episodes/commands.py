@@ -1,0 +1,225 @@
+"""Commands of the episodes stage: run blocks, tabulate records, list broken ones, archive runs.
+
+Imports of the stage's modules stay inside the commands, so `incognita --help` stays cheap.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from incognita.common.io import InputError, WriteError
+
+@click.command()
+@click.option("--model", required=True, help="model name (a key of the config's models)")
+@click.option("--spec", required=True, help="backend spec of the evaluated agent, e.g. scripted:surveyor")
+@click.option("--models-order", required=True, help="all model names, comma-separated (Latin-square rotation)")
+@click.option("--task", required=True)
+@click.option("--task-position", type=int, required=True, help="index of the task in the corpus")
+@click.option("--reps", type=int, required=True, help="run repetitions 0..REPS-1")
+@click.option("--arms", default="direct,indirect,social", show_default=True)
+@click.option("--seed", type=int, required=True, help="the design seed")
+@click.option("--budget", type=int, default=300, show_default=True, help="agent turn budget")
+@click.option("--customer", "customer_spec", default="scripted:customer", show_default=True)
+@click.option("--service", "service_spec", default="scripted:desk", show_default=True)
+@click.option(
+    "--judge",
+    "judge_spec",
+    default="none",
+    show_default=True,
+    help="backend judging nl_assertions, or 'none' (that channel is then not operative)",
+)
+@click.option("--card", "card_path", required=True)
+@click.option("--golden", "golden_path", required=True)
+@click.option("--db", "db_path", default="data/source/retail/db.json", show_default=True)
+@click.option("--partition", "partition_path", default="config/partition.yaml", show_default=True)
+@click.option("--prompts", "prompts_dir", default="config/prompts", show_default=True)
+@click.option("--scripted-agents", default="config/scripted_agents.yaml", show_default=True)
+@click.option(
+    "--vocabulary",
+    default="config/vocabulary.yaml",
+    show_default=True,
+    help="the public policy vocabulary scripted agents know",
+)
+@click.option("--out-dir", default="results/episodes", show_default=True)
+@click.option(
+    "--information-channel",
+    type=click.Choice(["substring", "judge"]),
+    default="substring",
+    show_default=True,
+    help="how the information channel is scored (judge: by --judge, the paper's)",
+)
+def episodes(
+    model,
+    spec,
+    models_order,
+    task,
+    task_position,
+    reps,
+    arms,
+    seed,
+    budget,
+    customer_spec,
+    service_spec,
+    judge_spec,
+    card_path,
+    golden_path,
+    db_path,
+    partition_path,
+    prompts_dir,
+    scripted_agents,
+    vocabulary,
+    out_dir,
+    information_channel,
+) -> None:
+    """Run the blocks (model, task, repetition) of one model and task, each through the arms in
+    Latin-square order, and write one episode record per cell."""
+    from incognita.common.io import read_json
+    from incognita.access.episodes.harness import Design, Harness
+
+    order = [m for m in models_order.split(",") if m]
+    if model not in order:
+        raise InputError(f"--model {model!r} is not in --models-order {models_order!r}")
+    design = Design(
+        arms=tuple(a for a in arms.split(",") if a),
+        models={model: spec},
+        repetitions=reps,
+        seed=seed,
+        budget=budget,
+        customer=customer_spec,
+        service=service_spec,
+        prompts_dir=prompts_dir,
+        scripted_agents=scripted_agents,
+        vocabulary=vocabulary,
+        judge=None if judge_spec == "none" else judge_spec,
+        information_channel=information_channel,
+    )
+    harness = Harness(design, db_path, partition_path)
+    for rep in range(reps):
+        for path in harness.run_block(model, task, rep, card_path, golden_path, out_dir, task_position, order):
+            record = read_json(path)
+            status = record["error"] or ("success" if record["success"] else "failure")
+            click.echo(f"{path}: {record['termination']} after {record['turns']} turns, {status}")
+
+
+@click.command("episode-table")
+@click.option("--out", "out_path", required=True)
+@click.argument("record_files", nargs=-1, required=True)
+def episode_table(out_path: str, record_files: tuple[str, ...]) -> None:
+    """One row per episode record (a manifest the next stages and people can read), and a
+    success summary per arm and model on stdout."""
+    from collections import defaultdict
+
+    from incognita.common.io import read_json, write_tsv
+
+    header = [
+        "arm",
+        "model",
+        "task",
+        "rep",
+        "position",
+        "termination",
+        "turns",
+        "success",
+        "db",
+        "communicate",
+        "error",
+        "injected",
+        "slips",
+        "wall_time_s",
+    ]
+    rows, tally = [], defaultdict(lambda: [0, 0])
+    for path in record_files:
+        r = read_json(path)
+        c, gt = r["cell"], r.get("ground_truth") or {}
+        rows.append(
+            [
+                c["arm"],
+                c["model"],
+                c["task"],
+                c["rep"],
+                c.get("schedule_position", ""),
+                r["termination"],
+                r["turns"],
+                r["success"],
+                r["channels"].get("db"),
+                r["channels"].get("communicate"),
+                r["error"] or "",
+                gt.get("injected") or "",
+                gt.get("slips", ""),
+                r["wall_time_s"],
+            ]
+        )
+        if r["error"] is None:
+            tally[(c["model"], c["arm"])][0] += bool(r["success"])
+            tally[(c["model"], c["arm"])][1] += 1
+    write_tsv(out_path, header, rows)
+    click.echo(f"episode-table: {len(rows)} record(s) -> {out_path}")
+    for (model, arm), (ok, n) in sorted(tally.items()):
+        click.echo(f"  {model:>12} {arm:>9}: {ok}/{n} successful")
+
+
+@click.command()
+@click.argument("roots", nargs=-1)
+@click.option("--delete", is_flag=True, help="remove them, so the next run re-runs their jobs")
+def errors(roots: tuple[str, ...], delete: bool) -> None:
+    """List episode records and native results that broke outside the agent (their `error` is
+    set; the reader excludes them) and damaged ones (truncated, not JSON, not a record: the
+    reader stops on them). With --delete they are removed, together with the tables built from
+    them (ROOT/manifest.tsv, ROOT/../trials.parquet): the next `bin/run` re-runs their jobs, and
+    model calls that had succeeded come back from the response cache."""
+    from incognita.access.native.native_run import native_trial
+    from incognita.access.reader.reading import check_result
+
+    found, damaged, derived = [], 0, set()
+    for root in map(Path, roots or ("results/episodes", "results/native")):
+        for path in sorted(root.rglob("r*.json")):
+            if "archive" in path.parts:
+                continue
+            doc, problem = check_result(path)
+            if problem:
+                click.echo(f"damaged: {problem}")
+                damaged += 1
+            else:
+                error = native_trial(path, doc)["error"] if "simulations" in doc else doc.get("error")
+                if not error:
+                    continue
+                click.echo(f"{path}: {error}")
+            found.append(path)
+            derived |= {root / "manifest.tsv", root.parent / "trials.parquet"}
+    if delete:
+        for path in found:
+            path.unlink()
+        # Snakemake (since 7.7) does not rebuild a deleted file while the files built from it are
+        # present and up to date: without these, the next run would find nothing to do.
+        for path in sorted(p for p in derived if p.exists()):
+            path.unlink()
+            click.echo(f"{path}: removed, so that the next run rebuilds the deleted records and then it")
+    click.echo(
+        f"{len(found)} record(s) with an error"
+        + (f" ({damaged} damaged)" if damaged else "")
+        + (" deleted" if delete and found else "")
+    )
+
+
+@click.command()
+@click.argument("label")
+@click.option("--results-dir", default="results", show_default=True)
+@click.option("--locks", "locks_path", default="config/locks.yaml", show_default=True)
+def archive(label: str, results_dir: str, locks_path: str) -> None:
+    """Copy the live runs (episodes, native results, trials table) to RESULTS/archive/LABEL/ with
+    a manifest of the cards and locks they were made from, before a change that re-runs them.
+    The reader never reads the archive, and refuses to pool runs of one task made from different
+    cards."""
+    from incognita.access.episodes.run_archive import archive_runs
+
+    target = archive_runs(results_dir, label, locks_path)
+    manifest = json.loads((target / "MANIFEST.json").read_text())
+    runs = manifest["runs"]
+    click.echo(f"{target}: {runs['episodes']} episode records, {runs['native']} native results archived")
+
+
+COMMANDS = [episodes, episode_table, errors, archive]

@@ -1,0 +1,329 @@
+"""Running cells of the design grid and writing their episode records.
+
+A *block* is one (model, task, repetition): it runs the arms one after another in
+Latin-square order (the arm order rotates with the model, task and repetition), as the
+paper's schedule does, and writes one record per arm to
+results/episodes/<arm>/<model>/<task>/r<rep>.json. Each cell's seed depends on (design
+seed, model, task, repetition, arm): the arms of a block are paired, their draws independent.
+The native anchor is the rotation's fourth arm: a block skips it here (it runs in the
+upstream harness, incognita.access.native.native_run) but every record keeps its position in the full order.
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from incognita.access.taxonomy import HARNESS_ARMS as ARMS
+from incognita.access.episodes.scripted import make_backend
+from incognita.access.episodes.scripted.scripted_agent import tool_catalog
+from incognita.common.backends.base import entry_param, split_entry
+from incognita.common.environment import describe
+from incognita.common.io import (
+    InputError,
+    read_json,
+    read_yaml,
+    sha256_file,
+    write_json,
+)
+from incognita.access.episodes.episode_loop import Episode, recipients
+from incognita.access.episodes.tool_gateway import Gateway
+from incognita.access.golden.trajectory import load_vocabulary
+from incognita.access.reference.partition import Partition, load_partition
+from incognita.access.episodes.agent_plan import plan_from_golden
+from incognita.access.episodes.prompts import PromptSet
+from incognita.access.episodes.records import EpisodeRecord
+
+# Bump when a harness or scripted-backend change alters episodes: the workflow passes it as a
+# param, so blocks re-run; plain code edits never invalidate cached episodes.
+GENERATOR_VERSION = 9
+
+
+@dataclass(frozen=True)
+class Design:
+    """Model entries are spec strings or {spec, per-role settings} (incognita.common.backends.base.split_entry)."""
+
+    arms: tuple[str, ...]
+    models: dict[str, str | dict]
+    repetitions: int
+    seed: int
+    budget: int
+    customer: str | dict
+    service: str | dict
+    prompts_dir: str
+    scripted_agents: str
+    judge: str | dict | None = None
+    cache_dir: str | None = None  # model response cache; None = $INCOGNITA_CACHE_DIR or cache/responses
+    prices: str | None = None  # price table; None = $INCOGNITA_PRICES or config/prices.yaml
+    information_channel: str = "substring"  # substring | judge (incognita.access.episodes.evaluation)
+    vocabulary: str = "config/vocabulary.yaml"  # the public policy vocabulary scripted agents know
+
+    @classmethod
+    def from_config(cls, cfg: dict) -> Design:
+        d, p = cfg["design"], cfg["participants"]
+        return cls(
+            arms=tuple(d["arms"]),
+            models=dict(cfg["models"]),
+            repetitions=d["repetitions"],
+            seed=d["seed"],
+            budget=d["budget"],
+            customer=p["customer"],
+            service=p["service"],
+            prompts_dir=cfg["prompts"],
+            scripted_agents=cfg["scripted_agents"],
+            judge=p.get("judge"),
+            cache_dir=(cfg.get("cache") or {}).get("dir"),
+            prices=cfg.get("prices"),
+            information_channel=(cfg.get("evaluation") or {}).get("information_channel", "substring"),
+            vocabulary=cfg.get("vocabulary", "config/vocabulary.yaml"),
+        )
+
+    def __post_init__(self) -> None:
+        from incognita.access.episodes.evaluation import check_channel
+
+        try:
+            check_channel(self.information_channel, self.judge)
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
+
+
+def cell_seed(design_seed: int, model: str, task: str, rep: int, arm: str) -> int:
+    """One seed per cell. The arm is part of it: the arms of a block are paired by (model, task,
+    repetition), as the paper pairs them, and each draws its own randomness, so a scripted
+    profile's slips and injections are independent across arms instead of recurring in all."""
+    digest = hashlib.sha256(f"{design_seed}/{model}/{task}/{rep}/{arm}".encode()).hexdigest()
+    return int(digest[:12], 16)
+
+
+def arm_order(arms: tuple[str, ...], models: list[str], model: str, task_position: int, rep: int) -> list[str]:
+    """Latin-square rotation: each arm takes each position equally often across blocks."""
+    shift = (models.index(model) + task_position + rep) % len(arms)
+    return list(arms[shift:] + arms[:shift])
+
+
+def episode_path(out_dir: str | Path, arm: str, model: str, task: str, rep: int) -> Path:
+    return Path(out_dir) / arm / model / task / f"r{rep}.json"
+
+
+class Harness:
+    """Everything loaded once per process: the database, partition, prompts and profiles."""
+
+    def __init__(self, design: Design, db_path: str, partition_path: str):
+        from incognita.access.golden.upstream_replay import RetailWorld
+
+        self.design = design
+        self.world = RetailWorld(db_path)
+        gc.freeze()  # the loaded database never changes; keep it out of the collector's way
+        self.partition: Partition = load_partition(partition_path)
+        self.prompts = PromptSet(Path(design.prompts_dir))
+        self.profiles = read_yaml(design.scripted_agents) or {}
+        # What any agent of the domain knows: the tools' names, descriptions and parameters,
+        # and the public policy vocabulary. Never who holds which tool.
+        schemas = self.world.tool_schemas()
+        self.tools = tool_catalog(
+            [t.openai_schema for t in schemas.values()], {t for t in schemas if self.world.tool_types.get(t) == "write"}
+        )
+        self.vocabulary = load_vocabulary(design.vocabulary)
+
+    def _owners(self, arm: str) -> dict[str, frozenset[str]]:
+        if arm == "direct":
+            return {"agent": frozenset(self.partition.tools)}
+        if arm == "indirect":
+            return {"Vega": frozenset(self.partition.tools)}
+        return {d: frozenset(self.partition.tools_of(d, "social")) for d in self.partition.desks("social")}
+
+    @staticmethod
+    def _split(entry: str | dict, where: str) -> tuple[str, dict]:
+        try:
+            return split_entry(entry, where)
+        except (ValueError, TypeError) as exc:
+            raise InputError(str(exc)) from None
+
+    def _make(self, entry: str | dict, role: str, context: dict, where: str):
+        """The backend for a config entry; its settings and the cache and price table go in the context."""
+        spec, settings = self._split(entry, where)
+        runtime = {"settings": settings, "cache_dir": self.design.cache_dir, "prices": self.design.prices}
+        return make_backend(spec, role, {**context, **runtime})
+
+    def _remit(self, desk: str) -> str:
+        """The role text a desk describes its work from: its prompt file's role (Vega's is
+        the single desk's role)."""
+        return self.prompts.read("service/role_all.md") if desk == "Vega" else self.prompts.desk_parts(desk)["role"]
+
+    def _agent_context(self, spec: str, arm: str, golden: dict, seed: int) -> dict:
+        context = {
+            "arm": arm,
+            "seed": seed,
+            "plan": plan_from_golden(golden),
+            "recipients": recipients(arm, self.partition.desks("social")),
+        }
+        family, _, name = spec.partition(":")
+        if family == "scripted":
+            if name not in self.profiles:
+                raise InputError(
+                    f"{self.design.scripted_agents}: no scripted agent profile {name!r} (model spec {spec})"
+                )
+            context["profile"] = {"name": name, **self.profiles[name]}
+            context["tools"], context["vocabulary"] = self.tools, self.vocabulary
+            context["holders"] = (
+                {t: self.partition.holder(t, arm) for t in self.partition.tools} if arm != "direct" else {}
+            )
+        return context
+
+    def run_cell(
+        self,
+        arm: str,
+        model: str,
+        task: str,
+        rep: int,
+        card: dict,
+        card_sha: str,
+        golden: dict,
+        golden_sha: str,
+        position: int = 0,
+    ) -> EpisodeRecord:
+        if arm not in ARMS:
+            raise InputError(f"unknown arm {arm!r} (expected one of {', '.join(ARMS)})")
+        entry = self.design.models.get(model)
+        if entry is None:
+            raise InputError(f"model {model!r} is not in the config's models ({', '.join(self.design.models)})")
+        seed = cell_seed(self.design.seed, model, task, rep, arm)
+        owners = self._owners(arm)
+        gateway = Gateway(self.world, owners)
+        where = f"models.{model}"
+        spec = self._split(entry, where)[0]
+        agent = self._make(entry, "agent", self._agent_context(spec, arm, golden, seed), where)
+        customer = self._make(self.design.customer, "USER", {"card": card}, "participants.customer")
+        service = {}
+        for name, tools in owners.items():
+            if name == "agent":
+                continue
+            service[name] = self._make(
+                self.design.service,
+                name,
+                {
+                    "tools": sorted(tools),
+                    "remit": self._remit(name),
+                    "confirm_writes": True,
+                    "write_tools": sorted(t for t in tools if gateway.is_write(t)),
+                },
+                "participants.service",
+            )
+        judge = self._make(self.design.judge, "judge", {}, "participants.judge") if self.design.judge else None
+        record = EpisodeRecord(
+            cell={"arm": arm, "model": model, "task": task, "rep": rep, "schedule_position": position},
+            # Each role's spec with its settings (temperature, reasoning effort, ...), as configured.
+            seed=seed,
+            models={
+                "agent": entry_param(entry),
+                "customer": entry_param(self.design.customer),
+                "service": entry_param(self.design.service) if service else None,
+                "judge": entry_param(self.design.judge) if judge else None,
+            },
+            code_version=describe(),
+            card={"version": card["card_version"], "sha256": card_sha},
+            reference={"golden_sha256": golden_sha, "gold_hash": golden["replay"]["upstream_hash"]},
+        )
+        episode = Episode(
+            arm=arm,
+            card=card,
+            gold_hash=golden["replay"]["upstream_hash"],
+            gateway=gateway,
+            prompts=self.prompts,
+            agent=agent,
+            customer=customer,
+            service=service,
+            desks=self.partition.desks("social"),
+            seed=seed,
+            budget=self.design.budget,
+            record=record,
+            judge=judge,
+            information_channel=self.design.information_channel,
+        )
+        record = episode.run()
+        record.ground_truth = dict(getattr(agent, "ground_truth", {}) or {})
+        if getattr(judge, "totals", None) is not None and judge.totals.calls:
+            record.usage["judge"] = judge.totals  # the judge is called outside the loop's own accounting
+        return record
+
+    def run_block(
+        self,
+        model: str,
+        task: str,
+        rep: int,
+        card_path: str,
+        golden_path: str,
+        out_dir: str,
+        task_position: int,
+        models_order: list[str] | None = None,
+    ) -> list[Path]:
+        """Run one (model, task, repetition) through the arms; `models_order` is the design's
+        model list, which the Latin-square rotation depends on (default: the design's models)."""
+        card, golden = read_json(card_path), read_json(golden_path)
+        if golden["task_id"] != task or card["task_id"] != task:
+            raise InputError(f"{card_path} / {golden_path}: not task {task}")
+        card_sha, golden_sha = sha256_file(card_path), sha256_file(golden_path)
+        if golden["card"]["sha256"] != card_sha:
+            raise InputError(f"{golden_path} was built from another version of {card_path}; rebuild the golden stage")
+        order = arm_order(self.design.arms, models_order or list(self.design.models), model, task_position, rep)
+        written = []
+        for position, arm in enumerate(order):
+            if arm == "native":
+                continue  # its place in the rotation is kept; the upstream harness runs it (incognita.access.native.native_run)
+            record = self.run_cell(arm, model, task, rep, card, card_sha, golden, golden_sha, position)
+            path = episode_path(out_dir, arm, model, task, rep)
+            write_json(path, record.to_dict())
+            written.append(path)
+        return written
+
+
+def profile_episodes(
+    profile: str,
+    check: str,
+    tasks: list[str],
+    cards_dir: str | Path,
+    golden_dir: str | Path,
+    *,
+    arms: tuple[str, ...],
+    db_path: str,
+    partition_path: str,
+    prompts_dir: str,
+    scripted_agents: str,
+    vocabulary: str = "config/vocabulary.yaml",
+    seed: int = 0,
+    budget: int = 300,
+) -> Iterator[tuple[str, str, dict, dict]]:
+    """(task, arm, golden, record) of one episode of a scripted agent profile per task and arm,
+    against the scripted customer and desks: the checks that run one profile on every task
+    (the do-nothing check, incognita.access.selection.idle; the oracle check, incognita.access.selection.oracle). `check` names
+    the check in errors. A missing card or golden file, or an episode that broke, stops it
+    with an InputError naming the file or the cell."""
+    design = Design(
+        arms=tuple(arms),
+        models={profile: f"scripted:{profile}"},
+        repetitions=1,
+        seed=seed,
+        budget=budget,
+        customer="scripted:customer",
+        service="scripted:desk",
+        prompts_dir=prompts_dir,
+        scripted_agents=scripted_agents,
+        vocabulary=vocabulary,
+    )
+    harness = Harness(design, db_path, partition_path)
+    for task in tasks:
+        card_path, golden_path = Path(cards_dir) / f"{task}.json", Path(golden_dir) / f"{task}.json"
+        for path in (card_path, golden_path):
+            if not path.exists():
+                raise InputError(f"{path}: file not found ({check} of task {task})")
+        card, golden = read_json(card_path), read_json(golden_path)
+        for arm in arms:
+            record = harness.run_cell(
+                arm, profile, task, 0, card, sha256_file(card_path), golden, sha256_file(golden_path)
+            ).to_dict()
+            if record["error"]:
+                raise InputError(f"task {task}, arm {arm}: the {check} episode broke: {record['error']}")
+            yield task, arm, golden, record

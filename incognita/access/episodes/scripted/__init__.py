@@ -1,0 +1,28 @@
+"""Incognita's participants behind the shared backend interface.
+
+`make_backend(spec, role, context)` turns a spec such as `scripted:oracle` into a Backend.
+`scripted:` specs are Incognita's offline participants (this package); every other family
+(`openai:<model>`) is shared and built by `incognita.common.backends`. Scripted backends
+receive `context`, the private knowledge their role has (the card for the customer, the held
+tools for a desk, the plan for an agent); real models ignore it and see only their prompt and
+conversation.
+"""
+
+from incognita.common.backends import base
+from incognita.common.backends.base import (
+    Backend,
+    BackendError,
+    ModelRequest,
+    ModelResponse,
+    ToolCall,
+    Turn,
+)
+
+
+def make_backend(spec: str, role: str, context: dict | None = None) -> Backend:
+    from incognita.access.episodes.scripted.scripted_family import make_scripted
+
+    return base.make_backend(spec, role, context, scripted=make_scripted)
+
+
+__all__ = ["Backend", "BackendError", "ModelRequest", "ModelResponse", "ToolCall", "Turn", "make_backend"]

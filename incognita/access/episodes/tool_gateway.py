@@ -1,0 +1,97 @@
+"""The gateway: the deterministic layer between a proposed tool call and the database.
+
+Every proposal is checked for ownership (does the proposer hold this tool in this arm?)
+and admissibility (a known tool, a JSON object of arguments with the right names and
+types), then executed through the upstream retail toolkit. Each outcome is one
+GatewayDecision event: accepted, not_owner, inadmissible or error (the tool refused, e.g.
+an order that is not pending). Writes are irreversible: no operation restores a state.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from incognita.access.episodes.records import GatewayDecision, ToolProposal
+from incognita.access.golden.upstream_replay import result_to_json
+
+
+class Gateway:
+    def __init__(self, world: Any, owners: dict[str, frozenset[str]]):
+        """`world` is an incognita.access.golden.upstream_replay.RetailWorld; `owners` maps each participant that may
+        act to the tools it holds.
+
+        Reads run on the world's shared clean database; the first write switches this episode
+        to a private copy, so episodes that never write cost no copy and no re-hash.
+        """
+        self._world = world
+        self._toolkit = world.shared_toolkit()
+        self._private = False
+        self._schemas = world.tool_schemas()
+        self._owners = owners
+        self._ids = itertools.count(1)
+        self.events: list[ToolProposal | GatewayDecision] = []
+
+    def tools_of(self, participant: str) -> frozenset[str]:
+        return self._owners.get(participant, frozenset())
+
+    def openai_tools(self, participant: str) -> list[dict]:
+        """Function-calling schemas of the tools this participant holds (upstream descriptions)."""
+        return [self._schemas[name].openai_schema for name in sorted(self.tools_of(participant))]
+
+    def is_write(self, tool: str) -> bool:
+        return self._world.tool_types.get(tool) == "write"
+
+    def propose(self, proposer: str, tool: str, arguments: Any, turn: int) -> GatewayDecision:
+        call_id = f"c{next(self._ids)}"
+        self.events.append(ToolProposal(turn=turn, call_id=call_id, proposer=proposer, tool=tool, arguments=arguments))
+        decision = self._decide(call_id, proposer, tool, arguments, turn)
+        self.events.append(decision)
+        return decision
+
+    def _decide(self, call_id: str, proposer: str, tool: str, arguments: Any, turn: int) -> GatewayDecision:
+        def decision(status: str, reason: str | None = None, result: Any = None) -> GatewayDecision:
+            return GatewayDecision(
+                turn=turn,
+                call_id=call_id,
+                proposer=proposer,
+                tool=tool,
+                arguments=arguments,
+                status=status,
+                reason=reason,
+                result=result,
+                write=self.is_write(tool),
+            )
+
+        if tool not in self._schemas:
+            return decision("inadmissible", f"unknown tool {tool!r}")
+        if tool not in self.tools_of(proposer):
+            return decision("not_owner", f"{proposer} does not hold {tool}")
+        problem = self._inadmissible(tool, arguments)
+        if problem:
+            return decision("inadmissible", problem)
+        if self.is_write(tool) and not self._private:
+            self._toolkit, self._private = self._world.toolkit(), True
+        try:
+            result = self._toolkit.use_tool(tool, **arguments)
+        except Exception as exc:  # the upstream tool refused; the database is unchanged
+            return decision("error", f"{type(exc).__name__}: {exc}")
+        return decision("accepted", result=result_to_json(result))
+
+    def _inadmissible(self, tool: str, arguments: Any) -> str | None:
+        if not isinstance(arguments, dict):
+            return f"arguments must be a JSON object, got {type(arguments).__name__}"
+        params = self._schemas[tool].params
+        unknown = sorted(set(arguments) - set(params.model_fields))
+        if unknown:
+            return f"unknown argument(s) for {tool}: {', '.join(unknown)}"
+        try:
+            params.model_validate(arguments, strict=True)
+        except Exception as exc:
+            errors = getattr(exc, "errors", lambda: [])()
+            detail = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in errors) or str(exc)
+            return f"bad arguments for {tool}: {detail}"
+        return None
+
+    def db_hash(self) -> str:
+        return self._toolkit.get_db_hash() if self._private else self._world.clean_hash()

@@ -1,0 +1,97 @@
+"""Commands of the native stage: one model on the corpus in the unmodified upstream harness.
+
+Imports of the stage's modules stay inside the commands, so `incognita --help` stays cheap.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from incognita.common.io import InputError, WriteError
+
+@click.command()
+@click.option("--model", required=True, help="model name (a key of the config's models)")
+@click.option("--spec", required=True, help="the model's spec: scripted:<profile>, openai:<model>, or a JSON object")
+@click.option(
+    "--customer",
+    "customer_spec",
+    default="scripted:customer",
+    show_default=True,
+    help="the native user: scripted:customer, or openai:<model> for the harness's own user simulator",
+)
+@click.option("--models-order", required=True, help="all model names, comma-separated (Latin-square rotation)")
+@click.option("--arms", default="direct,indirect,social,native", show_default=True, help="the full rotation")
+@click.option("--tasks", required=True, help="the task ids to run, comma-separated")
+@click.option(
+    "--corpus",
+    "corpus_tasks",
+    default="",
+    help="the design's task ids in order, for Latin-square positions (default: --tasks)",
+)
+@click.option("--reps", type=int, required=True, help="run repetitions 0..REPS-1")
+@click.option("--seed", type=int, required=True, help="the design seed")
+@click.option("--max-steps", type=int, default=200, show_default=True, help="the harness's step limit")
+@click.option("--max-errors", type=int, default=10, show_default=True, help="the harness's tool-error limit")
+@click.option("--tasks-json", default="data/source/retail/tasks.json", show_default=True)
+@click.option("--cards-dir", default="results/cards", show_default=True)
+@click.option("--golden-dir", default="results/golden", show_default=True)
+@click.option("--scripted-agents", default="config/scripted_agents.yaml", show_default=True)
+@click.option(
+    "--archive-unrepaired/--no-archive-unrepaired",
+    default=True,
+    show_default=True,
+    help="also run repaired tasks without their overlay, written under <out-dir>/archive/",
+)
+@click.option("--out-dir", default="results/native", show_default=True)
+def native(
+    model,
+    spec,
+    customer_spec,
+    models_order,
+    arms,
+    tasks,
+    corpus_tasks,
+    reps,
+    seed,
+    max_steps,
+    max_errors,
+    tasks_json,
+    cards_dir,
+    golden_dir,
+    scripted_agents,
+    archive_unrepaired,
+    out_dir,
+) -> None:
+    """Run one model on the corpus tasks in the unmodified upstream harness (the native anchor);
+    one result file per (task, repetition) in the harness's own format."""
+    from incognita.access.native.native_run import NativeJob, NativeSettings, run_job
+
+    order = tuple(m for m in models_order.split(",") if m)
+    if model not in order:
+        raise InputError(f"--model {model!r} is not in --models-order {models_order!r}")
+    job = NativeJob(
+        model=model,
+        spec=spec,
+        customer=customer_spec,
+        tasks=tuple(t for t in tasks.split(",") if t),
+        reps=reps,
+        seed=seed,
+        arms=tuple(a for a in arms.split(",") if a),
+        models_order=order,
+        tasks_json=tasks_json,
+        cards_dir=cards_dir,
+        golden_dir=golden_dir,
+        profiles=scripted_agents,
+        out_dir=out_dir,
+        archive_unrepaired=archive_unrepaired,
+        corpus=tuple(t for t in corpus_tasks.split(",") if t),
+    )
+    written = run_job(job, NativeSettings(max_steps=max_steps, max_errors=max_errors), log=click.echo)
+    click.echo(f"native: {len(written)} result file(s) for model {model}")
+
+
+COMMANDS = [native]

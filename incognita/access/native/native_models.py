@@ -1,0 +1,145 @@
+"""The native harness's model calls, served by our own backends and response cache.
+
+The upstream harness reaches models through litellm (`tau2.utils.llm_utils.generate`, which
+calls `litellm.completion(model=llm, messages, tools, **llm_args)`). We register a litellm
+*custom provider* named `incognita` and run the harness's own, unmodified `llm_agent` and
+`user_simulator` with `llm = "incognita/<role>/<model>"`. The provider hands each call to the
+same `OpenAIBackend` the episodes use, built from the model entry that travels in
+`llm_args["incognita"]`, so:
+
+- an entry means the same thing in every stage: `base_url`, `base_url_env`, `api_key_env`,
+  temperature, reasoning effort, the output cap and its field name, `extra_body`, timeouts
+  and retries are all the backend's own settings, applied by the backend's own code;
+- every call goes through `incognita.common.cache`: an unchanged native cell makes no model call
+  on a rerun, and an interrupted job resumes without paying twice;
+- usage, cost, cache hits and misses are counted per role, as in the episodes.
+
+`llm_args` end up in the harness's run record, so they hold the entry (env variable names,
+never their values) and nothing secret. The harness also sets `llm_args["seed"]` to the run's
+seed; it reaches the provider with the call and keys the cache when sampling is not greedy.
+"""
+
+from __future__ import annotations
+
+import json
+
+from incognita.common.backends.base import ModelResponse, split_entry
+from incognita.access.episodes.records import Usage
+
+PROVIDER = "incognita"
+ROLES = ("agent", "user")
+
+
+def llm_name(role: str, model: str) -> str:
+    """The harness's `llm` string for a role: litellm routes `incognita/...` to our provider."""
+    return f"{PROVIDER}/{role}/{model}"
+
+
+def llm_args(entry: str | dict) -> dict:
+    """The harness's `llm_args` for an `openai:` entry: the entry itself, under one key that
+    litellm passes through to the provider untouched."""
+    spec, settings = split_entry(entry)
+    return {PROVIDER: {"spec": spec, **settings}}
+
+
+class _Bridge:
+    """Per-process state of the provider: backends by (role, entry), usage by role, and the
+    first configuration error (bad key, unknown model), which must stop the job, not a run."""
+
+    def __init__(self) -> None:
+        self.cache_dir: str | None = None
+        self.prices: str | None = None
+        self.backends: dict[tuple[str, str], object] = {}
+        self.usage: dict[str, Usage] = {}
+        self.fatal: Exception | None = None
+
+    def configure(self, cache_dir: str | None, prices: str | None) -> None:
+        if (cache_dir, prices) != (self.cache_dir, self.prices):
+            self.backends.clear()
+        self.cache_dir, self.prices = cache_dir, prices
+
+    def reset_usage(self) -> None:
+        self.usage = {role: Usage() for role in ROLES}
+        self.fatal = None
+
+    def backend(self, role: str, entry: dict):
+        from incognita.access.episodes.scripted import make_backend
+
+        key = (role, json.dumps(entry, sort_keys=True))
+        if key not in self.backends:
+            spec, settings = split_entry(entry, f"native {role}")
+            self.backends[key] = make_backend(
+                spec, role, {"settings": settings, "cache_dir": self.cache_dir, "prices": self.prices}
+            )
+        return self.backends[key]
+
+    def respond(self, role: str, messages: list[dict], params: dict) -> ModelResponse:
+        from incognita.common.backends.openai import BackendConfigError, to_request
+
+        entry = params.get(PROVIDER)
+        if not isinstance(entry, dict):
+            raise ValueError(f"native {role}: the harness call carries no '{PROVIDER}' model entry in its llm_args")
+        request = to_request(
+            {"messages": messages, "tools": params.get("tools") or []}, role, seed=int(params.get("seed") or 0)
+        )
+        try:
+            response = self.backend(role, entry).respond(request)
+        except BackendConfigError as exc:
+            self.fatal = self.fatal or exc
+            raise
+        usage = self.usage.setdefault(role, Usage())
+        usage.add(response.usage)
+        usage.calls += 1
+        return response
+
+
+BRIDGE = _Bridge()
+
+
+def _to_litellm(model: str, response: ModelResponse):
+    """Our response as the litellm ModelResponse the harness reads."""
+    from litellm.types.utils import ModelResponse as LiteLLMResponse
+
+    calls = [
+        {
+            "id": c.id,
+            "type": "function",
+            "function": {
+                "name": c.name,
+                "arguments": c.arguments if isinstance(c.arguments, str) else json.dumps(c.arguments),
+            },
+        }
+        for c in response.tool_calls
+    ]
+    message = {"role": "assistant", "content": response.text, "tool_calls": calls or None}
+    u = response.usage
+    return LiteLLMResponse(
+        model=model,
+        choices=[{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
+        usage={
+            "prompt_tokens": u.prompt_tokens,
+            "completion_tokens": u.completion_tokens,
+            "total_tokens": u.prompt_tokens + u.completion_tokens,
+        },
+    )
+
+
+def register(cache_dir: str | None = None, prices: str | None = None) -> None:
+    """Register the `incognita` provider with litellm (once per process) and set where its
+    backends find the response cache and the price table (None: the environment's defaults)."""
+    import litellm
+    from litellm import CustomLLM
+
+    BRIDGE.configure(cache_dir, prices)
+    if any(item.get("provider") == PROVIDER for item in litellm.custom_provider_map):
+        return
+
+    class IncognitaProvider(CustomLLM):
+        def completion(self, model, messages, *args, optional_params=None, **kwargs):
+            role, _, name = model.partition("/")
+            return _to_litellm(name, BRIDGE.respond(role, messages, dict(optional_params or {})))
+
+    litellm.custom_provider_map = [
+        *litellm.custom_provider_map,
+        {"provider": PROVIDER, "custom_handler": IncognitaProvider()},
+    ]

@@ -1,0 +1,1 @@
+"""Stage 7, reader: the deterministic trajectory reader and the trials table."""

@@ -1,0 +1,764 @@
+"""The trajectory reader: deterministic, model-free, reference-relative (docs/reader.md).
+
+It turns one episode record plus the frozen coordination reference of its task into one
+row of `results/trials.parquet`: the three coordination processes, the failure type of a
+failed trial, counts (actions, messages, unanswerable questions, non-reference reads) and
+usage. It looks only at structured events (messages as who-to-whom, tool proposals,
+gateway decisions, disclosures); it never reads the text of a message.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from incognita.access.taxonomy import FAILURE_TYPES, NATIVE, PROCESS_MEASURES
+from incognita.access.taxonomy import HARNESS_ARMS as ARMS
+from incognita.common.io import InputError, atomic_write, atomic_write_text, read_json
+from incognita.access.episodes.records import (
+    Disclosure,
+    EpisodeRecord,
+    GatewayDecision,
+    Message,
+    ProtocolError,
+    ToolProposal,
+)
+
+# Bumped when a definition in docs/reader.md changes meaning: the workflow passes it as a
+# param, so the trials table is rebuilt then and only then.
+READER_VERSION = 2
+if TYPE_CHECKING:  # pandas is imported where tables are built: the workflow imports this module at parse time
+    import pandas as pd
+
+AGENT, USER = "agent", "USER"
+# An action changes the state of the case: a database write or the hand-off to a human,
+# the same calls the golden stage counts for their own sake (incognita.access.golden.trajectory).
+HANDOFF_TOOLS = frozenset({"transfer_to_human_agents"})
+PROCESS_COLUMNS = PROCESS_MEASURES
+# Columns fixed by the data contract (statistics and figures read these).
+CONTRACT_COLUMNS = (
+    "arm",
+    "model",
+    "task",
+    "rep",
+    "seed",
+    "schedule_position",
+    "error",
+    "excluded",
+    "termination",
+    "success",
+    "database_only_success",
+    "channel_db",
+    "channel_communicate",
+    "channel_nl",
+    "failure_type",
+    "failure_type_reads_credited",
+    "failure_type_request_based",
+    "failure_type_exact_credited",
+    "injected_failure",
+    *PROCESS_COLUMNS,
+    "agent_actions",
+    "messages",
+    "unanswerable_questions",
+    "non_reference_reads",
+    "tokens_agent",
+    "tokens_episode",
+    "cost_agent_usd",
+    "cost_episode_usd",
+    "cache_hits",
+    "cache_misses",
+    "agent_backend",
+)
+_INT_COLUMNS = (
+    "rep",
+    "seed",
+    "schedule_position",
+    "agent_actions",
+    "messages",
+    "unanswerable_questions",
+    "non_reference_reads",
+    "tokens_agent",
+    "tokens_episode",
+    "cache_hits",
+    "cache_misses",
+    "turns",
+    "protocol_errors",
+    "non_reference_actions",
+    "missing_customer_facts",
+    "missing_service_facts",
+    "gate_withheld_facts",
+    "level",
+    "injected_slips",
+)
+_STR_COLUMNS = (
+    "arm",
+    "model",
+    "task",
+    "error",
+    "termination",
+    "failure_type",
+    "failure_type_reads_credited",
+    "failure_type_request_based",
+    "failure_type_exact_credited",
+    "injected_failure",
+    "agent_backend",
+)
+NA = float("nan")
+
+
+@dataclass
+class TrialRow:
+    """One trial. Fractions are NaN where the arm does not contain the process (never 0)."""
+
+    arm: str
+    model: str
+    task: str
+    rep: int
+    seed: int
+    schedule_position: int | None
+    error: str | None
+    excluded: bool
+    termination: str
+    success: float
+    database_only_success: float
+    channel_db: float
+    channel_communicate: float
+    channel_nl: float
+    failure_type: str | None
+    failure_type_reads_credited: str | None
+    failure_type_request_based: str | None
+    failure_type_exact_credited: str | None
+    injected_failure: str | None
+    role_identification: float
+    holder_contacted: float
+    information_acquisition: float
+    customer_information: float
+    service_information: float
+    execution: float
+    agent_actions: int
+    messages: int
+    unanswerable_questions: int
+    non_reference_reads: int
+    tokens_agent: int
+    tokens_episode: int
+    cost_agent_usd: float
+    cost_episode_usd: float
+    cache_hits: int
+    cache_misses: int
+    agent_backend: str  # the evaluated agent's backend family: scripted (offline) or openai (a language model)
+    # Beyond the contract: what the labels rest on, for audits.
+    turns: int
+    protocol_errors: int
+    action_attempted: bool | None
+    non_reference_actions: int
+    missing_customer_facts: int
+    missing_service_facts: int
+    gate_withheld_facts: int
+    level: int | None
+    injected_slips: int | None
+
+
+# --------------------------------------------------------------------------- events
+
+
+# Arguments whose value is the agent's own wording, which no reference can fix (the hand-off's
+# summary): calls are compared without them, so a transfer counts by its name alone.
+FREE_TEXT_ARGUMENTS = {"transfer_to_human_agents": frozenset({"summary"})}
+
+
+def _key(tool: str, arguments: Any) -> str:
+    """A call's arguments as a canonical string: equal JSON values give equal keys; free-text
+    arguments (FREE_TEXT_ARGUMENTS) are left out."""
+    free = FREE_TEXT_ARGUMENTS.get(tool)
+    if free and isinstance(arguments, dict):
+        arguments = {k: v for k, v in arguments.items() if k not in free}
+    return json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def _is_action(decision: GatewayDecision) -> bool:
+    return bool(decision.write) or decision.tool in HANDOFF_TOOLS
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One agent message to a participant and what the participant did before replying."""
+
+    recipient: str
+    accepted: int  # calls by the recipient the gateway accepted in this exchange
+    accepted_actions: int
+    gate_requests: tuple[str, ...]  # statuses of disclosure requests (customer exchanges)
+
+
+class Trace:
+    """The events of one episode, indexed once for every measure below."""
+
+    def __init__(self, events: list):
+        self.agent_messages = [e for e in events if isinstance(e, Message) and e.sender == AGENT]
+        self.contacted = {m.recipient for m in self.agent_messages if m.message_type == "MESSAGE"}
+        self.decisions = [e for e in events if isinstance(e, GatewayDecision)]
+        self.agent_proposals = [e for e in events if isinstance(e, ToolProposal) and e.proposer == AGENT]
+        self.protocol_errors = sum(1 for e in events if isinstance(e, ProtocolError) and e.actor == AGENT)
+        disclosures = [e for e in events if isinstance(e, Disclosure)]
+        self.gate_asked = {d.token for d in disclosures}
+        self.released = {d.token for d in disclosures if d.status in ("released", "already_released")}
+        accepted = [d for d in self.decisions if d.status == "accepted"]
+        self.accepted = Counter((d.proposer, d.tool, _key(d.tool, d.arguments)) for d in accepted)
+        self.accepted_calls = {(d.tool, _key(d.tool, d.arguments)) for d in accepted}
+        self.accepted_actions = Counter(
+            (d.proposer, d.tool, _key(d.tool, d.arguments)) for d in accepted if _is_action(d)
+        )
+        self.accepted_read_decisions = [d for d in accepted if not _is_action(d)]
+        self.accepted_reads = [(d.tool, _key(d.tool, d.arguments)) for d in self.accepted_read_decisions]
+        self.released_values = {str(d.value) for d in disclosures if d.status == "released" and d.value is not None}
+        self.action_attempted = any(_is_action(d) for d in self.decisions)
+        self.executed = {(d.proposer, d.tool) for d in accepted}  # who carried out which tool, any arguments
+        self.proposed = {(d.proposer, d.tool) for d in self.decisions}
+        self.agent_tools = {p.tool for p in self.agent_proposals}
+        self.exchanges = _exchanges(events)
+
+
+def _exchanges(events: list) -> list[Exchange]:
+    """Split the episode at each agent message; the participant acts within the agent's turn."""
+    out: list[Exchange] = []
+    current: dict | None = None
+    for e in events:
+        if isinstance(e, Message) and e.sender == AGENT:
+            if current is not None:
+                out.append(Exchange(**current))
+            current = None
+            if e.message_type == "MESSAGE":
+                current = {"recipient": e.recipient, "accepted": 0, "accepted_actions": 0, "gate_requests": ()}
+        elif current is None:
+            continue
+        elif isinstance(e, GatewayDecision) and e.proposer == current["recipient"] and e.status == "accepted":
+            current["accepted"] += 1
+            current["accepted_actions"] += _is_action(e)
+        elif isinstance(e, Disclosure) and current["recipient"] == USER:
+            current["gate_requests"] += (e.status,)
+    if current is not None:
+        out.append(Exchange(**current))
+    return out
+
+
+def unanswerable_questions(exchanges: list[Exchange]) -> int:
+    """Agent messages that reached a participant unable to answer them (docs/reader.md).
+
+    Service participant: it got no call accepted in the exchange, unless the agent's next
+    message to it brings an accepted action (the first half of a confirmation round trip).
+    Customer: the gate was asked only for fields the card does not hold.
+    """
+    count = 0
+    for i, ex in enumerate(exchanges):
+        if ex.recipient == USER:
+            count += bool(ex.gate_requests) and all(s == "unknown" for s in ex.gate_requests)
+            continue
+        if ex.accepted:
+            continue
+        nxt = next((x for x in exchanges[i + 1 :] if x.recipient == ex.recipient), None)
+        count += not (nxt is not None and nxt.accepted_actions)
+    return count
+
+
+# --------------------------------------------------------------------------- reference
+
+
+@dataclass(frozen=True)
+class Fact:
+    """Something a required call needs (an information item of the reference).
+
+    customer: key is the gate token, holder USER. service: key is (tool, argument key) of
+    the designated reference read, holder its executor in the arm; `consumed` holds the
+    scalar argument values of the required calls that consume the read (for the stricter
+    B.2 audit, which looks for them in other reads' results).
+    """
+
+    kind: str
+    key: Any
+    holder: str
+    consumed: tuple[str, ...] = ()
+
+
+def required_facts(task: dict, arm: str) -> list[Fact]:
+    """The facts the required calls need (Section 4.2): the reference's information items.
+    The failure types and the information measures use this one set (Section 4.3). Reads that
+    only serve what the customer must be told (`channel_sources`) are not among them."""
+    items = task["information_items"]
+    calls = {c["index"]: c for c in task["arms"][arm]["required_calls"]}
+    facts = [Fact("customer", c["token"], USER) for c in items["customer"]]
+    for s in items["service"]:
+        consumed = tuple(
+            dict.fromkeys(v for i in s["consumed_by"] if i in calls for v in _scalars(calls[i]["arguments"]))
+        )
+        facts.append(Fact("service", (s["name"], _key(s["name"], s["arguments"])), s["executor"][arm], consumed))
+    return facts
+
+
+def _scalars(doc: Any) -> Iterator[str]:
+    """Every string or number in a JSON document, as text (booleans and nulls are no values to match)."""
+    if isinstance(doc, dict):
+        for v in doc.values():
+            yield from _scalars(v)
+    elif isinstance(doc, list):
+        for v in doc:
+            yield from _scalars(v)
+    elif isinstance(doc, (str, int, float)) and not isinstance(doc, bool):
+        yield str(doc)
+
+
+def _obtained(fact: Fact, trace: Trace) -> bool:
+    if fact.kind == "customer":
+        return fact.key in trace.released
+    return fact.key in trace.accepted_calls
+
+
+def _approached(fact: Fact, trace: Trace) -> bool:
+    """Did the agent go to the source of this fact at all, whatever it asked and whatever came
+    of it (Section 4.3: "after the relevant participant was approached")? The same notion for
+    both kinds: a message to the customer, or to the holder of the fact's read; in the direct
+    arm, where the agent holds the tools, a use of that tool."""
+    if fact.kind == "customer":
+        return USER in trace.contacted
+    if fact.holder == AGENT:
+        return fact.key[0] in trace.agent_tools
+    return fact.holder in trace.contacted
+
+
+def _requested(fact: Fact, trace: Trace) -> bool:
+    """The stricter alternative, reported as an audit (failure_type_request_based): the request
+    reached the fact itself, i.e. the gate was asked for its token, or its holder proposed its
+    read (the agent did, in the direct arm)."""
+    if fact.kind == "customer":
+        return fact.key in trace.gate_asked
+    return (fact.holder, fact.key[0]) in trace.proposed
+
+
+def _fraction(hits: int, total: int) -> float:
+    return hits / total if total else NA
+
+
+def _matched(needed: Counter, have: Counter) -> int:
+    return sum(min(n, have[k]) for k, n in needed.items())
+
+
+# --------------------------------------------------------------------------- labels
+
+
+def classify(
+    missing: list[Fact], approached: list[bool], attempted: bool, actions_correct: bool, outside_action: bool
+) -> str:
+    """The five failure types, first match wins (paper, Section 4.3). Failed trials only."""
+    if not attempted:
+        if missing:
+            return "requested_not_obtained" if any(approached) else "never_requested"
+        return "obtained_not_delivered"
+    if not actions_correct or outside_action:
+        return "delivered_incorrect"
+    return "correct_unconfirmed"
+
+
+@dataclass(frozen=True)
+class Reading:
+    label: str
+    credited: str  # the B.2 audit: non-reference reads credited for every missing service fact
+    exact_credited: str  # B.2's stricter audit: credited only where a read returned a consumed value
+    request_based: str  # the label with `_requested` in place of `_approached`
+    missing_customer: int
+    missing_service: int
+    gate_withheld: int  # missing customer facts the gate was asked for and did not release
+
+
+def read_failure(trace: Trace, facts: list[Fact], required_calls: list[dict]) -> Reading:
+    needed_actions = Counter(
+        (c["executor"], c["name"], _key(c["name"], c["arguments"]))
+        for c in required_calls
+        if c["tool_type"] == "write" or c["name"] in HANDOFF_TOOLS
+    )
+    matched = _matched(needed_actions, trace.accepted_actions)
+    correct = matched == sum(needed_actions.values())
+    outside = sum(trace.accepted_actions.values()) > matched
+    missing = [f for f in facts if not _obtained(f, trace)]
+    label = classify(missing, [_approached(f, trace) for f in missing], trace.action_attempted, correct, outside)
+
+    def relabel(still_missing: list[Fact], approached=_approached) -> str:
+        return classify(
+            still_missing, [approached(f, trace) for f in still_missing], trace.action_attempted, correct, outside
+        )
+
+    credited = exact = label
+    found = non_reference_values(trace, required_calls)
+    if found is not None:
+        # Appendix B.2 audits: credit every missing service fact to the non-reference reads; the
+        # stricter one only a fact whose consumed value one of those reads returned exactly.
+        credited = relabel([f for f in missing if f.kind == "customer"])
+        exact = relabel([f for f in missing if f.kind == "customer" or not set(f.consumed) & found])
+    withheld = sum(f.kind == "customer" and f.key in trace.gate_asked for f in missing)
+    return Reading(
+        label,
+        credited,
+        exact,
+        relabel(missing, _requested),
+        sum(f.kind == "customer" for f in missing),
+        sum(f.kind == "service" for f in missing),
+        withheld,
+    )
+
+
+def non_reference_values(trace: Trace, required_calls: list[dict]) -> set[str] | None:
+    """The scalar values that accepted non-reference reads returned, minus what the customer
+    released (a value the customer said is no evidence of a read); None without such reads."""
+    reference = {(c["name"], _key(c["name"], c["arguments"])) for c in required_calls}
+    results = [d.result for d in trace.accepted_read_decisions if (d.tool, _key(d.tool, d.arguments)) not in reference]
+    if not results:
+        return None
+    return {v for r in results for v in _scalars(r)} - trace.released_values
+
+
+def non_reference_reads(trace: Trace, required_calls: list[dict]) -> int:
+    """Accepted calls that change nothing and are not a required call with its reference arguments."""
+    reference = {(c["name"], _key(c["name"], c["arguments"])) for c in required_calls}
+    return sum(1 for call in trace.accepted_reads if call not in reference)
+
+
+def non_reference_actions(trace: Trace, required_calls: list[dict]) -> int:
+    needed = Counter((c["executor"], c["name"], _key(c["name"], c["arguments"])) for c in required_calls)
+    return sum(trace.accepted_actions.values()) - _matched(needed, trace.accepted_actions)
+
+
+# --------------------------------------------------------------------------- one trial
+
+
+def _process(trace: Trace, task: dict, arm: str) -> dict[str, float]:
+    spec = task["arms"][arm]
+    facts = required_facts(task, arm)
+    customer = [f for f in facts if f.kind == "customer"]
+    service = [f for f in facts if f.kind == "service"]
+    hits_c = sum(_obtained(f, trace) for f in customer)
+    hits_s = sum(_obtained(f, trace) for f in service)
+    needed = Counter((c["executor"], c["name"], _key(c["name"], c["arguments"])) for c in spec["required_calls"])
+    out = {
+        "information_acquisition": _fraction(hits_c + hits_s, len(facts)),
+        "customer_information": _fraction(hits_c, len(customer)),
+        "service_information": _fraction(hits_s, len(service)),
+        "execution": _fraction(_matched(needed, trace.accepted), sum(needed.values())),
+        "role_identification": NA,
+        "holder_contacted": NA,
+    }
+    roles = spec.get("role_assignments")
+    if roles is not None:  # null where holders are declared: the process does not exist there
+        # Section 4.2: the holder executed the call (an accepted decision), not merely proposed it.
+        out["role_identification"] = _fraction(sum((r["desk"], r["tool"]) in trace.executed for r in roles), len(roles))
+        out["holder_contacted"] = _fraction(sum(r["desk"] in trace.contacted for r in roles), len(roles))
+    return out
+
+
+def _flag(value: Any) -> float:
+    return NA if value is None else float(bool(value))
+
+
+def _usage(record: EpisodeRecord) -> dict:
+    agent = record.usage.get(AGENT)
+    roles = list(record.usage.values())
+    return {
+        "tokens_agent": (agent.prompt_tokens + agent.completion_tokens) if agent else 0,
+        "tokens_episode": sum(u.prompt_tokens + u.completion_tokens for u in roles),
+        "cost_agent_usd": float(agent.cost_usd) if agent else 0.0,
+        "cost_episode_usd": float(sum(u.cost_usd for u in roles)),
+        "cache_hits": sum(u.cache_hits for u in roles),
+        "cache_misses": sum(u.cache_misses for u in roles),
+    }
+
+
+def _cell(record: EpisodeRecord) -> dict:
+    cell = record.cell
+    for key in ("arm", "model", "task", "rep"):
+        if key not in cell:
+            raise InputError(f"episode record {cell}: cell.{key}: missing")
+    if cell["arm"] not in ARMS:
+        raise InputError(f"episode record {cell}: cell.arm: {cell['arm']!r} is not one of {', '.join(ARMS)}")
+    return {
+        "arm": cell["arm"],
+        "model": str(cell["model"]),
+        "task": str(cell["task"]),
+        "rep": int(cell["rep"]),
+        "seed": int(record.seed),
+        "schedule_position": cell.get("schedule_position"),
+    }
+
+
+def read_trial(record: EpisodeRecord, reference_task: dict) -> TrialRow:
+    """Read one episode against its task's entry in the coordination reference."""
+    cell = _cell(record)
+    arm = cell["arm"]
+    if str(reference_task.get("task_id")) != cell["task"]:
+        raise InputError(f"episode {cell}: reference task {reference_task.get('task_id')!r} is not task {cell['task']}")
+    trace = Trace(record.events)
+    required = reference_task["arms"][arm]["required_calls"]
+    excluded = record.error is not None or record.termination == "error"
+    if not excluded and record.success is None:
+        raise InputError(f"episode {cell}: success: missing for an episode that ended {record.termination!r}")
+    failed = not excluded and record.success is False
+    reading = read_failure(trace, required_facts(reference_task, arm), required)
+    process = {k: NA for k in PROCESS_COLUMNS} if excluded else _process(trace, reference_task, arm)
+    channels = record.channels or {}
+    truth = record.ground_truth or {}
+    return TrialRow(
+        **cell,
+        error=record.error if record.error is not None else ("termination: error" if excluded else None),
+        excluded=excluded,
+        termination=record.termination,
+        success=NA if excluded or record.success is None else float(record.success),
+        database_only_success=NA if excluded else _flag(record.database_only_success),
+        channel_db=NA if excluded else _flag(channels.get("db")),
+        channel_communicate=NA if excluded else _flag(channels.get("communicate")),
+        channel_nl=NA if excluded else _flag(channels.get("nl")),
+        failure_type=reading.label if failed else None,
+        failure_type_reads_credited=reading.credited if failed else None,
+        failure_type_request_based=reading.request_based if failed else None,
+        failure_type_exact_credited=reading.exact_credited if failed else None,
+        injected_failure=truth.get("injected"),
+        **process,
+        agent_actions=len(trace.agent_messages) + len(trace.agent_proposals) + trace.protocol_errors,
+        messages=sum(m.message_type == "MESSAGE" for m in trace.agent_messages),
+        unanswerable_questions=unanswerable_questions(trace.exchanges),
+        non_reference_reads=non_reference_reads(trace, required),
+        **_usage(record),
+        agent_backend=backend_family((record.models or {}).get("agent")),
+        turns=record.turns,
+        protocol_errors=trace.protocol_errors,
+        action_attempted=trace.action_attempted,
+        non_reference_actions=non_reference_actions(trace, required),
+        missing_customer_facts=reading.missing_customer,
+        missing_service_facts=reading.missing_service,
+        gate_withheld_facts=reading.gate_withheld,
+        level=reference_task.get("level"),
+        injected_slips=truth.get("slips"),
+    )
+
+
+def backend_family(entry: str | None) -> str:
+    """`scripted`, `openai`, ... from a record's model entry (`unknown` when it has none)."""
+    from incognita.common.backends.base import split_entry
+
+    if not entry:
+        return "unknown"
+    return split_entry(entry)[0].partition(":")[0]
+
+
+# --------------------------------------------------------------------------- all trials
+
+
+def load_reference_locked(reference_path: str | Path, locks_path: str | Path = "config/locks.yaml") -> dict:
+    """The coordination reference, refused unless it matches its frozen lock."""
+    from incognita.access.reference.coordination import load_reference
+
+    return load_reference(reference_path, locks=locks_path, verify=True)
+
+
+def episode_files(root: str | Path) -> list[Path]:
+    """Every episode record under `root` ({arm}/{model}/{task}/r{rep}.json), in a stable order."""
+    root = Path(root)
+    if not root.is_dir():
+        raise InputError(f"{root}: episode directory not found")
+    return sorted(root.glob("*/*/*/r*.json"))
+
+
+def load_record(path: Path, data: Any = None) -> EpisodeRecord:
+    """An episode record from its file (or its already parsed `data`); InputError naming the file
+    when it is not one, so a damaged record stops the reader instead of losing its trial."""
+    data = read_json(path) if data is None else data
+    if not isinstance(data, dict):
+        raise InputError(f"{path}: not an episode record (a JSON {type(data).__name__})")
+    try:
+        record = EpisodeRecord.from_dict(data)
+        _cell(record)
+    except InputError as exc:
+        raise InputError(f"{path}: {exc}") from None
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise InputError(f"{path}: not an episode record ({type(exc).__name__}: {exc})") from None
+    return record
+
+
+def _read_one(path: Path, tasks: dict) -> tuple[TrialRow, str | None]:
+    """The trial row of one record, and the sha256 of the card it was made from."""
+    record = load_record(path)
+    task = str(record.cell.get("task"))
+    if task not in tasks:
+        raise InputError(f"{path}: cell.task: task {task!r} is not in the coordination reference")
+    try:
+        return read_trial(record, tasks[task]), (record.card or {}).get("sha256")
+    except InputError as exc:
+        raise InputError(f"{path}: {exc}") from None
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:  # a record damaged inside its events
+        raise InputError(f"{path}: not a readable episode record ({type(exc).__name__}: {exc})") from None
+
+
+def check_result(path: str | Path) -> tuple[dict | None, str | None]:
+    """An episode record or native result as `incognita errors` sees it: (its content, None), or
+    (None, why) when it is damaged, i.e. the reader would stop on it. A JSON object without
+    `schema_version` and `simulations` is left alone here (the reader names it when it meets it)."""
+    from incognita.access.native.native_run import native_trial
+
+    path = Path(path)
+    try:
+        doc = read_json(path)
+        if isinstance(doc, dict) and "simulations" in doc:
+            native_trial(path, doc)
+        elif not isinstance(doc, dict) or "schema_version" in doc:
+            load_record(path, doc)
+    except InputError as exc:
+        return None, str(exc)
+    return doc, None
+
+
+def frame(rows: Iterable[dict]) -> pd.DataFrame:
+    """Rows to a DataFrame with the column order and dtypes of the contract; columns a row
+    builder added beyond ours (e.g. the native overlay version) follow, NA elsewhere."""
+    import pandas as pd
+
+    rows = list(rows)
+    columns = [f.name for f in fields(TrialRow)]
+    columns += list(dict.fromkeys(k for row in rows for k in row if k not in columns))
+    df = pd.DataFrame(rows, columns=columns)
+    for col in _INT_COLUMNS:
+        df[col] = pd.array([None if _missing(v) else int(v) for v in df[col]], dtype="Int64")
+    for col in _STR_COLUMNS:
+        df[col] = pd.array([None if _missing(v) else str(v) for v in df[col]], dtype="string")
+    df["excluded"] = df["excluded"].astype(bool)
+    df["action_attempted"] = pd.array(
+        [None if _missing(v) else bool(v) for v in df["action_attempted"]], dtype="boolean"
+    )
+    for f in fields(TrialRow):
+        if f.name not in _INT_COLUMNS + _STR_COLUMNS + ("excluded", "action_attempted"):
+            df[f.name] = df[f.name].astype(float)
+    return df
+
+
+def _missing(value: Any) -> bool:
+    import pandas as pd
+
+    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
+
+
+_KEYS = ("arm", "model", "task", "rep")
+# Keys of a native row that say where it came from (incognita.access.episodes.run_archive), not trial columns.
+_PROVENANCE = ("source", "card_sha256")
+_NOT_FOR_EXTRA = (
+    "failure_type",
+    "failure_type_reads_credited",
+    "failure_type_request_based",
+    "failure_type_exact_credited",
+    *PROCESS_COLUMNS,
+)
+
+
+def _check_extra(rows: Iterable[dict]) -> list[dict]:
+    """Rows built elsewhere (native trials): cell keys and outcome required, the reader's own
+    measures absent (NA), anything else the builder did not fill left NA."""
+    out = []
+    for i, row in enumerate(rows):
+        where = f"extra_rows[{i}] ({'/'.join(str(row.get(k)) for k in _KEYS)})"
+        absent = [c for c in (*_KEYS, "excluded", "success", "termination") if c not in row]
+        if absent:
+            raise InputError(f"{where}: missing column(s) {', '.join(absent)}")
+        if row["arm"] in ARMS:
+            raise InputError(f"{where}: arm {row['arm']!r} is read from episode records, not passed in")
+        filled = [c for c in _NOT_FOR_EXTRA if not _missing(row.get(c))]
+        if filled:
+            raise InputError(f"{where}: {', '.join(filled)}: the reader defines these for episode records only")
+        out.append({**{f.name: None for f in fields(TrialRow)}, **row})
+    return out
+
+
+def build_trials(
+    episode_paths: list[Path],
+    reference_path: Path,
+    extra_rows: Iterable[dict] = (),
+    locks_path: str | Path = "config/locks.yaml",
+) -> pd.DataFrame:
+    """One row per trial: every episode record, plus rows built elsewhere (native trials)."""
+    from incognita.access.episodes.run_archive import check_one_version
+
+    reference = load_reference_locked(reference_path, locks_path)
+    rows, made_from = [], []
+    for path in map(Path, episode_paths):
+        row, card_sha = _read_one(path, reference["tasks"])
+        rows.append(asdict(row))
+        made_from.append((str(path), row.task, card_sha))
+    extra_rows = list(extra_rows)
+    made_from += [(str(r.get("source", "a native run")), str(r.get("task")), r.get("card_sha256")) for r in extra_rows]
+    check_one_version(made_from)
+    rows += _check_extra([{k: v for k, v in r.items() if k not in _PROVENANCE} for r in extra_rows])
+    df = frame(rows)
+    arm_order = {a: i for i, a in enumerate((*ARMS, NATIVE))}
+    df = df.sort_values(
+        ["arm", "model", "task", "rep"],
+        key=lambda s: (
+            s.map(arm_order) if s.name == "arm" else (s.map(lambda t: (len(t), t)) if s.name == "task" else s)
+        ),
+    )
+    duplicated = df.duplicated(["arm", "model", "task", "rep"])
+    if duplicated.any():
+        first = df[duplicated].iloc[0]
+        raise InputError(f"trial {first['arm']}/{first['model']}/{first['task']}/r{first['rep']} appears twice")
+    return df.reset_index(drop=True)
+
+
+def write_trials(df: pd.DataFrame, parquet_path: str | Path, csv_path: str | Path | None = None) -> None:
+    missing = [c for c in CONTRACT_COLUMNS if c not in df.columns]
+    if missing:
+        raise InputError(f"trials table: missing contract column(s) {', '.join(missing)}")
+    atomic_write(parquet_path, lambda tmp: df.to_parquet(tmp, index=False))
+    if csv_path is not None:
+        atomic_write_text(csv_path, df.to_csv(index=False))
+
+
+# --------------------------------------------------------------------------- command
+
+
+def split_inputs(paths: Iterable[str | Path]) -> tuple[list[Path], list[dict]]:
+    """Episode records, and rows from native results (told apart by content, not by path)."""
+    from incognita.access.native.native_run import native_card_sha, native_trial
+
+    episodes: list[Path] = []
+    native: list[dict] = []
+    for path in map(Path, paths):
+        doc = read_json(path)
+        if isinstance(doc, dict) and "simulations" in doc:
+            native.append({**native_trial(path, doc), "source": str(path), "card_sha256": native_card_sha(doc)})
+        else:
+            episodes.append(path)
+    return episodes, native
+
+
+def run_reader(
+    paths: Iterable[str | Path],
+    episodes_dir: str | Path,
+    reference_path: str | Path,
+    locks_path: str | Path,
+    out: str | Path,
+    csv_path: str | Path,
+    validation_path: str | Path,
+    labelled_dir: str | Path | None = None,
+) -> list[str]:
+    """The reader stage (`incognita trials`): read episode records and native results against the
+    frozen reference, write the trials table and the reader's validation (incognita.access.reader.validation:
+    the hand-labelled set in `labelled_dir`, then the injection check); return a summary."""
+    paths = list(paths)
+    episodes, native = split_inputs(paths) if paths else (episode_files(episodes_dir), [])
+    df = build_trials(episodes, Path(reference_path), native, locks_path)
+    write_trials(df, out, csv_path)
+    failed = int(df["failure_type"].notna().sum())
+    summary = [
+        (
+            f"{out}: {len(df)} trials ({len(native)} native, {int(df['excluded'].sum())} excluded, "
+            f"{failed} failed and labelled)"
+        )
+    ]
+    from incognita.access.reader.validation import validate
+
+    return summary + validate(df, labelled_dir, validation_path)

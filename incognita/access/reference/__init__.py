@@ -1,0 +1,1 @@
+"""Stage 3, reference: the tool partition per arm, the coordination reference, and the locks."""

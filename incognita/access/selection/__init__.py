@@ -1,0 +1,1 @@
+"""Stage 4, selection: the idle check, the oracle profile and the frozen corpus."""

@@ -1,0 +1,154 @@
+"""The do-nothing check: which tasks an agent that does nothing already passes.
+
+A task whose success criterion holds at the start (no write, nothing the customer must be
+told) measures nothing: an agent that gives up at once passes it. The corpus stage
+excludes such tasks (issue #12). To find them we run the `idle` scripted profile
+(config/scripted_agents.yaml, `gives_up_at_once: true`) on every task, once per arm,
+through the same harness and evaluation as the experiment: it asks nobody for anything,
+tells the customer it cannot help and closes the episode. It runs natively too, in the
+upstream harness (`run_native`).
+
+The table (results/reference/idle.tsv) has one row per task and arm: whether the episode
+succeeded, its channels, and its turns. It depends on the cards, the golden files (for
+the gold hash), the database, the partition, the prompts and the profile; it is
+deterministic, because every participant is scripted.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import tempfile
+from pathlib import Path
+
+from incognita.common.io import InputError, atomic_write_text
+
+PROFILE = "idle"
+HEADER = ["task", "arm", "success", "channel_db", "channel_communicate", "turns", "termination"]
+# The reason recorded in config/corpus.yaml for a task this agent passes.
+REASON = "passed by an agent that does nothing (the idle profile ends the episode at once)"
+
+
+def _flag(value) -> str:
+    return "" if value is None else str(bool(value)).lower()
+
+
+def run_arms(
+    tasks: list[str],
+    cards_dir: str | Path,
+    golden_dir: str | Path,
+    *,
+    db_path: str,
+    partition_path: str,
+    prompts_dir: str,
+    scripted_agents: str,
+    arms=("direct", "indirect", "social"),
+    seed: int = 0,
+    budget: int = 300,
+) -> list[dict]:
+    """One idle episode per task and arm (our harness); the rows of the table."""
+    from incognita.access.episodes.harness import profile_episodes
+
+    rows = []
+    for task, arm, _golden, record in profile_episodes(
+        PROFILE,
+        "do-nothing check",
+        tasks,
+        cards_dir,
+        golden_dir,
+        arms=tuple(arms),
+        db_path=db_path,
+        partition_path=partition_path,
+        prompts_dir=prompts_dir,
+        scripted_agents=scripted_agents,
+        seed=seed,
+        budget=budget,
+    ):
+        rows.append(
+            {
+                "task": task,
+                "arm": arm,
+                "success": _flag(record["success"]),
+                "channel_db": _flag(record["channels"]["db"]),
+                "channel_communicate": _flag(record["channels"]["communicate"]),
+                "turns": str(record["turns"]),
+                "termination": record["termination"],
+            }
+        )
+    return rows
+
+
+def run_native(
+    tasks: list[str],
+    cards_dir: str | Path,
+    golden_dir: str | Path,
+    *,
+    tasks_json: str,
+    scripted_agents: str,
+    seed: int = 0,
+) -> list[dict]:
+    """One idle run per task in the upstream harness (incognita.access.native.native_run)."""
+    from incognita.access.native.native_run import NativeJob, NativeSettings, native_trial, run_job
+
+    with tempfile.TemporaryDirectory(prefix="incognita-idle-") as tmp:
+        out_dir = Path(tmp) / "native"
+        job = NativeJob(
+            model=PROFILE,
+            spec=f"scripted:{PROFILE}",
+            customer="scripted:customer",
+            tasks=tuple(tasks),
+            reps=1,
+            seed=seed,
+            arms=("native",),
+            models_order=(PROFILE,),
+            tasks_json=tasks_json,
+            cards_dir=str(cards_dir),
+            golden_dir=str(golden_dir),
+            profiles=scripted_agents,
+            out_dir=str(out_dir),
+            archive_unrepaired=False,
+        )
+        rows = []
+        for path in run_job(job, NativeSettings(), log=lambda _line: None):
+            trial = native_trial(path)
+            if trial["error"]:
+                raise InputError(f"task {trial['task']}, native: the idle run broke: {trial['error']}")
+            nan_free = {
+                k: (None if trial[k] != trial[k] else trial[k])
+                for k in ("success", "channel_db", "channel_communicate")
+            }
+            rows.append(
+                {
+                    "task": trial["task"],
+                    "arm": "native",
+                    **{k: _flag(v) for k, v in nan_free.items()},
+                    "turns": str(trial["agent_actions"]),
+                    "termination": trial["termination"],
+                }
+            )
+    return rows
+
+
+def write_table(rows: list[dict], out: str | Path) -> None:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=HEADER, delimiter="\t", lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    atomic_write_text(out, buf.getvalue())
+
+
+def passed(path: str | Path) -> dict[str, list[str]]:
+    """Task -> the arms in which the idle agent succeeded, from a table written by `write_table`."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"{path}: file not found; build it with `incognita idle` (the do-nothing check)")
+    reader = csv.DictReader(io.StringIO(path.read_text(encoding="utf-8")), delimiter="\t")
+    if reader.fieldnames != HEADER:
+        raise InputError(f"{path}: header {reader.fieldnames} is not {HEADER}")
+    out: dict[str, list[str]] = {}
+    for n, row in enumerate(reader, start=2):
+        if row["success"] not in ("true", "false"):
+            raise InputError(f"{path}: line {n}: success = {row['success']!r}, expected true or false")
+        if row["success"] == "true":
+            out.setdefault(row["task"], []).append(row["arm"])
+    return out

@@ -1,0 +1,114 @@
+"""`run_stats`: every table of the statistics stage, written as CSV and Markdown."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from incognita.common.io import InputError, atomic_write_text
+from incognita.common.tables import write_table
+from incognita.access.stats import paper_tables as T
+from incognita.access.stats.estimator import (
+    COUNT_MEASURES,
+    PROCESS_MEASURES,
+    arms_present,
+    model_order,
+    task_means,
+    validate_trials,
+)
+from incognita.access.stats.interpretation import load_interpretation
+from incognita.access.stats.report import primary_markdown
+from incognita.access.stats.splithalf import DEFAULT_SEED, DEFAULT_SPLITS
+
+
+def _split_half_md(split_half: pd.DataFrame) -> pd.DataFrame:
+    """The split-half distributions as frequencies: one row per (arm, kind, concordance)."""
+    freq = (
+        split_half.astype({"concordance": int})
+        .groupby(["arm", "kind", "concordance"], sort=False)
+        .size()
+        .rename("splits")
+        .reset_index()
+    )
+    arm_order = {arm: i for i, arm in enumerate(dict.fromkeys(split_half["arm"]))}
+    return freq.sort_values(
+        ["arm", "kind", "concordance"],
+        key=lambda c: c.map(arm_order) if c.name == "arm" else c,
+        kind="stable",
+        ignore_index=True,
+    )
+
+
+def build_tables(
+    trials: pd.DataFrame,
+    interp,
+    models: list[str] | None = None,
+    splits: int = DEFAULT_SPLITS,
+    seed: int = DEFAULT_SEED,
+) -> dict[str, pd.DataFrame | str]:
+    """Every output in memory: table name -> DataFrame, plus `primary` -> the Markdown report."""
+    trials = validate_trials(trials)
+    if trials.empty:
+        raise InputError("trials: the table has no rows")
+    models = model_order(trials, models)
+    arms = arms_present(trials)
+    means = {scope: task_means(trials, col) for scope, col in T.SCOPES.items()}
+    out: dict[str, pd.DataFrame | str] = {}
+    out["success"] = T.success_table(trials, means, arms, models, interp)
+    out["contrasts"] = T.contrasts_table(means, models, interp)
+    out["separability"], out["separability_summary"] = T.separability_tables(
+        means["all"], arms, models, interp.confidence
+    )
+    out["interactions"] = T.interactions_table(means["all"], models, interp)
+    out["dispersion"] = T.dispersion_table(means["all"], models, interp)
+    out["split_half"], out["split_half_summary"] = T.split_half_tables(means["all"], arms, models, splits, seed)
+    out["composition"] = T.composition_table(trials, arms, models)
+    out["process"] = T.measures_table(trials, arms, models, PROCESS_MEASURES)
+    out["counts"] = T.measures_table(trials, arms, models, COUNT_MEASURES)
+    out["cost"] = T.cost_table(trials, arms, models)
+    out["power"] = T.power_table(trials, means["all"], arms, models)
+    out["audit_reads"] = T.audit_reads_table(trials, arms, models)
+    out["audit_approach"] = T.audit_approach_table(trials, arms, models)
+    out["acquisition"] = T.acquisition_table(trials, arms, models)
+    out["information_channel"] = T.information_channel_table(trials, arms, models)
+    out["primary"] = primary_markdown(
+        interp,
+        out["success"],
+        out["contrasts"],
+        out["separability_summary"],
+        out["interactions"],
+        out["dispersion"],
+        out["split_half_summary"],
+    )
+    return out
+
+
+def run_stats(
+    trials: pd.DataFrame,
+    interpretation_path: Path,
+    out_dir: Path,
+    *,
+    locks_path: Path | str | None = None,
+    models: list[str] | None = None,
+    splits: int = DEFAULT_SPLITS,
+    seed: int = DEFAULT_SEED,
+) -> list[Path]:
+    """Verify the interpretation table's lock, compute every table, write them; return the paths.
+
+    `locks_path` defaults to config/locks.yaml; `models` fixes the model order of every table
+    (default: order of first appearance in `trials`).
+    """
+    interp = load_interpretation(interpretation_path, locks_path)
+    tables = build_tables(trials, interp, models, splits, seed)
+    out_dir = Path(out_dir)
+    paths: list[Path] = []
+    for name, table in tables.items():
+        if isinstance(table, str):
+            path = out_dir / f"{name}.md"
+            atomic_write_text(path, table)
+            paths.append(path)
+        else:
+            md = _split_half_md(table) if name == "split_half" else None  # 8 x 4000 rows do not read as Markdown
+            paths += write_table(table, out_dir, name, md)
+    return paths

@@ -1,0 +1,178 @@
+"""`incognita collabsim ...`: the commands the CollabSim rules call, and that users call."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import click
+
+from incognita.common.io import InputError
+
+
+def parse_seeds(text: str) -> list[int]:
+    """'1-5' or '1,2,7' -> seeds."""
+    seeds: list[int] = []
+    try:
+        for part in text.split(","):
+            lo, _, hi = part.partition("-")
+            seeds += list(range(int(lo), int(hi) + 1)) if hi else [int(lo)]
+    except ValueError:
+        raise InputError(f"--seeds: expected '1-5' or '1,2,7', got {text!r}") from None
+    return seeds
+
+
+def parse_models(text: str | None) -> dict | None:
+    if text in (None, "", "none", "null"):
+        return None
+    try:
+        models = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"--models: not JSON ({exc.msg})") from None
+    if not isinstance(models, dict):
+        raise InputError('--models: expected a JSON object {role or "*": model entry}')
+    return models
+
+
+@click.group("collabsim")
+def collabsim() -> None:
+    """CollabSim: four collaboration paradigms under controlled conditions (docs/collabsim.md)."""
+
+
+@collabsim.command("run")
+@click.argument("experiment", type=click.Path(dir_okay=False))
+@click.option("--seeds", default="1-5", show_default=True, help="'1-5' or '1,2,7'")
+@click.option(
+    "--models", "models_json", default=None, help='JSON {role or "*": model entry} replacing the file\'s models'
+)
+@click.option("--model-label", default="scripted", show_default=True, help="the models' label in the run path")
+@click.option(
+    "--design",
+    type=click.Choice(["persona", "theory"]),
+    default=None,
+    help="agent design (default: the file's, else persona)",
+)
+@click.option(
+    "--out-root",
+    default="results/collabsim",
+    show_default=True,
+    help="runs go to <out-root>/runs/<task>/<condition>/<model label>/<design>/s<seed>/",
+)
+def run_cmd(
+    experiment: str, seeds: str, models_json: str | None, model_label: str, design: str | None, out_root: str
+) -> None:
+    """Run one experiment file (a baseline or a condition) for each seed."""
+    from incognita.collabsim.design import Cell, run_dir
+    from incognita.collabsim.experiment import load_experiment
+    from incognita.collabsim.run import simulate, write_run
+
+    exp = load_experiment(experiment, parse_models(models_json), design)
+    cell = Cell(exp.task, exp.condition, model_label, exp.design)
+    for seed in parse_seeds(seeds):
+        start = time.perf_counter()
+        result = simulate(exp, seed, model_label=model_label)
+        out = run_dir(out_root, cell, seed)
+        write_run(result, out)
+        click.echo(
+            f"{exp.task}/{exp.condition} s{seed}: {len(result.events)} events, {result.manifest['steps']} steps, "
+            f"state {result.manifest['state_hash'][:12]}, {time.perf_counter() - start:.2f} s -> {out}"
+        )
+
+
+@collabsim.command("check")
+@click.option("--config", "config_path", default="config/config.yaml", show_default=True)
+def check_cmd(config_path: str) -> None:
+    """Load every experiment of the config's CollabSim design (schemas, models, prompts)."""
+    from incognita.collabsim.design import design_from_config
+    from incognita.common.io import read_yaml
+
+    design = design_from_config(read_yaml(config_path) or {})
+    for cell in design.cells():
+        exp = design.load(cell)
+        click.echo(
+            f"{cell.task}/{cell.condition}/{cell.model}/{cell.design}: {len(exp.agents)} agents, "
+            f"{exp.variable}, probe {exp.probe.cadence}, config {exp.config_hash[:12]}"
+        )
+
+
+@collabsim.command("table")
+@click.argument("runs", nargs=-1, type=click.Path(file_okay=False))
+@click.option("--out", default="results/collabsim/runs.parquet", show_default=True)
+@click.option("--probes-out", default="results/collabsim/probes.parquet", show_default=True)
+@click.option("--convergence-out", default="results/collabsim/convergence.parquet", show_default=True)
+def table_cmd(runs: tuple[str, ...], out: str, probes_out: str, convergence_out: str) -> None:
+    """Finished runs -> runs, probe answers and convergence tables (answers encoded with SBERT,
+    cached by text hash)."""
+    from incognita.collabsim.table import build_tables
+    from incognita.common.io import atomic_write
+
+    tables = build_tables([Path(r) for r in runs])
+    for df, path in zip(tables, (out, probes_out, convergence_out)):
+        atomic_write(path, lambda tmp, df=df: df.to_parquet(tmp, index=False))
+        click.echo(f"{path}: {len(df)} rows")
+
+
+@collabsim.command("stats")
+@click.option("--runs", "runs_path", default="results/collabsim/runs.parquet", show_default=True)
+@click.option("--probes", "probes_path", default="results/collabsim/probes.parquet", show_default=True)
+@click.option("--convergence", "convergence_path", default="results/collabsim/convergence.parquet", show_default=True)
+@click.option("--out-dir", default="results/collabsim/stats", show_default=True)
+def stats_cmd(runs_path: str, probes_path: str, convergence_path: str, out_dir: str) -> None:
+    """Summaries, condition and design effects with 95% intervals, probe measures over time."""
+    import pandas as pd
+
+    from incognita.collabsim.condition_stats import run_stats
+
+    paths = run_stats(
+        pd.read_parquet(runs_path), pd.read_parquet(probes_path), pd.read_parquet(convergence_path), Path(out_dir)
+    )
+    click.echo(f"{out_dir}: {len(paths)} files")
+
+
+@collabsim.command("figures")
+@click.option("--stats-dir", default="results/collabsim/stats", show_default=True)
+@click.option("--runs", "runs_path", default="results/collabsim/runs.parquet", show_default=True)
+@click.option("--out-dir", default="results/collabsim/figures", show_default=True)
+def figures_cmd(stats_dir: str, runs_path: str, out_dir: str) -> None:
+    """One figure per task (PNG and SVG): each metric against condition, with intervals."""
+    from incognita.collabsim.condition_figures import make_figures
+
+    paths = make_figures(Path(stats_dir), Path(runs_path), Path(out_dir))
+    click.echo(f"{out_dir}: {len(paths)} files")
+
+
+@collabsim.command("personas")
+@click.option("--count", type=int, default=60, show_default=True)
+@click.option("--seed", type=int, default=20261130, show_default=True)
+@click.option("--out", default="config/collabsim/personas.yaml", show_default=True)
+def personas_cmd(count: int, seed: int, out: str) -> None:
+    """Build the persona library (two layers: attributes, then a description from them)."""
+    import yaml
+
+    from incognita.collabsim.personas import build_library
+    from incognita.common.io import atomic_write_text
+
+    header = (
+        f"# The CollabSim persona library: built by `incognita collabsim personas --count {count} --seed {seed}`\n"
+        "# (incognita/collabsim/personas.py). Each agent with persona: true gets the profile its seed draws.\n"
+    )
+    body = yaml.safe_dump({"profiles": build_library(count, seed)}, sort_keys=False, width=100, allow_unicode=True)
+    atomic_write_text(out, header + body)
+    click.echo(f"{out}: {count} profiles")
+
+
+@collabsim.command("replay")
+@click.argument("run", type=click.Path(file_okay=False))
+def replay_cmd(run: str) -> None:
+    """Re-run a finished run from its manifest and compare the event log byte for byte
+    (exit 1 on any difference; model calls come back from the response cache)."""
+    from incognita.collabsim.replay import replay
+
+    ok, message = replay(Path(run))
+    click.echo(message)
+    if not ok:
+        raise SystemExit(1)
+
+
+COMMANDS = [collabsim]

@@ -1,0 +1,139 @@
+"""CollabSim runs in the viewer: the runs index and one page per run.
+
+A run directory holds events.jsonl, metrics.json and manifest.json (docs/collabsim.md). The
+index takes one row per run from results/collabsim/runs.parquet when it exists (it carries the
+probe and convergence summaries), else from each run's manifest and metrics. A run page
+carries the events as written, each probe marked with the action it follows.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from incognita.common.io import InputError, read_json
+from incognita.viewer.trial_index import plain
+
+IDS = ("task", "condition", "variable", "model", "design", "seed")
+# Columns every task has, after the ids; each task's own metrics follow (task_metrics).
+COMMON = (
+    "n_agents",
+    "steps",
+    "events",
+    "messages",
+    "rejected_messages",
+    "invalid_actions",
+    "probe_answers",
+    "probe_errors",
+    "confidence",
+    "convergence",
+    "calibration_brier",
+    "cost_usd",
+)
+_ACTS = ("action", "message", "invalid_action", "message_rejected")
+
+
+def run_dirs(root: str | Path) -> list[Path]:
+    """Every finished run under <root>/runs (a run is finished once its manifest is written)."""
+    return sorted(p.parent for p in Path(root, "runs").glob("*/*/*/*/s*/manifest.json"))
+
+
+def run_key(task: str, condition: str, model: str, design: str, seed: int) -> str:
+    return f"collabsim/{task}/{condition}/{model}/{design}/s{seed}"
+
+
+def _key_of(run: Path) -> str:
+    task, condition, model, design, seed = run.parts[-5:]
+    return f"collabsim/{task}/{condition}/{model}/{design}/{seed}"
+
+
+def _rows_from_files(runs: list[Path]) -> list[dict]:
+    rows = []
+    for run in runs:
+        manifest, metrics = read_json(run / "manifest.json"), read_json(run / "metrics.json")
+        rows.append(
+            {
+                "task": manifest["task"],
+                "condition": manifest["condition"],
+                "variable": manifest.get("variable"),
+                "model": manifest["model"],
+                "design": manifest["design"],
+                "seed": manifest["seed"],
+                "n_agents": len(manifest.get("roles") or {}),
+                "steps": manifest.get("steps"),
+                "events": manifest.get("events"),
+                **metrics,
+            }
+        )
+    return rows
+
+
+def _rows(root: Path, runs: list[Path]) -> list[dict]:
+    table = root / "runs.parquet"
+    if not table.is_file():
+        return _rows_from_files(runs)
+    import pandas as pd
+
+    return [{k: plain(v) for k, v in rec.items()} for rec in pd.read_parquet(table).to_dict("records")]
+
+
+def runs_index(root: str | Path, runs: list[Path]) -> dict:
+    """The index's CollabSim section: columns, rows, and which metrics belong to which task."""
+    root = Path(root)
+    task_metrics: dict[str, list[str]] = {}
+    for run in runs:
+        names = read_json(run / "metrics.json").keys()
+        task = run.parts[-5]
+        task_metrics[task] = sorted(set(task_metrics.get(task, [])) | {n for n in names if n not in COMMON})
+    metrics = sorted({m for names in task_metrics.values() for m in names})
+    rows = _rows(root, runs)
+    names = [*IDS, *COMMON, *metrics]
+    columns = [
+        {"name": n, "label": n.replace("_", " "), "kind": "text" if n in IDS[:5] else "num", "title": n} for n in names
+    ]
+    keys = {_key_of(r) for r in runs}
+    out = []
+    for row in rows:
+        key = run_key(*(str(row[k]) for k in ("task", "condition", "model", "design")), int(row["seed"]))
+        if key in keys:
+            out.append([key, *(row.get(n) for n in names)])
+    return {
+        "columns": [{"name": "key", "label": "run", "kind": "text", "title": "run"}, *columns],
+        "rows": out,
+        "task_metrics": task_metrics,
+    }
+
+
+def _events(path: Path) -> list[dict]:
+    try:
+        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    except ValueError as exc:
+        raise InputError(f"{path}: not line-delimited JSON ({exc})") from None
+
+
+def mark_probes(events: list[dict]) -> list[dict]:
+    """Give each probe the id of the action it follows: the prober's last action, message or
+    refused output before it (probes run after the moments the cadence names)."""
+    last: dict[str, int] = {}
+    for e in events:
+        if e.get("kind") in _ACTS:
+            last[e.get("actor")] = e.get("id")
+        elif e.get("kind") in ("probe", "probe_error"):
+            e["follows"] = last.get(e.get("actor"))
+    return events
+
+
+def run_page(run: Path) -> dict:
+    manifest = read_json(run / "manifest.json")
+    events = mark_probes(_events(run / "events.jsonl"))
+    agents = [a["id"] for e in events[:1] if e.get("kind") == "run_start" for a in e["payload"].get("agents", [])]
+    agents = agents or sorted(manifest.get("roles") or {})
+    return {
+        "kind": "run",
+        "key": _key_of(run),
+        "manifest": {k: v for k, v in manifest.items() if k != "config"},
+        "config": manifest.get("config"),
+        "metrics": read_json(run / "metrics.json"),
+        "lanes": [*agents, "system"],
+        "events": events,
+    }

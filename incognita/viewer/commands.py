@@ -1,0 +1,64 @@
+"""`incognita view`: build the viewer's static site, optionally serve it on loopback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.command("view")
+@click.option("--out", default="results/viewer", show_default=True, help="the site's directory (replaced)")
+@click.option("--trials", default="results/trials.parquet", show_default=True)
+@click.option("--reference", default="results/reference/coordination.json", show_default=True)
+@click.option("--episodes", default="results/episodes", show_default=True, help="episode records")
+@click.option("--native", default="results/native", show_default=True, help="native harness results")
+@click.option("--partition", default="config/partition.yaml", show_default=True, help="who holds which tool")
+@click.option(
+    "--collabsim",
+    default="results/collabsim",
+    show_default=True,
+    help="CollabSim results (runs/ and runs.parquet); skipped when absent",
+)
+@click.option("--no-collabsim", is_flag=True, help="leave CollabSim runs out")
+@click.option("--serve", is_flag=True, help="after building, serve the site on 127.0.0.1 until interrupted")
+@click.option("--port", default=8018, show_default=True, help="the loopback port for --serve (0: any free one)")
+def view_command(
+    out: str,
+    trials: str,
+    reference: str,
+    episodes: str,
+    native: str,
+    partition: str,
+    collabsim: str,
+    no_collabsim: bool,
+    serve: bool,
+    port: int,
+) -> None:
+    """Build the trajectory viewer (docs/viewer.md): OUT/index.html opens from disk, offline."""
+    from incognita.viewer.site import Inputs, build
+
+    cs = None if no_collabsim or not Path(collabsim, "runs").is_dir() else Path(collabsim)
+    built = build(Inputs(Path(trials), Path(reference), Path(episodes), Path(native), Path(partition), cs), out)
+    click.echo(
+        f"{out}: {built['trials']} trials, {built['runs']} CollabSim runs, "
+        f"{built['bytes'] / 1e6:.1f} MB; open {Path(out, 'index.html').resolve().as_uri()}"
+    )
+    if serve:
+        _serve(out, port)
+
+
+def _serve(out: str, port: int) -> None:
+    from incognita.viewer.serve import server
+
+    httpd = server(out, port)
+    click.echo(f"serving {out} at http://127.0.0.1:{httpd.server_address[1]}/ (Ctrl-C to stop)")
+    try:
+        httpd.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        httpd.server_close()
+
+
+COMMANDS = [view_command]

@@ -1,0 +1,50 @@
+"""Prompt rendering; here the customer's prompt, built to the paper's Appendix A.2."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from incognita.common.io import InputError
+from incognita.access.episodes.prompts import BLOCKS, PromptSet, mask
+
+ROOT = Path(__file__).resolve().parents[3]
+PROMPTS = ROOT / "config" / "prompts"
+NAMED = ["2", "3", "11", "30", "37", "38", "46", "59"]  # the paper's eight tasks with a request block
+
+
+def test_only_the_eight_named_tasks_get_a_request_block(repaired_card):
+    blocks = yaml.safe_load((PROMPTS / BLOCKS).read_text())
+    assert sorted(blocks, key=int) == NAMED
+    prompts = PromptSet(PROMPTS)
+    for task_id in NAMED:  # every index names one of the card's requests
+        assert prompts.request_block(repaired_card(task_id))
+    assert "<requests>" not in prompts.customer(repaired_card("1"), {}, [])
+
+
+def test_the_block_holds_the_customers_own_requests_not_the_main_demand(repaired_card):
+    card = repaired_card("46")
+    text = PromptSet(PROMPTS).customer(card, {"order_id": "#W9502127"}, [f["token"] for f in card["fields"]])
+    own = [mask(r["demand"], card) for r in card["requests"][1:]]
+    assert all(o in text for o in own) and mask(card["requests"][0]["demand"], card) not in text
+    assert text.startswith((PROMPTS / "customer" / "behaviour.md").read_text().strip())
+    assert "<manner>" not in text and card["persona"] not in text
+    assert "- order_id: #W9502127" in text and "Details you can release" not in text
+
+
+def test_the_prompt_is_the_same_in_every_arm_for_a_memory_state(repaired_card):
+    card = repaired_card("2")
+    prompts = PromptSet(PROMPTS)
+    assert prompts.customer(card, {}, []) == PromptSet(PROMPTS).customer(card, {}, ["x"])
+    assert all(PROMPTS / BLOCKS in prompts.files_for(arm) for arm in ("direct", "indirect", "social"))
+
+
+def test_a_bad_block_index_names_the_file_and_the_task(repaired_card, tmp_path):
+    copy = tmp_path / "prompts"
+    shutil.copytree(PROMPTS, copy)
+    (copy / BLOCKS).write_text('"2": [7]\n')
+    with pytest.raises(InputError, match=r"request_blocks.yaml: task 2: request index\(es\) \[7\]"):
+        PromptSet(copy).customer(repaired_card("2"), {}, [])

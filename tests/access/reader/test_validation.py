@@ -1,0 +1,137 @@
+"""How the reader is checked: the hand-labelled set (config/reader_validation/) and the
+injection consistency check (incognita.access.reader.validation)."""
+
+from __future__ import annotations
+
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from incognita.common.io import InputError
+from incognita.access.reader.reading import FAILURE_TYPES, build_trials
+from incognita.access.reader.validation import (
+    DEFAULT_DIR,
+    injection_matrix,
+    injection_summary,
+    load_labelled,
+    read_labelled,
+    write_validation,
+)
+
+ROOT = Path(__file__).resolve().parents[3]
+LABELLED = ROOT / DEFAULT_DIR
+FIX = ROOT / "tests" / "fixtures" / "reader"
+EPISODES = sorted(FIX.glob("*.json"))
+
+
+# --------------------------------------------------------------------------- the hand-labelled set
+
+
+def test_the_set_covers_every_type_three_times_over_the_three_arms():
+    _, fixtures = load_labelled(LABELLED)
+    counts = Counter(f.expected for f in fixtures)
+    assert all(counts[t] >= 3 for t in FAILURE_TYPES) and counts["success"] >= 3
+    for label in (*FAILURE_TYPES, "success"):
+        assert {f.arm for f in fixtures if f.expected == label} == {"direct", "indirect", "social"}
+    assert all(len(f.reasoning) > 40 for f in fixtures)  # every label comes with its reasoning
+
+
+# The customer-side card fields of issue #23: a recency selector, an item field carrying the old
+# line's option values, a preference carrying a price superlative.
+NEW_CARD_FIELDS = ("which_order", "item:vacuum_cleaner", "preference:desk_lamp")
+
+
+def test_the_set_covers_the_new_card_fields():
+    """Tasks 903 and 904 need the new tokens as customer facts, and at least three fixtures
+    on them release one; the made-up tasks stay out of the real corpus's id range."""
+    reference, fixtures = load_labelled(LABELLED)
+    assert all(int(t) >= 900 for t in reference["tasks"])
+    needed = {t: {i["token"] for i in task["information_items"]["customer"]} for t, task in reference["tasks"].items()}
+    assert {tok for toks in needed.values() for tok in toks} >= set(NEW_CARD_FIELDS)
+    released = [
+        f
+        for f in fixtures
+        if any(
+            e.type == "disclosure" and e.status == "released" and e.token in NEW_CARD_FIELDS for e in f.record.events
+        )
+    ]
+    assert len(released) >= 3
+    on_new = [f for f in fixtures if needed[f.task] & set(NEW_CARD_FIELDS)]
+    assert {f.expected for f in on_new} == {"success", *FAILURE_TYPES}
+
+
+def test_the_reader_agrees_with_every_hand_label():
+    table = read_labelled(LABELLED)
+    assert table[~table["agree"]].empty, table[~table["agree"]][["fixture", "expected", "read"]]
+
+
+def test_a_wrong_hand_label_shows_up_as_a_disagreement(tmp_path):
+    """The check can fail: relabel one fixture and the table reports it."""
+    copy = tmp_path / "labelled"
+    shutil.copytree(LABELLED, copy)
+    path = copy / "obtained_not_delivered.yaml"
+    docs = yaml.safe_load(path.read_text())
+    docs[0]["label"] = "never_requested"
+    path.write_text(yaml.safe_dump(docs, sort_keys=False))
+    table = read_labelled(copy)
+    wrong = table[~table["agree"]]
+    assert list(wrong["fixture"]) == [docs[0]["name"]] and list(wrong["read"]) == ["obtained_not_delivered"]
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda d: d.pop("reasoning"), "missing key(s) reasoning"),
+        (lambda d: d.update(label="gave_up"), "label: 'gave_up' is not success or a failure type"),
+        (lambda d: d.update(task="999"), "task '999' is not in"),
+        (
+            lambda d: d["steps"].insert(0, {"call": {"tool": "x", "args": {}, "status": "maybe"}}),
+            "call.status: 'maybe' is not accepted",
+        ),
+    ],
+)
+def test_a_broken_fixture_is_named(tmp_path, change, message):
+    copy = tmp_path / "labelled"
+    shutil.copytree(LABELLED, copy)
+    path = copy / "success.yaml"
+    docs = yaml.safe_load(path.read_text())
+    change(docs[0])
+    path.write_text(yaml.safe_dump(docs, sort_keys=False))
+    with pytest.raises(InputError, match="success.yaml: fixture 1") as err:
+        load_labelled(copy)
+    assert message in str(err.value)
+
+
+def test_the_report_puts_the_hand_labelled_set_first(tmp_path, locked):
+    ref, locks = locked
+    matrix = injection_matrix(build_trials(EPISODES, ref, locks_path=locks))
+    write_validation(matrix, read_labelled(LABELLED), tmp_path / "reader_validation.csv")
+    text = (tmp_path / "reader_validation.md").read_text()
+    assert text.index("Hand-labelled") < text.index("consistency check, not independent evidence")
+    assert "The reader agrees on 29 of 29." in text
+    assert len(pd.read_csv(tmp_path / "reader_validation_labelled.csv")) == 29
+
+
+# --------------------------------------------------------------------------- the injection check
+
+
+def test_validation_matrix(locked, tmp_path):
+    ref, locks = locked
+    df = build_trials(EPISODES, ref, locks_path=locks)
+    m = injection_matrix(df)
+    assert list(m.index) == ["none", *FAILURE_TYPES]
+    assert list(m.columns) == ["success", *FAILURE_TYPES, "excluded"]
+    for t in FAILURE_TYPES:
+        assert m.loc[t, t] == 1
+    assert m.loc["none", "success"] == 2 and m.loc["none", "excluded"] == 1
+    assert m.to_numpy().sum() == len(df)
+    s = injection_summary(m)
+    assert (s["injected_failed"], s["agree"], s["injected_read_success"]) == (5, 5, 0)
+    write_validation(m, None, tmp_path / "stats" / "reader_validation.csv")
+    back = pd.read_csv(tmp_path / "stats" / "reader_validation.csv", index_col="injected")
+    assert back.equals(m.rename_axis("injected"))
+    assert "5/5" in (tmp_path / "stats" / "reader_validation.md").read_text()

@@ -1,0 +1,116 @@
+"""The tool partition: completeness, exactly-once placement, clear errors, decorrelation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from incognita.common.io import InputError
+from incognita.access.reference.partition import (
+    RETAIL_TOOLS,
+    SOCIAL_DESKS,
+    decorrelation_report,
+    holder,
+    load_partition,
+    validate_against_tau2,
+)
+
+PARTITION = Path(__file__).resolve().parents[3] / "config" / "partition.yaml"
+
+
+@pytest.fixture()
+def doc() -> dict:
+    return yaml.safe_load(PARTITION.read_text())
+
+
+def _write(tmp_path: Path, doc: dict) -> Path:
+    path = tmp_path / "partition.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+def test_every_tool_has_exactly_one_holder_per_arm():
+    p = load_partition(PARTITION)
+    assert len(p.tools) == 15
+    for tool in RETAIL_TOOLS:
+        assert p.holder(tool, "direct") == "agent"
+        assert p.holder(tool, "indirect") == "Vega"
+        assert p.holder(tool, "social") in SOCIAL_DESKS
+    assert sum(len(p.tools_of(d)) for d in SOCIAL_DESKS) == 15
+    assert all(p.tools_of(d) for d in SOCIAL_DESKS)
+
+
+def test_desk_remits_follow_the_paper():
+    p = load_partition(PARTITION)
+    assert set(p.tools_of("Aster")) >= {"get_user_details", "modify_user_address"}
+    assert set(p.tools_of("Boreal")) >= {"return_delivered_order_items", "exchange_delivered_order_items"}
+    assert set(p.tools_of("Cygnus")) == {"get_product_details", "list_all_product_types"}
+    assert set(p.tools_of("Dorian")) == {"get_order_details"}
+    assert set(p.tools_of("Elara")) == {"find_user_id_by_email", "find_user_id_by_name_zip"}
+    assert set(p.tools_of("Fenn")) >= {
+        "cancel_pending_order",
+        "modify_pending_order_address",
+        "modify_pending_order_items",
+        "modify_pending_order_payment",
+    }
+    assert holder("calculate", "social", PARTITION) == "Fenn"
+    assert holder("transfer_to_human_agents", "social", PARTITION) == "Aster"
+
+
+def test_tool_list_matches_the_pinned_toolkit():
+    tools = pytest.importorskip("tau2.domains.retail.tools")
+    from tau2.environment.toolkit import TOOL_ATTR
+
+    names = [n for n in dir(tools.RetailTools) if getattr(getattr(tools.RetailTools, n), TOOL_ATTR, False)]
+    assert validate_against_tau2(names) == []
+
+
+def test_tool_held_twice_is_refused(tmp_path, doc):
+    doc["arms"]["social"]["holders"]["Dorian"].append("calculate")
+    with pytest.raises(InputError, match=r"partition.yaml: arms.social.holders.(Dorian|Fenn): .*calculate"):
+        load_partition(_write(tmp_path, doc))
+
+
+def test_tool_held_by_nobody_is_refused(tmp_path, doc):
+    doc["arms"]["social"]["holders"]["Fenn"].remove("calculate")
+    with pytest.raises(InputError, match=r"arms.social.holders: tool\(s\) held by no desk: calculate"):
+        load_partition(_write(tmp_path, doc))
+
+
+def test_unknown_tool_is_refused_with_its_key(tmp_path, doc):
+    doc["arms"]["social"]["holders"]["Cygnus"].append("think")
+    with pytest.raises(InputError, match=r"partition.yaml: arms.social.holders.Cygnus: unknown tool 'think'"):
+        load_partition(_write(tmp_path, doc))
+
+
+def test_unknown_desk_is_refused_with_its_key(tmp_path, doc):
+    doc["arms"]["social"]["holders"]["Gale"] = doc["arms"]["social"]["holders"].pop("Fenn")
+    with pytest.raises(InputError, match=r"partition.yaml: arms.social.holders.Gale: unknown desk"):
+        load_partition(_write(tmp_path, doc))
+
+
+def test_vega_only_in_the_indirect_arm(tmp_path, doc):
+    doc["arms"]["indirect"]["holders"] = {"Aster": doc["arms"]["indirect"]["holders"]["Vega"]}
+    with pytest.raises(InputError, match=r"arms.indirect.holders.Aster: unknown desk"):
+        load_partition(_write(tmp_path, doc))
+
+
+def test_missing_arm_and_bad_query(tmp_path, doc):
+    del doc["arms"]["indirect"]
+    with pytest.raises(InputError, match=r"arms.indirect: missing"):
+        load_partition(_write(tmp_path, doc))
+    p = load_partition(PARTITION)
+    with pytest.raises(InputError, match="unknown tool"):
+        p.holder("think", "social")
+    with pytest.raises(InputError, match="unknown arm"):
+        p.holder("calculate", "native")
+
+
+def test_desk_names_are_decorrelated_from_the_workflow_order():
+    rows = {r["order"]: r for r in decorrelation_report(load_partition(PARTITION))}
+    assert abs(rows["workflow"]["rho"]) < 0.1
+    assert abs(rows["workflow_reversed"]["rho"]) < 0.1
+    # No guessable order is significantly aligned with alphabetical desk order.
+    assert all(r["p_exact"] > 0.1 for r in rows.values())

@@ -1,0 +1,123 @@
+"""The price table and `incognita estimate`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from incognita.common.io import InputError
+from incognita.common.prices import Price, PriceTable, load_prices
+from incognita.access.workflow_config import load_config
+from incognita.access.cost_estimate import Assumptions, Estimator, conversation, estimate_cmd
+
+ROOT = Path(__file__).resolve().parents[2]
+PAPER_MODELS = ("gpt-5.2-2025-12-11", "gpt-5.4-2026-03-05", "gpt-5.5-2026-04-23", "gpt-5.6-sol", "gpt-4.1-2025-04-14")
+
+
+# --------------------------------------------------------------------------- prices
+
+
+def test_price_table_is_versioned_dated_and_prices_the_paper_models():
+    table = load_prices(ROOT / "config/prices.yaml")
+    assert table.version >= 1 and len(table.retrieved) == 10
+    for model in PAPER_MODELS:
+        assert table.lookup(model) is not None, model
+    assert table.cost("gpt-4.1-2025-04-14", 1_000_000, 1_000_000) == pytest.approx(10.0)
+
+
+def test_lookup_and_cost_rules(capsys):
+    table = PriceTable(1, "2026-01-01", {"gpt-5": Price(1.25, 10.0, 0.125), "gpt-5-mini": Price(0.25, 2.0)}, "p.yaml")
+    assert table.lookup("gpt-5-2025-08-07") == table.models["gpt-5"]  # dated snapshot -> family
+    assert table.lookup("gpt-5-mini-2025-08-07") == table.models["gpt-5-mini"]  # longest prefix wins
+    assert table.lookup("gpt-50") is None  # a prefix must end at '-'
+    # 1000 prompt tokens of which 400 cached, 100 output.
+    assert table.cost("gpt-5", 1000, 100, cached_tokens=400) == pytest.approx((600 * 1.25 + 400 * 0.125 + 1000) / 1e6)
+    assert table.cost("gpt-5-mini", 1000, 0, cached_tokens=400) == pytest.approx(1000 * 0.25 / 1e6)  # no cached price
+    assert table.cost("llama-local", 1000, 100) == 0.0
+    assert "no price for model 'llama-local'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "doc, message",
+    [
+        ({"retrieved": "x", "models": {}}, "version: missing"),
+        ({"version": 1, "retrieved": "x", "models": {"m": {"input": 1}}}, "models.m: expected"),
+        ({"version": 1, "retrieved": "x", "models": {"m": {"input": -1, "output": 1}}}, "models.m.input"),
+        ({"version": 1, "retrieved": "x", "models": {"m": {"input": 1, "output": 1, "batch": 1}}}, "unknown key"),
+    ],
+)
+def test_bad_price_tables_name_the_field(tmp_path, doc, message):
+    path = tmp_path / "prices.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    with pytest.raises(InputError, match=message):
+        load_prices(path)
+
+
+# --------------------------------------------------------------------------- estimate
+
+
+def test_conversation_sums_the_resent_history():
+    # Three calls with a 100-token system prompt, each adding 10 tokens: 110 + 120 + 130.
+    assert conversation(3, 100, 10) == 360
+
+
+@pytest.fixture(scope="module")
+def paper():
+    return load_config(ROOT / "config/paper.yaml")
+
+
+def test_paper_config_matches_the_paper(paper):
+    d = paper["design"]
+    assert (d["repetitions"], d["budget"], d["arms"][:3]) == (3, 300, ["direct", "indirect", "social"])
+    agents = [paper["models"][m] for m in d["models"]]
+    assert [a["spec"] for a in agents] == [f"openai:{m}" for m in PAPER_MODELS[:4]]
+    assert all(a["temperature"] == 1 and a["reasoning_effort"] == "high" for a in agents)
+    for role in ("customer", "service"):
+        p = paper["participants"][role]
+        assert (p["spec"], p["temperature"], p["reasoning_effort"]) == ("openai:gpt-5.5-2026-04-23", 0, "none")
+    assert paper["participants"]["judge"]["spec"] == "openai:gpt-4.1-2025-04-14"
+
+
+def test_estimate_scales_with_the_design_and_prices(paper, tmp_path):
+    table = load_prices(ROOT / "config/prices.yaml")
+    lines, by_arm = Estimator(paper, table, Assumptions(), cards_dir=None).run()
+    episodes = 18 * 4 * 3
+    agent = {ln.label: ln for ln in lines}
+    turns = Assumptions().agent_turns
+    assert agent["agent gpt-5.2"].calls == pytest.approx(
+        episodes / 4 * sum(turns(a) for a in ("direct", "indirect", "social"))
+    )
+    # Same calls and tokens for every agent; cost follows each model's price.
+    costs = [agent[f"agent {m}"].cost_usd for m in ("gpt-5.2", "gpt-5.4", "gpt-5.5", "gpt-5.6-sol")]
+    assert costs[2] == max(costs) and all(c > 0 for c in costs)
+    assert by_arm["social"].cost_usd > by_arm["indirect"].cost_usd > 0
+    # No cards at hand: the paper's share of tasks, which gives its 252 judged Incognita trials.
+    assert agent["judge"].calls == pytest.approx(3 * episodes * 7 / 18) == 252
+    # Doubling the repetitions doubles everything.
+    twice = {**paper, "design": {**paper["design"], "repetitions": 6}}
+    lines2, _ = Estimator(twice, table, Assumptions(), cards_dir=None).run()
+    assert sum(ln.cost_usd for ln in lines2) == pytest.approx(2 * sum(ln.cost_usd for ln in lines))
+
+
+def test_assumptions_override_and_reject_unknown_keys(tmp_path):
+    path = tmp_path / "a.yaml"
+    path.write_text("reasoning: {high: 3000}\ncached_share: 0\n")
+    a = Assumptions.load(str(path))
+    assert a.reasoning["high"] == 3000 and a.reasoning["low"] == 250 and a.cached_share == 0
+    path.write_text("turns: 3\n")
+    with pytest.raises(InputError, match="unknown assumption"):
+        Assumptions.load(str(path))
+
+
+def test_estimate_command_on_the_paper_and_the_default_config(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    out = CliRunner().invoke(estimate_cmd, ["--config", "config/paper.yaml", "--cards-dir", "/nonexistent"])
+    assert out.exit_code == 0, out.output
+    assert "18 tasks x 4 models x 3 repetitions" in out.output and "gpt-5.6-sol" in out.output
+    assert "total:" in out.output and "not estimated: native" in out.output
+    out = CliRunner().invoke(estimate_cmd, ["--config", "config/config.yaml"])
+    assert out.exit_code == 0, out.output
+    assert "(offline)" in out.output and "$0.00" in out.output

@@ -1,0 +1,403 @@
+"""The openai backend end to end: whole episodes in every arm through the real `openai`
+client against the loopback server, the response cache, injected faults and secrets.
+
+Behind the server every role is played by its scripted backend (a "twin"): the responder
+turns each HTTP request back into a ModelRequest and asks the twin of the role that sent
+it. An episode run this way must therefore reproduce the purely scripted episode event for
+event, which checks the request and response conversions on every path the loop uses.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from incognita.access.episodes.scripted import make_backend
+from incognita.access.cards.card import build_card
+from incognita.common.backends import base
+from incognita.common.backends import openai as ob
+from incognita.common.backends.base import ModelRequest, Turn
+from incognita.common.cache import ResponseCache
+from incognita.common.prices import load_prices
+from incognita.access.golden.trajectory import build_golden, load_vocabulary
+from incognita.access.episodes.harness import Design, Harness
+from incognita.common.loopback import LoopbackServer
+from incognita.access.episodes.records import EpisodeRecord
+from incognita.access.cards.repairs import apply_overlay, load_overlay
+
+ROOT = Path(__file__).resolve().parents[3]
+ARMS = ("direct", "indirect", "social")
+# A task the surveyor solves in the direct arm (the judge test needs a success). Task 11 was used
+# until the agent had to choose payment methods itself: its card says nothing that picks one.
+TASK = "59"
+MODEL = "surveyor"  # the model name keys the cell seed: the scripted and the openai run share it
+KEY = "sk-test-DUMMYKEY-0123456789abcdefXYZ"
+FAST = {"backoff_base": 0.001, "backoff_max": 0.01, "timeout": 0.5, "max_retries": 6}
+PRICES = """version: 7
+retrieved: "2026-11-29"
+models:
+  sim-agent: {input: 2.0, output: 8.0}
+  sim-customer: {input: 1.0, output: 1.0}
+  sim-desk: {input: 1.0, output: 1.0}
+  sim-judge: {input: 1.0, output: 1.0}
+"""
+VOLATILE = ("wall_time_s", "usage", "models", "ground_truth")
+
+
+class Twins:
+    """The scripted stand-ins behind the server, one per role of the cell being run."""
+
+    def __init__(self, harness: Harness):
+        self.harness = harness
+        self.by_role: dict[str, object] = {}
+        self.keep = False  # True: reuse the twins of the previous run (resuming an interrupted cell)
+        self.desks = {harness.prompts.desk(d): d for d in harness.partition.desks("social")}
+        self.desks[harness.prompts.vega()] = "Vega"
+        self.verdicts: list[bool] = []
+
+    def wrap(self, real):
+        def make(name, role, context):
+            if not (self.keep and role in self.by_role):
+                self.by_role[role] = self._twin(role, context)
+            return real(name, role, context)
+
+        return make
+
+    def _twin(self, role: str, context: dict):
+        if role == "agent":
+            arm = context["arm"]
+            profile = {"name": MODEL, **self.harness.profiles[MODEL]}
+            holders = (
+                {t: self.harness.partition.holder(t, arm) for t in self.harness.partition.tools}
+                if arm != "direct"
+                else {}
+            )
+            return make_backend(
+                f"scripted:{MODEL}",
+                role,
+                {
+                    **context,
+                    "profile": profile,
+                    "holders": holders,
+                    "tools": self.harness.tools,
+                    "vocabulary": self.harness.vocabulary,
+                },
+            )
+        if role == "USER":
+            return make_backend("scripted:customer", role, context)
+        if role == "judge":
+            return None
+        return make_backend("scripted:desk", role, context)
+
+    def role_of(self, model: str, body: dict) -> str:
+        if model == "sim-agent":
+            return "agent"
+        if model == "sim-customer":
+            return "USER"
+        if model == "sim-judge":
+            return "judge"
+        return self.desks[body["messages"][0]["content"]]
+
+    def __call__(self, model: str, body: dict):
+        role = self.role_of(model, body)
+        if role == "judge":
+            return json.dumps({"verdicts": self.verdicts})
+        return ob.to_reply(self.by_role[role].respond(ob.to_request(body, role)))
+
+
+def entry(model: str, **extra) -> dict:
+    return {"spec": f"openai:{model}", "temperature": 0, **FAST, **extra}
+
+
+@pytest.fixture(scope="module")
+def harness(source_dir):
+    design = Design(
+        arms=ARMS,
+        models={MODEL: f"scripted:{MODEL}"},
+        repetitions=1,
+        seed=20260820,
+        budget=300,
+        customer="scripted:customer",
+        service="scripted:desk",
+        prompts_dir=str(ROOT / "config/prompts"),
+        scripted_agents=str(ROOT / "config/scripted_agents.yaml"),
+    )
+    return Harness(design, str(source_dir / "db.json"), str(ROOT / "config/partition.yaml"))
+
+
+@pytest.fixture(scope="module")
+def inputs(harness, tasks, db, meta):
+    card = build_card(tasks[TASK], db, meta)
+    overlay = ROOT / "config/repairs" / f"{TASK}.yaml"
+    if overlay.exists():
+        card = apply_overlay(card, load_overlay(overlay), overlay)
+    return card, build_golden(card, harness.world, load_vocabulary(str(ROOT / "config/vocabulary.yaml")))
+
+
+@pytest.fixture(scope="module")
+def scripted(harness, inputs):
+    """The reference: each arm's episode with the scripted backends called in-process."""
+    card, golden = inputs
+    return {arm: harness.run_cell(arm, MODEL, TASK, 0, card, "-", golden, "-") for arm in ARMS}
+
+
+class Rig:
+    """A harness switched to openai entries, a loopback server and twins; one per test."""
+
+    def __init__(self, harness, inputs, tmp: Path, faults=None, judge: bool = False, **agent_settings):
+        self.harness, (self.card, self.golden), self.tmp = harness, inputs, tmp
+        (tmp / "prices.yaml").write_text(PRICES)
+        self.design = harness.design
+        harness.design = dataclasses.replace(
+            harness.design,
+            models={MODEL: entry("sim-agent", **agent_settings)},
+            customer=entry("sim-customer"),
+            service=entry("sim-desk"),
+            judge=entry("sim-judge") if judge else None,
+            cache_dir=str(tmp / "cache"),
+            prices=str(tmp / "prices.yaml"),
+        )
+        self.twins = Twins(harness)
+        self.server = LoopbackServer(self.twins, faults=faults, delay=0.8).start()
+
+    def run(self, arm: str, card: dict | None = None) -> EpisodeRecord:
+        return self.harness.run_cell(arm, MODEL, TASK, 0, card or self.card, "-", self.golden, "-")
+
+    def close(self) -> None:
+        self.server.stop()
+        self.harness.design = self.design
+
+
+@pytest.fixture
+def rig(harness, inputs, tmp_path, monkeypatch):
+    rigs = []
+
+    def make(**kwargs) -> Rig:
+        r = Rig(harness, inputs, tmp_path, **kwargs)
+        rigs.append(r)
+        monkeypatch.setenv("OPENAI_BASE_URL", r.server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", KEY)
+        monkeypatch.setitem(base._REGISTRY, "openai", r.twins.wrap(ob.make_openai))
+        return r
+
+    yield make
+    for r in rigs:
+        r.close()
+
+
+def stable(record: EpisodeRecord) -> dict:
+    return {k: v for k, v in record.to_dict().items() if k not in VOLATILE}
+
+
+def totals(record: EpisodeRecord, field: str) -> int:
+    return sum(getattr(u, field) for u in record.usage.values())
+
+
+def all_text(root: Path) -> str:
+    return "\n".join(p.read_text(errors="replace") for p in root.rglob("*") if p.is_file())
+
+
+# --------------------------------------------------------------------------- whole episodes
+
+
+def test_every_arm_matches_the_scripted_episode_and_reruns_from_cache(rig, scripted, tmp_path, monkeypatch):
+    r = rig()
+    first = {arm: r.run(arm) for arm in ARMS}
+    sent = r.server.requests
+    for arm in ARMS:
+        rec = first[arm]
+        assert rec.termination == "final" and rec.error is None
+        assert stable(rec) == stable(scripted[arm]), arm
+        agent = json.loads(rec.models["agent"])  # the spec with its settings, as configured
+        assert agent["spec"] == "openai:sim-agent" and agent["temperature"] == 0
+        assert totals(rec, "calls") == totals(scripted[arm], "calls")
+        assert totals(rec, "cache_misses") + totals(rec, "cache_hits") == totals(rec, "calls")
+        assert all(u.prompt_tokens > 0 and u.completion_tokens > 0 and u.cost_usd > 0 for u in rec.usage.values())
+    assert set(first["social"].usage) > {"agent", "USER"}  # desks answered too
+    assert totals(first["direct"], "cache_hits") == 0
+    assert sent == sum(totals(rec, "cache_misses") for rec in first.values())
+
+    monkeypatch.delenv("OPENAI_API_KEY")  # a replay needs no key: nothing goes out
+    second = {arm: r.run(arm) for arm in ARMS}
+    assert r.server.requests == sent  # served entirely from the cache
+    for arm in ARMS:
+        assert stable(second[arm]) == stable(first[arm])
+        for role, u in second[arm].usage.items():
+            before = first[arm].usage[role]
+            assert (u.cache_hits, u.cache_misses) == (before.calls, 0)
+            assert (u.prompt_tokens, u.completion_tokens, u.cost_usd) == (
+                before.prompt_tokens,
+                before.completion_tokens,
+                before.cost_usd,
+            )
+    assert KEY not in all_text(tmp_path)
+    assert r.server.log[0].authorization == f"Bearer {KEY}"  # the key was sent, and only sent
+
+
+def test_cost_follows_the_price_table(rig):
+    r = rig()
+    rec = r.run("direct")
+    table = load_prices(r.tmp / "prices.yaml")
+    agent = rec.usage["agent"]
+    # Costs are rounded per call, so the per-episode sum may differ in the last digits.
+    assert agent.cost_usd == pytest.approx(
+        table.cost("sim-agent", agent.prompt_tokens, agent.completion_tokens), rel=1e-6
+    )
+    entries = list(ResponseCache(r.tmp / "cache").entries())
+    assert {e["prices_version"] for _, e in entries} == {7}
+    assert {e["model"] for _, e in entries} == {"sim-agent", "sim-customer"}
+
+
+def test_judge_answers_through_the_client_and_is_counted(rig, inputs):
+    card = json.loads(json.dumps(inputs[0]))
+    card["information_channel"]["nl_assertions"] = ["The agent confirmed the change.", "The agent was polite."]
+    r = rig(judge=True)
+    r.twins.verdicts = [True, True]
+    rec = r.run("direct", card)
+    assert rec.channels["nl"] is True and rec.success is True
+    assert (rec.usage["judge"].calls, rec.usage["judge"].cache_misses) == (1, 1)
+    r.twins.verdicts = [True, False]  # a cached verdict stays the verdict: the rerun makes no call
+    again = r.run("direct", card)
+    assert again.channels["nl"] is True and again.usage["judge"].cache_hits == 1
+
+
+# --------------------------------------------------------------------------- faults
+
+
+def test_transient_faults_are_retried_and_change_nothing(rig, scripted, capsys):
+    faults = {1: "429", 2: "500", 3: "timeout", 4: "malformed", 5: "incomplete", 6: "disconnect", 9: "503"}
+    r = rig(faults=faults)
+    rec = r.run("indirect")
+    assert rec.error is None and stable(rec) == stable(scripted["indirect"])
+    assert r.server.requests == totals(rec, "calls") + len(faults)
+    assert [entry.fault for entry in r.server.log[:6]] == [
+        "429",
+        "500",
+        "timeout",
+        "malformed",
+        "incomplete",
+        "disconnect",
+    ]
+    log = capsys.readouterr().err
+    for reason in ("HTTP 429", "HTTP 500", "timed out", "malformed response body", "connection error", "HTTP 503"):
+        assert reason in log
+
+
+def test_persistent_failure_is_a_clean_error_record_and_resumes_from_cache(rig, scripted, tmp_path):
+    ok_calls = 7
+    r = rig(faults=lambda n, body: "503" if n > ok_calls else None)
+    rec = r.run("social")
+    assert rec.termination == "error" and rec.success is None and rec.channels == {}
+    assert "gave up after 7 attempts" in rec.error and "HTTP 503" in rec.error and "openai:sim-" in rec.error
+    assert r.server.requests == ok_calls + 7  # the failing call was tried 1 + max_retries times
+    out = tmp_path / "records"
+    from incognita.common.io import read_json, write_json
+
+    write_json(out / "r0.json", rec.to_dict())
+    assert read_json(out / "r0.json")["termination"] == "error"
+
+    # Nothing is lost: a rerun serves the answered calls from the cache and finishes the episode.
+    r.server.faults = None
+    r.twins.keep = True  # the twins stay where the interrupted episode left them
+    before = r.server.requests
+    again = r.run("social")
+    assert again.error is None and stable(again) == stable(scripted["social"])
+    assert totals(again, "cache_hits") == ok_calls
+    assert r.server.requests - before == totals(again, "calls") - ok_calls
+    assert KEY not in all_text(tmp_path)
+
+
+def test_a_rejected_request_fails_the_episode_without_retrying(rig):
+    r = rig(faults={1: "400"})
+    rec = r.run("direct")
+    assert rec.termination == "error" and "HTTP 400" in rec.error
+    assert r.server.requests == 1
+
+
+def test_bad_credentials_stop_the_run_and_the_key_is_scrubbed(rig, tmp_path):
+    r = rig(faults={1: "401"})
+    with pytest.raises(ob.BackendConfigError) as err:
+        r.run("direct")
+    assert "HTTP 401" in str(err.value) and KEY not in str(err.value)
+    assert r.server.requests == 1
+    assert not (tmp_path / "cache").exists() or KEY not in all_text(tmp_path / "cache")
+
+
+def test_missing_key_names_the_variable(rig, monkeypatch):
+    r = rig()
+    monkeypatch.delenv("OPENAI_API_KEY")
+    with pytest.raises(ob.BackendConfigError, match="OPENAI_API_KEY is not set"):
+        r.run("direct")
+    assert r.server.requests == 0
+
+
+def test_malformed_tool_arguments_reach_the_loop_as_raw_text(tmp_path, monkeypatch):
+    reply = {"tool_calls": [{"id": "x1", "name": "get_order_details", "arguments": "{not json"}]}
+    with LoopbackServer(lambda model, body: reply) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", KEY)
+        backend = make_backend("openai:m", "agent", {"settings": FAST, "cache_dir": str(tmp_path)})
+        resp = backend.respond(ModelRequest(role="agent", system="s", messages=(Turn("user", "hi"),)))
+    assert resp.tool_calls[0].arguments == "{not json"  # the gateway rejects it as inadmissible, logged
+
+
+# --------------------------------------------------------------------------- conversions and settings
+
+
+def test_request_conversion_round_trips():
+    from incognita.common.backends.base import ToolCall
+
+    call = ToolCall("c1", "find_user_id_by_email", {"email": "a@b.c"})
+    req = ModelRequest(
+        role="Aster",
+        system="sys",
+        seed=5,
+        tools=({"type": "function", "function": {"name": "f"}},),
+        messages=(
+            Turn("user", "hello"),
+            Turn("assistant", None, tool_calls=(call,)),
+            Turn("tool", '{"status": "accepted"}', tool_call_id="c1"),
+            Turn("assistant", "done"),
+        ),
+    )
+    settings = ob.Settings.from_dict("m", {"temperature": 0.5, "max_tokens": 99, "send_seed": True}, "test")
+    body = ob.request_body(settings, req)
+    assert body["max_completion_tokens"] == 99 and body["seed"] == 5 and "reasoning_effort" not in body
+    assert body["messages"][2]["tool_calls"][0]["function"]["arguments"] == '{"email": "a@b.c"}'
+    back = ob.to_request(json.loads(json.dumps(body)), "Aster")
+    assert back == req
+
+
+def test_settings_are_checked():
+    with pytest.raises(Exception, match="unknown setting"):
+        ob.Settings.from_dict("m", {"api_key": "x"}, "models.a")
+    with pytest.raises(Exception, match="extra_body may not set model"):
+        ob.Settings.from_dict("m", {"extra_body": {"model": "other"}}, "models.a")
+    with pytest.raises(Exception, match="not its value"):
+        ob.Settings.from_dict("m", {"api_key_env": "sk-abcdef123456"}, "models.a")
+    with pytest.raises(Exception, match="temperature"):
+        ob.Settings.from_dict("m", {"temperature": -1}, "models.a")
+    old = ob.Settings.from_dict(
+        "m", {"max_tokens": 10, "max_tokens_param": "max_tokens", "extra_body": {"top_p": 0.9}}, "models.a"
+    )
+    body = ob.request_body(old, ModelRequest(role="a", system="s", messages=()))
+    assert body["max_tokens"] == 10 and body["top_p"] == 0.9 and "max_completion_tokens" not in body
+
+
+def test_scrub_removes_keys():
+    text = f"Incorrect API key provided: Bearer {KEY}; also sk-live-abcdefghijkl"
+    clean = ob.scrub(text, KEY)
+    assert KEY not in clean and "sk-live-abcdefghijkl" not in clean and "Incorrect API key" in clean
+
+
+def test_split_entry_forms():
+    assert base.split_entry("openai:gpt-5") == ("openai:gpt-5", {})
+    assert base.split_entry({"spec": "openai:gpt-5", "temperature": 1}) == ("openai:gpt-5", {"temperature": 1})
+    param = base.entry_param({"spec": "openai:gpt-5", "temperature": 1})
+    assert base.split_entry(param) == ("openai:gpt-5", {"temperature": 1})
+    assert base.entry_param("scripted:desk") == "scripted:desk" and base.entry_param(None) == "none"
+    with pytest.raises(TypeError):
+        base.split_entry({"temperature": 1})

@@ -1,0 +1,538 @@
+"""The trajectory viewer (incognita.viewer, docs/viewer.md), tested in a real browser.
+
+The site is built from the smoke design's records, committed under tests/fixtures/viewer/
+(16 trials: 12 episodes of our arms, 4 native runs, the trials table and the two tasks'
+entries of the coordination reference), plus one CollabSim run made here (a real run of the
+smoke design's condition takes a second, so it is not committed). Headless Chromium is
+Debian's (`/usr/bin/chromium`, installed with apt when missing and we are root), driven by
+Playwright with that executable: no browser is downloaded.
+
+Run by hand to measure a built site and take the screenshots of docs/viewer.md:
+    python tests/test_viewer.py results/viewer [--screenshots docs/img]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "tests" / "fixtures" / "viewer"
+CHROMIUM = "/usr/bin/chromium"
+# Flags that work on a machine with a closed network: no background traffic, no sandbox (root).
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+# The fixture episode with a known failure type: the impatient agent in the social arm of
+# task 11 reaches two desks, gets no read accepted and never attempts the return.
+FIXTURE_EPISODE = ("social", "impatient", "11", 0)
+FIXTURE_LABEL = "requested_not_obtained"
+# An injected message text: it must come out as text, never as markup or code.
+HOSTILE = '<img src=x onerror="window.pwned=1"><script>window.pwned=1</script> & "quotes"'
+HOSTILE_EPISODE = ("direct", "surveyor", "46", 0)
+
+os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
+
+
+# --------------------------------------------------------------------------- the site
+
+
+# Events the offline default never produces (a real model does: docs/reader.md), added to one
+# copied record so the page's drawing of each is tested; none of them changes the label.
+RARE_EVENTS = [
+    {"type": "protocol_error", "actor": "agent", "reason": "malformed JSON", "raw": "{not json"},
+    {
+        "type": "tool_proposal",
+        "call_id": "x1",
+        "proposer": "agent",
+        "tool": "cancel_pending_order",
+        "arguments": {"order_id": "#W0000000", "reason": "no longer needed"},
+    },
+    {
+        "type": "gateway_decision",
+        "call_id": "x1",
+        "proposer": "agent",
+        "tool": "cancel_pending_order",
+        "arguments": {"order_id": "#W0000000", "reason": "no longer needed"},
+        "status": "inadmissible",
+        "reason": "order_id: no such order",
+        "result": None,
+        "write": True,
+    },
+    {"type": "disclosure", "token": "credit_card", "status": "unknown", "value": None, "reason": None},
+    {"type": "truncation", "budget": 300},
+]
+
+
+def _edited_copy(dest: Path) -> Path:
+    """The fixture episodes, one of them with markup for a message text and the rare events."""
+    shutil.copytree(FIXTURES / "episodes", dest)
+    arm, model, task, rep = HOSTILE_EPISODE
+    path = dest / arm / model / task / f"r{rep}.json"
+    record = json.loads(path.read_text())
+    first = next(e for e in record["events"] if e["type"] == "message")
+    first["text"] = HOSTILE
+    turn = record["events"][-1]["turn"]
+    record["events"] += [{**e, "turn": turn} for e in RARE_EVENTS]
+    path.write_text(json.dumps(record))
+    return dest
+
+
+def _collabsim_run(root: Path) -> Path:
+    """One real CollabSim run of the smoke design's condition (DayTrader, bandwidth), seed 1."""
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "incognita",
+            "collabsim",
+            "run",
+            "config/collabsim/daytrader/communication_bandwidth.yaml",
+            "--seeds",
+            "1",
+            "--design",
+            "persona",
+            "--out-root",
+            str(root),
+        ],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return root
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    tmp = tmp_path_factory.mktemp("viewer")
+    out = tmp / "site"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "incognita",
+            "view",
+            "--out",
+            str(out),
+            "--trials",
+            str(FIXTURES / "trials.parquet"),
+            "--reference",
+            str(FIXTURES / "coordination.json"),
+            "--episodes",
+            str(_edited_copy(tmp / "episodes")),
+            "--native",
+            str(FIXTURES / "native"),
+            "--collabsim",
+            str(_collabsim_run(tmp / "collabsim")),
+        ],
+        check=False,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "16 trials, 1 CollabSim runs" in proc.stdout
+    return out
+
+
+@pytest.fixture(scope="module")
+def trials():
+    import pandas as pd
+
+    return pd.read_parquet(FIXTURES / "trials.parquet")
+
+
+# --------------------------------------------------------------------------- the browser
+
+
+def _install_chromium() -> str | None:
+    """Debian's chromium, installed when missing; the reason when it cannot be."""
+    if Path(CHROMIUM).exists():
+        return None
+    if os.geteuid() != 0 or not shutil.which("apt-get"):
+        return f"{CHROMIUM} is missing and apt-get cannot install it here (needs root and Debian)"
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for cmd in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "chromium", "chromium-driver"]):
+        proc = subprocess.run(cmd, check=False, capture_output=True, text=True, env=env)
+        if proc.returncode != 0:
+            return f"{' '.join(cmd)} failed: {proc.stderr.strip()[-300:]}"
+    return None if Path(CHROMIUM).exists() else f"apt-get installed no {CHROMIUM}"
+
+
+def launch(playwright):
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    reason = _install_chromium()
+    if reason:
+        print(f"skipping the browser tests: {reason}")
+        pytest.skip(reason)
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        print("skipping the browser tests: playwright is not installed (pip install -e '.[test]')")
+        pytest.skip("playwright is not installed")
+    with sync_playwright() as p:
+        browser = launch(p)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser):
+    """A 1280x800 page whose console errors and uncaught exceptions fail the test."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    yield page
+    context.close()
+    assert problems == [], problems
+
+
+def open_route(page, base: str, route: str = "") -> None:
+    """Load the site at `route` (or follow the route inside an open page) and wait for it."""
+    if page.url.startswith(base):
+        page.evaluate("h => { delete document.body.dataset.ready; location.hash = h; }", "#" + route)
+    else:
+        page.goto(f"{base}#{route}")
+    page.wait_for_selector("body[data-ready]", timeout=15000)
+
+
+def rows(page) -> int:
+    return page.locator("table.grid tbody tr.row").count()
+
+
+# --------------------------------------------------------------------------- tests
+
+
+def test_index_lists_every_trial(page, site, trials):
+    open_route(page, site.resolve().as_uri() + "/index.html", "trials")
+    assert rows(page) == len(trials) == 16
+    assert page.inner_text("[data-testid=shown]") == "16"
+    arms = page.locator("table.grid tbody tr.row td:first-child").all_inner_texts()
+    assert sorted(set(arms)) == ["direct", "indirect", "native", "social"]
+
+
+def test_filters_narrow_to_the_right_count_and_stay_in_the_link(page, site, trials):
+    base = site.resolve().as_uri() + "/index.html"
+    open_route(page, base, "trials")
+    page.select_option("select[data-filter=arm]", "social")
+    want = int((trials["arm"] == "social").sum())
+    assert rows(page) == want == 4
+    page.fill("input[data-filter=turns]", ">5")
+    want = int(((trials["arm"] == "social") & (trials["turns"] > 5)).sum())
+    assert rows(page) == want
+    assert page.inner_text("[data-testid=shown]") == str(want)
+    # The value lists count under the other filters: models among the social trials with >5 turns.
+    options = page.locator("select[data-filter=model] option").all_inner_texts()
+    sub = trials[(trials["arm"] == "social") & (trials["turns"] > 5)]
+    assert options[1:] == [f"{m} ({n})" for m, n in sorted(sub["model"].value_counts().items())]
+    link = page.url
+    assert "arm=social" in link and "turns=%3E5" in link
+    page.goto("about:blank")
+    page.goto(link)
+    page.wait_for_selector("body[data-ready]")
+    assert rows(page) == want
+
+
+def test_sorting_by_a_number_column(page, site, trials):
+    open_route(page, site.resolve().as_uri() + "/index.html", "trials?sort=-turns")
+    first = page.locator("table.grid tbody tr.row").first
+    columns = page.locator("table.grid thead tr:first-child th").all_inner_texts()
+    turns = first.locator("td").nth(next(i for i, c in enumerate(columns) if c.startswith("turns"))).inner_text()
+    assert int(turns) == int(trials["turns"].max())
+
+
+def test_episode_page_shows_events_labels_and_the_reference(page, site, trials):
+    arm, model, task, rep = FIXTURE_EPISODE
+    row = trials[
+        (trials["arm"] == arm) & (trials["model"] == model) & (trials["task"] == task) & (trials["rep"] == rep)
+    ]
+    assert row["failure_type"].item() == FIXTURE_LABEL  # the fixture is what this test says it is
+    record = json.loads((FIXTURES / "episodes" / arm / model / task / f"r{rep}.json").read_text())
+    open_route(page, site.resolve().as_uri() + "/index.html", "trials")
+    page.click(f"a[href='#{arm}/{model}/{task}/{rep}']")  # the index row links to its episode
+    page.wait_for_selector(f"[data-key='{arm}/{model}/{task}/{rep}']")
+    # One lane per participant: the agent, the customer, all six desks, the environment.
+    lanes = page.locator(".tl-head .lane-name").evaluate_all("els => els.map(e => e.title)")
+    assert lanes == ["agent", "USER", "Aster", "Boreal", "Cygnus", "Dorian", "Elara", "Fenn", "ENVIRONMENT"]
+    # Every event of the record, by kind.
+    assert page.locator(".timeline .tl-row[data-kind]").count() == len(record["events"])
+    for kind in {e["type"] for e in record["events"]}:
+        n = sum(e["type"] == kind for e in record["events"])
+        assert page.locator(f".timeline .tl-row[data-kind={kind}]").count() == n
+    messages = [e for e in record["events"] if e["type"] == "message"]
+    assert messages[0]["text"] in page.inner_text("[data-testid=timeline]")
+    # The reader's label and the rule that assigned it, with its evidence.
+    rule = page.inner_text("[data-testid=failure-rule]")
+    assert "requested not obtained" in rule and "rule 2 of the reader's table" in rule
+    assert "source approached" in page.inner_text("[data-testid=reader]")
+    # The reference: the user id released at a turn, linked to that event.
+    release = next(i for i, e in enumerate(record["events"]) if e["type"] == "disclosure" and e["status"] == "released")
+    link = page.locator(f"[data-testid=reference] a[href$='/e{release}']").first
+    assert link.inner_text() == f"✓ turn {record['events'][release]['turn']}"
+    link.click()
+    page.wait_for_selector(f"#e{release}.focus")
+    assert page.url.endswith(f"#{arm}/{model}/{task}/{rep}/e{release}")
+    assert "✗" in page.inner_text("[data-testid=reference]")
+
+
+def test_event_filters_and_lane_focus(page, site):
+    arm, model, task, rep = FIXTURE_EPISODE
+    open_route(page, site.resolve().as_uri() + "/index.html", f"{arm}/{model}/{task}/{rep}")
+    total = page.locator(".timeline .tl-row[data-kind]").count()
+    page.uncheck(".tl-filters input[data-kind=message]")
+    shown = page.locator(".timeline .tl-row[data-kind]:visible").count()
+    assert shown == page.locator(".timeline .tl-row[data-kind]:not([data-kind=message])").count() < total
+    page.check(".tl-filters input[data-kind=message]")
+    page.select_option(".tl-filters select[data-filter=lane]", "Boreal")
+    visible = page.locator(".timeline .tl-row[data-kind]:visible")
+    assert 0 < visible.count() < total
+    assert all("Boreal" in lanes.split() for lanes in visible.evaluate_all("els => els.map(e => e.dataset.lanes)"))
+
+
+def test_native_run_renders_from_the_harness_format(page, site):
+    doc = json.loads((FIXTURES / "native" / "surveyor" / "11" / "r0.json").read_text())
+    sim = doc["simulations"][0]
+    open_route(page, site.resolve().as_uri() + "/index.html", "native/surveyor/11/0")
+    text = page.inner_text("[data-testid=outcome]")
+    assert sim["termination_reason"] in text and "reward" in text
+    calls = sum(len(m.get("tool_calls") or []) for m in sim["messages"])
+    assert page.locator(".timeline .tl-row[data-kind=tool_proposal]").count() == calls
+    assert page.locator(".timeline .tl-row[data-kind=tool_result]").count() == calls
+
+
+def test_matched_views_put_the_arms_side_by_side(page, site, trials):
+    base = site.resolve().as_uri() + "/index.html"
+    open_route(page, base, "task/11")
+    assert page.locator("table.matrix tbody tr").count() == trials[trials["task"] == "11"]["model"].nunique()
+    assert page.locator("table.matrix a.chip.success, table.matrix a.chip.failed").count() == int(
+        (trials["task"] == "11").sum()
+    )
+    open_route(page, base, "compare/impatient/11/0")
+    assert page.locator(".compare-col").count() == 4
+    assert page.locator(".compare-col[data-arm=native] .compare-row").count() > 0
+
+
+def test_collabsim_index_and_run_with_probes_at_their_actions(page, site, tmp_path_factory):
+    base = site.resolve().as_uri() + "/index.html"
+    open_route(page, base, "collabsim")
+    assert rows(page) == 1
+    page.locator("table.grid tbody tr.row").first.click()
+    page.wait_for_selector("[data-testid=timeline]")
+    key = page.locator("[data-key]").get_attribute("data-key")
+    assert key == "collabsim/daytrader/communication_bandwidth/scripted/persona/s1"
+    events = [
+        json.loads(line)
+        for line in next(
+            tmp_path_factory.getbasetemp().glob(
+                "viewer*/collabsim/runs/daytrader/communication_bandwidth/scripted/persona/s1/events.jsonl"
+            )
+        )
+        .read_text()
+        .splitlines()
+    ]
+    probes = [e for e in events if e["kind"] == "probe"]
+    assert probes and page.locator(
+        ".tl-row[data-kind=action] details.probe, .tl-row[data-kind=message] details.probe"
+    ).count() == len(probes)
+    assert page.locator(".timeline .tl-row[data-kind]").count() == len(events) - len(probes)
+    page.locator("details.probe").first.locator("summary").click()
+    assert probes[0]["payload"]["answers"][0]["answer"] in page.locator("details.probe").first.inner_text()
+
+
+def test_model_output_is_shown_as_text(page, site):
+    arm, model, task, rep = HOSTILE_EPISODE
+    open_route(page, site.resolve().as_uri() + "/index.html", f"{arm}/{model}/{task}/{rep}")
+    assert HOSTILE in page.inner_text("[data-testid=timeline]")
+    assert page.evaluate("window.pwned") is None
+    assert page.locator(".timeline img, .timeline script").count() == 0
+
+
+def test_protocol_errors_refusals_and_truncation_are_drawn(page, site):
+    arm, model, task, rep = HOSTILE_EPISODE
+    open_route(page, site.resolve().as_uri() + "/index.html", f"{arm}/{model}/{task}/{rep}")
+    for event in RARE_EVENTS:
+        assert page.locator(f".tl-row[data-kind={event['type']}]").last.is_visible()
+    text = page.inner_text("[data-testid=timeline]")
+    assert "protocol error by agent" in text and "malformed JSON" in text
+    assert "inadmissible" in text and "order_id: no such order" in text
+    assert "credit_card" in text and "unknown" in text
+    assert "the turn budget (300) ran out" in text
+    assert "another reader version" not in page.inner_text("[data-testid=reader]")
+
+
+def test_served_on_loopback(page, site):
+    from incognita.viewer.serve import server
+
+    httpd = server(site, 0)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        open_route(page, f"http://127.0.0.1:{httpd.server_address[1]}/index.html", "trials")
+        assert rows(page) == 16
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+# --------------------------------------------------------------------------- without a browser
+
+
+def test_reference_ticks_add_up_to_the_readers_measures(trials):
+    """The checklist counts what the reader counts: its ticks give the trial's measures."""
+    from incognita.common.io import read_json
+    from incognita.viewer.episode_page import episode_page
+
+    reference = read_json(FIXTURES / "coordination.json")
+    for row in trials[trials["arm"] != "native"].to_dict("records"):
+        path = FIXTURES / "episodes" / row["arm"] / row["model"] / row["task"] / f"r{row['rep']}.json"
+        page = episode_page(path, {"failure_type": row["failure_type"]}, reference["tasks"][row["task"]])
+        ref = page["reference"]
+        assert sum(i["at"] is not None for i in ref["items"]) / len(ref["items"]) == pytest.approx(
+            row["information_acquisition"]
+        )
+        assert sum(c["at"] is not None for c in ref["calls"]) / len(ref["calls"]) == pytest.approx(row["execution"])
+        if row["arm"] == "social":
+            roles = ref["role_assignments"]
+            assert sum(r["executed"] is not None for r in roles) / len(roles) == pytest.approx(
+                row["role_identification"]
+            )
+        if page["failure"]:
+            assert page["failure"]["recomputed"] == row["failure_type"]
+
+
+def test_a_missing_record_stops_the_build_with_its_path(tmp_path):
+    episodes = tmp_path / "episodes"
+    shutil.copytree(FIXTURES / "episodes", episodes)
+    (episodes / "social" / "impatient" / "11" / "r0.json").unlink()
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "incognita",
+            "view",
+            "--out",
+            str(tmp_path / "site"),
+            "--trials",
+            str(FIXTURES / "trials.parquet"),
+            "--reference",
+            str(FIXTURES / "coordination.json"),
+            "--episodes",
+            str(episodes),
+            "--native",
+            str(FIXTURES / "native"),
+            "--no-collabsim",
+        ],
+        check=False,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2
+    assert "social/impatient/11/r0.json" in proc.stderr and not (tmp_path / "site").exists()
+
+
+# --------------------------------------------------------------------------- measuring by hand
+
+
+def measure(site: Path, screenshots: Path | None, loads: int = 5) -> None:
+    """Print the site's size and how long the index takes to load and render in headless
+    Chromium (each load in a fresh browser context, so nothing is cached between them)."""
+    from playwright.sync_api import sync_playwright
+
+    size = sum(p.stat().st_size for p in site.rglob("*") if p.is_file())
+    files = sum(1 for p in site.rglob("*") if p.is_file())
+    index = (site / "data" / "index.js").stat().st_size
+    print(f"{site}: {size / 1e6:.1f} MB in {files} files; data/index.js {index / 1e3:.0f} kB")
+    url = site.resolve().as_uri() + "/index.html"
+    with sync_playwright() as p:
+        browser = launch(p)
+        times = []
+        for _ in range(loads):
+            context = browser.new_context(viewport={"width": 1280, "height": 800})
+            page = context.new_page()
+            page.goto("about:blank")  # the renderer process starts here, not inside the timing
+            start = time.perf_counter()
+            page.goto(url + "#trials")
+            page.wait_for_selector("body[data-ready]")
+            times.append((time.perf_counter() - start, page.evaluate("V.firstRender")))
+            n = page.inner_text("[data-testid=shown]")
+            context.close()
+        wall = statistics.median(t[0] for t in times)
+        render = statistics.median(t[1] for t in times)
+        print(
+            f"index ({n} trials): rendered {render:.0f} ms after navigation start (page clock), "
+            f"{wall * 1000:.0f} ms from goto() to ready (median of {loads} fresh loads; "
+            f"range {min(t[0] for t in times) * 1000:.0f}-{max(t[0] for t in times) * 1000:.0f} ms)"
+        )
+        _page_loads(browser, url, site)
+        if screenshots:
+            _screenshots(browser, url, screenshots)
+        browser.close()
+
+
+def _page_loads(browser, url: str, site: Path) -> None:
+    """How long the largest episode and the largest CollabSim run take to open from the index."""
+    largest = {
+        kind: max(site.glob(f"data/{kind}/**/*.js"), key=lambda p: p.stat().st_size, default=None)
+        for kind in ("episodes", "runs")
+    }
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.goto(url + "#trials")
+    page.wait_for_selector("body[data-ready]")
+    for kind, path in largest.items():
+        if path is None:
+            continue
+        parts = path.relative_to(site / "data" / kind).with_suffix("").parts
+        route = "/".join([*parts[:-1], parts[-1][1:]]) if kind == "episodes" else "collabsim/" + "/".join(parts)
+        start = time.perf_counter()
+        open_route(page, url, route)
+        elapsed = time.perf_counter() - start
+        events = page.locator(".timeline .tl-row[data-kind]").count()
+        print(
+            f"largest {kind[:-1]} ({path.stat().st_size / 1e3:.0f} kB, {events} rows): opened in {elapsed * 1000:.0f} ms"
+        )
+    page.close()
+
+
+def _screenshots(browser, url: str, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    for name, route in (
+        ("viewer-index", "trials?arm=social&sort=-turns"),
+        ("viewer-episode", "social/surveyor/3/0/e79"),
+        ("viewer-task", "task/11"),
+        ("viewer-collabsim", "collabsim/map_task/canvas_visibility/scripted/persona/s1"),
+    ):
+        page.goto("about:blank")
+        page.goto(f"{url}#{route}")
+        page.wait_for_selector("body[data-ready]")
+        page.screenshot(path=str(out / f"{name}.png"))
+        print(f"{out / name}.png")
+
+
+if __name__ == "__main__":
+    args = sys.argv[1:]
+    shots = Path(args[args.index("--screenshots") + 1]) if "--screenshots" in args else None
+    measure(Path(args[0]), shots)
