@@ -52,7 +52,8 @@ from workflow_helpers import stable_episode
 
 from incognita.cli import main as cli
 from incognita.common.backends.base import ModelRequest, Turn
-from incognita.common.cache import ResponseCache, cache_group, request_key
+from incognita.common.cache import ResponseCache, request_key
+from incognita.common.commands import cache_group
 
 if sys.platform != "linux":
     pytest.skip("the fault tests kill processes through /proc and mount a tmpfs (Linux only)", allow_module_level=True)

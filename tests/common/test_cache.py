@@ -15,13 +15,13 @@ from incognita.common.backends.base import ModelRequest, Turn
 from incognita.common.cache import (
     CACHE_FORMAT,
     ResponseCache,
-    cache_group,
     prune,
     request_key,
     resolve_dir,
     select,
     stats,
 )
+from incognita.common.commands import cache_group
 from incognita.common.io import InputError
 
 

@@ -68,25 +68,4 @@ def freeze(bump: bool, locks_path: str, names: tuple[str, ...]) -> None:
         click.echo(f"{row['artifact']}{version}: {row['action']} ({row['path']})")
 
 
-@click.command("verify-locks")
-@click.option("--locks", "locks_path", default="config/locks.yaml", show_default=True)
-def verify_locks(locks_path: str) -> None:
-    """Check every frozen artifact against its lock; exit 2 on the first mismatch."""
-    from incognita.access.reference import freeze as fz
-
-    results = fz.verify_all(locks_path)
-    for name, entry in results:
-        click.echo(f"{name} v{entry['version']}: ok ({entry['path']}, frozen {entry['frozen']})")
-    locked = dict(results)
-    if "corpus" in locked and "coordination" in locked:
-        from incognita.common.io import read_json
-        from incognita.access.selection.corpus import check_against_reference, load_corpus
-
-        doc = load_corpus(locked["corpus"]["path"], verify=False)
-        if doc.get("selected_from", {}).get("reference_sha256") != locked["coordination"]["sha256"]:
-            click.echo("note: the corpus was selected from an earlier version of the reference", err=True)
-            for note in check_against_reference(doc, read_json(locked["coordination"]["path"])):
-                click.echo(f"note: {note}", err=True)
-
-
-COMMANDS = [reference, freeze, verify_locks]
+COMMANDS = [reference, freeze]

@@ -1,0 +1,37 @@
+"""bench/compare_trees.py: wall-clock fields are ignored, every other difference is listed."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+spec = importlib.util.spec_from_file_location("compare_trees", ROOT / "bench" / "compare_trees.py")
+compare_trees = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(compare_trees)
+
+
+def _tree(root: Path, record: dict, table: str, extra: str | None = None) -> Path:
+    (root / "episodes").mkdir(parents=True)
+    (root / "episodes" / "r0.json").write_text(json.dumps(record))
+    (root / "manifest.tsv").write_text(table)
+    if extra:
+        (root / extra).write_text("x")
+    return root
+
+
+def test_wall_clock_fields_alone_are_no_difference(tmp_path):
+    a = _tree(tmp_path / "a", {"success": True, "wall_time_s": 1.5, "events": [{"timestamp": "t1"}]}, "task\twall_time_s\n1\t0.5\n")
+    b = _tree(tmp_path / "b", {"success": True, "wall_time_s": 9.0, "events": [{"timestamp": "t2"}]}, "task\twall_time_s\n1\t7.0\n")
+    assert compare_trees.compare(a, b) == ([], [], [], 2)
+    assert compare_trees.main([str(a), str(b)]) == 0
+
+
+def test_content_and_missing_files_are_listed(tmp_path, capsys):
+    a = _tree(tmp_path / "a", {"success": True, "wall_time_s": 1.5}, "task\n1\n", extra="only_a.txt")
+    b = _tree(tmp_path / "b", {"success": False, "wall_time_s": 1.5}, "task\n2\n")
+    only_a, only_b, differ, common = compare_trees.compare(a, b)
+    assert (only_a, only_b, differ, common) == (["only_a.txt"], [], ["episodes/r0.json", "manifest.tsv"], 2)
+    assert compare_trees.main([str(a), str(b)]) == 1
+    assert "differs: manifest.tsv" in capsys.readouterr().out

@@ -1,0 +1,148 @@
+"""The package's import structure: no cycle, and the family boundaries of docs/architecture.md.
+
+The graph is read from the source with `ast`, not by importing: every `import` and `from ...
+import` naming an `incognita` module counts, at module level or inside a function (a lazy
+import that closes a loop is still a loop a reader has to untangle). A package's implicit
+import of its parent `__init__` is not an edge.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "incognita"
+
+# Which top-level parts of the package may import which (besides themselves).
+ALLOWED = {
+    "common": {"incognita"},
+    "access": {"common", "incognita"},
+    "collabsim": {"common", "incognita"},
+    "viewer": {"common", "access", "collabsim", "incognita"},
+    "cli": {"common", "access", "collabsim", "viewer", "incognita"},
+    "__main__": {"cli"},
+    "incognita": set(),
+}
+
+
+def module_names() -> dict[str, Path]:
+    names = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        names[".".join(parts)] = path
+    return names
+
+
+def _resolve(target: str, names: dict[str, Path]) -> str | None:
+    while target and target not in names:
+        target = target.rpartition(".")[0]
+    return target or None
+
+
+def import_graph() -> dict[str, set[str]]:
+    names = module_names()
+    graph: dict[str, set[str]] = {name: set() for name in names}
+    for name, path in names.items():
+        is_package = path.name == "__init__.py"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:  # relative import: resolve against this module's package
+                    package = name if is_package else name.rpartition(".")[0]
+                    for _ in range(node.level - 1):
+                        package = package.rpartition(".")[0]
+                    base = f"{package}.{base}" if base else package
+                # `from pkg import sub` imports the submodule when there is one
+                targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in names else base for alias in node.names]
+            for target in targets:
+                if target == "incognita" or target.startswith("incognita."):
+                    resolved = _resolve(target, names)
+                    if resolved and resolved != name:
+                        graph[name].add(resolved)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for succ in sorted(graph.get(node, ())):
+            if succ not in index:
+                visit(succ)
+                low[node] = min(low[node], low[succ])
+            elif succ in on_stack:
+                low[node] = min(low[node], index[succ])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def part(module: str) -> str:
+    pieces = module.split(".")
+    return pieces[1] if len(pieces) > 1 else "incognita"
+
+
+def test_the_cycle_finder_finds_a_cycle_and_nothing_else():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set(), "c": {"b"}}) == []
+
+
+def test_the_graph_sees_lazy_and_submodule_imports():
+    graph = import_graph()
+    # cli.py imports each package's commands through importlib (names in a tuple), so the
+    # graph must at least see the top-level import of `incognita.common.io` there
+    assert "incognita.common.io" in graph["incognita.cli"]
+    assert "incognita.access.taxonomy" in graph["incognita.access.reference.partition"]
+
+
+def test_no_import_cycle():
+    found = cycles(import_graph())
+    assert not found, "import cycles:\n" + "\n".join(" <-> ".join(c) for c in found)
+
+
+@pytest.mark.parametrize("family", sorted(ALLOWED))
+def test_family_boundaries(family):
+    graph = import_graph()
+    wrong = sorted(
+        f"{module} imports {target}"
+        for module, targets in graph.items()
+        if part(module) == family
+        for target in targets
+        if part(target) != family and part(target) not in ALLOWED[family]
+    )
+    assert not wrong, "\n".join(wrong)
+
+
+def test_every_commands_module_is_assembled_by_the_cli():
+    from incognita.cli import COMMAND_MODULES
+
+    on_disk = sorted(name for name in module_names() if name.endswith(".commands"))
+    assert sorted(COMMAND_MODULES) == on_disk
