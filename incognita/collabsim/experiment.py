@@ -12,27 +12,20 @@ from __future__ import annotations
 
 import copy
 import re
-import string
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from incognita.collabsim.events import canonical
 from incognita.collabsim.probes import ProbeSettings, Template, load_template
+from incognita.collabsim.roster import AgentSpec, expand_agents
+from incognita.collabsim.tasks import task_class
 from incognita.common.backends.base import entry_param, known_families, split_entry
 from incognita.common.io import InputError, read_yaml_cached, sha256_text
 from incognita.common.schema import validate
 
 PACKAGE = "incognita.collabsim"
 PROFILES_DIR = "scripted"  # <root>/scripted/<task>.yaml: profile name -> knobs
-
-
-@dataclass(frozen=True)
-class AgentSpec:
-    id: str
-    role: str
-    model: str | dict  # a model entry as in Incognita's `models:` (spec string or {spec, settings})
-    persona: bool = False
 
 
 @dataclass(frozen=True)
@@ -45,7 +38,10 @@ class Communication:
 
 
 @dataclass(frozen=True)
-class Protocol:
+class ExperimentProtocol:
+    """The config's `protocol`: how a run proceeds (who acts when, simulated seconds per step,
+    the step limit, actions per turn, the stop after idle steps)."""
+
     turn_taking: str
     step_seconds: int
     max_steps: int
@@ -63,7 +59,7 @@ class Experiment:
     communication: Communication
     observes: dict[str, tuple[str, ...]]  # agent id -> the agent ids whose actions and state it sees
     action_space: dict[str, tuple[str, ...]]  # role -> the task actions it may use
-    protocol: Protocol
+    protocol: ExperimentProtocol
     params: dict
     prompts: dict[str, Path]  # role -> instructions file
     profiles: dict  # scripted profile name -> its knobs for this task
@@ -163,23 +159,7 @@ def override_models(resolved: dict, models: dict, where: str) -> dict:
     return out
 
 
-def expand_agents(items: list[dict]) -> tuple[AgentSpec, ...]:
-    """Named agents keep their id; counted ones are lettered A, B, C, ... across the list."""
-    letters = iter(string.ascii_uppercase)
-    agents = []
-    for item in items:
-        persona = bool(item.get("persona", False))
-        if "id" in item:
-            agents.append(AgentSpec(item["id"], item["role"], item["model"], persona))
-            continue
-        for _ in range(item["count"]):
-            agents.append(AgentSpec(next(letters), item["role"], item["model"], persona))
-    return tuple(agents)
-
-
 def build(resolved: dict, path: Path) -> Experiment:
-    from incognita.collabsim.tasks import task_class
-
     root = config_root(path)
     agents = expand_agents(resolved["agents"])
     ids = [a.id for a in agents]
@@ -200,7 +180,7 @@ def build(resolved: dict, path: Path) -> Experiment:
         communication=Communication(**resolved["communication"]),
         observes=resolve_observes(resolved.get("visibility", {}).get("observes", {}), agents, path),
         action_space=action_space,
-        protocol=Protocol(**resolved["protocol"]),
+        protocol=ExperimentProtocol(**resolved["protocol"]),
         params=resolved["task_params"],
         prompts=prompts,
         profiles=profiles,

@@ -16,6 +16,7 @@ events).
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -97,6 +98,12 @@ def probe_prompt(template: Template) -> str:
         ),
     ]
     return "\n".join(lines)
+
+
+def read_probe(text: str) -> dict:
+    """The question ids and field specs from a probe's last line (the line `probe_prompt` wrote);
+    the scripted policies answer from it."""
+    return json.loads(text[text.rindex("Questions: ") + len("Questions: ") :])
 
 
 def parse_probe(raw: str, template: Template) -> tuple[list[dict], list[dict]]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from tests_collabsim_paths import CONFIG
+from collabsim_paths import CONFIG
 
 from incognita.collabsim.experiment import load_experiment
 from incognita.collabsim.run import simulate

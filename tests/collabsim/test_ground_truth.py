@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from tests_collabsim_paths import CONFIG
+from collabsim_paths import CONFIG
 
+from incognita.collabsim.condition_stats import effects_table
 from incognita.collabsim.experiment import load_experiment
 from incognita.collabsim.run import simulate
-from incognita.collabsim.condition_stats import effects_table
 
 # (task, condition, metric, expected sign, seeds)
 EXPECTED = [

@@ -11,7 +11,7 @@ import time
 from dataclasses import replace
 
 import pytest
-from tests_collabsim_paths import CONFIG
+from collabsim_paths import CONFIG
 
 from incognita.collabsim.engine import Engine
 from incognita.collabsim.experiment import load_experiment

@@ -15,8 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from collabsim_paths import CONFIG
 from local_server import llama_server
-from tests_collabsim_paths import CONFIG
 
 SHORT = """extends: baseline
 variable: communication_bandwidth

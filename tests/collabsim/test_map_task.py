@@ -9,12 +9,13 @@ import time
 from itertools import pairwise
 
 import pytest
-from tests_collabsim_paths import CONFIG
+from collabsim_paths import CONFIG
 
 from incognita.collabsim.agents import make_participants
 from incognita.collabsim.engine import Engine, task_rng
-from incognita.collabsim.experiment import AgentSpec, load_experiment
+from incognita.collabsim.experiment import load_experiment
 from incognita.collabsim.policies.map_task import Follower, Guide
+from incognita.collabsim.roster import AgentSpec
 from incognita.collabsim.run import events_bytes, simulate
 from incognita.collabsim.tasks.map_task import (
     DEFAULTS,

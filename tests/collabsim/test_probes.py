@@ -8,14 +8,10 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 import pytest
-from tests_collabsim_paths import CONFIG
+from collabsim_paths import CONFIG
 
-from incognita.collabsim.agents import (
-    MODULE_TAG,
-    PERSONA_TAG,
-    make_participants,
-    system_prompt,
-)
+from incognita.collabsim.agent_prompts import MODULE_TAG, PERSONA_TAG, system_prompt
+from incognita.collabsim.agents import make_participants
 from incognita.collabsim.engine import Engine
 from incognita.collabsim.experiment import load_experiment
 from incognita.collabsim.personas import (

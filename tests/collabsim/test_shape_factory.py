@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from incognita.collabsim.experiment import AgentSpec, load_experiment
+from incognita.collabsim.experiment import load_experiment
 from incognita.collabsim.policies.shape_factory import ShapeTraderPolicy, parse_needs
+from incognita.collabsim.roster import AgentSpec
 from incognita.collabsim.run import events_bytes, simulate
 from incognita.collabsim.tasks.shape_factory import (
     ShapeFactory,

@@ -10,11 +10,11 @@ use the agent's own seed, so a run replays exactly.
 from __future__ import annotations
 
 import importlib
-import json
 import random
 
+from incognita.collabsim.agent_prompts import MODULE_TAG, read_observation
 from incognita.collabsim.events import canonical
-from incognita.collabsim.probes import PROBE_MARK
+from incognita.collabsim.probes import PROBE_MARK, read_probe
 from incognita.common.backends.base import ModelRequest, ModelResponse
 
 POLICY_MODULES = {
@@ -51,8 +51,6 @@ class Policy:
 
     def respond(self, request: ModelRequest) -> ModelResponse:
         if not self.configured:
-            from incognita.collabsim.agents import MODULE_TAG
-
             if f"<{MODULE_TAG}>" in request.system:
                 self.knobs.update(self.theory)
             self.configured = True
@@ -108,17 +106,6 @@ class Policy:
             lo, hi = field.get("min", float("-inf")), field.get("max", float("inf"))
             return round(min(max(float(value) + self.probe_rng.uniform(-0.3, 0.3), lo), hi), 3)
         return value
-
-
-def read_probe(text: str) -> dict:
-    """The question ids and field specs from a probe's last line (see probes.probe_prompt)."""
-    return json.loads(text[text.rindex("Questions: ") + len("Questions: ") :])
-
-
-def read_observation(request: ModelRequest) -> dict:
-    """The observation JSON of the last user turn (see agents.render)."""
-    text = request.messages[-1].content or ""
-    return json.loads(text[text.index("{") :])
 
 
 def make_scripted(name: str, role: str, context: dict) -> Policy:

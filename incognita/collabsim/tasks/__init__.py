@@ -10,12 +10,10 @@ can be computed from events alone (`metrics(events)`).
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING, ClassVar, Protocol
+from typing import ClassVar, Protocol
 
+from incognita.collabsim.roster import AgentSpec
 from incognita.common.io import InputError
-
-if TYPE_CHECKING:
-    from incognita.collabsim.experiment import AgentSpec
 
 # Actions every role has, handled by the engine itself.
 MESSAGE, NOTHING = "message", "do_nothing"
