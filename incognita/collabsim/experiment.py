@@ -20,7 +20,7 @@ from incognita.collabsim.events import canonical
 from incognita.collabsim.probes import ProbeSettings, Template, load_template
 from incognita.collabsim.roster import AgentSpec, expand_agents
 from incognita.collabsim.tasks import task_class
-from incognita.common.backends.base import entry_param, known_families, split_entry
+from incognita.common.backends.base import check_settings, entry_param, known_families, split_entry
 from incognita.common.io import InputError, read_yaml_cached, sha256_text
 from incognita.common.schema import validate
 
@@ -283,11 +283,9 @@ def check_models(agents: tuple[AgentSpec, ...], task: str, root: Path, path: Pat
                 profiles = read_yaml_cached(profiles_path) if profiles_path.exists() else {}
             if not isinstance(profiles.get(name), dict):
                 raise InputError(f"{where}: no scripted profile {name!r} in {profiles_path}")
-        elif family == "openai":
-            from incognita.common.backends.openai import Settings
-
+        else:
             try:
-                Settings.from_dict(name, dict(settings), where)
+                check_settings(family, name, dict(settings), where)
             except ValueError as exc:
                 raise InputError(str(exc)) from None
     return profiles or {}

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from incognita.common.io import InputError
 from incognita.common.usage import Usage
 
 
@@ -54,21 +55,40 @@ class Backend(Protocol):
 
 
 Factory = Callable[[str, str, dict], Backend]
+# A family's check of a config entry's settings: (model name, settings, where) -> None, raising
+# InputError naming `where`. Both families' config checks call it, so a family's settings rules
+# live in the family's module and nowhere else.
+SettingsCheck = Callable[[str, dict, str], object]
 _REGISTRY: dict[str, Factory] = {}
+_SETTINGS_CHECKS: dict[str, SettingsCheck] = {}
 # The modules under incognita/common/backends that register a shared family when imported.
 # `scripted` is not among them: each environment family resolves its own scripted participants.
 FAMILIES = ("openai",)
 SCRIPTED = "scripted"
 
 
-def register(family: str) -> Callable[[Factory], Factory]:
-    """Register a backend family: `family:<name>` specs are built by the decorated factory."""
+def register(family: str, settings_check: SettingsCheck | None = None) -> Callable[[Factory], Factory]:
+    """Register a backend family: `family:<name>` specs are built by the decorated factory, and a
+    config entry's settings for it are checked by `settings_check` (none: it takes no settings)."""
 
     def wrap(factory: Factory) -> Factory:
         _REGISTRY[family] = factory
+        if settings_check is not None:
+            _SETTINGS_CHECKS[family] = settings_check
         return factory
 
     return wrap
+
+
+def check_settings(family: str, name: str, settings: dict, where: str) -> None:
+    """Check a config entry's settings for a shared family (loaded on demand); InputError names `where`."""
+    if family not in _REGISTRY:
+        _load_family(family)
+    check = _SETTINGS_CHECKS.get(family)
+    if check is not None:
+        check(name, dict(settings), where)
+    elif settings:
+        raise InputError(f"{where}: {family}: entries take no settings (got {', '.join(sorted(settings))})")
 
 
 def make_backend(spec: str, role: str, context: dict | None = None, scripted: Factory | None = None) -> Backend:

@@ -408,7 +408,7 @@ def _prices(configured: str | None) -> PriceTable:
     return empty_table()
 
 
-@register("openai")
+@register("openai", settings_check=Settings.from_dict)
 def make_openai(name: str, role: str, context: dict) -> OpenAIBackend:
     """Context keys: settings (the role's config entry minus spec), cache_dir (None = default;
     False = no cache), prices (path of the price table)."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from incognita.common.backends.base import known_families, split_entry
+from incognita.common.backends.base import check_settings, known_families, split_entry
 from incognita.common.io import InputError, read_yaml
 
 # The scripted participant profiles by config role (the agents' profiles come from a file).
@@ -44,10 +44,8 @@ def check_entry(
         )
     if family == "scripted":
         _check_scripted(key, name, settings, scripted_profiles, participant)
-    elif family == "openai":
-        from incognita.common.backends.openai import Settings
-
-        Settings.from_dict(name, settings, f"config key {key} ({spec})")
+    else:
+        check_settings(family, name, settings, f"config key {key} ({spec})")
     return spec, settings
 
 
