@@ -85,7 +85,8 @@ def task_inputs(repaired_card, source_dir):
     """Writes the cards (repairs applied) and golden files of some tasks under a folder, as the
     card and golden stages lay them out (`<out>/cards/<task>.json`, `<out>/golden/<task>.json`)."""
     from incognita.common.io import write_json
-    from incognita.access.golden.trajectory import build_golden, load_vocabulary
+    from incognita.access.golden.provenance import load_vocabulary
+    from incognita.access.golden.trajectory import build_golden
     from incognita.access.golden.upstream_replay import RetailWorld
 
     world, vocab = RetailWorld(source_dir / "db.json"), load_vocabulary(str(ROOT / "config/vocabulary.yaml"))

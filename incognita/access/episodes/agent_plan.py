@@ -29,6 +29,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from incognita.access.golden.provenance import pointer_parts, resolve_pointer
+
 PICK = "*"  # a path step that selects one entry of a collection
 # A key is a field name (kept in the path) when it is a lower-case name (words, underscores,
 # spaces, slashes) with no run of digits; anything else (an item id, "credit_card_9513926", "T-Shirt", a list index) is an
@@ -88,7 +90,7 @@ class Plan:
 
 def value_free_steps(pointer: str) -> tuple[str, ...]:
     """The field names along a JSON pointer, identifiers and list indices replaced by PICK."""
-    parts = [p.replace("~1", "/").replace("~0", "~") for p in pointer.split("/")[1:]]
+    parts = pointer_parts(pointer)
     return tuple(p if _FIELD_NAME.fullmatch(p) and not re.search(r"\d{3,}", p) else PICK for p in parts)
 
 
@@ -115,13 +117,6 @@ def _computed(prov: dict, expression: str, pointer: str) -> Source:
     if re.search(r"\d", re.sub(r"\{\d+\}", "", template)):
         raise ValueError(f"golden computed expression at {pointer} keeps a number that is no operand: {template!r}")
     return Source("computed", template=template, operands=tuple(operands))
-
-
-def _at(doc, pointer: str):
-    for part in pointer.split("/")[1:]:
-        part = part.replace("~1", "/").replace("~0", "~")
-        doc = doc[int(part)] if isinstance(doc, list) else doc[part]
-    return doc
 
 
 def _entry_selectors(golden: dict) -> dict[tuple[int, str], tuple[str, ...]]:
@@ -170,7 +165,7 @@ def plan_from_golden(golden: dict) -> Plan:
 
     def source(prov: dict, arguments: dict, pointer: str) -> Source:
         if prov["kind"] == "computed":
-            return _computed(prov, str(_at(arguments, pointer)), pointer)
+            return _computed(prov, str(resolve_pointer(arguments, pointer)), pointer)
         src = _source(prov, pointer)
         extra = through.get((prov.get("call"), prov.get("path", ""))) if prov["kind"] == "read" else None
         if extra and not src.selected_by:

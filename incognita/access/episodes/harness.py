@@ -31,7 +31,7 @@ from incognita.common.io import (
 )
 from incognita.access.episodes.episode_loop import Episode, recipients
 from incognita.access.episodes.tool_gateway import Gateway
-from incognita.access.golden.trajectory import load_vocabulary
+from incognita.access.golden.provenance import load_vocabulary
 from incognita.access.reference.partition import Partition, load_partition
 from incognita.access.episodes.agent_plan import plan_from_golden
 from incognita.access.episodes.prompts import PromptSet

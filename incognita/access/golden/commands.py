@@ -7,13 +7,12 @@ Imports of the stage's modules stay inside the commands, so `incognita --help` s
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 
 import click
 
-from incognita.common.io import InputError, WriteError
+from incognita.common.io import InputError
+
 
 @click.command()
 @click.option("--card", "card_paths", multiple=True, help="a task card; repeat, paired in order with --out")
@@ -44,8 +43,9 @@ def golden(
     import re
 
     from incognita.access.golden import trajectory as gold
-    from incognita.common.io import read_json, sha256_file, write_json
+    from incognita.access.golden.provenance import load_vocabulary
     from incognita.access.golden.upstream_replay import RetailWorld
+    from incognita.common.io import read_json, sha256_file, write_json
 
     if bool(cards_dir) != bool(out_dir):
         raise InputError("--cards-dir and --out-dir go together")
@@ -67,7 +67,7 @@ def golden(
     if not jobs:
         raise InputError("nothing to do: give --card/--out pairs or --cards-dir/--out-dir")
 
-    vocabulary = gold.load_vocabulary(vocabulary_path)
+    vocabulary = load_vocabulary(vocabulary_path)
     world = RetailWorld(db_path)
     failures = []
     for card_path, out_path in jobs:
@@ -103,8 +103,8 @@ def golden(
 @click.argument("golden_files", nargs=-1, required=True)
 def replay_table(out_path: str, verify_db: str | None, golden_files: tuple[str, ...]) -> None:
     """Collect the replay check of GOLDEN_FILES into one table."""
-    from incognita.common.io import read_json, write_tsv
     from incognita.access.golden.upstream_replay import REPLAY_HEADER, replay_rows
+    from incognita.common.io import read_json, write_tsv
 
     docs = []
     world = None

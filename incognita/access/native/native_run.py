@@ -104,7 +104,7 @@ def _scripted_classes():
     from incognita.access.episodes.scripted.scripted_agent import tool_catalog
     from incognita.access.episodes.episode_loop import USER, parse_agent_output
     from incognita.access.episodes.disclosure_gate import DisclosureGate, release_field_schema
-    from incognita.access.golden.trajectory import load_vocabulary
+    from incognita.access.golden.provenance import load_vocabulary
     from incognita.access.episodes.agent_plan import plan_from_golden
 
     # What every run's agent is told about the tools and the policy, built once per process.

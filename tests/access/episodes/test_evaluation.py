@@ -16,7 +16,8 @@ from incognita.common.backends.base import (
     Turn,
 )
 from incognita.access.episodes.evaluation import INFO_ASSERTION, evaluate
-from incognita.access.golden.trajectory import build_golden, load_vocabulary
+from incognita.access.golden.provenance import load_vocabulary
+from incognita.access.golden.trajectory import build_golden
 from incognita.access.episodes.harness import Design, Harness
 
 ROOT = Path(__file__).resolve().parents[3]

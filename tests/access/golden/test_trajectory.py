@@ -15,18 +15,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from incognita.cli import main
-from incognita.common.io import InputError, read_json
-from incognita.access.golden.trajectory import (
-    _available_count,
-    _collections,
-    build_golden,
-    check_golden,
-    leaves,
-    load_vocabulary,
-    resolve_pointer,
-    result_doc,
-)
+from incognita.access.golden.information_tracing import _available_count, _collections
+from incognita.access.golden.provenance import leaves, load_vocabulary, resolve_pointer, result_doc
+from incognita.access.golden.trajectory import build_golden, check_golden
 from incognita.access.golden.upstream_replay import (
     REPLAY_HEADER,
     RetailWorld,
@@ -36,6 +27,8 @@ from incognita.access.golden.upstream_replay import (
     upstream_hash,
     verify,
 )
+from incognita.cli import main
+from incognita.common.io import InputError, read_json
 
 ROOT = Path(__file__).resolve().parents[3]
 FIX = ROOT / "tests" / "fixtures" / "golden_cards"
@@ -406,7 +399,7 @@ def test_a_read_outside_the_task_sources_nothing(world, vocab):
 
 
 def test_the_entity_scope(world, vocab):
-    from incognita.access.golden.trajectory import Scope
+    from incognita.access.golden.entity_scope import Scope
 
     # Named order, its owner, all her orders and their products; a product the request names.
     doc = build_golden(card("2"), world, vocab)
@@ -483,14 +476,6 @@ def test_unknown_tool_is_an_input_error(world, vocab):
     c["reference_actions"][0]["name"] = "delete_everything"
     with pytest.raises(InputError, match="unknown retail tool 'delete_everything'"):
         build_golden(c, world, vocab)
-
-
-def test_vocabulary_must_be_a_flat_mapping(tmp_path):
-    bad = tmp_path / "v.yaml"
-    bad.write_text("reason: {a: 1}\n")
-    with pytest.raises(InputError, match="reason"):
-        load_vocabulary(str(bad))
-    assert load_vocabulary(str(VOCAB_PATH))["address2"] == [""]
 
 
 def test_each_replay_starts_from_a_clean_database(world):
@@ -680,83 +665,6 @@ def test_all_tasks_untraced_information_is_what_no_read_holds(all_golden):
 
 
 # --------------------------------------------------------------------------- selectors (issue #23)
-
-
-def _variants() -> dict:
-    def v(item_id, price, available=True, **options):
-        return {"item_id": item_id, "options": options, "available": available, "price": price}
-
-    return {
-        "name": "T-Shirt",
-        "product_id": "p1",
-        "variants": {
-            "t1": v("t1", 20.0, color="blue", size="S", style="v-neck"),
-            "t2": v("t2", 25.0, color="purple", size="S", style="v-neck"),
-            "t3": v("t3", 22.0, color="purple", size="M", style="crew neck"),
-            "t4": v("t4", 18.0, False, color="red", size="XL", style="crew neck"),
-            "t5": v("t5", 19.0, color="red", size="L", style="crew neck"),
-        },
-    }
-
-
-def _selector_builder(fields: list[dict]):
-    """A golden builder reduced to what `_selectors` reads: the card's fields."""
-    from incognita.access.golden.trajectory import _Builder
-
-    b = _Builder.__new__(_Builder)
-    b.fields, b._catalog = fields, {}
-    b._peek = lambda name, args: {"name": "?", "variants": {}}
-    return b
-
-
-def _field(token: str, *spans: str, kind: str | None = None) -> dict:
-    return {"token": token, "kind": kind or token.split(":")[0], "value": "; ".join(spans), "spans": list(spans)}
-
-
-def test_selectors_judge_each_span_sizes_units_and_hyphens_whole():
-    doc = _variants()
-    pref = _field("preference:t_shirt", "purple", "small", "v-neck")
-    b = _selector_builder([pref, _field("preference:laptop", "purple")])
-    assert b._selectors(doc, "/variants/t2/item_id") == ["preference:t_shirt"]  # 'small' is size S
-    assert b._selectors(doc, "/variants/t3/item_id") == []  # size M and crew neck contradict
-    # the old line picked out of the catalog is described by the item field, not the wish
-    item = _field("item:t_shirt", "tshirt", "small", "v-neck")
-    b = _selector_builder([item, pref])
-    assert b._selectors(doc, "/variants/t1/item_id", role="item_ids") == ["item:t_shirt"]
-    assert b._selectors(doc, "/variants/t1/item_id", role="new_item_ids") == []  # 'purple' contradicts blue
-
-    from incognita.access.golden.trajectory import _describes
-
-    boards = [{"options": {"length": "34 inch"}}, {"options": {"length": "31 inch"}}]
-    universe = {"length": {"34 inch", "31 inch"}}
-    f = _field("preference:skateboard", "34 inch")
-    assert _describes(f, boards[0], boards, universe, "Skateboard")
-    assert not _describes(f, boards[1], boards, universe, "Skateboard")  # shares 'inch' only
-    wish = _field("preference:smart_thermostat", "Google Home")
-    thermostat = {"options": {"compatibility": "Google Assistant"}}
-    assert _describes(wish, thermostat, [thermostat], {"compatibility": {"Google Assistant", "Apple HomeKit"}})
-
-
-def test_a_price_superlative_selects_only_where_it_holds():
-    doc = _variants()
-    b = _selector_builder([_field("preference:t_shirt", "cheapest")])
-    assert b._selectors(doc, "/variants/t5/item_id") == ["preference:t_shirt"]  # t4 is cheaper but unavailable
-    assert b._selectors(doc, "/variants/t1/item_id") == []
-    b = _selector_builder([_field("preference:t_shirt", "most expensive")])
-    assert b._selectors(doc, "/variants/t2/item_id") == ["preference:t_shirt"]
-    # with more words the superlative narrows among what they leave: it contradicts nothing
-    b = _selector_builder([_field("preference:t_shirt", "purple", "cheapest")])
-    assert b._selectors(doc, "/variants/t2/item_id") == ["preference:t_shirt"]
-
-
-def test_a_recency_selector_picks_an_end_of_the_order_list():
-    user = {"user_id": "u", "orders": ["#W1", "#W2", "#W3"]}
-    b = _selector_builder([_field("which_order", "most recently placed", kind="selector")])
-    assert b._selectors(user, "/orders/2") == ["which_order"]
-    assert b._selectors(user, "/orders/0") == []
-    b = _selector_builder([_field("which_order", "first order", kind="selector")])
-    assert b._selectors(user, "/orders/0") == ["which_order"]
-    assert b._selectors({"orders": ["#W1"]}, "/orders/0") == []  # no choice
 
 
 def test_all_tasks_the_audited_selectors_reach_selected_by(all_golden):

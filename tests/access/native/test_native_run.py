@@ -12,7 +12,8 @@ from workflow_helpers import stable_native
 from incognita.access.cards.card import build_card
 from incognita.common.io import read_json, sha256_file, write_json
 from incognita.access.selection.corpus import load_corpus
-from incognita.access.golden.trajectory import build_golden, load_vocabulary
+from incognita.access.golden.provenance import load_vocabulary
+from incognita.access.golden.trajectory import build_golden
 from incognita.access.episodes.harness import arm_order
 from incognita.access.native.native_run import (
     NativeJob,

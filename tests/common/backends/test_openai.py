@@ -22,7 +22,8 @@ from incognita.common.backends import openai as ob
 from incognita.common.backends.base import ModelRequest, Turn
 from incognita.common.cache import ResponseCache
 from incognita.common.prices import load_prices
-from incognita.access.golden.trajectory import build_golden, load_vocabulary
+from incognita.access.golden.provenance import load_vocabulary
+from incognita.access.golden.trajectory import build_golden
 from incognita.access.episodes.harness import Design, Harness
 from incognita.common.loopback import LoopbackServer
 from incognita.access.episodes.records import EpisodeRecord

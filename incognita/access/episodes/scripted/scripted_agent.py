@@ -41,7 +41,7 @@ from incognita.access.episodes.scripted.same_item import same_line_value
 from incognita.access.episodes.scripted.telling import Telling
 from incognita.access.episodes.scripted.wording import action_words
 from incognita.common.backends.base import ModelRequest, ModelResponse, ToolCall
-from incognita.access.golden.trajectory import result_doc
+from incognita.access.golden.provenance import result_doc
 from incognita.access.episodes.agent_plan import Plan, PlannedCall, Source
 from incognita.access.cards.source_words import US_STATES
 

@@ -17,7 +17,7 @@ own previous reply, and the gateway's answers to the calls it proposed:
   pointers asked for with `#want` (RFC 6901; a pointer that does not resolve maps to null;
   with no `#want`, the top-level scalar values only, or the whole value when it is a
   scalar), anything else -> `#failed <reason>`. A result that is JSON text is decoded
-  first (incognita.access.golden.trajectory.result_doc), so pointers mean what they mean in the direct arm.
+  first (incognita.access.golden.provenance.result_doc), so pointers mean what they mean in the direct arm.
 * A write it holds is first restated with `#confirm? <tool> <json>`; it is proposed only
   on a later message carrying `#yes` right after that restatement (either a bare `#yes`,
   or `#yes` together with the very same `#call`).
@@ -34,7 +34,7 @@ import re
 
 from incognita.access.episodes.scripted.language import first, parse, parse_call, say, tag
 from incognita.common.backends.base import ModelRequest, ModelResponse, ToolCall
-from incognita.access.golden.trajectory import result_doc
+from incognita.access.golden.provenance import escape_token, result_doc
 
 # Plain descriptions of the retail write tools, for restating a change without naming a tool.
 _CHANGE_WORDS = {
@@ -272,7 +272,7 @@ class ScriptedDesk:
         if _is_scalar(result):
             return say(f"{done} Here is the answer.", tag("result", json.dumps({"": result})))
         if isinstance(result, dict):
-            summary = {f"/{_escape(k)}": v for k, v in result.items() if _is_scalar(v) and v is not None}
+            summary = {f"/{escape_token(k)}": v for k, v in result.items() if _is_scalar(v) and v is not None}
             more = [k for k, v in result.items() if not _is_scalar(v)]
             prose = f"{done} Here is a short summary."
             if more:
@@ -302,7 +302,3 @@ def first_person(role: str) -> str:
     for pattern, repl in _PERSON:
         text = re.sub(pattern, repl, text, flags=re.IGNORECASE)
     return text
-
-
-def _escape(key: str) -> str:
-    return str(key).replace("~", "~0").replace("/", "~1")

@@ -18,7 +18,8 @@ from incognita.access.episodes.scripted.language import first, parse, say, tag
 from incognita.access.episodes.scripted.scripted_agent import FAILURE_TYPES
 from incognita.access.episodes.scripted.scripted_desk import first_person
 from incognita.access.selection.corpus import load_corpus
-from incognita.access.golden.trajectory import build_golden, load_vocabulary
+from incognita.access.golden.provenance import load_vocabulary
+from incognita.access.golden.trajectory import build_golden
 from incognita.access.episodes.harness import Design, Harness, arm_order
 from incognita.access.reference.partition import SOCIAL_DESKS
 from incognita.access.episodes.agent_plan import PICK, plan_from_golden, value_free_steps

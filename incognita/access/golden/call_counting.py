@@ -1,0 +1,54 @@
+"""Counting: which calls of a golden trajectory a solution needs.
+
+Calls that raise on the replay are `counted: false` (`intended_failure`). Every successful
+reference write and `transfer_to_human_agents` counts. Every other call, reads and
+`calculate` and identity lookups alike, counts only if a counted call's provenance, a
+traced information-channel item (a count included: the read that holds the collection),
+or the provenance chain of either uses its result; otherwise it is `exploration_only`.
+An identity lookup whose user id nothing uses (the customer stated the id, or the solution
+never opens the profile) therefore only explores (generator 3 on; generators 1 and 2
+counted every successful lookup).
+
+`CallCounting` is the last step of the golden builder (`incognita.access.golden.trajectory`);
+the coordination reference (`incognita.access.reference.coordination`) and the agent plan
+(`incognita.access.episodes.agent_plan`) keep only the counted calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+
+class CallCounting:
+    """Marking each call counted or not (a part of the golden builder; it relies on the
+    builder's `calls`)."""
+
+    def mark_counted(self, information: list[dict]) -> None:
+        used: set[int] = set()
+
+        def uses(prov: dict | None) -> Iterator[int]:
+            if not prov:
+                return
+            if prov.get("kind") == "read":
+                yield prov["call"]
+            for sub in prov.get("from", []):
+                yield from uses(sub)
+
+        for item in information:
+            used.update(uses(item["provenance"]))
+        for call in reversed(self.calls):
+            i = call["index"]
+            if call["error"] is not None:
+                call["counted"], call["why_not_counted"] = False, "intended_failure"
+                continue
+            # Only the reference's own writes and hand-offs count for their own sake; every
+            # read, identity lookups included, counts only through a use of its result.
+            anchor = call["origin"] == "reference" and (
+                call["tool_type"] == "write" or call["name"] == "transfer_to_human_agents"
+            )
+            if anchor or i in used:
+                call["counted"] = True
+                for prov in call["provenance"].values():
+                    used.update(uses(prov))
+            else:
+                call["counted"], call["why_not_counted"] = False, "exploration_only"
