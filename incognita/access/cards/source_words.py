@@ -6,7 +6,7 @@ names a task, an id or a product, apart from the short table of everyday product
 sub-phrase of the catalogue name yields): product names with their plural and singular
 forms, option values (sizes and their abbreviations, numbers with their units, hyphenated
 words whole, values an item lacks), price superlatives and phrases that pick an order by
-when it was placed. incognita.access.cards.card builds the fields with them; incognita.access.golden.trajectory uses the
+when it was placed. incognita.access.cards.card builds the fields with them; incognita.access.golden.element_selectors uses the
 same rules to decide which fields select an entry, so a card and its golden file agree.
 """
 
