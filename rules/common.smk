@@ -19,7 +19,7 @@ CARD_BUILDER_VERSION = importlib.import_module("incognita.access.cards.card").BU
 GOLDEN_GENERATOR_VERSION = importlib.import_module("incognita.access.golden.trajectory").GENERATOR_VERSION
 EPISODE_GENERATOR_VERSION = importlib.import_module("incognita.access.episodes.harness").GENERATOR_VERSION
 NATIVE_GENERATOR_VERSION = importlib.import_module("incognita.access.native.native_run").GENERATOR_VERSION
-READER_VERSION = importlib.import_module("incognita.access.reader.reading").READER_VERSION
+READER_VERSION = importlib.import_module("incognita.access.reader.trial_reading").READER_VERSION
 REPAIRS_DIR = config["cards"]["repairs_dir"]
 
 # Jobs run `python -m incognita ...` (the same click CLI users call) with this checkout first

@@ -2,7 +2,7 @@
 
 Each required holder, information item, call and (social arm) role assignment is marked with
 the first event at which the episode satisfied it, or left open. "Satisfied" means what the
-reader counts (incognita.access.reader.reading): the checks below use the reader's own keys, facts and
+reader counts (incognita.access.reader.trial_reading): the checks below use the reader's own keys, facts and
 matching, so the ticks add up to the reader's process measures for the same trial.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from incognita.access.reader import reading as reader
+from incognita.access.reader import trial_reading as reader
 from incognita.access.episodes.records import Disclosure, GatewayDecision, Message
 
 # The gate statuses under which the reader counts a customer fact as obtained.

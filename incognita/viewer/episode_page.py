@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from pathlib import Path
 
-from incognita.access.reader import reading as reader
+from incognita.access.reader import trial_reading as reader
 from incognita.common.io import InputError, read_json
 from incognita.access.episodes.records import EpisodeRecord, event_to_dict
 from incognita.viewer.checklist import checklist

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from incognita.access.reader import reading as reader
+from incognita.access.reader import trial_reading as reader
+from incognita.access.taxonomy import FAILURE_TYPES
 
 # The questions of docs/reader.md, "The five failure types", in the order the reader asks them.
 RULES = {
@@ -68,7 +69,7 @@ def explain(events: list, task: dict, arm: str, label: str | None) -> dict | Non
         ]
     return {
         "label": label,
-        "rule": reader.FAILURE_TYPES.index(label) + 1 if label in reader.FAILURE_TYPES else None,
+        "rule": FAILURE_TYPES.index(label) + 1 if label in FAILURE_TYPES else None,
         "question": RULES.get(label, "unknown label"),
         "evidence": evidence,
         # A disagreement means the table was read by another reader version than this code.

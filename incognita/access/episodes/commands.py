@@ -171,8 +171,8 @@ def errors(roots: tuple[str, ...], delete: bool) -> None:
     reader stops on them). With --delete they are removed, together with the tables built from
     them (ROOT/manifest.tsv, ROOT/../trials.parquet): the next `bin/run` re-runs their jobs, and
     model calls that had succeeded come back from the response cache."""
-    from incognita.access.native.native_run import native_trial
-    from incognita.access.reader.reading import check_result
+    from incognita.access.native.native_results import native_trial
+    from incognita.access.reader.trials_builder import check_result
 
     found, damaged, derived = [], 0, set()
     for root in map(Path, roots or ("results/episodes", "results/native")):

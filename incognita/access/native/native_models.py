@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import json
 
-from incognita.common.backends.base import ModelResponse, split_entry
 from incognita.access.episodes.records import Usage
+from incognita.common.backends.base import ModelResponse, split_entry
 
 PROVIDER = "incognita"
 ROLES = ("agent", "user")

@@ -1,13 +1,8 @@
 """The native anchor: the corpus tasks in the unmodified upstream harness (tau2's `run_task`).
 
 Nothing in the installed package is edited or patched. We only *register* two classes in
-the harness's own registry so the offline default can run it:
-
-- `incognita_scripted_agent` (a subclass of the harness's `LLMAgent`): our scripted
-  evaluated agent, playing the direct arm's part: it holds the tools, calls them through
-  the harness's environment and talks to the user;
-- `incognita_scripted_user` (a subclass of the harness's `UserSimulator`): our scripted
-  customer, answering from the task card through a disclosure gate of its own.
+the harness's own registry so the offline default can run it: our scripted evaluated agent
+and our scripted customer (incognita.access.native.native_scripted).
 
 Real models (`openai:<model>` specs) run the harness's own `llm_agent` and
 `user_simulator`; litellm hands their calls to our `incognita` provider
@@ -16,7 +11,8 @@ The harness keeps its policy prompt, termination rule (the user's stop token, st
 error limits) and reward. Each cell is written as one harness `Results` document, readable
 by `tau2.data_model.simulation.Results.load`. Our own facts about the run (cell, seed, the
 repair-overlay version, and an error reason for a run that broke) sit in the one free-form
-field the format has, `reward_info.info["incognita"]`.
+field the format has, `reward_info.info["incognita"]`; incognita.access.native.native_results
+reads them back as trial rows.
 
 Repaired tasks run through a versioned data overlay: the card's repaired request block
 replaces the upstream task's `reason_for_call`. Outputs of the unrepaired task (overlay
@@ -26,7 +22,6 @@ version 0) are written only under `results/native/archive/` and never pooled.
 from __future__ import annotations
 
 import functools
-import json
 import os
 import re
 import time
@@ -35,17 +30,12 @@ from importlib.metadata import version
 from pathlib import Path
 
 from incognita.access.native import native_models
-from incognita.common.backends.base import ModelRequest, Turn
+from incognita.access.native.native_scripted import AGENT_NAME, USER_NAME, register_scripted
 from incognita.common.environment import describe
 from incognita.common.io import InputError, atomic_write_text, read_json, read_yaml, sha256_file
 
-# Bump when a change here alters native outputs: the workflow passes it as a param.
+# Bump when a change here or in native_scripted alters native outputs: the workflow passes it as a param.
 GENERATOR_VERSION = 8
-AGENT_NAME = "incognita_scripted_agent"
-USER_NAME = "incognita_scripted_user"
-# What the scripted agent says once it would send FINAL in our harness; the scripted user
-# answers it with the harness's stop token, which is how native episodes end.
-CLOSING = "That is everything for your request. Thank you for contacting us."
 SECRET = re.compile(r"(sk-[A-Za-z0-9_\-*]{6,}|Bearer\s+\S+)")
 
 
@@ -84,191 +74,6 @@ def native_task(upstream: dict, card: dict):
 
 
 # --------------------------------------------------------------------------- scripted classes
-
-
-def _scripted_classes():
-    """Build the two scripted classes (imports the harness, so only when a native run needs them)."""
-    from tau2.agent.llm_agent import LLMAgent, LLMAgentState
-    from tau2.data_model.message import (
-        AssistantMessage,
-        MultiToolMessage,
-        ToolCall,
-        ToolMessage,
-        UserMessage,
-    )
-    from tau2.domains.retail.tools import RetailTools
-    from tau2.user.base import STOP, UserState
-    from tau2.user.user_simulator import UserSimulator
-
-    from incognita.access.episodes.scripted import make_backend
-    from incognita.access.episodes.scripted.scripted_agent import tool_catalog
-    from incognita.access.episodes.episode_loop import USER, parse_agent_output
-    from incognita.access.episodes.disclosure_gate import DisclosureGate, release_field_schema
-    from incognita.access.golden.provenance import load_vocabulary
-    from incognita.access.episodes.agent_plan import plan_from_golden
-
-    # What every run's agent is told about the tools and the policy, built once per process.
-    probe = RetailTools(None)  # tool metadata needs no database
-    writes = {name for name in probe.tools if probe.tool_type(name).value == "write"}
-    vocabularies = functools.cache(load_vocabulary)
-
-    class ScriptedNativeAgent(LLMAgent):
-        """Our scripted agent behind the harness's agent interface. `llm_args` names its inputs
-        (profile, golden trajectory, seed), so the harness's own run record says what it was given."""
-
-        last = None  # the instance of the latest run, so the runner can read its ground truth
-
-        def __init__(self, tools, domain_policy, llm=None, llm_args=None):
-            super().__init__(tools=tools, domain_policy=domain_policy, llm=llm, llm_args=llm_args)
-            type(self).last = self
-            args = self.llm_args
-            profiles = read_yaml(args["profiles"]) or {}
-            if args["profile"] not in profiles:
-                raise InputError(f"{args['profiles']}: no scripted agent profile {args['profile']!r}")
-            self.seed = int(args["seed"])
-            context = {
-                "arm": "direct",
-                "seed": self.seed,
-                "recipients": [USER],
-                "holders": {},
-                "plan": plan_from_golden(read_json(args["golden"])),
-                "profile": {"name": args["profile"], **profiles[args["profile"]]},
-                "tools": tool_catalog([t.openai_schema for t in tools], writes),
-                "vocabulary": vocabularies(args.get("vocabulary", "config/vocabulary.yaml")),
-            }
-            self.backend = make_backend(f"scripted:{args['profile']}", "agent", context)
-            self.history: list[Turn] = []
-            self.schemas = tuple(t.openai_schema for t in tools)
-
-        def get_init_state(self, message_history=None):
-            return LLMAgentState(system_messages=[], messages=list(message_history or []))
-
-        def set_seed(self, seed: int) -> None:
-            pass  # seeded from llm_args; the harness's own seed is recorded in the run
-
-        def generate_next_message(self, message, state):
-            incoming = message.tool_messages if isinstance(message, MultiToolMessage) else [message]
-            state.messages.extend(incoming)
-            for m in incoming:
-                if isinstance(m, ToolMessage):
-                    self.history.append(Turn("tool", _as_json_result(m.content), tool_call_id=m.id))
-                else:
-                    self.history.append(Turn("user", f"From {USER}: {m.content}"))
-            resp = self.backend.respond(
-                ModelRequest(
-                    role="agent",
-                    system=self.system_prompt,
-                    messages=tuple(self.history),
-                    tools=self.schemas,
-                    seed=self.seed,
-                )
-            )
-            self.history.append(Turn("assistant", resp.text, tool_calls=resp.tool_calls))
-            action = parse_agent_output(resp, [USER])
-            if action.kind == "tool":
-                call = action.call
-                out = AssistantMessage(
-                    role="assistant",
-                    tool_calls=[
-                        ToolCall(
-                            id=call.id,
-                            name=call.name,
-                            arguments=call.arguments if isinstance(call.arguments, dict) else {},
-                        )
-                    ],
-                )
-            elif action.kind == "message" and action.message_type == "FINAL":
-                out = AssistantMessage(role="assistant", content=CLOSING)
-            else:  # a message to the user, or output our protocol rejects: the harness sees the text
-                out = AssistantMessage(role="assistant", content=action.text or resp.text or "")
-            state.messages.append(out)
-            return out, state
-
-        @property
-        def ground_truth(self) -> dict:
-            return dict(getattr(self.backend, "ground_truth", {}) or {})
-
-    class ScriptedNativeUser(UserSimulator):
-        """Our scripted customer behind the harness's user interface. It answers from the task
-        card named in `llm_args` through a disclosure gate and stops once the agent closes."""
-
-        def __init__(self, tools=None, instructions=None, llm=None, llm_args=None):
-            super().__init__(tools=tools, instructions=instructions, llm=llm, llm_args=llm_args)
-            self.card = read_json(self.llm_args["card"])
-            self.gate = DisclosureGate(self.card)
-            self.backend = make_backend("scripted:customer", USER, {"card": self.card})
-            self.history: list[Turn] = []
-
-        def set_seed(self, seed: int) -> None:
-            pass  # deterministic
-
-        def get_init_state(self, message_history=None):
-            return UserState(system_messages=[], messages=list(message_history or []))
-
-        def generate_next_message(self, message, state):
-            state.messages.append(message)
-            text = self._reply(message.content or "")
-            out = UserMessage(role="user", content=text)
-            state.messages.append(out)
-            return out, state
-
-        def _reply(self, agent_text: str) -> str:
-            if not self.history:  # the harness's fixed greeting: answer with the card's opening line
-                self.history.append(Turn("assistant", self.card["opening_line"]))
-                return self.card["opening_line"]
-            if agent_text == CLOSING:
-                return STOP
-            self.history.append(Turn("user", agent_text))
-            tools = (release_field_schema(self.gate.tokens),)
-            with self.gate.reply_to_agent():
-                return self._answer(tools)
-
-        def _answer(self, tools) -> str:
-            for _ in range(8):
-                resp = self.backend.respond(
-                    ModelRequest(role=USER, system="", messages=tuple(self.history), tools=tools)
-                )
-                self.history.append(Turn("assistant", resp.text, tool_calls=resp.tool_calls))
-                if not resp.tool_calls:
-                    return resp.text or ""
-                for call in resp.tool_calls:
-                    event = self.gate.request(call.arguments.get("token", ""), 0)
-                    self.history.append(
-                        Turn(
-                            "tool",
-                            json.dumps({"token": event.token, "status": event.status, "value": event.value}),
-                            tool_call_id=call.id,
-                        )
-                    )
-            raise RuntimeError("scripted customer gave no reply within 8 steps")
-
-    return ScriptedNativeAgent, ScriptedNativeUser
-
-
-def _as_json_result(content: str | None) -> str:
-    """The harness returns a tool's plain-string result unquoted (a user id, say); our scripted
-    agent reads results as JSON, as our own arms deliver them."""
-    content = content or ""
-    if content.startswith("Error:"):
-        return content
-    try:
-        json.loads(content)
-        return content
-    except json.JSONDecodeError:
-        return json.dumps(content)
-
-
-def register_scripted() -> None:
-    """Register the scripted classes in the harness's registry (once per process)."""
-    from tau2.registry import registry
-
-    if AGENT_NAME in registry.get_agents():
-        return
-    agent_cls, user_cls = _scripted_classes()
-    registry.register_agent(agent_cls, AGENT_NAME)
-    registry.register_user(user_cls, USER_NAME)
-
-
 # --------------------------------------------------------------------------- one cell
 
 
@@ -539,75 +344,3 @@ def _quiet_harness_logs() -> None:
 
     logger.remove()
     logger.add(sys.stderr, level="WARNING")
-
-
-# --------------------------------------------------------------------------- reading our outputs
-
-
-def native_trial(path: str | Path, doc: dict | None = None) -> dict:
-    """One trial row (reader contract) from a native output, read as plain JSON (no harness import);
-    `doc` is the file's content when the caller has already read it."""
-    doc = read_json(path) if doc is None else doc
-    try:
-        sim = doc["simulations"][0]
-        facts = sim["reward_info"]["info"]["incognita"]
-    except (KeyError, IndexError, TypeError):
-        raise InputError(f"{path}: not a native result written by incognita (no reward_info.info.incognita)") from None
-    try:
-        return _native_row(doc, sim, facts)
-    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:  # damaged inside: name the file
-        raise InputError(f"{path}: not a readable native result ({type(exc).__name__}: {exc})") from None
-
-
-def _native_row(doc: dict, sim: dict, facts: dict) -> dict:
-    reward = sim["reward_info"].get("reward")
-    breakdown = sim["reward_info"].get("reward_breakdown") or {}
-    error = facts.get("error")
-    nan = float("nan")
-    # Calls served by our backend are priced by it (our price table); litellm cannot price them.
-    usage = facts.get("usage") or {}
-    cost = {
-        role: float((usage.get(role) or {}).get("cost_usd", sim.get(f"{role}_cost") or 0.0))
-        for role in ("agent", "user")
-    }
-    return {
-        "arm": "native",
-        "model": facts["model"],
-        "task": str(facts["task"]),
-        "rep": int(facts["rep"]),
-        "seed": facts["seed"],
-        "schedule_position": facts.get("schedule_position"),
-        "error": error,
-        "excluded": error is not None,
-        "termination": sim["termination_reason"],
-        "success": nan if error else float(reward == 1.0),
-        "database_only_success": nan if error or "DB" not in breakdown else float(breakdown["DB"] == 1.0),
-        "channel_db": nan if error or "DB" not in breakdown else float(breakdown["DB"] == 1.0),
-        "channel_communicate": (
-            nan if error or "COMMUNICATE" not in breakdown else float(breakdown["COMMUNICATE"] == 1.0)
-        ),
-        "channel_nl": nan,
-        "injected_failure": (facts.get("ground_truth") or {}).get("injected"),
-        "agent_actions": sum(1 for m in sim["messages"] if m.get("role") == "assistant"),
-        "messages": sum(1 for m in sim["messages"] if m.get("role") in ("assistant", "user") and m.get("content")),
-        "agent_backend": _agent_backend(doc),
-        "cost_agent_usd": cost["agent"],
-        "cost_episode_usd": cost["agent"] + cost["user"],
-        "overlay_version": facts.get("overlay_version"),
-    }
-
-
-def native_card_sha(doc: dict) -> str | None:
-    """The sha256 of the card a native result was made from (None in results written before
-    generator 8, which did not record it)."""
-    facts = doc["simulations"][0]["reward_info"]["info"]["incognita"]
-    return (facts.get("card") or {}).get("sha256")
-
-
-def _agent_backend(doc: dict) -> str:
-    """The evaluated agent's backend family, from the harness's own record of its agent."""
-    agent = (doc.get("info") or {}).get("agent_info") or {}
-    if agent.get("implementation") == AGENT_NAME:
-        return "scripted"
-    spec = ((agent.get("llm_args") or {}).get(native_models.PROVIDER) or {}).get("spec")
-    return str(spec).partition(":")[0] if spec else "unknown"

@@ -5,13 +5,8 @@ Imports of the stage's modules stay inside the commands, so `incognita --help` s
 
 from __future__ import annotations
 
-import json
-import sys
-from pathlib import Path
-
 import click
 
-from incognita.common.io import InputError, WriteError
 
 @click.command()
 @click.argument("paths", nargs=-1, type=click.Path(dir_okay=False))
@@ -38,7 +33,7 @@ def trials(paths, episodes_dir, reference_path, locks_path, out, csv_path, valid
     """Read episode records and native results (PATHS, told apart by content) against the frozen
     reference: one row per trial, plus the reader's validation (hand-labelled trajectories, then
     the injected failure types of the scripted agents)."""
-    from incognita.access.reader.reading import run_reader
+    from incognita.access.reader.reader_stage import run_reader
 
     labelled = None if labelled_dir == "none" else labelled_dir
     for line in run_reader(paths, episodes_dir, reference_path, locks_path, out, csv_path, validation_path, labelled):

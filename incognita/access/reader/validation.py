@@ -35,9 +35,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from incognita.common.io import InputError, atomic_write_text, read_json, read_yaml
-from incognita.access.reader.reading import FAILURE_TYPES, read_trial
 from incognita.access.episodes.records import EpisodeRecord
+from incognita.access.reader.trial_reading import read_trial
+from incognita.access.taxonomy import FAILURE_TYPES
+from incognita.common.io import InputError, atomic_write_text, read_json, read_yaml
 
 DEFAULT_DIR = "config/reader_validation"
 LABELLED_COLUMNS = ("fixture", "task", "arm", "expected", "read", "agree", "reasoning")

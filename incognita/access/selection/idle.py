@@ -88,7 +88,8 @@ def run_native(
     seed: int = 0,
 ) -> list[dict]:
     """One idle run per task in the upstream harness (incognita.access.native.native_run)."""
-    from incognita.access.native.native_run import NativeJob, NativeSettings, native_trial, run_job
+    from incognita.access.native.native_results import native_trial
+    from incognita.access.native.native_run import NativeJob, NativeSettings, run_job
 
     with tempfile.TemporaryDirectory(prefix="incognita-idle-") as tmp:
         out_dir = Path(tmp) / "native"

@@ -11,8 +11,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from incognita.common.io import InputError
-from incognita.access.reader.reading import FAILURE_TYPES, build_trials
+from incognita.access.reader.trials_builder import build_trials
 from incognita.access.reader.validation import (
     DEFAULT_DIR,
     injection_matrix,
@@ -21,6 +20,8 @@ from incognita.access.reader.validation import (
     read_labelled,
     write_validation,
 )
+from incognita.access.taxonomy import FAILURE_TYPES
+from incognita.common.io import InputError
 
 ROOT = Path(__file__).resolve().parents[3]
 LABELLED = ROOT / DEFAULT_DIR

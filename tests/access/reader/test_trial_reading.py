@@ -1,5 +1,5 @@
-"""The trajectory reader: process measures, the five failure types, counts, the trials table
-and the reader validation. Fixtures are hand-made episodes of two small tasks
+"""The trajectory reader on one trial (incognita.access.reader.trial_reading): process measures,
+the five failure types, counts and usage. Fixtures are hand-made episodes of two small tasks
 (tests/fixtures/reader; their reference is config/reader_validation/reference.json): 901 (email -> user id -> profile -> order -> cancel, four desks) and
 902 (one product read whose answer the customer is owed; no information items)."""
 
@@ -7,26 +7,21 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 from pathlib import Path
 
-import pandas as pd
 import pytest
-from click.testing import CliRunner
 
-from incognita.access.reader import reading as reader
-from incognita.cli import main
-from incognita.common.io import InputError
-from incognita.access.reference.freeze import LockError
-from incognita.access.reader.reading import (
+from incognita.access.episodes.records import EpisodeRecord
+from incognita.access.reader.trial_contract import PROCESS_COLUMNS
+from incognita.access.reader.trial_reading import (
     Exchange,
     Fact,
     classify,
     read_trial,
     unanswerable_questions,
 )
-from incognita.access.reader.validation import injection_matrix
-from incognita.access.episodes.records import EpisodeRecord
+from incognita.access.taxonomy import FAILURE_TYPES
+from incognita.common.io import InputError
 
 ROOT = Path(__file__).resolve().parents[3]
 FIX = ROOT / "tests" / "fixtures" / "reader"
@@ -78,7 +73,7 @@ def test_each_fixture_gets_its_label(name, label):
 
 def test_every_failure_type_has_a_hand_made_fixture():
     labels = {_row(p.stem).failure_type for p in EPISODES}
-    assert set(reader.FAILURE_TYPES) <= labels
+    assert set(FAILURE_TYPES) <= labels
 
 
 @pytest.mark.parametrize(
@@ -315,7 +310,7 @@ def test_excluded_trial():
     assert row.excluded and row.termination == "error" and "503" in row.error
     assert _nan(row.success) and _nan(row.database_only_success) and _nan(row.channel_db)
     assert row.failure_type is None
-    assert all(_nan(getattr(row, c)) for c in reader.PROCESS_COLUMNS)
+    assert all(_nan(getattr(row, c)) for c in PROCESS_COLUMNS)
     assert row.tokens_agent == 210  # what was spent still counts
 
 
@@ -328,172 +323,3 @@ def test_bad_records_are_named():
     data["success"] = None
     with pytest.raises(InputError, match="success: missing"):
         _read(data)
-
-
-# --------------------------------------------------------------------------- the table
-
-
-def _native_row(**extra) -> dict:
-    return {
-        "arm": "native",
-        "model": "handmade",
-        "task": "901",
-        "rep": 0,
-        "seed": 7,
-        "excluded": False,
-        "termination": "user_stop",
-        "success": 1.0,
-        "agent_actions": 5,
-        "messages": 3,
-        "overlay_version": 0,
-        "card_sha256": "0" * 64,  # the fixtures' card (incognita.access.episodes.run_archive: one card per task)
-        **extra,
-    }
-
-
-def test_build_trials(locked):
-    ref, locks = locked
-    df = reader.build_trials(EPISODES, ref, [_native_row()], locks_path=locks)
-    assert len(df) == len(EPISODES) + 1
-    assert list(df.columns[: len(reader.CONTRACT_COLUMNS)]) == list(reader.CONTRACT_COLUMNS)
-    assert df.columns[-1] == "overlay_version"  # a builder's own column is carried along
-    assert list(df["arm"].unique()) == ["direct", "indirect", "social", "native"]
-    native = df[df.arm == "native"].iloc[0]
-    assert pd.isna(native.failure_type) and pd.isna(native.execution) and pd.isna(native.tokens_agent)
-    assert native.agent_actions == 5 and native.overlay_version == 0
-    assert df.loc[df.arm != "native", "overlay_version"].isna().all()
-    assert str(df["rep"].dtype) == "Int64" and str(df["failure_type"].dtype) == "string"
-
-
-@pytest.mark.parametrize(
-    "row, message",
-    [
-        ({"arm": "native", "model": "m", "task": "901"}, "missing column"),
-        (_native_row(arm="social"), "read from episode records"),
-        (_native_row(failure_type="never_requested"), "failure_type: the reader defines"),
-        (_native_row(execution=1.0), "execution: the reader defines"),
-    ],
-)
-def test_extra_rows_are_checked(locked, row, message):
-    ref, locks = locked
-    with pytest.raises(InputError, match=message):
-        reader.build_trials(EPISODES[:1], ref, [row], locks_path=locks)
-
-
-def test_reference_lock_is_enforced(locked, tmp_path):
-    ref, locks = locked
-    ref.write_text(ref.read_text().replace('"level": 4', '"level": 5'))
-    with pytest.raises(LockError, match="changed since it was frozen"):
-        reader.build_trials(EPISODES, ref, locks_path=locks)
-    with pytest.raises(LockError, match="has no lock"):
-        reader.build_trials(EPISODES, ref, locks_path=tmp_path / "none.yaml")
-
-
-def test_unknown_task_and_duplicates_are_refused(locked, tmp_path):
-    ref, locks = locked
-    data = _data("social_success")
-    data["cell"]["task"] = "999"
-    bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps(data))
-    with pytest.raises(InputError, match=r"bad.json: cell.task"):
-        reader.build_trials([bad], ref, locks_path=locks)
-    with pytest.raises(InputError, match="appears twice"):
-        reader.build_trials([EPISODES[0], EPISODES[0]], ref, locks_path=locks)
-
-
-def test_write_trials_round_trip(locked, tmp_path):
-    ref, locks = locked
-    df = reader.build_trials(EPISODES, ref, locks_path=locks)
-    out = tmp_path / "out"
-    reader.write_trials(df, out / "trials.parquet", out / "trials.csv")
-    back = pd.read_parquet(out / "trials.parquet")
-    pd.testing.assert_frame_equal(back, df)
-    assert len(pd.read_csv(out / "trials.csv")) == len(df)
-    assert sorted(p.name for p in out.iterdir()) == ["trials.csv", "trials.parquet"]  # no temp files left
-    with pytest.raises(InputError, match="missing contract column"):
-        reader.write_trials(df.drop(columns=["success"]), out / "x.parquet")
-
-
-def _native_result(path: Path) -> None:
-    """The few fields of a native result (incognita.access.native.native_run) that its row builder reads."""
-    facts = {
-        "model": "handmade",
-        "task": "901",
-        "rep": 0,
-        "seed": 7,
-        "schedule_position": 3,
-        "overlay_version": 0,
-        "card": {"version": 1, "sha256": "0" * 64},
-        "error": None,
-        "ground_truth": {"injected": None},
-    }
-    sim = {
-        "termination_reason": "user_stop",
-        "agent_cost": 0.5,
-        "user_cost": 0.25,
-        "messages": [{"role": "assistant", "content": "hello"}, {"role": "user", "content": "hi"}],
-        "reward_info": {"reward": 0.0, "reward_breakdown": {"DB": 0.0}, "info": {"incognita": facts}},
-    }
-    path.write_text(json.dumps({"simulations": [sim]}))
-
-
-def test_trials_command(locked, tmp_path):
-    ref, locks = locked
-    native = tmp_path / "native.json"
-    _native_result(native)
-    out = tmp_path / "results"
-    args = [
-        "--reference",
-        str(ref),
-        "--locks",
-        str(locks),
-        "--out",
-        str(out / "trials.parquet"),
-        "--csv",
-        str(out / "trials.csv"),
-        "--validation",
-        str(out / "stats" / "reader_validation.csv"),
-    ]
-    res = CliRunner().invoke(main, ["trials", *args, *map(str, EPISODES), str(native)])
-    assert res.exit_code == 0, res.output
-    assert "11 trials (1 native, 1 excluded, 7 failed and labelled)" in res.output
-    df = pd.read_parquet(out / "trials.parquet")
-    row = df[df.arm == "native"].iloc[0]
-    assert row.success == 0.0 and pd.isna(row.failure_type) and row.cost_episode_usd == 0.75
-    assert (out / "stats" / "reader_validation.md").exists()
-    # With no paths, every record under --episodes is read.
-    episodes = tmp_path / "episodes"
-    for path in EPISODES:
-        cell = json.loads(path.read_text())["cell"]
-        target = episodes / cell["arm"] / cell["model"] / cell["task"] / f"r{cell['rep']}.json"
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(path, target)
-    res = CliRunner().invoke(main, ["trials", *args, "--episodes", str(episodes)])
-    assert res.exit_code == 0, res.output
-    assert "10 trials (0 native" in res.output
-
-
-# --------------------------------------------------------------------------- the generated run
-
-
-RESULTS = ROOT / "results"
-
-
-@pytest.mark.skipif(not (RESULTS / "episodes").is_dir(), reason="no generated episodes")
-def test_invariants_on_generated_episodes():
-    df = reader.build_trials(
-        reader.episode_files(RESULTS / "episodes"),
-        RESULTS / "reference" / "coordination.json",
-        locks_path=ROOT / "config" / "locks.yaml",
-    )
-    scored = df[~df.excluded]
-    assert (scored.failure_type.notna() == (scored.success == 0)).all()  # every failure labelled, no success
-    assert df.loc[df.arm != "social", ["role_identification", "holder_contacted"]].isna().all().all()
-    assert df.loc[df.arm == "social", "role_identification"].notna().all()
-    assert (df.agent_actions == df.turns).all()  # one action per agent turn
-    assert df.loc[df.arm == "direct", "unanswerable_questions"].eq(0).all()
-    m = injection_matrix(df)
-    assert m.loc[list(reader.FAILURE_TYPES), "success"].eq(0).all()  # an injected failure never reads as success
-    # Slips and deliberately wrong arguments always read as a wrong delivery.
-    assert m.loc["delivered_incorrect", "delivered_incorrect"] == m.loc["delivered_incorrect"].sum()
-    assert m.loc["requested_not_obtained", "requested_not_obtained"] == m.loc["requested_not_obtained"].sum()

@@ -1,25 +1,21 @@
 """The trajectory reader: deterministic, model-free, reference-relative (docs/reader.md).
 
 It turns one episode record plus the frozen coordination reference of its task into one
-row of `results/trials.parquet`: the three coordination processes, the failure type of a
-failed trial, counts (actions, messages, unanswerable questions, non-reference reads) and
-usage. It looks only at structured events (messages as who-to-whom, tool proposals,
-gateway decisions, disclosures); it never reads the text of a message.
+row of `results/trials.parquet` (incognita.access.reader.trial_contract): the three
+coordination processes, the failure type of a failed trial, counts (actions, messages,
+unanswerable questions, non-reference reads) and usage. It looks only at structured events
+(messages as who-to-whom, tool proposals, gateway decisions, disclosures); it never reads the
+text of a message. The viewer asks this module for a trial's evidence (incognita.viewer).
 """
 
 from __future__ import annotations
 
 import json
-import math
 from collections import Counter
-from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, fields
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
 
-from incognita.access.taxonomy import FAILURE_TYPES, NATIVE, PROCESS_MEASURES
-from incognita.access.taxonomy import HARNESS_ARMS as ARMS
-from incognita.common.io import InputError, atomic_write, atomic_write_text, read_json
 from incognita.access.episodes.records import (
     Disclosure,
     EpisodeRecord,
@@ -28,139 +24,19 @@ from incognita.access.episodes.records import (
     ProtocolError,
     ToolProposal,
 )
+from incognita.access.reader.trial_contract import NA, PROCESS_COLUMNS, TrialRow
+from incognita.access.taxonomy import HARNESS_ARMS as ARMS
+from incognita.common.io import InputError
 
 # Bumped when a definition in docs/reader.md changes meaning: the workflow passes it as a
 # param, so the trials table is rebuilt then and only then.
 READER_VERSION = 2
-if TYPE_CHECKING:  # pandas is imported where tables are built: the workflow imports this module at parse time
-    import pandas as pd
+
 
 AGENT, USER = "agent", "USER"
 # An action changes the state of the case: a database write or the hand-off to a human,
 # the same calls the golden stage counts for their own sake (incognita.access.golden.trajectory).
 HANDOFF_TOOLS = frozenset({"transfer_to_human_agents"})
-PROCESS_COLUMNS = PROCESS_MEASURES
-# Columns fixed by the data contract (statistics and figures read these).
-CONTRACT_COLUMNS = (
-    "arm",
-    "model",
-    "task",
-    "rep",
-    "seed",
-    "schedule_position",
-    "error",
-    "excluded",
-    "termination",
-    "success",
-    "database_only_success",
-    "channel_db",
-    "channel_communicate",
-    "channel_nl",
-    "failure_type",
-    "failure_type_reads_credited",
-    "failure_type_request_based",
-    "failure_type_exact_credited",
-    "injected_failure",
-    *PROCESS_COLUMNS,
-    "agent_actions",
-    "messages",
-    "unanswerable_questions",
-    "non_reference_reads",
-    "tokens_agent",
-    "tokens_episode",
-    "cost_agent_usd",
-    "cost_episode_usd",
-    "cache_hits",
-    "cache_misses",
-    "agent_backend",
-)
-_INT_COLUMNS = (
-    "rep",
-    "seed",
-    "schedule_position",
-    "agent_actions",
-    "messages",
-    "unanswerable_questions",
-    "non_reference_reads",
-    "tokens_agent",
-    "tokens_episode",
-    "cache_hits",
-    "cache_misses",
-    "turns",
-    "protocol_errors",
-    "non_reference_actions",
-    "missing_customer_facts",
-    "missing_service_facts",
-    "gate_withheld_facts",
-    "level",
-    "injected_slips",
-)
-_STR_COLUMNS = (
-    "arm",
-    "model",
-    "task",
-    "error",
-    "termination",
-    "failure_type",
-    "failure_type_reads_credited",
-    "failure_type_request_based",
-    "failure_type_exact_credited",
-    "injected_failure",
-    "agent_backend",
-)
-NA = float("nan")
-
-
-@dataclass
-class TrialRow:
-    """One trial. Fractions are NaN where the arm does not contain the process (never 0)."""
-
-    arm: str
-    model: str
-    task: str
-    rep: int
-    seed: int
-    schedule_position: int | None
-    error: str | None
-    excluded: bool
-    termination: str
-    success: float
-    database_only_success: float
-    channel_db: float
-    channel_communicate: float
-    channel_nl: float
-    failure_type: str | None
-    failure_type_reads_credited: str | None
-    failure_type_request_based: str | None
-    failure_type_exact_credited: str | None
-    injected_failure: str | None
-    role_identification: float
-    holder_contacted: float
-    information_acquisition: float
-    customer_information: float
-    service_information: float
-    execution: float
-    agent_actions: int
-    messages: int
-    unanswerable_questions: int
-    non_reference_reads: int
-    tokens_agent: int
-    tokens_episode: int
-    cost_agent_usd: float
-    cost_episode_usd: float
-    cache_hits: int
-    cache_misses: int
-    agent_backend: str  # the evaluated agent's backend family: scripted (offline) or openai (a language model)
-    # Beyond the contract: what the labels rest on, for audits.
-    turns: int
-    protocol_errors: int
-    action_attempted: bool | None
-    non_reference_actions: int
-    missing_customer_facts: int
-    missing_service_facts: int
-    gate_withheld_facts: int
-    level: int | None
-    injected_slips: int | None
 
 
 # --------------------------------------------------------------------------- events
@@ -473,7 +349,7 @@ def _usage(record: EpisodeRecord) -> dict:
     }
 
 
-def _cell(record: EpisodeRecord) -> dict:
+def trial_cell(record: EpisodeRecord) -> dict:
     cell = record.cell
     for key in ("arm", "model", "task", "rep"):
         if key not in cell:
@@ -492,7 +368,7 @@ def _cell(record: EpisodeRecord) -> dict:
 
 def read_trial(record: EpisodeRecord, reference_task: dict) -> TrialRow:
     """Read one episode against its task's entry in the coordination reference."""
-    cell = _cell(record)
+    cell = trial_cell(record)
     arm = cell["arm"]
     if str(reference_task.get("task_id")) != cell["task"]:
         raise InputError(f"episode {cell}: reference task {reference_task.get('task_id')!r} is not task {cell['task']}")
@@ -547,218 +423,3 @@ def backend_family(entry: str | None) -> str:
     if not entry:
         return "unknown"
     return split_entry(entry)[0].partition(":")[0]
-
-
-# --------------------------------------------------------------------------- all trials
-
-
-def load_reference_locked(reference_path: str | Path, locks_path: str | Path = "config/locks.yaml") -> dict:
-    """The coordination reference, refused unless it matches its frozen lock."""
-    from incognita.access.reference.coordination import load_reference
-
-    return load_reference(reference_path, locks=locks_path, verify=True)
-
-
-def episode_files(root: str | Path) -> list[Path]:
-    """Every episode record under `root` ({arm}/{model}/{task}/r{rep}.json), in a stable order."""
-    root = Path(root)
-    if not root.is_dir():
-        raise InputError(f"{root}: episode directory not found")
-    return sorted(root.glob("*/*/*/r*.json"))
-
-
-def load_record(path: Path, data: Any = None) -> EpisodeRecord:
-    """An episode record from its file (or its already parsed `data`); InputError naming the file
-    when it is not one, so a damaged record stops the reader instead of losing its trial."""
-    data = read_json(path) if data is None else data
-    if not isinstance(data, dict):
-        raise InputError(f"{path}: not an episode record (a JSON {type(data).__name__})")
-    try:
-        record = EpisodeRecord.from_dict(data)
-        _cell(record)
-    except InputError as exc:
-        raise InputError(f"{path}: {exc}") from None
-    except (ValueError, TypeError, KeyError, AttributeError) as exc:
-        raise InputError(f"{path}: not an episode record ({type(exc).__name__}: {exc})") from None
-    return record
-
-
-def _read_one(path: Path, tasks: dict) -> tuple[TrialRow, str | None]:
-    """The trial row of one record, and the sha256 of the card it was made from."""
-    record = load_record(path)
-    task = str(record.cell.get("task"))
-    if task not in tasks:
-        raise InputError(f"{path}: cell.task: task {task!r} is not in the coordination reference")
-    try:
-        return read_trial(record, tasks[task]), (record.card or {}).get("sha256")
-    except InputError as exc:
-        raise InputError(f"{path}: {exc}") from None
-    except (ValueError, TypeError, KeyError, AttributeError) as exc:  # a record damaged inside its events
-        raise InputError(f"{path}: not a readable episode record ({type(exc).__name__}: {exc})") from None
-
-
-def check_result(path: str | Path) -> tuple[dict | None, str | None]:
-    """An episode record or native result as `incognita errors` sees it: (its content, None), or
-    (None, why) when it is damaged, i.e. the reader would stop on it. A JSON object without
-    `schema_version` and `simulations` is left alone here (the reader names it when it meets it)."""
-    from incognita.access.native.native_run import native_trial
-
-    path = Path(path)
-    try:
-        doc = read_json(path)
-        if isinstance(doc, dict) and "simulations" in doc:
-            native_trial(path, doc)
-        elif not isinstance(doc, dict) or "schema_version" in doc:
-            load_record(path, doc)
-    except InputError as exc:
-        return None, str(exc)
-    return doc, None
-
-
-def frame(rows: Iterable[dict]) -> pd.DataFrame:
-    """Rows to a DataFrame with the column order and dtypes of the contract; columns a row
-    builder added beyond ours (e.g. the native overlay version) follow, NA elsewhere."""
-    import pandas as pd
-
-    rows = list(rows)
-    columns = [f.name for f in fields(TrialRow)]
-    columns += list(dict.fromkeys(k for row in rows for k in row if k not in columns))
-    df = pd.DataFrame(rows, columns=columns)
-    for col in _INT_COLUMNS:
-        df[col] = pd.array([None if _missing(v) else int(v) for v in df[col]], dtype="Int64")
-    for col in _STR_COLUMNS:
-        df[col] = pd.array([None if _missing(v) else str(v) for v in df[col]], dtype="string")
-    df["excluded"] = df["excluded"].astype(bool)
-    df["action_attempted"] = pd.array(
-        [None if _missing(v) else bool(v) for v in df["action_attempted"]], dtype="boolean"
-    )
-    for f in fields(TrialRow):
-        if f.name not in _INT_COLUMNS + _STR_COLUMNS + ("excluded", "action_attempted"):
-            df[f.name] = df[f.name].astype(float)
-    return df
-
-
-def _missing(value: Any) -> bool:
-    import pandas as pd
-
-    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
-
-
-_KEYS = ("arm", "model", "task", "rep")
-# Keys of a native row that say where it came from (incognita.access.episodes.run_archive), not trial columns.
-_PROVENANCE = ("source", "card_sha256")
-_NOT_FOR_EXTRA = (
-    "failure_type",
-    "failure_type_reads_credited",
-    "failure_type_request_based",
-    "failure_type_exact_credited",
-    *PROCESS_COLUMNS,
-)
-
-
-def _check_extra(rows: Iterable[dict]) -> list[dict]:
-    """Rows built elsewhere (native trials): cell keys and outcome required, the reader's own
-    measures absent (NA), anything else the builder did not fill left NA."""
-    out = []
-    for i, row in enumerate(rows):
-        where = f"extra_rows[{i}] ({'/'.join(str(row.get(k)) for k in _KEYS)})"
-        absent = [c for c in (*_KEYS, "excluded", "success", "termination") if c not in row]
-        if absent:
-            raise InputError(f"{where}: missing column(s) {', '.join(absent)}")
-        if row["arm"] in ARMS:
-            raise InputError(f"{where}: arm {row['arm']!r} is read from episode records, not passed in")
-        filled = [c for c in _NOT_FOR_EXTRA if not _missing(row.get(c))]
-        if filled:
-            raise InputError(f"{where}: {', '.join(filled)}: the reader defines these for episode records only")
-        out.append({**{f.name: None for f in fields(TrialRow)}, **row})
-    return out
-
-
-def build_trials(
-    episode_paths: list[Path],
-    reference_path: Path,
-    extra_rows: Iterable[dict] = (),
-    locks_path: str | Path = "config/locks.yaml",
-) -> pd.DataFrame:
-    """One row per trial: every episode record, plus rows built elsewhere (native trials)."""
-    from incognita.access.episodes.run_archive import check_one_version
-
-    reference = load_reference_locked(reference_path, locks_path)
-    rows, made_from = [], []
-    for path in map(Path, episode_paths):
-        row, card_sha = _read_one(path, reference["tasks"])
-        rows.append(asdict(row))
-        made_from.append((str(path), row.task, card_sha))
-    extra_rows = list(extra_rows)
-    made_from += [(str(r.get("source", "a native run")), str(r.get("task")), r.get("card_sha256")) for r in extra_rows]
-    check_one_version(made_from)
-    rows += _check_extra([{k: v for k, v in r.items() if k not in _PROVENANCE} for r in extra_rows])
-    df = frame(rows)
-    arm_order = {a: i for i, a in enumerate((*ARMS, NATIVE))}
-    df = df.sort_values(
-        ["arm", "model", "task", "rep"],
-        key=lambda s: (
-            s.map(arm_order) if s.name == "arm" else (s.map(lambda t: (len(t), t)) if s.name == "task" else s)
-        ),
-    )
-    duplicated = df.duplicated(["arm", "model", "task", "rep"])
-    if duplicated.any():
-        first = df[duplicated].iloc[0]
-        raise InputError(f"trial {first['arm']}/{first['model']}/{first['task']}/r{first['rep']} appears twice")
-    return df.reset_index(drop=True)
-
-
-def write_trials(df: pd.DataFrame, parquet_path: str | Path, csv_path: str | Path | None = None) -> None:
-    missing = [c for c in CONTRACT_COLUMNS if c not in df.columns]
-    if missing:
-        raise InputError(f"trials table: missing contract column(s) {', '.join(missing)}")
-    atomic_write(parquet_path, lambda tmp: df.to_parquet(tmp, index=False))
-    if csv_path is not None:
-        atomic_write_text(csv_path, df.to_csv(index=False))
-
-
-# --------------------------------------------------------------------------- command
-
-
-def split_inputs(paths: Iterable[str | Path]) -> tuple[list[Path], list[dict]]:
-    """Episode records, and rows from native results (told apart by content, not by path)."""
-    from incognita.access.native.native_run import native_card_sha, native_trial
-
-    episodes: list[Path] = []
-    native: list[dict] = []
-    for path in map(Path, paths):
-        doc = read_json(path)
-        if isinstance(doc, dict) and "simulations" in doc:
-            native.append({**native_trial(path, doc), "source": str(path), "card_sha256": native_card_sha(doc)})
-        else:
-            episodes.append(path)
-    return episodes, native
-
-
-def run_reader(
-    paths: Iterable[str | Path],
-    episodes_dir: str | Path,
-    reference_path: str | Path,
-    locks_path: str | Path,
-    out: str | Path,
-    csv_path: str | Path,
-    validation_path: str | Path,
-    labelled_dir: str | Path | None = None,
-) -> list[str]:
-    """The reader stage (`incognita trials`): read episode records and native results against the
-    frozen reference, write the trials table and the reader's validation (incognita.access.reader.validation:
-    the hand-labelled set in `labelled_dir`, then the injection check); return a summary."""
-    paths = list(paths)
-    episodes, native = split_inputs(paths) if paths else (episode_files(episodes_dir), [])
-    df = build_trials(episodes, Path(reference_path), native, locks_path)
-    write_trials(df, out, csv_path)
-    failed = int(df["failure_type"].notna().sum())
-    summary = [
-        (
-            f"{out}: {len(df)} trials ({len(native)} native, {int(df['excluded'].sum())} excluded, "
-            f"{failed} failed and labelled)"
-        )
-    ]
-    from incognita.access.reader.validation import validate
-
-    return summary + validate(df, labelled_dir, validation_path)

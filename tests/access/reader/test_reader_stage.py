@@ -1,0 +1,77 @@
+"""The reader stage's command (`incognita trials`, incognita.access.reader.reader_stage): episode
+records and native results in, the trials table and the reader's validation out."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+from click.testing import CliRunner
+
+from incognita.cli import main
+
+ROOT = Path(__file__).resolve().parents[3]
+FIX = ROOT / "tests" / "fixtures" / "reader"
+EPISODES = sorted(FIX.glob("*.json"))
+
+
+def _native_result(path: Path) -> None:
+    """The few fields of a native result (incognita.access.native.native_run) that its row builder
+    (incognita.access.native.native_results) reads."""
+    facts = {
+        "model": "handmade",
+        "task": "901",
+        "rep": 0,
+        "seed": 7,
+        "schedule_position": 3,
+        "overlay_version": 0,
+        "card": {"version": 1, "sha256": "0" * 64},
+        "error": None,
+        "ground_truth": {"injected": None},
+    }
+    sim = {
+        "termination_reason": "user_stop",
+        "agent_cost": 0.5,
+        "user_cost": 0.25,
+        "messages": [{"role": "assistant", "content": "hello"}, {"role": "user", "content": "hi"}],
+        "reward_info": {"reward": 0.0, "reward_breakdown": {"DB": 0.0}, "info": {"incognita": facts}},
+    }
+    path.write_text(json.dumps({"simulations": [sim]}))
+
+
+def test_trials_command(locked, tmp_path):
+    ref, locks = locked
+    native = tmp_path / "native.json"
+    _native_result(native)
+    out = tmp_path / "results"
+    args = [
+        "--reference",
+        str(ref),
+        "--locks",
+        str(locks),
+        "--out",
+        str(out / "trials.parquet"),
+        "--csv",
+        str(out / "trials.csv"),
+        "--validation",
+        str(out / "stats" / "reader_validation.csv"),
+    ]
+    res = CliRunner().invoke(main, ["trials", *args, *map(str, EPISODES), str(native)])
+    assert res.exit_code == 0, res.output
+    assert "11 trials (1 native, 1 excluded, 7 failed and labelled)" in res.output
+    df = pd.read_parquet(out / "trials.parquet")
+    row = df[df.arm == "native"].iloc[0]
+    assert row.success == 0.0 and pd.isna(row.failure_type) and row.cost_episode_usd == 0.75
+    assert (out / "stats" / "reader_validation.md").exists()
+    # With no paths, every record under --episodes is read.
+    episodes = tmp_path / "episodes"
+    for path in EPISODES:
+        cell = json.loads(path.read_text())["cell"]
+        target = episodes / cell["arm"] / cell["model"] / cell["task"] / f"r{cell['rep']}.json"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, target)
+    res = CliRunner().invoke(main, ["trials", *args, "--episodes", str(episodes)])
+    assert res.exit_code == 0, res.output
+    assert "10 trials (0 native" in res.output
