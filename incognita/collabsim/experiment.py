@@ -165,7 +165,7 @@ def build(resolved: dict, path: Path) -> Experiment:
     ids = [a.id for a in agents]
     if len(set(ids)) != len(ids):
         raise InputError(f"{path}: agents: duplicate agent ids {sorted({i for i in ids if ids.count(i) > 1})}")
-    cls = task_class(resolved["task"])
+    cls = task_class(resolved["task"], f"{path}: task")
     cls.check_params(resolved["task_params"], agents, f"{path}: task_params")
     action_space = check_action_space(resolved.get("action_space") or {}, cls, agents, path)
     prompts = check_prompts(resolved["prompts"], agents, root, path)

@@ -15,14 +15,10 @@ import random
 from incognita.collabsim.agent_prompts import MODULE_TAG, read_observation
 from incognita.collabsim.events import canonical
 from incognita.collabsim.probes import PROBE_MARK, read_probe
+from incognita.collabsim.tasks import TASKS
 from incognita.common.backends.base import ModelRequest, ModelResponse
 
-POLICY_MODULES = {
-    "shape_factory": "incognita.collabsim.policies.shape_factory",
-    "daytrader": "incognita.collabsim.policies.daytrader",
-    "hidden_profile": "incognita.collabsim.policies.hidden_profile",
-    "map_task": "incognita.collabsim.policies.map_task",
-}
+POLICY_MODULES = {name: f"incognita.collabsim.policies.{name}" for name in TASKS}
 
 
 class Policy:

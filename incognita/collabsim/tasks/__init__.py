@@ -123,17 +123,16 @@ class Task:
         raise NotImplementedError
 
 
-TASK_MODULES = {
-    "shape_factory": "incognita.collabsim.tasks.shape_factory",
-    "daytrader": "incognita.collabsim.tasks.daytrader",
-    "hidden_profile": "incognita.collabsim.tasks.hidden_profile",
-    "map_task": "incognita.collabsim.tasks.map_task",
-}
+# The one list of CollabSim tasks. A task named here has its mechanics and metrics in
+# tasks/<name>.py (TASK) and its scripted policy in policies/<name>.py (POLICY); both are
+# imported by name, on first use.
+TASKS = ("shape_factory", "daytrader", "hidden_profile", "map_task")
+TASK_MODULES = {name: f"incognita.collabsim.tasks.{name}" for name in TASKS}
 
 
-def task_class(name: str) -> type[Task]:
+def task_class(name: str, where: str = "task") -> type[Task]:
     import importlib
 
     if name not in TASK_MODULES:
-        raise InputError(f"unknown CollabSim task {name!r} (expected one of {', '.join(TASK_MODULES)})")
+        raise InputError(f"{where}: unknown CollabSim task {name!r} (expected one of {', '.join(TASK_MODULES)})")
     return importlib.import_module(TASK_MODULES[name]).TASK
