@@ -33,12 +33,6 @@ COLORS = {
 }
 MARKERS = {"persona": "o", "theory": "s"}
 LINES = {"persona": "-", "theory": "--"}
-TITLES = {
-    "shape_factory": "Shape Factory",
-    "daytrader": "DayTrader",
-    "hidden_profile": "Hidden Profile",
-    "map_task": "Map Task",
-}
 FIGURES = ("confidence_time", "convergence_time", "design_effects")
 
 
@@ -92,7 +86,7 @@ def task_figure(task: str, summary: pd.DataFrame, effects: pd.DataFrame, scripte
         ax.set_title(metric.replace("_", " "))
         ax.set_xticks(range(len(conditions)), [c.replace("_", "\n") for c in conditions], fontsize=7)
     fig.suptitle(
-        f"{TITLES.get(task, task)}: metrics by condition, mean and 95% interval over seeds "
+        f"{task_class(task).title}: metrics by condition, mean and 95% interval over seeds "
         f"(circles persona-based, squares theory-informed){_note(scripted)}"
     )
     return fig
@@ -120,7 +114,7 @@ def time_figure(table: pd.DataFrame, what: str, scripted: bool):
                 )
                 band = line.dropna(subset=["ci_low", "ci_high"])
                 ax.fill_between(band["progress"], band["ci_low"], band["ci_high"], color=color, alpha=0.12, lw=0)
-        ax.set_title(TITLES.get(task, task))
+        ax.set_title(task_class(task).title)
         ax.set_xlabel("share of the run")
         ax.set_xlim(0, 1)
         ax.legend(fontsize=6, frameon=False)
@@ -161,7 +155,7 @@ def design_figure(design_effects: pd.DataFrame, scripted: bool):
             ax.axvline(0, color="#999999", lw=0.8, ls="--")
             ax.set_yticks(range(len(conditions)), conditions if c == 0 else [""] * len(conditions), fontsize=6)
             ax.set_ylim(len(conditions) - 0.5, -0.5)
-            ax.set_title(f"{TITLES.get(task, task)}: {metric.replace('_', ' ')}", fontsize=7)
+            ax.set_title(f"{task_class(task).title}: {metric.replace('_', ' ')}", fontsize=7)
             ax.tick_params(axis="x", labelsize=6)
     fig.suptitle(
         f"Theory-informed minus persona-based agents on each task's outcome metrics, paired by seed, "

@@ -31,9 +31,10 @@ class Context(Protocol):
 
 
 class Task:
-    """Base class. Subclasses set `name` and `actions` and implement the hooks."""
+    """Base class. Subclasses set `name`, `title` and `actions` and implement the hooks."""
 
     name: ClassVar[str]
+    title: ClassVar[str]  # how figures and tables name the task
     actions: ClassVar[dict[str, tuple[str, ...]]]  # role -> its task actions (message, do_nothing implied)
     METRICS: ClassVar[tuple[str, ...]] = ()  # the names `metrics` returns, in report order
     DEFAULTS: ClassVar[dict] = {}  # task parameters with their default values

@@ -53,6 +53,7 @@ def bonus_split(earnings: dict[str, float], bonus: int) -> dict[str, int]:
 
 class DayTrader(Task):
     name = "daytrader"
+    title = "DayTrader"
     actions = {"player": (INDIVIDUAL, GROUP)}
     METRICS = ("average_wealth", "net_return", "cooperation_rate", "average_pool", "rounds_played")
     DEFAULTS = DEFAULTS  # the module's table, checked by Task.check_params

@@ -66,6 +66,7 @@ def shown(fact: dict) -> dict:
 
 class HiddenProfile(Task):
     name = "hidden_profile"
+    title = "Hidden Profile"
     actions: ClassVar[dict[str, tuple[str, ...]]] = {"member": (DECIDE,)}
     METRICS = ("final_accuracy", "initial_accuracy", "consensus", "vote_change_rate", "mention_rate")
     DEFAULTS, REQUIRED = DEFAULTS, REQUIRED  # the module's tables, checked by Task.check_params

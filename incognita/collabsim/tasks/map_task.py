@@ -189,6 +189,7 @@ def route_scores(canvas: list[Cell], route: list[Cell]) -> dict[str, float]:
 # --- the task -------------------------------------------------------------------------------
 class MapTask(Task):
     name = "map_task"
+    title = "Map Task"
     actions = {GUIDE: (), FOLLOWER: DRAWING}
     METRICS = (
         "route_score",

@@ -116,6 +116,7 @@ def _whole(value: object) -> bool:
 
 class ShapeFactory(Task):
     name = "shape_factory"
+    title = "Shape Factory"
     actions: ClassVar[dict[str, tuple[str, ...]]] = {"trader": (PRODUCE, PROPOSE, RESPOND, CANCEL, FULFILL)}
     METRICS = (
         "average_wealth",
