@@ -8,12 +8,8 @@ import pytest
 from click.testing import CliRunner
 from scipy import stats
 
-from incognita.access.stats.power import (
-    parse_gap,
-    power_command,
-    required_tasks,
-    resolvable_gap,
-)
+from incognita.access.stats.commands import power_command
+from incognita.access.stats.power import parse_gap, required_tasks, resolvable_gap
 
 # Table 2: (gap SD, largest gap as k/54, tasks, $/episode, implied cost in whole dollars)
 TABLE_2 = [(0.334, 5, 104, 0.252, 314), (0.312, 3, 249, 0.467, 1395), (0.369, 28, 6, 1.061, 76)]
