@@ -18,7 +18,7 @@ wildcard_constraints:
     task=r"\d+",
     rep=r"\d+",
     model=r"[A-Za-z0-9][A-Za-z0-9._-]*",
-    arm=r"direct|indirect|social",
+    arm="|".join(HARNESS_ARMS),
     cs_task=r"shape_factory|daytrader|hidden_profile|map_task",
     cs_condition=r"[a-z0-9_]+",
     cs_model=r"[A-Za-z0-9][A-Za-z0-9._-]*",

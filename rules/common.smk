@@ -28,11 +28,15 @@ REPAIRS_DIR = config["cards"]["repairs_dir"]
 sys.path.insert(0, workflow.basedir)  # parse-time imports come from this checkout too
 # Model and participant entries are checked before any job is planned: a bad one stops even
 # a dry run with one line naming the config key and the value.
+# The design (arms, models, tasks from the frozen corpus) is read and checked here too.
+from incognita.access.cells import design_from_config, episode_record, native_result, repaired_tasks
 from incognita.access.episodes.scripted.entries import check_entries
+from incognita.access.taxonomy import HARNESS_ARMS
 from incognita.common.io import InputError
 
 try:
     check_entries(config)
+    DESIGN = design_from_config(config)
 except InputError as exc:
     raise WorkflowError(str(exc)) from None
 # Model backends find the response cache and the price table through the environment, so
@@ -54,7 +58,7 @@ def get_all_tasks():
 
 
 def get_repaired_tasks():
-    return sorted((p.stem for p in Path(REPAIRS_DIR).glob("*.yaml")), key=int)
+    return repaired_tasks(REPAIRS_DIR)
 
 
 def get_repair(wildcards):
@@ -63,31 +67,14 @@ def get_repair(wildcards):
     return [str(path)] if path.exists() else []
 
 
-@functools.cache
 def get_design_tasks():
-    """The design's tasks: the frozen corpus (lock verified), or the configured subset of it.
-    Cached: params call it once per job, and parsing plus verifying the corpus is not free."""
-    from incognita.access.selection.corpus import load_corpus
-
-    corpus = [str(t) for t in load_corpus(config["corpus"]["file"])["tasks"]]
-    subset = config["design"].get("tasks")
-    if subset is None:
-        return corpus
-    outside = [t for t in subset if t not in corpus]
-    if outside:
-        raise ValueError(f"design.tasks {outside} are not in the frozen corpus {config['corpus']['file']}")
-    return [str(t) for t in subset]
+    """The design's tasks: the frozen corpus (lock verified), or the configured subset of it."""
+    return list(DESIGN.tasks)
 
 
 def get_design_models():
     """Model names of the design: all configured models, or the selected subset."""
-    chosen = config["design"].get("models")
-    if chosen is None:
-        return list(config["models"])
-    unknown = [m for m in chosen if m not in config["models"]]
-    if unknown:
-        raise ValueError(f"design.models {unknown} are not keys of models ({', '.join(config['models'])})")
-    return list(chosen)
+    return list(DESIGN.models)
 
 
 def get_prompt_files():
@@ -146,53 +133,34 @@ def get_api_calls(wildcards):
 
 def get_episode_arms():
     """The arms our own harness runs; native is in the rotation but runs in the upstream harness."""
-    return [a for a in config["design"]["arms"] if a != "native"]
+    return list(DESIGN.episode_arms)
 
 
 def get_block_outputs():
-    return expand(
-        "results/episodes/{arm}/{{model}}/{{task}}/r{rep}.json",
-        arm=get_episode_arms(),
-        rep=range(config["design"]["repetitions"]),
-    )
+    """One block's episode records, with {model} and {task} left as the rule's wildcards."""
+    reps = range(DESIGN.repetitions)
+    return [str(episode_record(arm, "{model}", "{task}", rep)) for arm in DESIGN.episode_arms for rep in reps]
 
 
 def get_native_archived_tasks():
     """Design tasks with a repair overlay: run natively a second time without it (archive only)."""
-    if not config["native"]["archive_unrepaired"]:
-        return []
-    repaired = set(get_repaired_tasks())
-    return [t for t in get_design_tasks() if t in repaired]
+    return list(DESIGN.unrepaired_tasks)
 
 
 def get_native_outputs():
     """One model's native outputs, with {model} left as the rule's wildcard."""
-    model = "{{model}}"
-    reps = range(config["design"]["repetitions"])
-    return expand(f"results/native/{model}/{{task}}/r{{rep}}.json", task=get_design_tasks(), rep=reps) + expand(
-        f"results/native/archive/unrepaired/{model}/{{task}}/r{{rep}}.json", task=get_native_archived_tasks(), rep=reps
-    )
+    reps = range(DESIGN.repetitions)
+    return [str(native_result("{model}", t, r)) for t in DESIGN.tasks for r in reps] + [
+        str(native_result("{model}", t, r, unrepaired=True)) for t in DESIGN.unrepaired_tasks for r in reps
+    ]
 
 
 def get_all_native():
-    if "native" not in config["design"]["arms"]:
-        return []
-    return expand(
-        "results/native/{model}/{task}/r{rep}.json",
-        model=get_design_models(),
-        task=get_design_tasks(),
-        rep=range(config["design"]["repetitions"]),
-    )
+    return [str(native_result(c.model, c.task, c.rep)) for c in DESIGN.native_cells()]
 
 
 def get_all_episodes():
-    return expand(
-        "results/episodes/{arm}/{model}/{task}/r{rep}.json",
-        arm=get_episode_arms(),
-        model=get_design_models(),
-        task=get_design_tasks(),
-        rep=range(config["design"]["repetitions"]),
-    )
+    return [str(episode_record(c.arm, c.model, c.task, c.rep)) for c in DESIGN.cells()]
 
 
 def get_labelled_fixtures():

@@ -18,7 +18,7 @@ rule stats:
         "../envs/incognita.yaml"
     params:
         out_dir=lambda w, output: os.path.dirname(output[0]),
-        seed=config["design"]["seed"],
+        seed=DESIGN.seed,
     shell:
         "python -m incognita stats --trials {input.trials} --interpretation {input.interpretation} "
         "--locks {input.locks} --out {params.out_dir} --seed {params.seed} > {log} 2>&1"

@@ -5,13 +5,10 @@ Imports of the stage's modules stay inside the commands, so `incognita --help` s
 
 from __future__ import annotations
 
-import json
-import sys
-from pathlib import Path
-
 import click
 
-from incognita.common.io import InputError, WriteError
+from incognita.access.cells import CARDS_DIR
+
 
 @click.command()
 @click.option("--config", "config_path", default="config/config.yaml", show_default=True)
@@ -35,13 +32,13 @@ def _fmt_tokens(n: float) -> str:
 @click.option("--assumptions", "assumptions_path", default=None, help="YAML overriding per-episode assumptions")
 @click.option(
     "--cards-dir",
-    default="results/cards",
+    default=CARDS_DIR,
     show_default=True,
     help="task cards, for the share of tasks the judge sees (if absent: the paper's 7 of 18)",
 )
 def estimate_cmd(config_path: str, prices_path: str | None, assumptions_path: str | None, cards_dir: str) -> None:
     """Expected model calls, tokens and cost of a config, per role and arm, before anything is paid for."""
-    from incognita.access.cost_estimate import ARMS, Assumptions, Estimator
+    from incognita.access.cost_estimate import Assumptions, Estimator
     from incognita.access.workflow_config import load_config
     from incognita.common.prices import load_prices, resolve_path
 
@@ -49,10 +46,9 @@ def estimate_cmd(config_path: str, prices_path: str | None, assumptions_path: st
     table = load_prices(resolve_path(prices_path or cfg.get("prices")))
     est = Estimator(cfg, table, Assumptions.load(assumptions_path), cards_dir)
     lines, by_arm = est.run()
-    d = cfg["design"]
-    models = d.get("models") or list(cfg["models"])
+    design = est.design
     click.echo(
-        f"{config_path}: {len(est.tasks)} tasks x {len(models)} models x {d['repetitions']} repetitions; "
+        f"{config_path}: {len(design.tasks)} tasks x {len(design.models)} models x {design.repetitions} repetitions; "
         f"arms {', '.join(by_arm)}"
     )
     click.echo(f"prices: {table.path} version {table.version} (retrieved {table.retrieved})")
@@ -65,7 +61,7 @@ def estimate_cmd(config_path: str, prices_path: str | None, assumptions_path: st
         click.echo(
             f"{ln.label[:19]:<20}{ln.model[:25]:<26}{ln.calls:>9.0f}{prompt:>10}{output:>10}{ln.cost_usd:>12.2f}{note}"
         )
-    episodes = len(est.tasks) * len(models) * d["repetitions"]
+    episodes = len(design.tasks) * len(design.models) * design.repetitions
     for arm, ln in by_arm.items():
         click.echo(
             f"arm {arm:<9} {episodes} episodes, {ln.calls:.0f} calls, ${ln.cost_usd:.2f} "
@@ -81,7 +77,7 @@ def estimate_cmd(config_path: str, prices_path: str | None, assumptions_path: st
             f"judge: {est.nl_share:.0%} of the tasks have something for the judge to decide "
             f"({'from ' + cards_dir if est.nl_share_from_cards else 'assumed'})"
         )
-    skipped = [arm for arm in d["arms"] if arm not in ARMS]
+    skipped = [arm for arm in design.rotation if arm not in design.episode_arms]
     if skipped:
         click.echo(f"not estimated: {', '.join(skipped)} (run by the upstream harness)")
     click.echo("assumptions: docs/models.md (override with --assumptions FILE); cache hits are not counted")

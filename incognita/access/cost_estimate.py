@@ -18,12 +18,10 @@ import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import click
-
-from incognita.access.taxonomy import HARNESS_ARMS as ARMS
+from incognita.access.cells import design_from_config
 from incognita.common.backends.base import split_entry
 from incognita.common.io import InputError, read_json, read_yaml
-from incognita.common.prices import PriceTable, load_prices, resolve_path
+from incognita.common.prices import PriceTable
 
 # Function schemas of the 15 retail tools of the pinned package, in tokens (characters / 4):
 # all of them (direct agent, Vega) and the mean over the six social desks' holdings.
@@ -134,7 +132,8 @@ class Estimator:
     def __init__(self, cfg: dict, prices: PriceTable, assumptions: Assumptions, cards_dir: str | None = None):
         self.cfg, self.prices, self.a = cfg, prices, assumptions
         self.prompt_tokens = _prompt_tokens(cfg.get("prompts"))
-        self.tasks = design_tasks(cfg)
+        self.design = design_from_config(cfg)
+        self.tasks = list(self.design.tasks)
         judged = (cfg.get("evaluation") or {}).get("information_channel", "substring") == "judge"
         share = _nl_share(self.tasks, cards_dir, judged)
         self.nl_share_from_cards = share is not None
@@ -206,10 +205,9 @@ class Estimator:
 
     def run(self) -> tuple[list[Line], dict[str, Line]]:
         """Per-role lines for the whole design, and per-arm totals."""
-        d, p = self.cfg["design"], self.cfg["participants"]
-        models = d.get("models") or list(self.cfg["models"])
-        arms = [arm for arm in d["arms"] if arm in ARMS]
-        per_model = len(self.tasks) * d["repetitions"]
+        p = self.cfg["participants"]
+        arms = self.design.episode_arms
+        per_model = len(self.tasks) * self.design.repetitions
         lines: dict[str, Line] = {}
         for key, entry, where in [
             ("customer", p["customer"], "participants.customer"),
@@ -220,7 +218,7 @@ class Estimator:
                 r = self.role(entry, where)
                 lines[key] = Line(key, r.model, key, offline=r.offline)
         by_arm: dict[str, Line] = {arm: Line(arm, "") for arm in arms}
-        for name in models:
+        for name in self.design.models:
             agent = self.role(self.cfg["models"][name], f"models.{name}")
             key = f"agent {name}"
             lines[key] = Line("agent", agent.model, key, offline=agent.offline)
@@ -237,15 +235,6 @@ class Estimator:
 
 
 # --------------------------------------------------------------------------- inputs
-
-
-def design_tasks(cfg: dict) -> list[str]:
-    chosen = cfg["design"].get("tasks")
-    if chosen is not None:
-        return [str(t) for t in chosen]
-    from incognita.access.selection.corpus import load_corpus
-
-    return [str(t) for t in load_corpus(cfg["corpus"]["file"], verify=False)["tasks"]]
 
 
 @functools.cache

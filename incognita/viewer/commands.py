@@ -6,13 +6,15 @@ from pathlib import Path
 
 import click
 
+from incognita.access.cells import COORDINATION_REFERENCE, EPISODES_DIR, NATIVE_DIR, TRIALS_TABLE
+
 
 @click.command("view")
 @click.option("--out", default="results/viewer", show_default=True, help="the site's directory (replaced)")
-@click.option("--trials", default="results/trials.parquet", show_default=True)
-@click.option("--reference", default="results/reference/coordination.json", show_default=True)
-@click.option("--episodes", default="results/episodes", show_default=True, help="episode records")
-@click.option("--native", default="results/native", show_default=True, help="native harness results")
+@click.option("--trials", default=TRIALS_TABLE, show_default=True)
+@click.option("--reference", default=COORDINATION_REFERENCE, show_default=True)
+@click.option("--episodes", default=EPISODES_DIR, show_default=True, help="episode records")
+@click.option("--native", default=NATIVE_DIR, show_default=True, help="native harness results")
 @click.option("--partition", default="config/partition.yaml", show_default=True, help="who holds which tool")
 @click.option(
     "--collabsim",

@@ -6,9 +6,10 @@ from __future__ import annotations
 from dataclasses import asdict
 from pathlib import Path
 
-from incognita.access.reader import trial_reading as reader
-from incognita.common.io import InputError, read_json
 from incognita.access.episodes.records import EpisodeRecord, event_to_dict
+from incognita.access.reader import trial_reading as reader
+from incognita.access.taxonomy import HARNESS_ARMS
+from incognita.common.io import InputError, read_json
 from incognita.viewer.checklist import checklist
 from incognita.viewer.failure_rule import explain
 
@@ -21,7 +22,7 @@ def service_side(partition_path: str | Path) -> dict[str, list[str]]:
     from incognita.access.reference.partition import load_partition
 
     partition = load_partition(partition_path)
-    return {arm: sorted(partition.desks(arm)) for arm in reader.ARMS}
+    return {arm: sorted(partition.desks(arm)) for arm in HARNESS_ARMS}
 
 
 def lanes(record: EpisodeRecord, service: list[str]) -> list[str]:

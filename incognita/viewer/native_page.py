@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from incognita.access.taxonomy import NATIVE
 from incognita.common.io import InputError, read_json
 from incognita.viewer.episode_page import ENVIRONMENT, episode_key
 
@@ -100,9 +101,9 @@ def native_page(path: Path, trial: dict) -> dict:
     reward["info"] = {k: v for k, v in (reward.get("info") or {}).items() if k != "incognita"}
     return {
         "kind": "native",
-        "key": episode_key("native", str(facts["model"]), str(facts["task"]), int(facts["rep"])),
+        "key": episode_key(NATIVE, str(facts["model"]), str(facts["task"]), int(facts["rep"])),
         "cell": {
-            "arm": "native",
+            "arm": NATIVE,
             "model": facts["model"],
             "task": str(facts["task"]),
             "rep": facts["rep"],

@@ -2,7 +2,8 @@
 
 Layout of <out> (docs/viewer.md):
   index.html, assets/*.{js,css}        the page and its code, copied from the package
-  data/index.js                        every trial and run, the task summaries
+  data/index.js                        every trial and run, the task summaries, the access
+                                       family's names (incognita.access.taxonomy.as_json)
   data/episodes/<arm>/<model>/<task>/r<rep>.js   one episode (our arms) or native run
   data/runs/<task>/<condition>/<model>/<design>/s<seed>.js   one CollabSim run
 
@@ -20,6 +21,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from incognita.access import taxonomy
+from incognita.access.cells import Cell, record_path
 from incognita.common.io import InputError, read_json
 from incognita.viewer import VIEWER_VERSION
 from incognita.viewer import collabsim_pages as collabsim
@@ -56,11 +59,7 @@ def _write(out: Path, rel: str, key: str, payload: Any) -> None:
 
 def _source(inputs: Inputs, row: dict) -> Path:
     """The record behind a trial row, at the path the workflow writes it to."""
-    rep = f"r{row['rep']}.json"
-    if row["arm"] == "native":
-        path = inputs.native / row["model"] / row["task"] / rep
-    else:
-        path = inputs.episodes / row["arm"] / row["model"] / row["task"] / rep
+    path = record_path(Cell(row["arm"], row["model"], row["task"], row["rep"]), inputs.episodes, inputs.native)
     if not path.is_file():
         raise InputError(f"{path}: record of trial {row['arm']}/{row['model']}/{row['task']}/r{row['rep']} not found")
     return path
@@ -70,7 +69,7 @@ def _trial_pages(inputs: Inputs, rows: list[dict], reference: dict, out: Path) -
     service = service_side(inputs.partition)
     for row in rows:
         detail = trial_detail(row)
-        if row["arm"] == "native":
+        if row["arm"] == taxonomy.NATIVE:
             page = native_page(_source(inputs, row), detail)
         else:
             page = episode_page(
@@ -109,7 +108,7 @@ def build(inputs: Inputs, out: str | Path) -> dict:
     out = Path(out)
     rows = load_trials(inputs.trials)
     reference = _reference(inputs.reference)
-    missing = sorted({r["task"] for r in rows if r["arm"] != "native"} - set(reference["tasks"]))
+    missing = sorted({r["task"] for r in rows if r["arm"] != taxonomy.NATIVE} - set(reference["tasks"]))
     if missing:
         raise InputError(f"{inputs.reference}: task(s) {', '.join(missing)} of the trials table are not in it")
     for row in rows:  # a native row has no level in the table; the level is the task's, in every arm
@@ -128,6 +127,7 @@ def build(inputs: Inputs, out: str | Path) -> dict:
             "trials": index_table(rows),
             "tasks": task_summaries(reference, {r["task"] for r in rows}),
             "runs": collabsim.runs_index(inputs.collabsim, runs) if runs else None,
+            "taxonomy": taxonomy.as_json(),  # the arms and failure types the pages lay out
         }
         _write(tmp, "data/index.js", "index", index)
     except BaseException:

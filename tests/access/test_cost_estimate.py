@@ -8,10 +8,11 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from incognita.access.commands import estimate_cmd
+from incognita.access.cost_estimate import Assumptions, Estimator, conversation
+from incognita.access.workflow_config import load_config
 from incognita.common.io import InputError
 from incognita.common.prices import Price, PriceTable, load_prices
-from incognita.access.workflow_config import load_config
-from incognita.access.cost_estimate import Assumptions, Estimator, conversation, estimate_cmd
 
 ROOT = Path(__file__).resolve().parents[2]
 PAPER_MODELS = ("gpt-5.2-2025-12-11", "gpt-5.4-2026-03-05", "gpt-5.5-2026-04-23", "gpt-5.6-sol", "gpt-4.1-2025-04-14")

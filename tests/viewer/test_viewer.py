@@ -334,6 +334,22 @@ def test_matched_views_put_the_arms_side_by_side(page, site, trials):
     assert page.locator(".compare-col[data-arm=native] .compare-row").count() > 0
 
 
+def test_the_pages_take_the_arms_and_failure_types_from_the_site_data(page, site):
+    """data/index.js ships incognita.access.taxonomy; the page code spells no arm or failure type."""
+    from incognita.access import taxonomy
+
+    text = (site / "data" / "index.js").read_text()
+    assert json.loads(text[len('viewerData("index",') : -len(");\n")])["taxonomy"] == taxonomy.as_json()
+    for js in (ROOT / "incognita" / "viewer" / "assets").glob("*.js"):
+        assert not any(f'"{name}"' in js.read_text() for name in (*taxonomy.HARNESS_ARMS, *taxonomy.FAILURE_TYPES))
+    base = site.resolve().as_uri() + "/index.html"
+    open_route(page, base, "tasks")
+    assert page.locator("table.grid thead th").all_inner_texts()[3:] == list(taxonomy.ALL_ARMS)
+    open_route(page, base, "task/11")  # the fixture's social impatient r0 is requested_not_obtained
+    assert page.locator("td[data-arm=social] a.chip.failed").all_inner_texts() == ["r0 RNO"]
+    assert "RNO requested not obtained" in page.inner_text("section.page")
+
+
 def test_collabsim_index_and_run_with_probes_at_their_actions(page, site, tmp_path_factory):
     base = site.resolve().as_uri() + "/index.html"
     open_route(page, base, "collabsim")

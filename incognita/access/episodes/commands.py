@@ -6,12 +6,13 @@ Imports of the stage's modules stay inside the commands, so `incognita --help` s
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import click
 
-from incognita.common.io import InputError, WriteError
+from incognita.access.cells import EPISODES_DIR, NATIVE_DIR
+from incognita.common.io import InputError
+
 
 @click.command()
 @click.option("--model", required=True, help="model name (a key of the config's models)")
@@ -44,7 +45,7 @@ from incognita.common.io import InputError, WriteError
     show_default=True,
     help="the public policy vocabulary scripted agents know",
 )
-@click.option("--out-dir", default="results/episodes", show_default=True)
+@click.option("--out-dir", default=EPISODES_DIR, show_default=True)
 @click.option(
     "--information-channel",
     type=click.Choice(["substring", "judge"]),
@@ -77,8 +78,8 @@ def episodes(
 ) -> None:
     """Run the blocks (model, task, repetition) of one model and task, each through the arms in
     Latin-square order, and write one episode record per cell."""
-    from incognita.common.io import read_json
     from incognita.access.episodes.harness import Design, Harness
+    from incognita.common.io import read_json
 
     order = [m for m in models_order.split(",") if m]
     if model not in order:
@@ -175,7 +176,7 @@ def errors(roots: tuple[str, ...], delete: bool) -> None:
     from incognita.access.reader.trials_builder import check_result
 
     found, damaged, derived = [], 0, set()
-    for root in map(Path, roots or ("results/episodes", "results/native")):
+    for root in map(Path, roots or (EPISODES_DIR, NATIVE_DIR)):
         for path in sorted(root.rglob("r*.json")):
             if "archive" in path.parts:
                 continue

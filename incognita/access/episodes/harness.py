@@ -2,8 +2,8 @@
 
 A *block* is one (model, task, repetition): it runs the arms one after another in
 Latin-square order (the arm order rotates with the model, task and repetition), as the
-paper's schedule does, and writes one record per arm to
-results/episodes/<arm>/<model>/<task>/r<rep>.json. Each cell's seed depends on (design
+paper's schedule does, and writes one record per arm at its episode record path
+(incognita.access.cells.episode_record). Each cell's seed depends on (design
 seed, model, task, repetition, arm): the arms of a block are paired, their draws independent.
 The native anchor is the rotation's fourth arm: a block skips it here (it runs in the
 upstream harness, incognita.access.native.native_run) but every record keeps its position in the full order.
@@ -17,9 +17,18 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from incognita.access.taxonomy import HARNESS_ARMS as ARMS
+from incognita.access.cells import episode_record
+from incognita.access.episodes.agent_plan import plan_from_golden
+from incognita.access.episodes.episode_loop import Episode, recipients
+from incognita.access.episodes.prompts import PromptSet
+from incognita.access.episodes.records import EpisodeRecord
 from incognita.access.episodes.scripted import make_backend
 from incognita.access.episodes.scripted.scripted_agent import tool_catalog
+from incognita.access.episodes.tool_gateway import Gateway
+from incognita.access.golden.provenance import load_vocabulary
+from incognita.access.reference.partition import Partition, load_partition
+from incognita.access.taxonomy import HARNESS_ARMS as ARMS
+from incognita.access.taxonomy import NATIVE
 from incognita.common.backends.base import entry_param, split_entry
 from incognita.common.environment import describe
 from incognita.common.io import (
@@ -29,13 +38,6 @@ from incognita.common.io import (
     sha256_file,
     write_json,
 )
-from incognita.access.episodes.episode_loop import Episode, recipients
-from incognita.access.episodes.tool_gateway import Gateway
-from incognita.access.golden.provenance import load_vocabulary
-from incognita.access.reference.partition import Partition, load_partition
-from incognita.access.episodes.agent_plan import plan_from_golden
-from incognita.access.episodes.prompts import PromptSet
-from incognita.access.episodes.records import EpisodeRecord
 
 # Bump when a harness or scripted-backend change alters episodes: the workflow passes it as a
 # param, so blocks re-run; plain code edits never invalidate cached episodes.
@@ -102,10 +104,6 @@ def arm_order(arms: tuple[str, ...], models: list[str], model: str, task_positio
     """Latin-square rotation: each arm takes each position equally often across blocks."""
     shift = (models.index(model) + task_position + rep) % len(arms)
     return list(arms[shift:] + arms[:shift])
-
-
-def episode_path(out_dir: str | Path, arm: str, model: str, task: str, rep: int) -> Path:
-    return Path(out_dir) / arm / model / task / f"r{rep}.json"
 
 
 class Harness:
@@ -271,10 +269,10 @@ class Harness:
         order = arm_order(self.design.arms, models_order or list(self.design.models), model, task_position, rep)
         written = []
         for position, arm in enumerate(order):
-            if arm == "native":
+            if arm == NATIVE:
                 continue  # its place in the rotation is kept; the upstream harness runs it (incognita.access.native.native_run)
             record = self.run_cell(arm, model, task, rep, card, card_sha, golden, golden_sha, position)
-            path = episode_path(out_dir, arm, model, task, rep)
+            path = episode_record(arm, model, task, rep, out_dir)
             write_json(path, record.to_dict())
             written.append(path)
         return written

@@ -22,6 +22,7 @@ import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
+from incognita.access.cells import episode_records
 from incognita.common.io import InputError, atomic_write_text
 
 ARCHIVE_DIR = "archive"
@@ -82,7 +83,7 @@ def _manifest(root: Path, present: list[str], locks_path: Path) -> dict:
     """What the archived runs were made from: per task the card versions seen, and the locks."""
     cards: dict[str, set[str]] = {}
     counts = {"episodes": 0, "native": 0}
-    for path in sorted((root / "episodes").glob("*/*/*/r*.json")) if (root / "episodes").is_dir() else []:
+    for path in episode_records(root / "episodes"):
         counts["episodes"] += 1
         try:
             doc = json.loads(path.read_text())

@@ -26,9 +26,10 @@ from pathlib import Path
 import yaml
 
 from incognita.common.io import InputError, atomic_write_text, read_yaml, sha256_file
-from incognita.access.selection.idle import REASON as IDLE_REASON
 
 SELECTION_RULE_VERSION = 2  # 2: tasks passed by doing nothing are excluded
+# The reason recorded for a task the do-nothing check (incognita.access.selection.idle) passes.
+IDLE_REASON = "passed by an agent that does nothing (the idle profile ends the episode at once)"
 REQUIRE_MATCH = True
 
 _HEADER = """\

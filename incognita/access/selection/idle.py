@@ -25,8 +25,6 @@ from incognita.common.io import InputError, atomic_write_text
 
 PROFILE = "idle"
 HEADER = ["task", "arm", "success", "channel_db", "channel_communicate", "turns", "termination"]
-# The reason recorded in config/corpus.yaml for a task this agent passes.
-REASON = "passed by an agent that does nothing (the idle profile ends the episode at once)"
 
 
 def _flag(value) -> str:

@@ -9,19 +9,18 @@ from pathlib import Path
 
 import click
 
+from incognita.access.cells import TRIALS_TABLE, design_models
 from incognita.access.stats.power import parse_gap, required_tasks
 
 
 def config_model_order(config_path: str | Path) -> list[str] | None:
-    """Model order of a workflow config: `design.models` if set, else the keys of `models`."""
+    """Model order of a workflow config: its design's models (incognita.access.cells)."""
     from incognita.common.io import read_yaml
 
     path = Path(config_path)
     if not path.exists():
         return None
-    cfg = read_yaml(path) or {}
-    chosen = (cfg.get("design") or {}).get("models")
-    return [str(m) for m in (chosen or list(cfg.get("models") or {}))] or None
+    return list(design_models(read_yaml(path) or {})) or None
 
 
 def load_trials(path: str | Path):
@@ -40,7 +39,7 @@ def load_trials(path: str | Path):
 
 
 @click.command("stats")
-@click.option("--trials", "trials_path", default="results/trials.parquet", show_default=True)
+@click.option("--trials", "trials_path", default=TRIALS_TABLE, show_default=True)
 @click.option("--interpretation", "interpretation_path", default="config/interpretation.yaml", show_default=True)
 @click.option("--locks", "locks_path", default="config/locks.yaml", show_default=True)
 @click.option(

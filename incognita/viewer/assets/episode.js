@@ -164,7 +164,7 @@
       : have.has(`${arm}/${c.model}/${c.task}/${c.rep}`) ? V.h("a", { href: V.episodeHref(arm, c.model, c.task, c.rep) }, arm)
         : V.h("span", { class: "muted" }, arm);
     return V.h("nav", { class: "same-cell" }, "same model, task and repetition: ",
-      ["direct", "indirect", "social", "native"].map((arm) => [link(arm), " "]), " · ",
+      V.arms().map((arm) => [link(arm), " "]), " · ",
       V.h("a", { href: V.href(["compare", c.model, c.task, c.rep]) }, "these side by side"), " · ",
       V.h("a", { href: V.href(["task", c.task]) }, `task ${c.task} across arms and models`));
   }
@@ -184,7 +184,7 @@
   /* #compare/<model>/<task>/<rep>: the same cell in every arm, side by side, without lanes. */
   V.compareView = async function (parts) {
     const [model, task, rep] = parts;
-    const arms = ["direct", "indirect", "social", "native"];
+    const arms = V.arms();
     const have = trialKeys();
     const pages = await Promise.all(arms.map((arm) => have.has(`${arm}/${model}/${task}/${rep}`)
       ? V.load(`${arm}/${model}/${task}/${rep}`, `data/episodes/${arm}/${encodeURIComponent(model)}/` +

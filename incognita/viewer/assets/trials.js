@@ -2,8 +2,6 @@
 "use strict";
 (function () {
 
-  const ARMS = ["direct", "indirect", "social", "native"];
-
   function trialPositions() {
     return Object.fromEntries(V.index().trials.columns.map((c, i) => [c.name, i]));
   }
@@ -68,8 +66,9 @@
   V.tasksView = function () {
     const [byTask, pos] = trialsByTask();
     const tasks = V.index().tasks;
+    const arms = V.arms();
     const head = V.h("tr", {}, V.h("th", {}, "task"), V.h("th", {}, "level"), V.h("th", {}, "desks engaged"),
-      ARMS.map((a) => V.h("th", { class: "num" }, a)));
+      arms.map((a) => V.h("th", { class: "num" }, a)));
     const body = Object.keys(tasks).map((t) => {
       const rows = byTask[t] || [];
       const rate = (arm) => {
@@ -77,7 +76,7 @@
         return mine.length ? `${mine.filter((r) => r[pos.outcome] === "success").length}/${mine.length}` : "–";
       };
       return V.h("tr", {}, V.h("td", {}, V.h("a", { href: V.href(["task", t]) }, t)), V.h("td", {}, tasks[t].level),
-        V.h("td", {}, tasks[t].desks_engaged.join(", ")), ARMS.map((a) => V.h("td", { class: "num" }, rate(a))));
+        V.h("td", {}, tasks[t].desks_engaged.join(", ")), arms.map((a) => V.h("td", { class: "num" }, rate(a))));
     });
     return V.h("section", { class: "page" }, V.h("h1", {}, "Tasks"),
       V.h("p", { class: "hint" }, "Successes per arm over every model and repetition. Open a task to see it across ",
@@ -88,7 +87,7 @@
   function chip(row, pos) {
     const outcome = row[pos.outcome];
     const type = row[pos.failure_type];
-    const label = outcome === "success" ? "✓" : outcome === "excluded" ? "excl" : (V.FAILURE_SHORT[type] || "✗");
+    const label = outcome === "success" ? "✓" : outcome === "excluded" ? "excl" : (V.failureShort()[type] || "✗");
     const title = `r${row[pos.rep]}: ${outcome}${type ? " (" + type + ")" : ""}, ${V.fmt(row[pos.turns])} turns`;
     return V.h("a", { class: "chip " + outcome, href: trialHref(row, pos), title: title }, `r${row[pos.rep]} ${label}`);
   }
@@ -105,22 +104,23 @@
     const info = V.index().tasks[task];
     const rows = byTask[task];
     if (!info || !rows) return V.errorBox(`No task ${task} in this design.`);
+    const arms = V.arms();
     const models = [...new Set(rows.map((r) => r[pos.model]))].sort();
     const cell = (model, arm) => V.h("td", { "data-arm": arm },
       rows.filter((r) => r[pos.model] === model && r[pos.arm] === arm).sort((a, b) => a[pos.rep] - b[pos.rep])
         .map((r) => chip(r, pos)));
     const head = V.h("tr", {}, V.h("th", {}, "model"),
-      ARMS.map((a) => V.h("th", { title: armSummary(info.arms[a]) }, a)), V.h("th", {}, "side by side"));
+      arms.map((a) => V.h("th", { title: armSummary(info.arms[a]) }, a)), V.h("th", {}, "side by side"));
     const reps = [...new Set(rows.map((r) => r[pos.rep]))].sort((a, b) => a - b);
     const compare = (m) => V.h("td", {}, reps.map((r) => V.h("a", { class: "chip", href: V.href(["compare", m, task, r]),
       title: `r${r} of ${m} in every arm, side by side` }, `r${r}`)));
-    const body = models.map((m) => V.h("tr", {}, V.h("th", {}, m), ARMS.map((a) => cell(m, a)), compare(m)));
+    const body = models.map((m) => V.h("tr", {}, V.h("th", {}, m), arms.map((a) => cell(m, a)), compare(m)));
     const successes = (arm) => {
       const mine = rows.filter((r) => r[pos.arm] === arm);
       return V.h("td", {}, mine.length ? `${mine.filter((r) => r[pos.outcome] === "success").length} of ${mine.length} succeed` : "");
     };
-    const foot = V.h("tr", {}, V.h("th", {}, "all"), ARMS.map(successes), V.h("td"));
-    const armLines = ARMS.filter((a) => info.arms[a]).map((a) => V.h("li", {}, V.h("strong", {}, a + ": "),
+    const foot = V.h("tr", {}, V.h("th", {}, "all"), arms.map(successes), V.h("td"));
+    const armLines = arms.filter((a) => info.arms[a]).map((a) => V.h("li", {}, V.h("strong", {}, a + ": "),
       armSummary(info.arms[a]), " — ", info.arms[a].required_calls.join(", ")));
     return V.h("section", { class: "page" },
       V.h("h1", {}, `Task ${task}`),
@@ -129,7 +129,7 @@
         ["information items", `${info.customer_facts} customer + ${info.service_facts} service`]]),
       V.h("ul", { class: "arms" }, armLines),
       V.h("p", { class: "hint" }, "Each chip is one repetition: ✓ success, or the failure type's initials (",
-        Object.entries(V.FAILURE_SHORT).map(([k, v]) => `${v} ${k.replace(/_/g, " ")}`).join(", "),
+        Object.entries(V.failureShort()).map(([k, v]) => `${v} ${k.replace(/_/g, " ")}`).join(", "),
       "); ✗ a failure without a type (native runs have none)."),
       V.h("table", { class: "grid matrix" }, V.h("thead", {}, head), V.h("tbody", {}, body), V.h("tfoot", {}, foot)));
   };

@@ -62,6 +62,10 @@
 
   V.index = () => received.get("index");
 
+  /* The access family's names as the site data ships them (incognita.access.taxonomy): the arms
+     in table order, native last, and the reader's failure types. */
+  V.arms = () => V.index().taxonomy.arms;
+
   /* Routes: #<path>?<query>. The path is split at "/", each part URI-decoded. */
   V.route = function () {
     const raw = location.hash.replace(/^#/, "");
@@ -76,11 +80,10 @@
 
   V.badge = (text, kind, title) => V.h("span", { class: "badge " + (kind || ""), title: title }, text);
 
-  /* Short names of the labels, for chips and narrow cells. */
-  V.FAILURE_SHORT = {
-    never_requested: "NR", requested_not_obtained: "RNO", obtained_not_delivered: "OND",
-    delivered_incorrect: "DI", correct_unconfirmed: "CU",
-  };
+  /* Short names of the failure types, for chips and narrow cells: each word's initial
+     (never_requested: NR). */
+  V.failureShort = () => Object.fromEntries(V.index().taxonomy.failure_types.map(
+    (t) => [t, t.split("_").map((w) => w[0].toUpperCase()).join("")]));
 
   V.outcomeBadge = function (outcome, failureType) {
     if (outcome === "success") return V.badge("success", "ok");

@@ -7,13 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from incognita.access.episodes.scripted.scripted_customer import ScriptedCustomer
-from incognita.access.episodes.scripted.scripted_desk import ScriptedDesk
 from incognita.access.cards.card import build_card
-from incognita.common.backends.base import ModelResponse, ToolCall
 from incognita.access.episodes.episode_loop import Episode
-from incognita.access.episodes.tool_gateway import Gateway
-from incognita.access.reference.partition import load_partition
 from incognita.access.episodes.prompts import PromptSet
 from incognita.access.episodes.records import (
     Disclosure,
@@ -23,6 +18,11 @@ from incognita.access.episodes.records import (
     ProtocolError,
     Truncation,
 )
+from incognita.access.episodes.scripted.scripted_customer import ScriptedCustomer
+from incognita.access.episodes.scripted.scripted_desk import ScriptedDesk
+from incognita.access.episodes.tool_gateway import Gateway
+from incognita.access.reference.partition import load_partition
+from incognita.common.backends.base import ModelResponse, ToolCall
 
 ROOT = Path(__file__).resolve().parents[3]
 DESKS = ("Aster", "Boreal", "Cygnus", "Dorian", "Elara", "Fenn")

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from incognita.access.reader import trials_builder as reader
 from incognita.access.episodes.run_archive import archive_runs, check_one_version
+from incognita.access.reader import trials_builder as reader
 from incognita.cli import main
 from incognita.common.io import InputError
 

@@ -1,0 +1,134 @@
+"""The access family's design (incognita.access.cells): the config's design, its cells, the record paths."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+
+from incognita.access.cells import (
+    Cell,
+    design_from_config,
+    design_models,
+    episode_record,
+    episode_records,
+    native_result,
+    record_path,
+    repaired_tasks,
+)
+from incognita.access.cost_estimate import Assumptions, Estimator
+from incognita.access.reference.freeze import LockError
+from incognita.access.taxonomy import HARNESS_ARMS
+from incognita.access.workflow_config import load_config
+from incognita.common.io import InputError, read_yaml
+from incognita.common.prices import load_prices
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def config(monkeypatch) -> dict:
+    """The default config, read from the checkout (its corpus and locks paths are relative)."""
+    monkeypatch.chdir(ROOT)
+    return read_yaml(ROOT / "config/config.yaml")
+
+
+def with_design(config: dict, **changes) -> dict:
+    cfg = copy.deepcopy(config)
+    cfg["design"].update(changes)
+    return cfg
+
+
+def test_the_default_design(config):
+    design = design_from_config(config)
+    corpus = [str(t) for t in read_yaml(ROOT / "config/corpus.yaml")["tasks"]]
+    assert design.rotation == ("direct", "indirect", "social", "native") and design.native
+    assert design.episode_arms == HARNESS_ARMS
+    assert design.models == tuple(config["models"])  # design.models: null
+    assert design.tasks == tuple(corpus)  # design.tasks: null, in corpus order
+    assert (design.repetitions, design.seed, design.budget) == (3, 20260820, 300)
+    repaired = set(repaired_tasks(ROOT / "config/repairs"))
+    assert design.unrepaired_tasks == tuple(t for t in corpus if t in repaired) and design.unrepaired_tasks
+
+
+def test_cells_run_arm_by_arm_and_native_apart(config):
+    design = design_from_config(with_design(config, tasks=["46", "11"], models=["prober", "surveyor"], repetitions=2))
+    cells = design.cells()
+    assert len(cells) == 3 * 2 * 2 * 2 and cells[0] == Cell("direct", "prober", "46", 0)
+    assert cells[:4] == [Cell("direct", "prober", t, r) for t in ("46", "11") for r in (0, 1)]
+    assert {c.arm for c in cells} == set(HARNESS_ARMS)
+    assert design.native_cells()[0] == Cell("native", "prober", "46", 0) and len(design.native_cells()) == 8
+    no_native = design_from_config(with_design(config, arms=["social", "direct"]))
+    assert no_native.episode_arms == ("social", "direct") and no_native.native_cells() == []
+
+
+def test_tasks_are_the_corpus_or_a_subset_of_it(config):
+    assert design_from_config(with_design(config, tasks=["46", "11"])).tasks == ("46", "11")
+    with pytest.raises(InputError, match=r"^config key design\.tasks: \['5'\] are not in the frozen corpus"):
+        design_from_config(with_design(config, tasks=["11", "5"]))
+
+
+def test_the_corpus_is_read_with_its_lock_verified(config, tmp_path):
+    edited = tmp_path / "corpus.yaml"
+    edited.write_text((ROOT / "config/corpus.yaml").read_text() + "# an edit\n")
+    config["corpus"]["file"] = str(edited)
+    with pytest.raises(LockError, match="changed since it was frozen"):
+        design_from_config(with_design(config, tasks=["11"]))
+
+
+def test_the_estimate_and_the_workflow_share_one_tasks_rule(config):
+    """The cost estimate reads the design here too: the same tasks, models and arms, and a task
+    outside the corpus stops it as it stops the workflow."""
+    prices = load_prices(ROOT / "config/prices.yaml")
+    for cfg in (config, with_design(config, tasks=["46", "11"], models=["hasty"])):
+        est = Estimator(cfg, prices, Assumptions())
+        assert est.design == design_from_config(cfg) and est.tasks == list(est.design.tasks)
+    with pytest.raises(InputError, match="config key design.tasks"):
+        Estimator(with_design(config, tasks=["5"]), prices, Assumptions())
+
+
+def test_models_are_design_models_or_every_model(config):
+    assert design_from_config(with_design(config, models=["hasty", "prober"])).models == ("hasty", "prober")
+    with pytest.raises(InputError, match=r"^config key design\.models: \['nosuch'\] are not keys of models"):
+        design_from_config(with_design(config, models=["prober", "nosuch"]))
+    # The statistics' model order reads configs that may lack sections.
+    assert design_models({}) == () and design_models({"models": {"a": "scripted:x"}}) == ("a",)
+
+
+def test_an_unknown_arm_names_design_arms(config, tmp_path):
+    with pytest.raises(InputError, match=r"^config key design\.arms: unknown arm\(s\) \['tools'\] \(expected direct"):
+        design_from_config(with_design(config, arms=["direct", "tools"]))
+    # The schema leaves the names to the taxonomy; check-config still refuses them, in one line.
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(with_design(config, arms=["direct", "tools"])))
+    with pytest.raises(InputError, match="config key design.arms") as err:
+        load_config(path)
+    assert "\n" not in str(err.value)
+
+
+def test_no_archive_without_archive_unrepaired(config):
+    config["native"]["archive_unrepaired"] = False
+    assert design_from_config(config).unrepaired_tasks == ()
+
+
+def test_record_paths():
+    assert episode_record("social", "prober", "46", 2) == Path("results/episodes/social/prober/46/r2.json")
+    assert native_result("prober", "46", 0) == Path("results/native/prober/46/r0.json")
+    assert native_result("prober", "46", 0, unrepaired=True) == Path(
+        "results/native/archive/unrepaired/prober/46/r0.json"
+    )
+    # The workflow builds its patterns with the same functions, wildcards left in place.
+    assert str(episode_record("direct", "{model}", "{task}", 0)) == "results/episodes/direct/{model}/{task}/r0.json"
+    assert record_path(Cell("native", "m", "11", 1), "e", "n") == Path("n/m/11/r1.json")
+    assert record_path(Cell("direct", "m", "11", 1), "e", "n") == Path("e/direct/m/11/r1.json")
+
+
+def test_episode_records_lists_the_record_layout(tmp_path):
+    written = [episode_record(a, "m", t, 0, tmp_path) for a in ("social", "direct") for t in ("2", "11")]
+    for path in [*written, tmp_path / "manifest.tsv", tmp_path / "direct" / "m" / "notes.json"]:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("{}")
+    assert episode_records(tmp_path) == sorted(written)
+    assert episode_records(tmp_path / "absent") == []
