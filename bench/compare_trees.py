@@ -126,7 +126,9 @@ def main(argv: list[str] | None = None) -> int:
     for rel in differ:
         print(f"differs: {rel}")
     total = len(only_before) + len(only_after) + len(differ)
-    print(f"{common} files in both trees; {total} difference(s) (wall-clock fields ignored: {', '.join(sorted(WALL_CLOCK_KEYS))})")
+    print(
+        f"{common} files in both trees; {total} difference(s) (wall-clock fields ignored: {', '.join(sorted(WALL_CLOCK_KEYS))})"
+    )
     return 1 if total else 0
 
 

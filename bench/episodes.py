@@ -50,9 +50,9 @@ def main() -> None:
 
     import yaml
 
-    from incognita.common.io import read_json
-    from incognita.access.selection.corpus import load_corpus
     from incognita.access.episodes.harness import Design, Harness
+    from incognita.access.selection.corpus import load_corpus
+    from incognita.common.io import read_json
 
     cfg = yaml.safe_load((ROOT / args.config).read_text())
     design = Design.from_config(cfg)

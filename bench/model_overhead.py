@@ -77,12 +77,12 @@ def main() -> None:
     import httpx
     import openai
 
-    from incognita.access.episodes.scripted import openai as ob
-    from incognita.common.cache import ResponseCache
-    from incognita.common.prices import load_prices
-    from incognita.common.loopback import LoopbackServer
     from incognita.access.episodes.prompts import PromptSet
+    from incognita.access.episodes.scripted import openai as ob
     from incognita.access.golden.upstream_replay import RetailWorld
+    from incognita.common.cache import ResponseCache
+    from incognita.common.loopback import LoopbackServer
+    from incognita.common.prices import load_prices
 
     world = RetailWorld(ROOT / "data/source/retail/db.json")
     tools = [s.openai_schema for _, s in sorted(world.tool_schemas().items())]

@@ -91,8 +91,8 @@ def main() -> None:
     ap.add_argument("--profile", default="oracle")
     args = ap.parse_args()
 
-    from incognita.common.io import read_json
     from incognita.access.selection.corpus import load_corpus
+    from incognita.common.io import read_json
 
     tasks = [str(t) for t in load_corpus(ROOT / "config/corpus.yaml", locks=ROOT / "config/locks.yaml")["tasks"]]
     inputs = {

@@ -5,11 +5,9 @@ Snakemake rules call these same commands, so what a rule does is what a user can
 
 from __future__ import annotations
 
-import json
 import signal
 import sys
 import threading
-from pathlib import Path
 
 import click
 

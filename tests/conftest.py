@@ -54,8 +54,8 @@ def vocabulary() -> dict:
 def locked(tmp_path) -> tuple[Path, Path]:
     """The coordination reference of the reader's made-up tasks 901-904 (shared with the
     hand-labelled validation set) and a lock file that freezes it: (reference path, locks path)."""
-    from incognita.common.io import sha256_file
     from incognita.access.reference.freeze import write_locks
+    from incognita.common.io import sha256_file
 
     ref = tmp_path / "coordination.json"
     shutil.copy(READER_REFERENCE, ref)
@@ -84,10 +84,10 @@ def repaired_card(tasks, db, meta):
 def task_inputs(repaired_card, source_dir):
     """Writes the cards (repairs applied) and golden files of some tasks under a folder, as the
     card and golden stages lay them out (`<out>/cards/<task>.json`, `<out>/golden/<task>.json`)."""
-    from incognita.common.io import write_json
     from incognita.access.golden.provenance import load_vocabulary
     from incognita.access.golden.trajectory import build_golden
     from incognita.access.golden.upstream_replay import RetailWorld
+    from incognita.common.io import write_json
 
     world, vocab = RetailWorld(source_dir / "db.json"), load_vocabulary(str(ROOT / "config/vocabulary.yaml"))
 

@@ -22,8 +22,16 @@ def _tree(root: Path, record: dict, table: str, extra: str | None = None) -> Pat
 
 
 def test_wall_clock_fields_alone_are_no_difference(tmp_path):
-    a = _tree(tmp_path / "a", {"success": True, "wall_time_s": 1.5, "events": [{"timestamp": "t1"}]}, "task\twall_time_s\n1\t0.5\n")
-    b = _tree(tmp_path / "b", {"success": True, "wall_time_s": 9.0, "events": [{"timestamp": "t2"}]}, "task\twall_time_s\n1\t7.0\n")
+    a = _tree(
+        tmp_path / "a",
+        {"success": True, "wall_time_s": 1.5, "events": [{"timestamp": "t1"}]},
+        "task\twall_time_s\n1\t0.5\n",
+    )
+    b = _tree(
+        tmp_path / "b",
+        {"success": True, "wall_time_s": 9.0, "events": [{"timestamp": "t2"}]},
+        "task\twall_time_s\n1\t7.0\n",
+    )
     assert compare_trees.compare(a, b) == ([], [], [], 2)
     assert compare_trees.main([str(a), str(b)]) == 0
 

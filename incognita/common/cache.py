@@ -27,9 +27,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import click
-
-from incognita.common.io import InputError, atomic_write_text, read_yaml
+from incognita.common.io import InputError, atomic_write_text
 
 CACHE_FORMAT = 1
 DEFAULT_DIR = "cache/responses"

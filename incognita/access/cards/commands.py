@@ -5,13 +5,12 @@ Imports of the stage's modules stay inside the commands, so `incognita --help` s
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 
 import click
 
-from incognita.common.io import InputError, WriteError
+from incognita.common.io import InputError
+
 
 @click.command()
 @click.option("--out", "out_dir", default="data/source/retail", show_default=True)
@@ -49,8 +48,8 @@ def cards(source_dir: str, pinned: str, repairs_dir: str, out_dir: str, tasks: t
     rule-built version stays under the version-keyed v1/ path and is never pooled.
     """
     from incognita.access.cards.card import build_card, validate_card
-    from incognita.common.io import read_json, write_json
     from incognita.access.cards.repairs import apply_overlay, load_overlay, overlay_path
+    from incognita.common.io import read_json, write_json
 
     meta = _source_meta(source_dir, pinned)
     by_id = {str(t["id"]): t for t in read_json(Path(source_dir) / "tasks.json")}
@@ -93,8 +92,8 @@ def audit(source_dir: str, vocabulary: str, out_path: str, ambiguities: str, car
 
     from incognita.access.cards.audit import HEADER, audit_card
     from incognita.access.cards.card import validate_card
-    from incognita.common.io import read_json, read_yaml, write_tsv
     from incognita.access.cards.reachability import load_ambiguities
+    from incognita.common.io import read_json, read_yaml, write_tsv
 
     db = read_json(Path(source_dir) / "db.json")
     vocab = read_yaml(vocabulary) or {}

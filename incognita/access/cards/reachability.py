@@ -23,9 +23,18 @@ from pathlib import Path
 from typing import Any
 
 from incognita.access.cards.card import ADDRESS_ARGS, WRITE_TOOLS, order_key
-from incognita.common.io import InputError, read_yaml
-from incognita.access.cards.reachability_words import _GENERIC, _forms, _ranks, _Said, _same_word, _tokens, _value_forms, _Words
+from incognita.access.cards.reachability_words import (
+    _GENERIC,
+    _forms,
+    _ranks,
+    _Said,
+    _same_word,
+    _tokens,
+    _value_forms,
+    _Words,
+)
 from incognita.access.cards.source_words import US_STATES, norm, source_text
+from incognita.common.io import InputError, read_yaml
 
 
 def json_scalars(obj: Any) -> Iterator[Any]:

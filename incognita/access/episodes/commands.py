@@ -6,11 +6,10 @@ Imports of the stage's modules stay inside the commands, so `incognita --help` s
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import click
 
-from incognita.access.cells import EPISODES_DIR, NATIVE_DIR
+from incognita.access.cells import EPISODES_DIR
 from incognita.common.io import InputError
 
 
@@ -164,49 +163,6 @@ def episode_table(out_path: str, record_files: tuple[str, ...]) -> None:
 
 
 @click.command()
-@click.argument("roots", nargs=-1)
-@click.option("--delete", is_flag=True, help="remove them, so the next run re-runs their jobs")
-def errors(roots: tuple[str, ...], delete: bool) -> None:
-    """List episode records and native results that broke outside the agent (their `error` is
-    set; the reader excludes them) and damaged ones (truncated, not JSON, not a record: the
-    reader stops on them). With --delete they are removed, together with the tables built from
-    them (ROOT/manifest.tsv, ROOT/../trials.parquet): the next `bin/run` re-runs their jobs, and
-    model calls that had succeeded come back from the response cache."""
-    from incognita.access.native.native_results import native_trial
-    from incognita.access.reader.trials_builder import check_result
-
-    found, damaged, derived = [], 0, set()
-    for root in map(Path, roots or (EPISODES_DIR, NATIVE_DIR)):
-        for path in sorted(root.rglob("r*.json")):
-            if "archive" in path.parts:
-                continue
-            doc, problem = check_result(path)
-            if problem:
-                click.echo(f"damaged: {problem}")
-                damaged += 1
-            else:
-                error = native_trial(path, doc)["error"] if "simulations" in doc else doc.get("error")
-                if not error:
-                    continue
-                click.echo(f"{path}: {error}")
-            found.append(path)
-            derived |= {root / "manifest.tsv", root.parent / "trials.parquet"}
-    if delete:
-        for path in found:
-            path.unlink()
-        # Snakemake (since 7.7) does not rebuild a deleted file while the files built from it are
-        # present and up to date: without these, the next run would find nothing to do.
-        for path in sorted(p for p in derived if p.exists()):
-            path.unlink()
-            click.echo(f"{path}: removed, so that the next run rebuilds the deleted records and then it")
-    click.echo(
-        f"{len(found)} record(s) with an error"
-        + (f" ({damaged} damaged)" if damaged else "")
-        + (" deleted" if delete and found else "")
-    )
-
-
-@click.command()
 @click.argument("label")
 @click.option("--results-dir", default="results", show_default=True)
 @click.option("--locks", "locks_path", default="config/locks.yaml", show_default=True)
@@ -223,4 +179,4 @@ def archive(label: str, results_dir: str, locks_path: str) -> None:
     click.echo(f"{target}: {runs['episodes']} episode records, {runs['native']} native results archived")
 
 
-COMMANDS = [episodes, episode_table, errors, archive]
+COMMANDS = [episodes, episode_table, archive]

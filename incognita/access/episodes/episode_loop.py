@@ -17,6 +17,11 @@ import re
 import time
 from dataclasses import dataclass
 
+from incognita.access.episodes.disclosure_gate import RELEASE_TOOL, DisclosureGate, release_field_schema
+from incognita.access.episodes.evaluation import evaluate
+from incognita.access.episodes.prompts import PromptSet
+from incognita.access.episodes.records import EpisodeRecord, Message, ProtocolError, Truncation, Usage
+from incognita.access.episodes.tool_gateway import Gateway
 from incognita.common.backends.base import (
     Backend,
     BackendError,
@@ -25,11 +30,6 @@ from incognita.common.backends.base import (
     ToolCall,
     Turn,
 )
-from incognita.access.episodes.evaluation import evaluate
-from incognita.access.episodes.disclosure_gate import RELEASE_TOOL, DisclosureGate, release_field_schema
-from incognita.access.episodes.tool_gateway import Gateway
-from incognita.access.episodes.prompts import PromptSet
-from incognita.access.episodes.records import EpisodeRecord, Message, ProtocolError, Truncation, Usage
 
 AGENT, USER, ENVIRONMENT = "agent", "USER", "ENVIRONMENT"
 MAX_PARTICIPANT_STEPS = 8  # tool calls a participant may make before it must reply

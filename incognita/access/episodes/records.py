@@ -123,7 +123,9 @@ class EpisodeRecord:
     wall_time_s: float = 0.0
     error: str | None = None
     ground_truth: dict = field(default_factory=dict)
-    information_channel: str = "substring"  # how the information channel was scored (incognita.access.episodes.evaluation)
+    information_channel: str = (
+        "substring"  # how the information channel was scored (incognita.access.episodes.evaluation)
+    )
     judgements: list[dict] = field(default_factory=list)  # the judge's verdict on each assertion
     schema_version: int = SCHEMA_VERSION
 

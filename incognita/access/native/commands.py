@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import click
 
+from incognita.access.cells import CARDS_DIR, GOLDEN_DIR, NATIVE_DIR
 from incognita.common.io import InputError
 
 
@@ -34,8 +35,8 @@ from incognita.common.io import InputError
 @click.option("--max-steps", type=int, default=200, show_default=True, help="the harness's step limit")
 @click.option("--max-errors", type=int, default=10, show_default=True, help="the harness's tool-error limit")
 @click.option("--tasks-json", default="data/source/retail/tasks.json", show_default=True)
-@click.option("--cards-dir", default="results/cards", show_default=True)
-@click.option("--golden-dir", default="results/golden", show_default=True)
+@click.option("--cards-dir", default=CARDS_DIR, show_default=True)
+@click.option("--golden-dir", default=GOLDEN_DIR, show_default=True)
 @click.option("--scripted-agents", default="config/scripted_agents.yaml", show_default=True)
 @click.option(
     "--archive-unrepaired/--no-archive-unrepaired",
@@ -43,7 +44,7 @@ from incognita.common.io import InputError
     show_default=True,
     help="also run repaired tasks without their overlay, written under <out-dir>/archive/",
 )
-@click.option("--out-dir", default="results/native", show_default=True)
+@click.option("--out-dir", default=NATIVE_DIR, show_default=True)
 def native(
     model,
     spec,

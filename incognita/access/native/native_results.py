@@ -12,6 +12,7 @@ from pathlib import Path
 
 from incognita.access.native import native_models
 from incognita.access.native.native_scripted import AGENT_NAME
+from incognita.access.taxonomy import NATIVE
 from incognita.common.io import InputError, read_json
 
 
@@ -42,7 +43,7 @@ def _native_row(doc: dict, sim: dict, facts: dict) -> dict:
         for role in ("agent", "user")
     }
     return {
-        "arm": "native",
+        "arm": NATIVE,
         "model": facts["model"],
         "task": str(facts["task"]),
         "rep": int(facts["rep"]),

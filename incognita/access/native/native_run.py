@@ -29,8 +29,10 @@ from dataclasses import asdict, dataclass
 from importlib.metadata import version
 from pathlib import Path
 
+from incognita.access.cells import native_result
 from incognita.access.native import native_models
 from incognita.access.native.native_scripted import AGENT_NAME, USER_NAME, register_scripted
+from incognita.access.taxonomy import NATIVE
 from incognita.common.environment import describe
 from incognita.common.io import InputError, atomic_write_text, read_json, read_yaml, sha256_file
 
@@ -253,11 +255,6 @@ class NativeJob:
     prices: str | None = None  # price table; None = $INCOGNITA_PRICES or config/prices.yaml
 
 
-def output_path(out_dir: str | Path, model: str, task: str, rep: int, archive: bool = False) -> Path:
-    base = Path(out_dir) / "archive" / "unrepaired" if archive else Path(out_dir)
-    return base / model / str(task) / f"r{rep}.json"
-
-
 def run_job(job: NativeJob, settings: NativeSettings, log=print) -> list[Path]:
     """Run every (task, repetition) of one model natively; write one Results file per cell."""
     from incognita.access.episodes.harness import arm_order, cell_seed
@@ -277,9 +274,9 @@ def run_job(job: NativeJob, settings: NativeSettings, log=print) -> list[Path]:
             rule_built = Path(job.cards_dir) / "v1" / f"{task_id}.json"
             cards.append((rule_built, read_json(rule_built), True))
         for rep in range(job.reps):
-            seed = cell_seed(job.seed, job.model, task_id, rep, "native")
+            seed = cell_seed(job.seed, job.model, task_id, rep, NATIVE)
             order = arm_order(job.arms, list(job.models_order), job.model, corpus.index(task_id), rep)
-            cell = NativeCell(job.model, task_id, rep, seed, order.index("native") if "native" in order else None)
+            cell = NativeCell(job.model, task_id, rep, seed, order.index(NATIVE) if NATIVE in order else None)
             agent = role_setup(
                 job.spec,
                 "agent",
@@ -296,7 +293,7 @@ def run_job(job: NativeJob, settings: NativeSettings, log=print) -> list[Path]:
                 t0 = time.perf_counter()
                 made_from = {"version": card["card_version"], "sha256": sha256_file(card_path)}
                 sim = run_cell(cell, task, agent, user, settings, overlay_version(card), card=made_from)
-                path = output_path(job.out_dir, job.model, task_id, rep, archived)
+                path = native_result(job.model, task_id, rep, job.out_dir, unrepaired=archived)
                 atomic_write_text(path, results_document(sim, task, agent, user, settings, seed))
                 written.append(path)
                 facts = sim.reward_info.info["incognita"]

@@ -15,6 +15,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from incognita.access.cells import episode_records
 from incognita.access.episodes.records import EpisodeRecord
 from incognita.access.reader.trial_contract import TrialRow, check_extra_rows, frame
 from incognita.access.reader.trial_reading import read_trial, trial_cell
@@ -38,7 +39,7 @@ def episode_files(root: str | Path) -> list[Path]:
     root = Path(root)
     if not root.is_dir():
         raise InputError(f"{root}: episode directory not found")
-    return sorted(root.glob("*/*/*/r*.json"))
+    return episode_records(root)
 
 
 def load_record(path: Path, data: Any = None) -> EpisodeRecord:

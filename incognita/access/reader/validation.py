@@ -37,7 +37,7 @@ import pandas as pd
 
 from incognita.access.episodes.records import EpisodeRecord
 from incognita.access.reader.trial_reading import read_trial
-from incognita.access.taxonomy import FAILURE_TYPES
+from incognita.access.taxonomy import FAILURE_TYPES, NATIVE
 from incognita.common.io import InputError, atomic_write_text, read_json, read_yaml
 
 DEFAULT_DIR = "config/reader_validation"
@@ -232,7 +232,7 @@ def read_labelled(directory: str | Path = DEFAULT_DIR) -> pd.DataFrame:
 def injection_matrix(df: pd.DataFrame) -> pd.DataFrame:
     """Confusion matrix of injected failure type (rows, 'none' for no injection) against the
     reader's outcome (columns: 'success', the five types, and 'excluded' when any)."""
-    scored = df[df["arm"] != "native"]
+    scored = df[df["arm"] != NATIVE]
     injected = scored["injected_failure"].fillna("none").astype(str)
     read = scored["failure_type"].astype(object).where(scored["failure_type"].notna(), "success")
     read = read.where(~scored["excluded"].astype(bool), "excluded").astype(str)

@@ -5,13 +5,10 @@ Imports of the stage's modules stay inside the commands, so `incognita --help` s
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 
 import click
 
-from incognita.common.io import InputError, WriteError
 
 @click.command()
 @click.option("--golden-dir", default="results/golden", show_default=True, help="golden trajectories {task}.json")

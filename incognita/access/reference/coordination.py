@@ -38,6 +38,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from incognita.access.reference.partition import ARMS, Partition, load_partition
 from incognita.common.io import (
     InputError,
     read_json,
@@ -45,7 +46,6 @@ from incognita.common.io import (
     sha256_obj,
     write_json,
 )
-from incognita.access.reference.partition import ARMS, Partition, load_partition
 
 SCHEMA_VERSION = 1
 GOLDEN_SCHEMA_VERSIONS = {1}

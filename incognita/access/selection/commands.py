@@ -6,13 +6,12 @@ Imports of the stage's modules stay inside the commands, so `incognita --help` s
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 
 import click
 
-from incognita.common.io import InputError, WriteError
+from incognita.common.io import InputError
+
 
 @click.command()
 @click.option("--reference", "reference_path", default="results/reference/coordination.json", show_default=True)
@@ -40,10 +39,10 @@ def corpus(
     no_verify: bool,
 ) -> None:
     """Select the stratified task corpus from the reference and write config/corpus.yaml."""
-    from incognita.access.selection import corpus as cp
-    from incognita.access.workflow_config import load_config
-    from incognita.access.selection.idle import passed
     from incognita.access.reference.coordination import PAPER_TOTALS, format_totals, load_reference
+    from incognita.access.selection import corpus as cp
+    from incognita.access.selection.idle import passed
+    from incognita.access.workflow_config import load_config
 
     cfg = load_config(config_path)["corpus"]
     out = out or cfg["file"]
@@ -156,7 +155,6 @@ def oracle(
     click.echo(f"{out}: {orc.summary(rows)}")
 
 
-
 @click.command("verify-locks")
 @click.option("--locks", "locks_path", default="config/locks.yaml", show_default=True)
 def verify_locks(locks_path: str) -> None:
@@ -168,8 +166,8 @@ def verify_locks(locks_path: str) -> None:
         click.echo(f"{name} v{entry['version']}: ok ({entry['path']}, frozen {entry['frozen']})")
     locked = dict(results)
     if "corpus" in locked and "coordination" in locked:
-        from incognita.common.io import read_json
         from incognita.access.selection.corpus import check_against_reference, load_corpus
+        from incognita.common.io import read_json
 
         doc = load_corpus(locked["corpus"]["path"], verify=False)
         if doc.get("selected_from", {}).get("reference_sha256") != locked["coordination"]["sha256"]:

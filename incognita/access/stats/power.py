@@ -21,8 +21,6 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-import click
-
 _EPS = 1e-9  # keeps a right-hand side that is an integer up to float error on that integer
 
 

@@ -7,8 +7,8 @@ import math
 
 import pandas as pd
 
-from incognita.common.tables import to_markdown
 from incognita.access.stats.interpretation import Interpretation
+from incognita.common.tables import to_markdown
 
 
 def _fmt(x: float) -> str:

@@ -6,8 +6,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from incognita.common.io import InputError, atomic_write_text
-from incognita.common.tables import write_table
 from incognita.access.stats import paper_tables as T
 from incognita.access.stats.estimator import (
     COUNT_MEASURES,
@@ -20,6 +18,8 @@ from incognita.access.stats.estimator import (
 from incognita.access.stats.interpretation import load_interpretation
 from incognita.access.stats.report import primary_markdown
 from incognita.access.stats.splithalf import DEFAULT_SEED, DEFAULT_SPLITS
+from incognita.common.io import InputError, atomic_write_text
+from incognita.common.tables import write_table
 
 
 def _split_half_md(split_half: pd.DataFrame) -> pd.DataFrame:

@@ -9,8 +9,8 @@ import pytest
 
 from incognita.access.cards.audit import audit_card
 from incognita.access.cards.card import build_card
-from incognita.common.io import InputError
 from incognita.access.cards.reachability import _Said, check_selectors_reachable, load_ambiguities
+from incognita.common.io import InputError
 
 
 def verdicts(c, db, vocabulary):

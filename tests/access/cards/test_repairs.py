@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 from incognita.access.cards.card import build_card, validate_card
-from incognita.common.io import InputError
 from incognita.access.cards.repairs import apply_overlay, load_overlay
+from incognita.common.io import InputError
 
 ROOT = Path(__file__).resolve().parents[3]
 REPAIRED = ["2", "3", "11", "30", "37", "38", "46", "59"]

@@ -8,17 +8,17 @@ from pathlib import Path
 
 import pytest
 
+from incognita.access.episodes.evaluation import INFO_ASSERTION, evaluate
+from incognita.access.episodes.harness import Design, Harness
 from incognita.access.episodes.scripted.scripted_judge import ScriptedJudge, agent_messages, statements
+from incognita.access.golden.provenance import load_vocabulary
+from incognita.access.golden.trajectory import build_golden
 from incognita.common.backends.base import (
     BackendError,
     ModelRequest,
     ModelResponse,
     Turn,
 )
-from incognita.access.episodes.evaluation import INFO_ASSERTION, evaluate
-from incognita.access.golden.provenance import load_vocabulary
-from incognita.access.golden.trajectory import build_golden
-from incognita.access.episodes.harness import Design, Harness
 
 ROOT = Path(__file__).resolve().parents[3]
 ARMS = ("direct", "indirect", "social")

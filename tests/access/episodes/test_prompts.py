@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from incognita.common.io import InputError
 from incognita.access.episodes.prompts import BLOCKS, PromptSet, mask
+from incognita.common.io import InputError
 
 ROOT = Path(__file__).resolve().parents[3]
 PROMPTS = ROOT / "config" / "prompts"

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from incognita.access.reference.coordination import build_reference, format_totals, load_golden, totals
 from incognita.cli import main
 from incognita.common.io import InputError
-from incognita.access.reference.coordination import build_reference, format_totals, load_golden, totals
 
 ROOT = Path(__file__).resolve().parents[3]
 FIX = ROOT / "tests" / "fixtures"
@@ -127,10 +127,10 @@ def test_a_read_behind_the_information_channel_is_required(ref, tmp_path):
 def test_generator_3_golden_in_the_reference(tmp_path, source_dir):
     """Live golden trajectories: a read inserted for an information item is required, and a
     user id the customer states is a customer fact that engages no identity desk."""
-    from incognita.common.io import read_json, sha256_file, write_json
     from incognita.access.golden.provenance import load_vocabulary
     from incognita.access.golden.trajectory import build_golden
     from incognita.access.golden.upstream_replay import RetailWorld
+    from incognita.common.io import read_json, sha256_file, write_json
 
     world = RetailWorld(source_dir / "db.json")
     vocab = load_vocabulary(str(ROOT / "config" / "vocabulary.yaml"))

@@ -10,7 +10,6 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from incognita.cli import main
 from incognita.access.reference.freeze import (
     LockError,
     embedded_version,
@@ -19,6 +18,7 @@ from incognita.access.reference.freeze import (
     verify_all,
     verify_lock,
 )
+from incognita.cli import main
 
 ROOT = Path(__file__).resolve().parents[3]
 FIX = ROOT / "tests" / "fixtures"

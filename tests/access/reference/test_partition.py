@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from incognita.common.io import InputError
 from incognita.access.reference.partition import (
     RETAIL_TOOLS,
     SOCIAL_DESKS,
@@ -16,6 +15,7 @@ from incognita.access.reference.partition import (
     load_partition,
     validate_against_tau2,
 )
+from incognita.common.io import InputError
 
 PARTITION = Path(__file__).resolve().parents[3] / "config" / "partition.yaml"
 

@@ -10,9 +10,9 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from incognita.access.selection.corpus import corpus_document, render, select, write_corpus
 from incognita.cli import main
 from incognita.common.io import InputError, sha256_file, write_json
-from incognita.access.selection.corpus import corpus_document, render, select, write_corpus
 
 LEVELS = [1, 2, 3, 4, 5, 6]
 NAMED = ["2", "3", "11", "30", "37", "38", "46", "59"]

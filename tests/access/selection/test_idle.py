@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from incognita.common.io import InputError
 from incognita.access.selection.idle import HEADER, passed, run_arms, write_table
+from incognita.common.io import InputError
 
 ROOT = Path(__file__).resolve().parents[3]
 

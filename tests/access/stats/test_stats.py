@@ -489,7 +489,7 @@ def test_stats_command_end_to_end(locked, synth, tmp_path):
         ],
     )
     assert res.exit_code == 0, res.output
-    assert "35 files from 864 trials" in res.output
+    assert f"{len(OUTPUT_FILES)} files from 864 trials" in res.output
     assert list(pd.read_csv(out / "success.csv")["model"][:4]) == ["m4", "m3", "m2", "m1"]
     res = CliRunner().invoke(stats_command, ["--trials", str(tmp_path / "none.parquet"), "--out", str(out)])
     assert res.exit_code != 0 and "trials table not found" in str(res.exception)

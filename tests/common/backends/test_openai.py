@@ -15,19 +15,19 @@ from pathlib import Path
 
 import pytest
 
-from incognita.access.episodes.scripted import make_backend
 from incognita.access.cards.card import build_card
+from incognita.access.cards.repairs import apply_overlay, load_overlay
+from incognita.access.episodes.harness import Design, Harness
+from incognita.access.episodes.records import EpisodeRecord
+from incognita.access.episodes.scripted import make_backend
+from incognita.access.golden.provenance import load_vocabulary
+from incognita.access.golden.trajectory import build_golden
 from incognita.common.backends import base
 from incognita.common.backends import openai as ob
 from incognita.common.backends.base import ModelRequest, Turn
 from incognita.common.cache import ResponseCache
-from incognita.common.prices import load_prices
-from incognita.access.golden.provenance import load_vocabulary
-from incognita.access.golden.trajectory import build_golden
-from incognita.access.episodes.harness import Design, Harness
 from incognita.common.loopback import LoopbackServer
-from incognita.access.episodes.records import EpisodeRecord
-from incognita.access.cards.repairs import apply_overlay, load_overlay
+from incognita.common.prices import load_prices
 
 ROOT = Path(__file__).resolve().parents[3]
 ARMS = ("direct", "indirect", "social")

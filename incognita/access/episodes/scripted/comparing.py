@@ -33,6 +33,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from incognita.access.cards.source_words import norm
 from incognita.access.episodes.scripted.choosing import (
     _option_for,
     entry_kind,
@@ -45,7 +46,6 @@ from incognita.access.episodes.scripted.choosing import (
     strip_placeholders,
     terms,
 )
-from incognita.access.cards.source_words import norm
 
 _YES_NO = {"yes", "no"}
 _NEGATORS = re.compile(r"(?:\b(?:not|non|no|without|never)|n't)\W*(?:\w+\W+){0,2}$")

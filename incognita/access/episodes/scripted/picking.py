@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from incognita.access.episodes.agent_plan import PICK, PlannedCall, Source
 from incognita.access.episodes.scripted.choosing import (
     entry_kind,
     leaf_texts,
@@ -24,12 +25,17 @@ from incognita.access.episodes.scripted.choosing import (
     superlative,
     superlative_picks,
 )
-from incognita.access.episodes.scripted.comparing import compared_goals, demands_in_scope, named_option_scores, read_lines, scope_tokens
+from incognita.access.episodes.scripted.comparing import (
+    compared_goals,
+    demands_in_scope,
+    named_option_scores,
+    read_lines,
+    scope_tokens,
+)
 from incognita.access.episodes.scripted.discovery import content_words
 from incognita.access.episodes.scripted.relations import RelationPicker
 from incognita.access.episodes.scripted.sets import SetChooser, quantified
 from incognita.access.episodes.scripted.wording import absence_score, expand_abbreviations, stated_ids
-from incognita.access.episodes.agent_plan import PICK, PlannedCall, Source
 
 # Reading every entry of a list of bare ids to choose one costs a turn each; beyond this many
 # the agent judges the entries by what the list itself says.

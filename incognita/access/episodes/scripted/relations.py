@@ -43,9 +43,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from incognita.access.cards.source_words import US_STATES
 from incognita.access.episodes.scripted.choosing import leaf_texts, match_score, strip_placeholders, superlative
 from incognita.access.episodes.scripted.wording import action_words
-from incognita.access.cards.source_words import US_STATES
 
 # Widely used abbreviations and nicknames of large US cities (everyday language, like the
 # state names): a customer says "my NYC address", the record says "New York".

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from incognita.access.episodes.scripted.picking import _SAME_ITEM, Choosing
 from incognita.access.episodes.agent_plan import Source
+from incognita.access.episodes.scripted.picking import _SAME_ITEM, Choosing
 
 
 def same_line_value(requests: list[str], results: dict, src: Source, choosing: Choosing) -> Any | None:

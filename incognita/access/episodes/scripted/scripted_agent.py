@@ -31,7 +31,8 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any
 
-from incognita.access.taxonomy import FAILURE_TYPES
+from incognita.access.cards.source_words import US_STATES
+from incognita.access.episodes.agent_plan import Plan, PlannedCall, Source
 from incognita.access.episodes.scripted.choosing import placeholders, strip_placeholders
 from incognita.access.episodes.scripted.discovery import content_words, map_replies
 from incognita.access.episodes.scripted.language import call_tag, first, parse, say, tag
@@ -40,10 +41,9 @@ from incognita.access.episodes.scripted.reconsidering import Reconsidering, refu
 from incognita.access.episodes.scripted.same_item import same_line_value
 from incognita.access.episodes.scripted.telling import Telling
 from incognita.access.episodes.scripted.wording import action_words
-from incognita.common.backends.base import ModelRequest, ModelResponse, ToolCall
 from incognita.access.golden.provenance import result_doc
-from incognita.access.episodes.agent_plan import Plan, PlannedCall, Source
-from incognita.access.cards.source_words import US_STATES
+from incognita.access.taxonomy import FAILURE_TYPES
+from incognita.common.backends.base import ModelRequest, ModelResponse, ToolCall
 
 MAX_DEMANDS = 8  # how many times the agent lets the customer add a demand before starting
 
@@ -329,7 +329,9 @@ class ScriptedAgent(EntryPicker, Reconsidering, Telling):
         if src.kind == "field":
             return _field_value(self.released[src.token], src.part, src.transform)
         if src.kind == "read":
-            same = same_line_value(self.requests, self.results, src, choosing)  # incognita.access.episodes.scripted.same_item
+            same = same_line_value(
+                self.requests, self.results, src, choosing
+            )  # incognita.access.episodes.scripted.same_item
             return same if same is not None else (yield from self._read_value(src, choosing))
         if src.kind == "policy":
             return self._policy_term(src)

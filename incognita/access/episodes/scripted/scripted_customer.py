@@ -44,10 +44,10 @@ from __future__ import annotations
 import json
 import re
 
+from incognita.access.episodes.disclosure_gate import RELEASE_TOOL
 from incognita.access.episodes.scripted.conditions import condition_kind, is_refusal_condition, replaces_demand
 from incognita.access.episodes.scripted.language import parse, say, tag
 from incognita.common.backends.base import ModelRequest, ModelResponse, ToolCall, Turn
-from incognita.access.episodes.disclosure_gate import RELEASE_TOOL
 
 # --------------------------------------------------------------------------- masking
 

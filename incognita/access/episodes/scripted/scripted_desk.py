@@ -33,8 +33,8 @@ import json
 import re
 
 from incognita.access.episodes.scripted.language import first, parse, parse_call, say, tag
-from incognita.common.backends.base import ModelRequest, ModelResponse, ToolCall
 from incognita.access.golden.provenance import escape_token, result_doc
+from incognita.common.backends.base import ModelRequest, ModelResponse, ToolCall
 
 # Plain descriptions of the retail write tools, for restating a change without naming a tool.
 _CHANGE_WORDS = {

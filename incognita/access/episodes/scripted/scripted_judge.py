@@ -14,9 +14,9 @@ from __future__ import annotations
 import json
 import re
 
-from incognita.common.backends.base import BackendError, ModelRequest, ModelResponse
 from incognita.access.episodes.evaluation import INFO_ASSERTION, communicated
 from incognita.access.episodes.records import Usage
+from incognita.common.backends.base import BackendError, ModelRequest, ModelResponse
 
 _STATEMENT = re.compile(r"^\s*(\d+)\.\s+(.*)$")
 _SPEAKER = re.compile(r"^(agent|customer): ?(.*)$")

@@ -46,6 +46,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from incognita.access.episodes.agent_plan import PICK
 from incognita.access.episodes.scripted.choosing import (
     PRICE_MAX,
     PRICE_MIN,
@@ -57,7 +58,6 @@ from incognita.access.episodes.scripted.choosing import (
     value_at,
 )
 from incognita.access.episodes.scripted.wording import action_words
-from incognita.access.episodes.agent_plan import PICK
 
 # Order statuses a tool's name can state (a general table of the domain's record states).
 STATUSES = ("pending", "processed", "delivered", "cancelled")

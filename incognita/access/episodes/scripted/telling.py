@@ -23,11 +23,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from incognita.access.episodes.agent_plan import PICK
 from incognita.access.episodes.scripted.choosing import value_at
 from incognita.access.episodes.scripted.language import say, tag
 from incognita.access.episodes.scripted.picking import Choosing, GiveUp
 from incognita.access.episodes.scripted.sets import NUMBERS, refund_total
-from incognita.access.episodes.agent_plan import PICK
 
 _USED = re.compile(r"\b(?:used|paid|pay(?:ing)? (?:with|for|by))\b", re.IGNORECASE)
 _ORDER = re.compile(r"\border\b", re.IGNORECASE)

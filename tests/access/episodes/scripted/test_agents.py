@@ -13,16 +13,16 @@ from pathlib import Path
 import pytest
 import yaml
 
+from incognita.access.episodes.agent_plan import PICK, plan_from_golden, value_free_steps
+from incognita.access.episodes.harness import Design, Harness, arm_order
 from incognita.access.episodes.scripted.discovery import map_replies
 from incognita.access.episodes.scripted.language import first, parse, say, tag
 from incognita.access.episodes.scripted.scripted_agent import FAILURE_TYPES
 from incognita.access.episodes.scripted.scripted_desk import first_person
-from incognita.access.selection.corpus import load_corpus
 from incognita.access.golden.provenance import load_vocabulary
 from incognita.access.golden.trajectory import build_golden
-from incognita.access.episodes.harness import Design, Harness, arm_order
 from incognita.access.reference.partition import SOCIAL_DESKS
-from incognita.access.episodes.agent_plan import PICK, plan_from_golden, value_free_steps
+from incognita.access.selection.corpus import load_corpus
 
 ROOT = Path(__file__).resolve().parents[4]
 ARMS = ("direct", "indirect", "social")

@@ -5,6 +5,7 @@ from types import SimpleNamespace
 
 from generator_helpers import drive
 
+from incognita.access.episodes.agent_plan import PICK, Source
 from incognita.access.episodes.scripted.comparing import (
     compared_goals,
     demands_in_scope,
@@ -14,7 +15,6 @@ from incognita.access.episodes.scripted.comparing import (
     yes_no_wants,
 )
 from incognita.access.episodes.scripted.picking import Choosing, EntryPicker
-from incognita.access.episodes.agent_plan import PICK, Source
 
 
 def _v(price, available=True, **options):

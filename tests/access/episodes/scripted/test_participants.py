@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from incognita.access.cards.card import build_card
+from incognita.access.episodes.disclosure_gate import DisclosureGate, release_field_schema
 from incognita.access.episodes.scripted.language import call_tag, first, parse, say, tag
 from incognita.access.episodes.scripted.scripted_customer import (
     ScriptedCustomer,
@@ -21,12 +23,10 @@ from incognita.access.episodes.scripted.scripted_desk import (
     resolve_pointer,
     wanted_pointers,
 )
-from incognita.access.cards.card import build_card
-from incognita.common.backends.base import ModelRequest, ToolCall, Turn
-from incognita.access.episodes.disclosure_gate import DisclosureGate, release_field_schema
 from incognita.access.episodes.tool_gateway import Gateway
-from incognita.access.reference.partition import INDIRECT_HOLDER, SOCIAL_DESKS, load_partition
 from incognita.access.golden.upstream_replay import RetailWorld
+from incognita.access.reference.partition import INDIRECT_HOLDER, SOCIAL_DESKS, load_partition
+from incognita.common.backends.base import ModelRequest, ToolCall, Turn
 
 ROOT = Path(__file__).resolve().parents[4]
 
@@ -466,9 +466,9 @@ def test_a_fallback_that_replaces_the_demand_is_read_off_its_wording(sentence, r
 
 
 def test_an_exchange_for_the_same_item_takes_the_line_it_exchanges():
+    from incognita.access.episodes.agent_plan import PICK, Source
     from incognita.access.episodes.scripted.picking import Choosing
     from incognita.access.episodes.scripted.same_item import same_line_value
-    from incognita.access.episodes.agent_plan import PICK, Source
 
     chair = {"item_id": "11", "name": "Office Chair"}
     order = {"order_id": "#1", "items": [{"item_id": "10", "name": "Bottle"}, chair]}
@@ -801,8 +801,8 @@ def test_pointers_address_decoded_json_text_results(world, partition, gateway):
 def test_remit_is_told_from_the_desks_own_role_text(who, world, partition):
     """Given its role text, a desk describes its work in the first person from it, names no
     tool and no one else; the agent has to make sense of the words."""
-    from incognita.access.episodes.scripted.scripted_desk import first_person
     from incognita.access.episodes.prompts import PromptSet
+    from incognita.access.episodes.scripted.scripted_desk import first_person
 
     role = PromptSet(ROOT / "config" / "prompts").desk_parts(who)["role"]
     desk = ScriptedDesk("default", who, {"tools": list(partition.tools_of(who, "social")), "remit": role})

@@ -3,6 +3,7 @@ small hand-made fixture."""
 
 from generator_helpers import drive
 
+from incognita.access.episodes.agent_plan import PICK, Plan, PlannedCall, Source
 from incognita.access.episodes.scripted.sets import (
     SetChooser,
     consuming_writes,
@@ -21,7 +22,6 @@ from incognita.access.episodes.scripted.sets import (
     stated_count,
     tool_statuses,
 )
-from incognita.access.episodes.agent_plan import PICK, Plan, PlannedCall, Source
 
 
 def _line(item_id, name, price=10.0, product="p1", **options):

@@ -69,7 +69,9 @@ def test_the_telling_rules_name_no_product_and_no_id(db):
     import re
     from pathlib import Path
 
-    text = (Path(__file__).resolve().parents[4] / "incognita/access/episodes/scripted/telling.py").read_text(encoding="utf-8")
+    text = (Path(__file__).resolve().parents[4] / "incognita/access/episodes/scripted/telling.py").read_text(
+        encoding="utf-8"
+    )
     code = "\n".join(line.split("#", 1)[0] for line in re.sub(r'"""[\s\S]*?"""', "", text).splitlines()).lower()
     names = {p["name"].lower() for p in db["products"].values()}
     ids = set(db["products"]) | {i for p in db["products"].values() for i in p["variants"]} | set(db["orders"])
