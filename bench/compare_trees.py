@@ -12,7 +12,10 @@ What counts as wall-clock, and nothing else:
   (the upstream harness stamps every message with a `timestamp`);
 - TSV/CSV: the columns named in WALL_CLOCK_KEYS;
 - Parquet: the same columns, compared as tables (the file's bytes also hold writer metadata);
-- the viewer's data files embed records, so they are compared as JSON the same way.
+- the viewer's data files embed records (`viewerData("key", {...});`), so they are compared as
+  JSON the same way.
+Random run identifiers are not content either: the upstream harness gives every simulation a
+fresh UUID4, so any string that is a UUID compares equal to any other UUID.
 Everything else is compared byte for byte.
 """
 
@@ -22,6 +25,7 @@ import argparse
 import csv
 import io
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -30,11 +34,16 @@ WALL_CLOCK_KEYS = frozenset(
 )
 
 
+UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+
+
 def _strip(value):
     if isinstance(value, dict):
         return {k: _strip(v) for k, v in value.items() if k not in WALL_CLOCK_KEYS}
     if isinstance(value, list):
         return [_strip(v) for v in value]
+    if isinstance(value, str) and UUID.match(value):
+        return "<uuid>"
     return value
 
 
@@ -58,14 +67,13 @@ def _parquet(path: Path):
 
 
 def _js_data(data: bytes):
-    # The viewer's data files are `window.X = <JSON>;` scripts.
-    text = data.decode("utf-8")
-    start = text.find("=")
-    body = text[start + 1 :].strip().rstrip(";") if start >= 0 and text.startswith("window.") else None
-    if body is None:
+    # The viewer's data files are `viewerData("<key>", <JSON>);` scripts; other scripts compare as text.
+    text = data.decode("utf-8").strip()
+    if not (text.startswith("viewerData(") and text.endswith(");")):
         return text
+    key, _, body = text[len("viewerData(") : -2].partition(",")
     try:
-        return _strip(json.loads(body))
+        return json.loads(key), _strip(json.loads(body))
     except json.JSONDecodeError:
         return text
 

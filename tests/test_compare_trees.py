@@ -43,3 +43,19 @@ def test_content_and_missing_files_are_listed(tmp_path, capsys):
     assert (only_a, only_b, differ, common) == (["only_a.txt"], [], ["episodes/r0.json", "manifest.tsv"], 2)
     assert compare_trees.main([str(a), str(b)]) == 1
     assert "differs: manifest.tsv" in capsys.readouterr().out
+
+
+def test_random_run_ids_and_viewer_scripts(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    for root, uid, text in (
+        (a, "fa78b945-f5dc-4b59-bd70-6bef03fff469", "hi"),
+        (b, "add5fbde-461a-44b4-9fe2-3116e81c93ed", "hi"),
+    ):
+        root.mkdir()
+        (root / "native.json").write_text(json.dumps({"simulations": [{"id": uid, "text": text}]}))
+        (root / "r0.js").write_text(
+            f'viewerData("k",{json.dumps({"id": uid, "wall_time_s": len(str(root)), "text": text})});\n'
+        )
+    assert compare_trees.compare(a, b) == ([], [], [], 2)
+    (b / "r0.js").write_text('viewerData("k",{"text":"changed"});\n')
+    assert compare_trees.compare(a, b)[2] == ["r0.js"]
