@@ -29,10 +29,10 @@ sys.path.insert(0, str(ROOT))
 
 def startup_seconds(runs: int = 3) -> float:
     code = (
-        "from incognita.access.episodes.harness import Harness, Design;"
+        "from incognita.access.episodes.harness import Harness, HarnessSettings;"
         "import yaml;"
         "cfg=yaml.safe_load(open('config/config.yaml'));"
-        "Harness(Design.from_config(cfg), 'data/source/retail/db.json', 'config/partition.yaml')"
+        "Harness(HarnessSettings.from_config(cfg), 'data/source/retail/db.json', 'config/partition.yaml')"
     )
     times = []
     for _ in range(runs):
@@ -50,12 +50,12 @@ def main() -> None:
 
     import yaml
 
-    from incognita.access.episodes.harness import Design, Harness
+    from incognita.access.episodes.harness import Harness, HarnessSettings
     from incognita.access.selection.corpus import load_corpus
     from incognita.common.io import read_json
 
     cfg = yaml.safe_load((ROOT / args.config).read_text())
-    design = Design.from_config(cfg)
+    design = HarnessSettings.from_config(cfg)
     harness = Harness(design, str(ROOT / "data/source/retail/db.json"), str(ROOT / "config/partition.yaml"))
     tasks = [str(t) for t in load_corpus(ROOT / "config/corpus.yaml", locks=ROOT / "config/locks.yaml")["tasks"]]
     inputs = {

@@ -27,9 +27,9 @@ sys.path.insert(0, str(ROOT))
 
 
 def ours(tasks, inputs, profile: str, reps: int) -> tuple[float, int, int]:
-    from incognita.access.episodes.harness import Design, Harness
+    from incognita.access.episodes.harness import Harness, HarnessSettings
 
-    design = Design(
+    design = HarnessSettings(
         arms=("direct",),
         models={profile: f"scripted:{profile}"},
         repetitions=reps,

@@ -35,7 +35,7 @@ def import_seconds() -> float:
 
 def time_run_stats(runs: int, seed: int) -> tuple[list[float], int, int]:
     from incognita.access.reference.freeze import freeze
-    from incognita.access.stats import run_stats
+    from incognita.access.stats.stats_stage import run_stats
     from incognita.access.stats.synthetic import synthetic_trials
 
     trials = synthetic_trials(seed=seed, usd_per_1k_tokens=0.01)

@@ -77,13 +77,13 @@ def episodes(
 ) -> None:
     """Run the blocks (model, task, repetition) of one model and task, each through the arms in
     Latin-square order, and write one episode record per cell."""
-    from incognita.access.episodes.harness import Design, Harness
+    from incognita.access.episodes.harness import Harness, HarnessSettings
     from incognita.common.io import read_json
 
     order = [m for m in models_order.split(",") if m]
     if model not in order:
         raise InputError(f"--model {model!r} is not in --models-order {models_order!r}")
-    design = Design(
+    design = HarnessSettings(
         arms=tuple(a for a in arms.split(",") if a),
         models={model: spec},
         repetitions=reps,

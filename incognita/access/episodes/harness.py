@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from incognita.access.cells import episode_record
+from incognita.access.cells import design_from_config, episode_record
 from incognita.access.episodes.agent_plan import plan_from_golden
 from incognita.access.episodes.episode_loop import Episode, recipients
 from incognita.access.episodes.prompts import PromptSet
@@ -45,8 +45,9 @@ GENERATOR_VERSION = 9
 
 
 @dataclass(frozen=True)
-class Design:
-    """Model entries are spec strings or {spec, per-role settings} (incognita.common.backends.base.split_entry)."""
+class HarnessSettings:
+    """What the harness needs to run a block: the design's arms, seed, budget and the participants' entries.
+    Model entries are spec strings or {spec, per-role settings} (incognita.common.backends.base.split_entry)."""
 
     arms: tuple[str, ...]
     models: dict[str, str | dict]
@@ -64,14 +65,14 @@ class Design:
     vocabulary: str = "config/vocabulary.yaml"  # the public policy vocabulary scripted agents know
 
     @classmethod
-    def from_config(cls, cfg: dict) -> Design:
-        d, p = cfg["design"], cfg["participants"]
+    def from_config(cls, cfg: dict) -> HarnessSettings:
+        d, p = design_from_config(cfg), cfg["participants"]
         return cls(
-            arms=tuple(d["arms"]),
+            arms=d.rotation,
             models=dict(cfg["models"]),
-            repetitions=d["repetitions"],
-            seed=d["seed"],
-            budget=d["budget"],
+            repetitions=d.repetitions,
+            seed=d.seed,
+            budget=d.budget,
             customer=p["customer"],
             service=p["service"],
             prompts_dir=cfg["prompts"],
@@ -109,7 +110,7 @@ def arm_order(arms: tuple[str, ...], models: list[str], model: str, task_positio
 class Harness:
     """Everything loaded once per process: the database, partition, prompts and profiles."""
 
-    def __init__(self, design: Design, db_path: str, partition_path: str):
+    def __init__(self, design: HarnessSettings, db_path: str, partition_path: str):
         from incognita.access.golden.upstream_replay import RetailWorld
 
         self.design = design
@@ -299,7 +300,7 @@ def profile_episodes(
     (the do-nothing check, incognita.access.selection.idle; the oracle check, incognita.access.selection.oracle). `check` names
     the check in errors. A missing card or golden file, or an episode that broke, stops it
     with an InputError naming the file or the cell."""
-    design = Design(
+    design = HarnessSettings(
         arms=tuple(arms),
         models={profile: f"scripted:{profile}"},
         repetitions=1,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from incognita.access.episodes.evaluation import INFO_ASSERTION, evaluate
-from incognita.access.episodes.harness import Design, Harness
+from incognita.access.episodes.harness import Harness, HarnessSettings
 from incognita.access.episodes.scripted.scripted_judge import ScriptedJudge, agent_messages, statements
 from incognita.access.golden.provenance import load_vocabulary
 from incognita.access.golden.trajectory import build_golden
@@ -96,7 +96,7 @@ def inputs(source_dir, repaired_card):
 
 
 def _harness(source_dir, channel: str, judge) -> Harness:
-    design = Design(
+    design = HarnessSettings(
         arms=ARMS,
         models={"surveyor": "scripted:surveyor"},
         repetitions=1,

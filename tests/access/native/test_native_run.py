@@ -76,9 +76,9 @@ def test_oracle_scores_natively_what_it_scores_in_our_direct_arm(inputs, source_
     customer says, and some cards hold nothing that picks the golden entry.)"""
     from tau2.data_model.simulation import Results
 
-    from incognita.access.episodes.harness import Design, Harness
+    from incognita.access.episodes.harness import Harness, HarnessSettings
 
-    design = Design(
+    design = HarnessSettings(
         arms=("direct",),
         models={"m": "scripted:oracle"},
         repetitions=1,

@@ -11,7 +11,6 @@ import pytest
 from scipy import stats
 
 from incognita.access.reference.freeze import LockError, freeze
-from incognita.access.stats import run_stats
 from incognita.access.stats.estimator import paired, task_means, validate_trials
 from incognita.access.stats.interpretation import (
     decide,
@@ -22,7 +21,7 @@ from incognita.access.stats.outputs import OUTPUT_FILES
 from incognita.access.stats.paper_tables import discriminating
 from incognita.access.stats.signflip import signflip_p
 from incognita.access.stats.splithalf import split_half
-from incognita.access.stats.stats_stage import build_tables
+from incognita.access.stats.stats_stage import build_tables, run_stats
 from incognita.access.stats.synthetic import synthetic_trials
 from incognita.common.io import InputError
 from incognita.common.tables import to_markdown

@@ -17,7 +17,7 @@ import pytest
 
 from incognita.access.cards.card import build_card
 from incognita.access.cards.repairs import apply_overlay, load_overlay
-from incognita.access.episodes.harness import Design, Harness
+from incognita.access.episodes.harness import Harness, HarnessSettings
 from incognita.access.episodes.records import EpisodeRecord
 from incognita.access.episodes.scripted import make_backend
 from incognita.access.golden.provenance import load_vocabulary
@@ -115,7 +115,7 @@ def entry(model: str, **extra) -> dict:
 
 @pytest.fixture(scope="module")
 def harness(source_dir):
-    design = Design(
+    design = HarnessSettings(
         arms=ARMS,
         models={MODEL: f"scripted:{MODEL}"},
         repetitions=1,

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from incognita.access.episodes.agent_plan import PICK, plan_from_golden, value_free_steps
-from incognita.access.episodes.harness import Design, Harness, arm_order
+from incognita.access.episodes.harness import Harness, HarnessSettings, arm_order
 from incognita.access.episodes.scripted.discovery import map_replies
 from incognita.access.episodes.scripted.language import first, parse, say, tag
 from incognita.access.episodes.scripted.scripted_agent import FAILURE_TYPES
@@ -30,7 +30,7 @@ ARMS = ("direct", "indirect", "social")
 
 @pytest.fixture(scope="module")
 def harness(source_dir):
-    design = Design(
+    design = HarnessSettings(
         arms=ARMS,
         models={},
         repetitions=1,
@@ -258,7 +258,7 @@ def shuffled(tmp_path_factory, source_dir):
         )
         front = yaml.safe_dump({"role": roles[desk], "rules": ""})
         (root / "prompts/service/desks" / f"{desk.lower()}.md").write_text(f"---\n{front}---\n")
-    design = Design(
+    design = HarnessSettings(
         arms=ARMS,
         models={},
         repetitions=1,
