@@ -10,6 +10,7 @@ from workflow_helpers import stable_native
 
 from incognita.access.cards.card import build_card
 from incognita.access.cards.repairs import apply_overlay, load_overlay
+from incognita.access.cells import native_result
 from incognita.access.episodes.harness import arm_order
 from incognita.access.golden.provenance import load_vocabulary
 from incognita.access.golden.trajectory import build_golden
@@ -18,7 +19,6 @@ from incognita.access.native.native_run import (
     NativeJob,
     NativeSettings,
     native_task,
-    output_path,
     overlay_version,
     redact,
     run_job,
@@ -127,7 +127,7 @@ def test_repaired_task_runs_through_the_overlay_and_the_unrepaired_run_is_archiv
         }
     )
     written = run_job(j, NativeSettings(), log=lambda _: None)
-    current, archived = output_path(tmp_path, "m", "46", 0), output_path(tmp_path, "m", "46", 0, archive=True)
+    current, archived = native_result("m", "46", 0, tmp_path), native_result("m", "46", 0, tmp_path, unrepaired=True)
     assert written == [current, archived]
     assert "archive" in archived.parts and "archive" not in current.parts
     facts = {p: Results.load(p).simulations[0].reward_info.info["incognita"] for p in written}
