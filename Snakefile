@@ -19,10 +19,10 @@ wildcard_constraints:
     rep=r"\d+",
     model=r"[A-Za-z0-9][A-Za-z0-9._-]*",
     arm="|".join(HARNESS_ARMS),
-    cs_task=r"shape_factory|daytrader|hidden_profile|map_task",
+    cs_task="|".join(COLLABSIM_TASKS),
     cs_condition=r"[a-z0-9_]+",
     cs_model=r"[A-Za-z0-9][A-Za-z0-9._-]*",
-    cs_design=r"persona|theory",
+    cs_design="|".join(COLLABSIM_DESIGNS),
     seed=r"\d+",
 
 

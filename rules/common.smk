@@ -32,6 +32,8 @@ sys.path.insert(0, workflow.basedir)  # parse-time imports come from this checko
 from incognita.access.cells import design_from_config, episode_record, native_result, repaired_tasks
 from incognita.access.episodes.scripted.entries import check_entries
 from incognita.access.taxonomy import HARNESS_ARMS
+from incognita.collabsim.design import DESIGNS as COLLABSIM_DESIGNS
+from incognita.collabsim.tasks import TASKS as COLLABSIM_TASKS
 from incognita.common.io import InputError
 
 try:
