@@ -16,9 +16,10 @@ import pandas as pd
 from scipy import stats as sps
 
 from incognita.access.figures.figure_style import MEASURES
+from incognita.access.taxonomy import ALL_ARMS, FAILURE_TYPES
 
 MODELS = ("surveyor", "prober", "hasty", "impatient")
-ARMS = ("direct", "indirect", "social", "native")
+ARMS = ALL_ARMS
 N_TASKS, N_REPS = 18, 3
 # per-arm success probability of each model (a weak model collapses under social access)
 P_SUCCESS = {
@@ -32,13 +33,6 @@ FAILURE_MIX = {  # share of failures per type, by arm (native trials carry no fa
     "indirect": (0.10, 0.20, 0.15, 0.45, 0.10),
     "social": (0.12, 0.60, 0.08, 0.15, 0.05),
 }
-FAILURE_TYPES = (
-    "never_requested",
-    "requested_not_obtained",
-    "obtained_not_delivered",
-    "delivered_incorrect",
-    "correct_unconfirmed",
-)
 
 
 def _t_interval(d: np.ndarray) -> tuple[float, float, float]:
