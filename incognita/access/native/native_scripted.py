@@ -15,6 +15,7 @@ agent by its registered name.
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 
@@ -64,23 +65,24 @@ def _scripted_classes():
             super().__init__(tools=tools, domain_policy=domain_policy, llm=llm, llm_args=llm_args)
             type(self).last = self
             args = self.llm_args
-            profiles = read_yaml(args["profiles"]) or {}
+            profiles = profile_files(args["profiles"])
             if args["profile"] not in profiles:
                 raise InputError(f"{args['profiles']}: no scripted agent profile {args['profile']!r}")
             self.seed = int(args["seed"])
+            schemas = [tool_schema(t) for t in tools]
             context = {
                 "arm": "direct",
                 "seed": self.seed,
                 "recipients": [USER],
                 "holders": {},
                 "plan": plan_from_golden(read_json(args["golden"])),
-                "profile": {"name": args["profile"], **profiles[args["profile"]]},
-                "tools": tool_catalog([t.openai_schema for t in tools], writes),
+                "profile": {"name": args["profile"], **copy.deepcopy(profiles[args["profile"]])},
+                "tools": tool_catalog(schemas, writes),
                 "vocabulary": vocabularies(args.get("vocabulary", "config/vocabulary.yaml")),
             }
             self.backend = make_backend(f"scripted:{args['profile']}", "agent", context)
             self.history: list[Turn] = []
-            self.schemas = tuple(t.openai_schema for t in tools)
+            self.schemas = tuple(schemas)
 
         def get_init_state(self, message_history=None):
             return LLMAgentState(system_messages=[], messages=list(message_history or []))
@@ -185,6 +187,34 @@ def _scripted_classes():
             raise RuntimeError("scripted customer gave no reply within 8 steps")
 
     return ScriptedNativeAgent, ScriptedNativeUser
+
+
+# Per-process caches of what every run's agent reads again: the profiles file, and each tool's
+# OpenAI schema (the harness's `Tool.openai_schema` rebuilds a pydantic JSON schema on every
+# access, about 1 ms a tool, 15 tools a run). Both are constant during a job.
+def profile_files(path: str) -> dict:
+    """The scripted agent profiles file, parsed once per process and file version (callers copy what they keep)."""
+    from pathlib import Path
+
+    stat = Path(path).stat()
+    return _profiles(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.cache
+def _profiles(path: str, _mtime_ns: int, _size: int) -> dict:
+    return read_yaml(path) or {}
+
+
+_SCHEMAS: dict[tuple, dict] = {}
+
+
+def tool_schema(tool) -> dict:
+    """`tool.openai_schema`, computed once per process for a tool of the same name, signature and
+    docstring (the schema depends on nothing else); a fresh copy each time."""
+    key = (tool.name, str(tool.__signature__), tool.__doc__, getattr(tool, "_use_short_desc", None))
+    if key not in _SCHEMAS:
+        _SCHEMAS[key] = tool.openai_schema
+    return copy.deepcopy(_SCHEMAS[key])
 
 
 def _as_json_result(content: str | None) -> str:
