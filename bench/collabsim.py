@@ -7,7 +7,7 @@ family adds to the default build. Side by side it times the same runs in one Pyt
 (`simulate` only), which shows how much of the Snakemake wall time is process start-up and
 scheduling rather than simulation.
 
-Usage: python bench/collabsim.py [--cores 2]
+Usage: python bench/collabsim.py [--cores 2] [--quick]
 Target: under 120 s on 2 cores.
 """
 
@@ -27,12 +27,24 @@ sys.path.insert(0, str(ROOT / "tests"))
 BUDGET_S = 120.0
 
 
-def in_process_seconds() -> tuple[float, int]:
+def merged(base: dict, overlay: dict) -> dict:
+    """The config as Snakemake's --configfile makes it: the overlay's keys replace the base's,
+    nested mappings key by key."""
+    out = dict(base)
+    for key, value in overlay.items():
+        out[key] = merged(base[key], value) if isinstance(value, dict) and isinstance(base.get(key), dict) else value
+    return out
+
+
+def in_process_seconds(config: str = "config/config.yaml") -> tuple[float, int]:
     from incognita.collabsim.design import design_from_config
     from incognita.collabsim.run import simulate
     from incognita.common.io import read_yaml
 
-    design = design_from_config(read_yaml(ROOT / "config/config.yaml"))
+    cfg = read_yaml(ROOT / "config/config.yaml")
+    if config != "config/config.yaml":
+        cfg = merged(cfg, read_yaml(ROOT / config))
+    design = design_from_config(cfg)
     t, n = time.perf_counter(), 0
     for cell in design.cells():
         exp = design.load(cell)
@@ -42,7 +54,7 @@ def in_process_seconds() -> tuple[float, int]:
     return time.perf_counter() - t, n
 
 
-def snakemake_seconds(cores: int) -> float:
+def snakemake_seconds(cores: int, config: str = "config/config.yaml") -> float:
     from workflow_helpers import copy_workflow
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -50,7 +62,8 @@ def snakemake_seconds(cores: int) -> float:
         env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
         t = time.perf_counter()
         subprocess.run(
-            [sys.executable, "-m", "snakemake", "--cores", str(cores), "results/collabsim/figures", "--quiet", "all"],
+            [sys.executable, "-m", "snakemake", "results/collabsim/figures", "--cores", str(cores)]
+            + ["--quiet", "all", "--configfile", config],
             cwd=wf,
             env=env,
             check=True,
@@ -62,10 +75,12 @@ def snakemake_seconds(cores: int) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cores", type=int, default=2)
+    ap.add_argument("--quick", action="store_true", help="the smoke design's CollabSim part (8 runs): what CI runs")
     args = ap.parse_args()
-    inproc, runs = in_process_seconds()
-    wall = snakemake_seconds(args.cores)
-    print(f"default CollabSim design: {runs} runs")
+    config = "config/smoke.yaml" if args.quick else "config/config.yaml"
+    inproc, runs = in_process_seconds(config)
+    wall = snakemake_seconds(args.cores, config)
+    print(f"{'smoke' if args.quick else 'default'} CollabSim design: {runs} runs")
     print(f"  simulate() in one process: {inproc:7.2f} s ({inproc / runs * 1000:.0f} ms per run)")
     print(f"  snakemake --cores {args.cores} results/collabsim/figures, nothing cached: {wall:7.2f} s")
     print(f"  ratio snakemake / in-process: {wall / inproc:6.2f}")

@@ -7,7 +7,7 @@ in its own process and a fake key; see that file) --runs times, collects the out
 reports, and prints one table summed over the runs. A run that fails is reported with its
 pytest summary and counted: its faults then show fewer runs tried.
 
-Usage: python bench/faults.py [--runs 3]
+Usage: python bench/faults.py [--runs 3] [--quick]
 Linux, as root for the disk-full fault (a size-limited tmpfs); about 3 minutes a run on 2 cores.
 """
 
@@ -31,14 +31,16 @@ from fault_helpers import format_table  # noqa: E402  (after the path is set)
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=1, help="how many times to run the fault tests")
+    ap.add_argument("--quick", action="store_true", help="only the cache-damage fault, once: seconds (what CI runs)")
     args = ap.parse_args()
+    selection = ["-k", "damaged_cache_entry"] if args.quick else []
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "faults.jsonl"
         failed, times = 0, []
         for i in range(args.runs):
             start = time.perf_counter()
             proc = subprocess.run(
-                [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_faults.py"],
+                [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_faults.py", *selection],
                 cwd=ROOT,
                 capture_output=True,
                 text=True,

@@ -16,7 +16,7 @@ reply, so what remains is transport plus client-side work. For the same realisti
 and prints microseconds per call (median of the repeats) with the ratios against raw.
 The server's own handling time is in every network path alike.
 
-Usage: python bench/model_overhead.py [--calls 300] [--turns 20] [--repeats 5]
+Usage: python bench/model_overhead.py [--calls 300] [--turns 20] [--repeats 5] [--quick]
 """
 
 from __future__ import annotations
@@ -72,19 +72,25 @@ def main() -> None:
     ap.add_argument("--calls", type=int, default=300)
     ap.add_argument("--turns", type=int, default=20, help="tool-call/result pairs in the conversation")
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--quick", action="store_true", help="20 calls, 1 repeat: seconds (what CI runs)")
     args = ap.parse_args()
+    if args.quick:
+        args.calls, args.repeats = 20, 1
 
     import httpx
     import openai
 
+    from incognita.access.cards.source import upstream_dir
     from incognita.access.episodes.prompts import PromptSet
-    from incognita.access.episodes.scripted import openai as ob
     from incognita.access.golden.upstream_replay import RetailWorld
+    from incognita.common.backends import openai as ob
     from incognita.common.cache import ResponseCache
     from incognita.common.loopback import LoopbackServer
     from incognita.common.prices import load_prices
 
-    world = RetailWorld(ROOT / "data/source/retail/db.json")
+    # Only the tool schemas are needed: the source stage's copy, or the pinned package's own file.
+    db = ROOT / "data/source/retail/db.json"
+    world = RetailWorld(db if db.exists() else upstream_dir("retail") / "db.json")
     tools = [s.openai_schema for _, s in sorted(world.tool_schemas().items())]
     prompts = PromptSet(ROOT / "config/prompts")
     base = build_request(args.turns, tools, prompts.agent("direct", ["USER"]))

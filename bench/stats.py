@@ -6,7 +6,7 @@ models x 3 repetitions), with the interpretation table lock-checked as in the pi
 times the exact sign-flip p-value two ways on the same differences, side by side: the
 vectorised enumeration used by the stage and a plain Python loop over every sign pattern.
 
-Usage: python bench/stats.py [--runs 3] [--loop-tasks 14 16] [--seed 0]
+Usage: python bench/stats.py [--runs 3] [--loop-tasks 14 16] [--seed 0] [--quick]
 Target: the stage well under 30 s on 2 cores.
 """
 
@@ -75,7 +75,10 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--loop-tasks", type=int, nargs="+", default=[14, 16])
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--quick", action="store_true", help="one run, a 10-task loop: seconds (what CI runs)")
     args = ap.parse_args()
+    if args.quick:
+        args.runs, args.loop_tasks = 1, [10]
 
     import numpy as np
 

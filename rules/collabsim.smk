@@ -13,7 +13,7 @@ rule collabsim_run:
     log:
         "logs/collabsim/{cs_task}/{cs_condition}/{cs_model}/{cs_design}.log",
     benchmark:
-        "benchmarks/collabsim/{cs_task}/{cs_condition}/{cs_model}/{cs_design}.tsv"
+        "benchmarks/collabsim_run/{cs_task}/{cs_condition}/{cs_model}/{cs_design}.tsv"
     retries: 1
     conda:
         "../envs/incognita.yaml"
@@ -39,7 +39,7 @@ rule collabsim_table:
     log:
         "logs/collabsim/table.log",
     benchmark:
-        "benchmarks/collabsim/table.tsv"
+        "benchmarks/collabsim_table.tsv"
     conda:
         "../envs/incognita.yaml"
     params:
@@ -58,6 +58,8 @@ rule collabsim_stats:
         expand(f"{COLLABSIM_RESULTS}/stats/{{name}}.{{ext}}", name=COLLABSIM_STATS, ext=["csv", "md"]),
     log:
         "logs/collabsim/stats.log",
+    benchmark:
+        "benchmarks/collabsim_stats.tsv"
     conda:
         "../envs/incognita.yaml"
     params:
@@ -81,6 +83,8 @@ rule collabsim_figures:
         ),
     log:
         "logs/collabsim/figures.log",
+    benchmark:
+        "benchmarks/collabsim_figures.tsv"
     conda:
         "../envs/incognita.yaml"
     params:

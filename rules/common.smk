@@ -63,10 +63,9 @@ def get_repaired_tasks():
     return repaired_tasks(REPAIRS_DIR)
 
 
-def get_repair(wildcards):
-    """The task's repair overlay, if it has one: editing it re-runs only this task's card."""
-    path = Path(REPAIRS_DIR) / f"{wildcards.task}.yaml"
-    return [str(path)] if path.exists() else []
+def get_all_repairs():
+    """The repair overlays of the built tasks: editing one re-runs the cards job."""
+    return [str(p) for t in get_all_tasks() if (p := Path(REPAIRS_DIR) / f"{t}.yaml").exists()]
 
 
 def get_design_tasks():
@@ -178,16 +177,18 @@ def get_stats_outputs():
 
 def get_final_targets():
     """Everything: the figures pull in every stage up to them; the audit, the replay table, the
-    oracle check, the episode manifest and the trajectory viewer are side outputs that nothing
-    downstream reads."""
-    return [
-        "results/audit/cards.tsv",
-        "results/golden/replay.tsv",
-        "results/reference/oracle.tsv",
-        "results/episodes/manifest.tsv",
-        "results/figures",
-        "results/viewer",
-    ] + (["results/collabsim/figures"] if "collabsim" in config else [])
+    oracle check (unless `side_checks: false`), the episode manifest and the trajectory viewer
+    are side outputs that nothing downstream reads."""
+    side_checks = ["results/audit/cards.tsv", "results/golden/replay.tsv", "results/reference/oracle.tsv"]
+    return (
+        (side_checks if config.get("side_checks", True) else [])
+        + [
+            "results/episodes/manifest.tsv",
+            "results/figures",
+            "results/viewer",
+        ]
+        + (["results/collabsim/figures"] if "collabsim" in config else [])
+    )
 
 
 # --- CollabSim (rules/collabsim.smk) ----------------------------------------------------------
@@ -196,7 +197,7 @@ def get_final_targets():
 COLLABSIM_RESULTS = "results/collabsim"
 COLLABSIM_GENERATOR_VERSION = importlib.import_module("incognita.collabsim").GENERATOR_VERSION
 COLLABSIM_FILES = ("events.jsonl", "metrics.json", "manifest.json")
-COLLABSIM_STATS = importlib.import_module("incognita.collabsim.condition_stats").OUTPUTS
+COLLABSIM_STATS = importlib.import_module("incognita.collabsim.design").STATS_OUTPUTS
 
 
 @functools.cache

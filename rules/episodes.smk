@@ -60,6 +60,8 @@ rule episodes_done:
         "results/episodes/manifest.tsv",
     log:
         "logs/episodes/manifest.log",
+    benchmark:
+        "benchmarks/episodes_done.tsv"
     conda:
         "../envs/incognita.yaml"
     shell:

@@ -16,6 +16,8 @@ rule figures:
         ),
     log:
         "logs/figures.log",
+    benchmark:
+        "benchmarks/figures.tsv"
     conda:
         "../envs/incognita.yaml"
     params:

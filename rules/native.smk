@@ -19,6 +19,9 @@ rule native:
         "logs/native/{model}.log",
     benchmark:
         "benchmarks/native/{model}.tsv"
+    # The longest jobs of the build: started first, they run beside the episode jobs instead
+    # of forming the tail on their own.
+    priority: 10
     retries: 1
     conda:
         "../envs/incognita.yaml"

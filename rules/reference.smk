@@ -23,6 +23,8 @@ rule reference:
         "results/reference/coordination.json",
     log:
         "logs/reference.log",
+    benchmark:
+        "benchmarks/reference.tsv"
     conda:
         "../envs/incognita.yaml"
     params:
@@ -49,6 +51,8 @@ rule idle:
         "results/reference/idle.tsv",
     log:
         "logs/idle.log",
+    benchmark:
+        "benchmarks/idle.tsv"
     conda:
         "../envs/incognita.yaml"
     params:
@@ -75,6 +79,8 @@ rule oracle:
         "results/reference/oracle.tsv",
     log:
         "logs/oracle.log",
+    benchmark:
+        "benchmarks/oracle.tsv"
     conda:
         "../envs/incognita.yaml"
     params:
@@ -98,6 +104,8 @@ rule verify_locks:
         "results/reference/locks_verified.txt",
     log:
         "logs/verify_locks.log",
+    benchmark:
+        "benchmarks/verify_locks.tsv"
     conda:
         "../envs/incognita.yaml"
     shell:

@@ -6,6 +6,8 @@ rule source:
         manifest=f"{SOURCE_DIR}/MANIFEST.json",
     log:
         "logs/source.log",
+    benchmark:
+        "benchmarks/source.tsv"
     conda:
         "../envs/incognita.yaml"
     params:

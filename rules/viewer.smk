@@ -17,6 +17,8 @@ rule viewer:
         directory("results/viewer"),
     log:
         "logs/viewer.log",
+    benchmark:
+        "benchmarks/viewer.tsv"
     conda:
         "../envs/incognita.yaml"
     params:

@@ -5,12 +5,10 @@ rerun must submit nothing.
 
 What runs where, and why. Under SLURM each job costs a submission and two Snakemake start-ups
 (the plugin's job step re-parses the workflow, then runs the rule in a nested `srun`), several
-seconds of CPU on top of the job itself, so the smoke design's 228 one-second card and golden
-jobs would take most of an hour on 2 cores. Those per-task stages (source, 114 cards, 114
-golden trajectories, which the reference needs) are built first by the same CLI commands the
-rules run, in their batch forms (three processes). Then one task's card and golden trajectory
-are removed, and the SLURM run rebuilds them and everything after them: card, golden, replay
-table, audit, reference, lock check, episodes, native, episode table, reader, statistics,
+seconds of CPU on top of the job itself. The source, cards and golden stages (every task,
+which the reference needs) are built first by the same CLI commands the rules run (three
+processes). Then one task's card and golden trajectory are removed, and the SLURM run rebuilds
+them (the cards and golden jobs, one each for all tasks) and everything after them: reference, lock check, episodes, native, episode table, reader, statistics,
 figures, viewer and the whole CollabSim branch, each job a SLURM job. A copy of the directory
 taken just before the SLURM run runs the same jobs locally, and the files the two runs wrote
 are compared (docs/scale-out.md, "The test").
@@ -148,7 +146,7 @@ def runs(request, tmp_path_factory):
 def test_every_job_ran_as_a_slurm_job(runs):
     jobs_planned = planned(runs["slurm"])
     jobs_planned.pop("all", None)  # the target rule has no command: Snakemake finishes it itself
-    assert jobs_planned["card"] == 1 and jobs_planned["golden"] == 1 and jobs_planned["episodes"] == 4
+    assert jobs_planned["cards"] == 1 and jobs_planned["golden"] == 1 and jobs_planned["episodes"] == 4
     jobs = runs["jobs"]
     assert dict(rules_run(jobs)) == jobs_planned, "SLURM's jobs (by the plugin's comments) differ from the planned ones"
     assert {j["state"] for j in jobs} == {"COMPLETED"}

@@ -26,7 +26,14 @@ def test_lint_is_clean(workflow):
 
 def test_dry_run_lists_every_stage(workflow):
     jobs = planned_jobs(snakemake(workflow, "-n"))
-    assert jobs["source"] == 1 and jobs["card"] == 114 and jobs["audit"] == 1
+    assert jobs["source"] == 1 and jobs["cards"] == 1 and jobs["golden"] == 1 and jobs["audit"] == 1
+    assert jobs["oracle"] == 1 and jobs["golden_replay_table"] == 1
+
+
+def test_the_smoke_design_leaves_the_all_task_checks_out(workflow):
+    jobs = planned_jobs(snakemake(workflow, "-n", "--configfile", "config/smoke.yaml"))
+    assert jobs["cards"] == 1 and jobs["golden"] == 1 and jobs["reference"] == 1  # the lock covers every task
+    assert not {"audit", "oracle", "golden_replay_table"} & set(jobs)
 
 
 def test_broken_config_names_the_key(workflow, tmp_path):
@@ -74,17 +81,24 @@ def test_a_bad_design_stops_a_dry_run_with_one_line(workflow, tmp_path, overlay,
     assert "Job stats" not in proc.stdout and "ValidationError" not in proc.stdout + proc.stderr
 
 
-def test_editing_one_overlay_reruns_only_that_card(tmp_path):
+def test_editing_one_overlay_rebuilds_the_cards_and_changes_only_that_card(tmp_path):
+    """The cards job builds every task in one process; an edited overlay re-runs it, and the
+    rewritten cards of the other tasks keep their bytes."""
     wf = copy_workflow(tmp_path)
     targets = ["results/cards/46.json", "results/cards/2.json"]
     snakemake(wf, *targets)
     unchanged = snakemake(wf, "-n", *targets)
     assert "Nothing to be done" in unchanged.stdout + unchanged.stderr
+    before = {p.name: p.read_bytes() for p in (wf / "results" / "cards").glob("*.json")}
     overlay = wf / "config" / "repairs" / "46.yaml"
     overlay.write_text(overlay.read_text().replace("Return the air purifier", "Please return the air purifier"))
     proc = snakemake(wf, "-n", *targets)
-    assert planned_jobs(proc) == {"card": 1}
-    assert "wildcards: task=46" in proc.stdout and "task=2\n" not in proc.stdout
+    assert planned_jobs(proc) == {"cards": 1}
+    snakemake(wf, *targets)
+    after = {p.name: p.read_bytes() for p in (wf / "results" / "cards").glob("*.json")}
+    assert len(before) == len(after) == 114
+    assert [name for name in before if before[name] != after[name]] == ["46.json"]
+    assert "Please return the air purifier" in after["46.json"].decode()
 
 
 def test_the_network_guard_catches_an_outbound_connection(tmp_path):

@@ -29,7 +29,6 @@ from incognita.common.tables import write_table
 
 COMMUNICATION = ("messages", "rejected_messages", "invalid_actions", "average_message_words")
 UNPAIRED = ("group_size",)
-OUTPUTS = ("summary", "effects", "design_effects", "confidence_agents", "confidence_time", "convergence_time")
 CELL = ["task", "condition", "model", "design"]
 BINS = 10
 

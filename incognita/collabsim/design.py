@@ -24,6 +24,10 @@ from incognita.collabsim.tasks import TASK_MODULES
 from incognita.common.io import InputError
 
 DESIGNS = ("persona", "theory")
+# The statistics stage's tables (results/collabsim/stats/<name>.{csv,md}; written by
+# incognita.collabsim.condition_stats). Named here so the workflow reads them without importing
+# the statistics' numerical stack at parse time.
+STATS_OUTPUTS = ("summary", "effects", "design_effects", "confidence_agents", "confidence_time", "convergence_time")
 _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 

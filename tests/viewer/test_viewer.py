@@ -373,8 +373,13 @@ def test_collabsim_index_and_run_with_probes_at_their_actions(page, site, tmp_pa
         ".tl-row[data-kind=action] details.probe, .tl-row[data-kind=message] details.probe"
     ).count() == len(probes)
     assert page.locator(".timeline .tl-row[data-kind]").count() == len(events) - len(probes)
-    page.locator("details.probe").first.locator("summary").click()
-    assert probes[0]["payload"]["answers"][0]["answer"] in page.locator("details.probe").first.inner_text()
+    from playwright.sync_api import expect  # installed: the browser fixture skipped otherwise
+
+    first = page.locator("details.probe").first
+    first.locator("summary").click()
+    # The answers are built by the `toggle` event, which the browser fires as a later task than
+    # the click: wait for them (expect retries) instead of reading the text at once.
+    expect(first.locator(".answer").first).to_contain_text(probes[0]["payload"]["answers"][0]["answer"])
 
 
 def test_model_output_is_shown_as_text(page, site):

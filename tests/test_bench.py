@@ -1,0 +1,68 @@
+"""Every benchmark script under bench/ runs in its quick mode and prints its table.
+
+Nothing here checks a time: benchmarks measure, tests do not. The point is that a change
+which breaks a benchmark fails CI instead of being found the next time someone measures.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+
+import pytest
+from workflow_helpers import ROOT, copy_workflow, snakemake
+
+# (script, arguments, a line its table must print)
+QUICK = [
+    ("stage_times.py", ["--quick"], "golden"),
+    ("dry_run.py", ["--quick"], "floor"),
+    ("stats.py", ["--quick"], "s"),
+    ("model_overhead.py", ["--quick"], "raw"),
+    ("collabsim.py", ["--quick"], "ratio snakemake / in-process"),
+    ("faults.py", ["--quick"], "run 1/1: passed"),
+]
+
+
+# Scripts that read results/cards and results/golden: run from a copy of the checkout in which
+# the workflow built them.
+ON_BUILT_CARDS = [
+    ("native_vs_harness.py", ["--quick"], "ratio ours/upstream per message"),
+    ("episodes.py", ["--quick"], "per episode"),
+]
+
+
+@pytest.fixture(scope="module")
+def built_cards(tmp_path_factory):
+    wf = copy_workflow(tmp_path_factory.mktemp("bench") / "wf")
+    shutil.copytree(ROOT / "bench", wf / "bench")
+    snakemake(wf, "results/golden/replay.tsv")
+    return wf
+
+
+def test_every_bench_script_has_a_quick_case():
+    scripts = {p.name for p in (ROOT / "bench").glob("*.py")} - {"compare_trees.py"}  # tested apart
+    covered = {name for name, _, _ in QUICK} | {name for name, _, _ in ON_BUILT_CARDS}
+    assert scripts <= covered, f"bench scripts without a quick run in tests/test_bench.py: {sorted(scripts - covered)}"
+
+
+@pytest.mark.parametrize(("script", "args", "expected"), QUICK, ids=[q[0] for q in QUICK])
+def test_quick_mode_runs_and_prints_its_table(script, args, expected):
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / script), *args], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
+    assert proc.returncode == 0, f"bench/{script} {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}"
+    assert expected in proc.stdout, proc.stdout
+
+
+@pytest.mark.parametrize(("script", "args", "expected"), ON_BUILT_CARDS, ids=[q[0] for q in ON_BUILT_CARDS])
+def test_quick_mode_on_built_cards_runs_and_prints_its_table(built_cards, script, args, expected):
+    proc = subprocess.run(
+        [sys.executable, str(built_cards / "bench" / script), *args],
+        cwd=built_cards,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, f"bench/{script} {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}"
+    assert expected in proc.stdout, proc.stdout
