@@ -28,7 +28,7 @@ QUICK = [
 # the workflow built them.
 ON_BUILT_CARDS = [
     ("native_vs_harness.py", ["--quick"], "ratio ours/upstream per message"),
-    ("episodes.py", ["--quick"], "per episode"),
+    ("episodes.py", ["--quick"], "harness per episode"),
 ]
 
 

@@ -121,9 +121,9 @@ class Harness:
         self.profiles = read_yaml(design.scripted_agents) or {}
         # What any agent of the domain knows: the tools' names, descriptions and parameters,
         # and the public policy vocabulary. Never who holds which tool.
-        schemas = self.world.tool_schemas()
+        schemas = self.world.openai_schemas()
         self.tools = tool_catalog(
-            [t.openai_schema for t in schemas.values()], {t for t in schemas if self.world.tool_types.get(t) == "write"}
+            list(schemas.values()), {t for t in schemas if self.world.tool_types.get(t) == "write"}
         )
         self.vocabulary = load_vocabulary(design.vocabulary)
 

@@ -28,6 +28,8 @@ class Gateway:
         self._toolkit = world.shared_toolkit()
         self._private = False
         self._schemas = world.tool_schemas()
+        self._openai = world.openai_schemas()
+        self._tool_lists: dict[str, list[dict]] = {}
         self._owners = owners
         self._ids = itertools.count(1)
         self.events: list[ToolProposal | GatewayDecision] = []
@@ -36,8 +38,13 @@ class Gateway:
         return self._owners.get(participant, frozenset())
 
     def openai_tools(self, participant: str) -> list[dict]:
-        """Function-calling schemas of the tools this participant holds (upstream descriptions)."""
-        return [self._schemas[name].openai_schema for name in sorted(self.tools_of(participant))]
+        """Function-calling schemas of the tools this participant holds (upstream descriptions),
+        sorted by name; built once per participant from the world's cached schemas. The list
+        and its dicts are shared: callers must not change them."""
+        tools = self._tool_lists.get(participant)
+        if tools is None:
+            tools = self._tool_lists[participant] = [self._openai[name] for name in sorted(self.tools_of(participant))]
+        return tools
 
     def is_write(self, tool: str) -> bool:
         return self._world.tool_types.get(tool) == "write"
