@@ -13,7 +13,12 @@ result, a customer reply. Our count is messages plus accepted-or-refused tool ca
 episode record; upstream's is the length of its message list minus tool results (one
 tool call and its result count once, as in ours).
 
-Usage: python bench/native_vs_harness.py [--reps 1] [--profile oracle] [--quick] [--results DIR]
+The default of three repetitions is the design's (config/config.yaml): an episodes job runs
+every repetition of its (model, task) in one process, so what it learns about a task's
+records once (the scripted agent's term caches, the world's clean record text) serves all of
+them; upstream's harness gets the same repetitions.
+
+Usage: python bench/native_vs_harness.py [--reps 3] [--profile oracle] [--quick] [--results DIR]
 --quick runs the first two corpus tasks once (seconds, for CI); it still prints the table.
 Needs DIR/cards and DIR/golden (default DIR: results/; run `bin/run results/golden/replay.tsv` first).
 """
@@ -101,7 +106,7 @@ def upstream(
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--reps", type=int, default=1)
+    ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--profile", default="oracle")
     ap.add_argument("--quick", action="store_true", help="two corpus tasks, one repetition (CI)")
     ap.add_argument("--results", default=str(ROOT / "results"), help="the results tree with cards/ and golden/")

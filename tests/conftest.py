@@ -15,6 +15,28 @@ ROOT = Path(__file__).resolve().parents[1]
 READER_REFERENCE = ROOT / "config" / "reader_validation" / "reference.json"
 PINNED = "26.3"
 
+# The files that take minutes (a SLURM cluster, a real model, whole workflows), first. bin/test
+# hands files to its parallel workers in collection order, two to each at the start, so with
+# two workers one runs the SLURM file (mostly waiting on the scheduler) and then DayTrader's
+# real-model file, the other the access family's real-model file and then the workflow file;
+# the two real-model files (each keeping the CPU busy) do not start together, and the many
+# short files fill in around them. Without this the slowest file could start last and run
+# alone at the end.
+SLOW_FILES_FIRST = (
+    "tests/test_slurm.py",
+    "tests/access/episodes/test_local_model.py",
+    "tests/collabsim/test_local_model.py",
+    "tests/test_workflow.py",
+    "tests/test_faults.py",
+    "tests/viewer/test_viewer.py",
+    "tests/test_bench.py",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {path: i for i, path in enumerate(SLOW_FILES_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))  # stable: the rest keep their order
+
 
 @pytest.fixture(scope="session")
 def source_dir(tmp_path_factory) -> Path:

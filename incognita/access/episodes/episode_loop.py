@@ -285,7 +285,7 @@ class Episode:
         r.termination = termination
         r.turns = self.turn
         r.wall_time_s = round(wall, 4)
-        r.final_db_hash = self.gateway.db_hash()
+        r.final_db_hash = self.gateway.final_hash()
         if termination == "error":
             return
         dialogue = [

@@ -23,7 +23,6 @@ from incognita.access.episodes.episode_loop import Episode, recipients
 from incognita.access.episodes.prompts import PromptSet
 from incognita.access.episodes.records import EpisodeRecord
 from incognita.access.episodes.scripted import make_backend
-from incognita.access.episodes.scripted.scripted_agent import tool_catalog
 from incognita.access.episodes.tool_gateway import Gateway
 from incognita.access.golden.provenance import load_vocabulary
 from incognita.access.reference.partition import Partition, load_partition
@@ -121,6 +120,10 @@ class Harness:
         self.profiles = read_yaml(design.scripted_agents) or {}
         # What any agent of the domain knows: the tools' names, descriptions and parameters,
         # and the public policy vocabulary. Never who holds which tool.
+        # Imported here: the workflow imports this module at parse time for GENERATOR_VERSION,
+        # and the scripted agent's modules would double the cost of that import.
+        from incognita.access.episodes.scripted.scripted_agent import tool_catalog
+
         schemas = self.world.openai_schemas()
         self.tools = tool_catalog(
             list(schemas.values()), {t for t in schemas if self.world.tool_types.get(t) == "write"}

@@ -27,6 +27,7 @@ class Gateway:
         self._world = world
         self._toolkit = world.shared_toolkit()
         self._private = False
+        self._closed = False  # set by final_hash: the private database is no longer this episode's
         self._schemas = world.tool_schemas()
         self._openai = world.openai_schemas()
         self._tool_lists: dict[str, list[dict]] = {}
@@ -50,6 +51,8 @@ class Gateway:
         return self._world.tool_types.get(tool) == "write"
 
     def propose(self, proposer: str, tool: str, arguments: Any, turn: int) -> GatewayDecision:
+        if self._closed:
+            raise RuntimeError("the gateway's episode has already ended")
         call_id = f"c{next(self._ids)}"
         self.events.append(ToolProposal(turn=turn, call_id=call_id, proposer=proposer, tool=tool, arguments=arguments))
         decision = self._decide(call_id, proposer, tool, arguments, turn)
@@ -78,7 +81,7 @@ class Gateway:
         if problem:
             return decision("inadmissible", problem)
         if self.is_write(tool) and not self._private:
-            self._toolkit, self._private = self._world.toolkit(), True
+            self._toolkit, self._private = self._world.private_toolkit(), True
         try:
             result = self._toolkit.use_tool(tool, **arguments)
         except Exception as exc:  # the upstream tool refused; the database is unchanged
@@ -100,5 +103,13 @@ class Gateway:
             return f"bad arguments for {tool}: {detail}"
         return None
 
-    def db_hash(self) -> str:
-        return self._toolkit.get_db_hash() if self._private else self._world.clean_hash()
+    def final_hash(self) -> str:
+        """The hash of the database at the end of the episode. Ends the gateway: a private
+        database goes back to the world (restored to clean) for the next episode."""
+        if self._closed:
+            raise RuntimeError("the gateway's episode has already ended")
+        self._closed = True
+        if not self._private:
+            return self._world.clean_hash()
+        toolkit, self._toolkit = self._toolkit, None
+        return self._world.release(toolkit)

@@ -124,7 +124,7 @@ class _Builder(ElementSelection, EntityScoping, ReadInsertion, InformationTracin
         self.task = card["task_id"]
         self.fields: list[dict] = card["fields"]
         self.opening: str = card["opening_line"]
-        self.tools = world.toolkit()
+        self.tools = world.private_toolkit()  # given back by build_golden once the calls ran
         self.calls: list[dict] = []
         self.docs: list[Any] = []  # parsed result per call, ERROR_DOC if it raised
         self._detail = ""  # why the last resolution failed (for the error message)
@@ -334,6 +334,7 @@ def build_golden(
         builder.add_reference(action)
     information = builder.trace_information()
     builder.mark_counted(information)
+    world.release(builder.tools)
     calls = builder.calls
     doc = {
         "schema_version": GOLDEN_SCHEMA_VERSION,

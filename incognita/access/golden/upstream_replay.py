@@ -9,12 +9,17 @@ Two independent routes to a final database hash:
   fresh retail `Environment`, then every reference action through `make_tool_call` inside
   try/except, then `get_db_hash()`.
 
-Both hashes come from the same function (`ToolKitBase.get_db_hash`, i.e. `RetailDB.get_hash`),
-so equality means the golden trajectory reproduces upstream's gold state exactly.
+Both hashes are upstream's `ToolKitBase.get_db_hash` (`RetailDB.get_hash`): the second calls
+it, the first computes the same string from cached per-record text (`RetailWorld.db_hash`,
+incognita.access.golden.db_hashing), so equality means the golden trajectory reproduces
+upstream's gold state exactly, and every build checks the fast hash against upstream's.
 
-`RetailWorld` loads the database file once per process; every replay starts from a new
-`RetailDB` validated from the parsed JSON, which is what `RetailDB.load` does (without
-re-reading the 2.8 MB file). Measured (bench/episodes.py, issue #25) it is also the fastest
+`RetailWorld` loads the database file once per process; a clean copy is a new `RetailDB`
+validated from the parsed JSON, which is what `RetailDB.load` does (without re-reading the
+2.8 MB file). Runs that write take a private toolkit and give it back when they end
+(`private_toolkit`, `release`): the hash of the final state is computed from cached
+per-record text, and the few records the run changed are restored, so a copy of the whole
+database is made once per process, not once per run. Measured (bench/episodes.py, issue #25) it is also the fastest
 exact independent copy: a pickle round-trip takes about twice as long, `model_copy(deep=True)`
 and `copy.deepcopy` longer still, and `model_validate_json` of the file's bytes longer too.
 The cyclic garbage collector is paused while a copy is built: its million new objects would
@@ -24,6 +29,7 @@ otherwise set off young-generation collections that find nothing to free.
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -61,7 +67,9 @@ class RetailWorld:
         self.path = db_path
         self.db_sha256 = sha256_file(db_path)
         self._raw = read_json(db_path)
-        self._clean_hash: str | None = None
+        self._hasher = None  # built on first use (incognita.access.golden.db_hashing)
+        self._pool: list = []  # private toolkits given back by finished runs, clean again
+        self._lock = threading.RLock()  # runs may start and finish on several threads
         probe = self._tools_cls(None)  # tool metadata needs no database
         self.tool_types = {name: probe.tool_type(name).value for name in probe.tools}
         # The parsed database is about a million long-lived objects; without this, every
@@ -84,9 +92,11 @@ class RetailWorld:
 
     def shared_toolkit(self):
         """A toolkit on one clean database shared by every caller: for reads only."""
-        if getattr(self, "_shared", None) is None:
-            self._shared = self.toolkit()
-        return self._shared
+        with self._lock:
+            if getattr(self, "_shared", None) is None:
+                self._shared = self.toolkit()
+                gc.freeze()  # it lives as long as the process, like the parsed file
+            return self._shared
 
     def tool_schemas(self) -> dict:
         """Upstream Tool objects by name (function-calling schemas, argument models), built once."""
@@ -104,9 +114,52 @@ class RetailWorld:
         return self._openai
 
     def clean_hash(self) -> str:
-        if self._clean_hash is None:
-            self._clean_hash = self.fresh_db().get_hash()
-        return self._clean_hash
+        """Upstream's hash of the clean database (from the cached record text)."""
+        return self._clean_hasher().clean_digest
+
+    def _clean_hasher(self):
+        with self._lock:
+            if self._hasher is None:
+                from incognita.access.golden.db_hashing import CleanDbHasher
+
+                # The shared database is clean: only reads run on it.
+                self._hasher = CleanDbHasher(self.shared_toolkit().db)
+            return self._hasher
+
+    def db_hash(self, db) -> str:
+        """Upstream's `get_db_hash` of a database copied from this world's clean one, from
+        the clean records' cached text (incognita.access.golden.db_hashing)."""
+        return self._clean_hasher().hexdigest(db)[0]
+
+    def private_toolkit(self):
+        """A toolkit on a clean database of its own, for one run that writes: one that an
+        earlier run gave back (`release`) or a new copy."""
+        with self._lock:
+            if self._pool:
+                return self._pool.pop()
+        toolkit = self.toolkit()
+        gc.freeze()  # it will be given back and reused: keep the collector from walking it
+        return toolkit
+
+    def release(self, toolkit) -> str:
+        """The final hash of a run's private database, which the run no longer uses; the
+        database is restored to clean (the records that differ from the clean ones validated
+        again from the file's data, records a run added dropped) and kept for the next run,
+        which saves a copy of the whole database per run. A database whose other fields
+        changed is dropped instead."""
+        digest, changed = self._clean_hasher().hexdigest(toolkit.db)
+        if changed is not None:
+            for name, keys in changed.items():
+                table = getattr(toolkit.db, name)
+                for key in keys:
+                    record_type = self._hasher.record_type(name, key)
+                    if record_type is None:
+                        del table[key]
+                    else:
+                        table[key] = record_type.model_validate(self._raw[name][key])
+            with self._lock:
+                self._pool.append(toolkit)
+        return digest
 
     def check_tool(self, name: str, where: str) -> None:
         if name not in self.tool_types:
@@ -120,7 +173,7 @@ def replay_calls(world: RetailWorld, calls: Iterable[dict]) -> dict:
     intended failures that unexpectedly succeeded, and the indices of calls whose replayed
     result differs from the result stored in the trajectory.
     """
-    tools = world.toolkit()
+    tools = world.private_toolkit()
     unexpected_errors, unexpected_successes, result_diffs = [], [], []
     for i, call in enumerate(calls):
         requestor = call.get("requestor", "assistant")
@@ -137,7 +190,7 @@ def replay_calls(world: RetailWorld, calls: Iterable[dict]) -> dict:
         if "result" in call and call["result"] != out:
             result_diffs.append(i)
     return {
-        "final_hash": tools.get_db_hash(),
+        "final_hash": world.release(tools),
         "unexpected_errors": unexpected_errors,
         "unexpected_successes": unexpected_successes,
         "result_diffs": result_diffs,

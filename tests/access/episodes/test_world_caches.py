@@ -53,3 +53,22 @@ def test_fresh_db_restores_the_collector(world):
         assert not gc.isenabled()  # left as the caller had it
     finally:
         gc.enable()
+
+
+def test_gateway_ends_with_its_final_hash(world):
+    tools = frozenset(world.tool_types)
+    reader = Gateway(world, {"agent": tools})
+    assert reader.final_hash() == world.clean_hash()  # never wrote: no private copy
+    writer = Gateway(world, {"agent": tools})
+    user_id, user = next(iter(world.shared_toolkit().db.users.items()))
+    address = user.address.model_dump() | {"city": "Elsewhere"}
+    decision = writer.propose("agent", "modify_user_address", {"user_id": user_id, **address}, turn=1)
+    assert decision.status == "accepted", decision.reason
+    digest = writer.final_hash()
+    assert digest != world.clean_hash()
+    assert world._pool[-1].db.get_hash() == world.clean_hash()  # given back, restored
+    for ended in (reader, writer):
+        with pytest.raises(RuntimeError, match="already ended"):
+            ended.propose("agent", "get_user_details", {"user_id": user_id}, turn=2)
+        with pytest.raises(RuntimeError, match="already ended"):
+            ended.final_hash()

@@ -28,6 +28,7 @@ language rules of that comparison, all general: none names a task, an id or a pr
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 from incognita.access.episodes.scripted.discovery import STOP_WORDS
@@ -91,7 +92,11 @@ def _unit(unit: str) -> str:
     return {"inches": "inch", "in": "inch", "feet": "ft", "foot": "ft", "lb": "lbs"}.get(unit, singular(unit))
 
 
-def terms(text: str) -> set[str]:
+# A scripted agent compares the same few hundred record texts against the customer's facts
+# thousands of times per episodes job: the term functions are pure, so their results are kept
+# (as frozensets, which no caller can change).
+@lru_cache(maxsize=1 << 16)
+def terms(text: str) -> frozenset[str]:
     """The comparable terms of a text (module docstring)."""
     text = strip_placeholders(text).lower()
     out: set[str] = set()
@@ -105,13 +110,14 @@ def terms(text: str) -> set[str]:
         if word in STOP_WORDS or (len(word) < 3 and not word.isdigit()):
             continue
         out.add(singular(word))
-    return out
+    return frozenset(out)
 
 
-def value_terms(value: str) -> set[str]:
+@lru_cache(maxsize=1 << 16)
+def value_terms(value: str) -> frozenset[str]:
     """The terms of one entry value: a size abbreviation is its word."""
     size = SIZES.get(value.strip().lower())
-    return {size} if size else terms(value)
+    return frozenset({size}) if size else terms(value)
 
 
 def negated_terms(facts: list[str]) -> set[str]:
@@ -123,6 +129,7 @@ def negated_terms(facts: list[str]) -> set[str]:
     return out
 
 
+@lru_cache(maxsize=1 << 16)
 def _squash(text: str) -> str:
     return re.sub(r"[^a-z0-9]", "", text.lower())
 
