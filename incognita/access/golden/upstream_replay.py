@@ -10,7 +10,7 @@ Two independent routes to a final database hash:
   try/except, then `get_db_hash()`.
 
 Both hashes are upstream's `ToolKitBase.get_db_hash` (`RetailDB.get_hash`): the second calls
-it, the first computes the same string from cached per-record text (`RetailWorld.db_hash`,
+it, the first computes the same string from cached per-record text (`RetailWorld.release`,
 incognita.access.golden.db_hashing), so equality means the golden trajectory reproduces
 upstream's gold state exactly, and every build checks the fast hash against upstream's.
 
@@ -19,10 +19,10 @@ validated from the parsed JSON, which is what `RetailDB.load` does (without re-r
 2.8 MB file). Runs that write take a private toolkit and give it back when they end
 (`private_toolkit`, `release`): the hash of the final state is computed from cached
 per-record text, and the few records the run changed are restored, so a copy of the whole
-database is made once per process, not once per run. Measured (bench/episodes.py, issue #25) it is also the fastest
-exact independent copy: a pickle round-trip takes about twice as long, `model_copy(deep=True)`
-and `copy.deepcopy` longer still, and `model_validate_json` of the file's bytes longer too.
-The cyclic garbage collector is paused while a copy is built: its million new objects would
+database is made once per process, not once per run. Validation is also the fastest exact
+independent copy (bench/episodes.py, issue #25): a pickle round-trip takes about twice as
+long, `model_copy(deep=True)` and `copy.deepcopy` longer still, and `model_validate_json` of
+the file's bytes longer too. The cyclic garbage collector is paused while a copy is built: its million new objects would
 otherwise set off young-generation collections that find nothing to free.
 """
 
@@ -125,11 +125,6 @@ class RetailWorld:
                 # The shared database is clean: only reads run on it.
                 self._hasher = CleanDbHasher(self.shared_toolkit().db)
             return self._hasher
-
-    def db_hash(self, db) -> str:
-        """Upstream's `get_db_hash` of a database copied from this world's clean one, from
-        the clean records' cached text (incognita.access.golden.db_hashing)."""
-        return self._clean_hasher().hexdigest(db)[0]
 
     def private_toolkit(self):
         """A toolkit on a clean database of its own, for one run that writes: one that an
