@@ -8,8 +8,8 @@ first rows are where a faster build has to come from.
 
 Usage: python bench/stage_times.py [WORKDIR] [--quick]
   WORKDIR  the workflow directory whose benchmarks/ to read (default: this checkout)
-  --quick  build the cards and golden stages into a scratch copy first and report those
-           (seconds; what CI runs so this script cannot rot)
+  --quick  build the source, cards and card-audit stages into a scratch copy first and report
+           those (seconds; what CI runs so this script cannot rot)
 """
 
 from __future__ import annotations
@@ -70,14 +70,14 @@ def print_table(rows: list[dict]) -> None:
 
 
 def quick_build(scratch: Path) -> Path:
-    """The cards and golden stages in a copy of the workflow (the source copied, not rebuilt)."""
+    """The cards stage and its audit in a copy of the workflow (the source copied, not rebuilt)."""
     for name in ("Snakefile", "rules", "config", "incognita", "profiles", "envs", "report"):
         src = ROOT / name
         (shutil.copytree if src.is_dir() else shutil.copy2)(src, scratch / name)
     source = ROOT / "data" / "source"
     if source.is_dir():
         shutil.copytree(source, scratch / "data" / "source")
-    cmd = [sys.executable, "-m", "snakemake", "results/golden/replay.tsv", "--cores", "2", "--quiet", "all"]
+    cmd = [sys.executable, "-m", "snakemake", "results/audit/cards.tsv", "--cores", "2", "--quiet", "all"]
     subprocess.run(cmd, cwd=scratch, check=True)
     return scratch
 
@@ -85,7 +85,9 @@ def quick_build(scratch: Path) -> Path:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("workdir", nargs="?", type=Path, default=ROOT)
-    ap.add_argument("--quick", action="store_true", help="build cards and golden in a scratch copy and report them")
+    ap.add_argument(
+        "--quick", action="store_true", help="build the cards and their audit in a scratch copy and report them"
+    )
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="stage-times-") as tmp:
         workdir = quick_build(Path(tmp)) if args.quick else args.workdir

@@ -18,6 +18,9 @@ rule cards:
         "logs/cards.log",
     benchmark:
         "benchmarks/cards.tsv"
+    # The chain every episode waits for (cards, golden, reference, lock check): ahead of
+    # every other ready job, so the episodes start as early as they can.
+    priority: 20
     conda:
         "../envs/incognita.yaml"
     params:

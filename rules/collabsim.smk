@@ -40,6 +40,9 @@ rule collabsim_table:
         "logs/collabsim/table.log",
     benchmark:
         "benchmarks/collabsim_table.tsv"
+    # CollabSim's analysis is a chain of single jobs (table, statistics, figures; some 50 s of
+    # CPU): ahead of the episodes, so that it runs beside them instead of after them.
+    priority: 5
     conda:
         "../envs/incognita.yaml"
     params:
@@ -60,6 +63,8 @@ rule collabsim_stats:
         "logs/collabsim/stats.log",
     benchmark:
         "benchmarks/collabsim_stats.tsv"
+    # On CollabSim's analysis chain (`collabsim_table`).
+    priority: 5
     conda:
         "../envs/incognita.yaml"
     params:
@@ -85,6 +90,8 @@ rule collabsim_figures:
         "logs/collabsim/figures.log",
     benchmark:
         "benchmarks/collabsim_figures.tsv"
+    # On CollabSim's analysis chain (`collabsim_table`).
+    priority: 5
     conda:
         "../envs/incognita.yaml"
     params:

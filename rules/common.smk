@@ -13,19 +13,22 @@ from snakemake.utils import validate
 validate(config, schema="../incognita/schemas/config.schema.json")
 
 SOURCE_DIR = config["source"]["dir"]
-# Generator versions are passed as params: bumping one in the package re-runs exactly the jobs
-# it affects, while ordinary code edits leave cached results alone.
-CARD_BUILDER_VERSION = importlib.import_module("incognita.access.cards.card").BUILDER_VERSION
-GOLDEN_GENERATOR_VERSION = importlib.import_module("incognita.access.golden.trajectory").GENERATOR_VERSION
-EPISODE_GENERATOR_VERSION = importlib.import_module("incognita.access.episodes.harness").GENERATOR_VERSION
-NATIVE_GENERATOR_VERSION = importlib.import_module("incognita.access.native.native_run").GENERATOR_VERSION
-READER_VERSION = importlib.import_module("incognita.access.reader.trial_reading").READER_VERSION
 REPAIRS_DIR = config["cards"]["repairs_dir"]
 
 # Jobs run `python -m incognita ...` (the same click CLI users call) with this checkout first
 # on the import path, whether or not it is pip-installed; with --sdm conda the env provides
 # the dependencies and the checkout provides the code.
 sys.path.insert(0, workflow.basedir)  # parse-time imports come from this checkout too
+from incognita.common.version_constants import read_constant
+
+# Generator versions are passed as params: bumping one in the package re-runs exactly the jobs
+# it affects, while ordinary code edits leave cached results alone. Read from the generating
+# modules' source, not imported (incognita/common/version_constants.py says why).
+CARD_BUILDER_VERSION = read_constant("incognita.access.cards.card", "BUILDER_VERSION")
+GOLDEN_GENERATOR_VERSION = read_constant("incognita.access.golden.trajectory", "GENERATOR_VERSION")
+EPISODE_GENERATOR_VERSION = read_constant("incognita.access.episodes.harness", "GENERATOR_VERSION")
+NATIVE_GENERATOR_VERSION = read_constant("incognita.access.native.native_run", "GENERATOR_VERSION")
+READER_VERSION = read_constant("incognita.access.reader.trial_reading", "READER_VERSION")
 # Model and participant entries are checked before any job is planned: a bad one stops even
 # a dry run with one line naming the config key and the value.
 # The design (arms, models, tasks from the frozen corpus) is read and checked here too.
@@ -157,11 +160,21 @@ def get_native_outputs():
 
 
 def get_all_native():
-    return [str(native_result(c.model, c.task, c.rep)) for c in DESIGN.native_cells()]
+    return list(_all_native())
 
 
 def get_all_episodes():
-    return [str(episode_record(c.arm, c.model, c.task, c.rep)) for c in DESIGN.cells()]
+    return list(_all_episodes())
+
+
+@functools.cache  # several rules read the same lists: spelled once per parse
+def _all_native():
+    return tuple(str(native_result(c.model, c.task, c.rep)) for c in DESIGN.native_cells())
+
+
+@functools.cache
+def _all_episodes():
+    return tuple(str(episode_record(c.arm, c.model, c.task, c.rep)) for c in DESIGN.cells())
 
 
 def get_labelled_fixtures():
@@ -195,7 +208,7 @@ def get_final_targets():
 # The design and every experiment file are loaded and checked at parse time, so a bad
 # condition file, model entry or missing prompt stops even a dry run with one line.
 COLLABSIM_RESULTS = "results/collabsim"
-COLLABSIM_GENERATOR_VERSION = importlib.import_module("incognita.collabsim").GENERATOR_VERSION
+COLLABSIM_GENERATOR_VERSION = read_constant("incognita.collabsim", "GENERATOR_VERSION")
 COLLABSIM_FILES = ("events.jsonl", "metrics.json", "manifest.json")
 COLLABSIM_STATS = importlib.import_module("incognita.collabsim.design").STATS_OUTPUTS
 
@@ -261,12 +274,17 @@ def get_collabsim_run_outputs():
 
 
 def get_all_collabsim_runs():
+    return list(_all_collabsim_runs())
+
+
+@functools.cache
+def _all_collabsim_runs():
     from incognita.collabsim.design import run_dir
 
     design = get_collabsim_design()[0]
-    return [
+    return tuple(
         str(run_dir(COLLABSIM_RESULTS, c, s) / name)
         for c in design.cells()
         for s in design.seeds
         for name in COLLABSIM_FILES
-    ]
+    )

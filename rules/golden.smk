@@ -21,6 +21,8 @@ rule golden:
         "logs/golden/golden.log",
     benchmark:
         "benchmarks/golden.tsv"
+    # On the chain every episode waits for (rules/cards.smk, `cards`).
+    priority: 20
     conda:
         "../envs/incognita.yaml"
     params:

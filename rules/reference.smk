@@ -25,6 +25,8 @@ rule reference:
         "logs/reference.log",
     benchmark:
         "benchmarks/reference.tsv"
+    # On the chain every episode waits for (rules/cards.smk, `cards`).
+    priority: 20
     conda:
         "../envs/incognita.yaml"
     params:
@@ -106,6 +108,8 @@ rule verify_locks:
         "logs/verify_locks.log",
     benchmark:
         "benchmarks/verify_locks.tsv"
+    # On the chain every episode waits for (rules/cards.smk, `cards`).
+    priority: 20
     conda:
         "../envs/incognita.yaml"
     shell:

@@ -8,6 +8,7 @@ rule source:
         "logs/source.log",
     benchmark:
         "benchmarks/source.tsv"
+    priority: 20  # on the chain every episode waits for (rules/cards.smk, `cards`)
     conda:
         "../envs/incognita.yaml"
     params:

@@ -1,8 +1,11 @@
 # The trajectory viewer (incognita.viewer; docs/viewer.md): a static site under results/viewer/
 # with every trial of the trials table (our arms and native) and, when the design has them,
-# every CollabSim run. It reads the records themselves, so every record is an input; the
-# partition gives each arm's lanes (Vega, or the six desks).
-VIEWER_VERSION = importlib.import_module("incognita.viewer").VIEWER_VERSION
+# every CollabSim run. It reads the records themselves; they reach it through the tables built
+# from all of them (the trials table lists every episode and native record, runs.parquet every
+# CollabSim run), which a changed record rebuilds. Those two inputs stand for some 1,300 files
+# that the workflow's parse would otherwise check once more. The partition gives each arm's
+# lanes (Vega, or the six desks).
+VIEWER_VERSION = read_constant("incognita.viewer", "VIEWER_VERSION")
 
 
 rule viewer:
@@ -10,9 +13,7 @@ rule viewer:
         trials="results/trials.parquet",
         reference="results/reference/coordination.json",
         partition=config["golden"]["partition"],
-        episodes=get_all_episodes(),
-        native=get_all_native(),
-        collabsim=(get_all_collabsim_runs() + [f"{COLLABSIM_RESULTS}/runs.parquet"] if "collabsim" in config else []),
+        collabsim=([f"{COLLABSIM_RESULTS}/runs.parquet"] if "collabsim" in config else []),
     output:
         directory("results/viewer"),
     log:

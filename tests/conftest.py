@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -15,17 +17,17 @@ ROOT = Path(__file__).resolve().parents[1]
 READER_REFERENCE = ROOT / "config" / "reader_validation" / "reference.json"
 PINNED = "26.3"
 
-# The files that take minutes (a SLURM cluster, a real model, whole workflows), first. bin/test
-# hands files to its parallel workers in collection order, two to each at the start, so with
-# two workers one runs the SLURM file (mostly waiting on the scheduler) and then DayTrader's
-# real-model file, the other the access family's real-model file and then the workflow file;
-# the two real-model files (each keeping the CPU busy) do not start together, and the many
-# short files fill in around them. Without this the slowest file could start last and run
-# alone at the end.
+# The files that take minutes (a real model, a SLURM cluster, whole workflows), first. bin/test
+# runs one worker more than the CPUs and hands files to the workers in collection order, one to
+# each, then a second to each: with two CPUs, the three workers start DayTrader's real-model
+# file (the most CPU), the SLURM file (mostly waiting on the scheduler, which is what the extra
+# worker is for) and the access family's real-model file, then the workflow, fault and viewer
+# files, and the many short files fill in around them. Without this the slowest file could
+# start last and run alone at the end.
 SLOW_FILES_FIRST = (
+    "tests/collabsim/test_local_model.py",
     "tests/test_slurm.py",
     "tests/access/episodes/test_local_model.py",
-    "tests/collabsim/test_local_model.py",
     "tests/test_workflow.py",
     "tests/test_faults.py",
     "tests/viewer/test_viewer.py",
@@ -36,6 +38,25 @@ SLOW_FILES_FIRST = (
 def pytest_collection_modifyitems(config, items):
     rank = {path: i for i, path in enumerate(SLOW_FILES_FIRST)}
     items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))  # stable: the rest keep their order
+
+
+@pytest.fixture(scope="session")
+def task_stages(tmp_path_factory) -> Path:
+    """A workflow copy with the task stages built (tests/workflow_helpers.py, TASK_STAGE_STEPS),
+    once per test session: the parallel workers share one build, the first to ask builds it
+    under a file lock while the others wait."""
+    from workflow_helpers import build_task_stages
+
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # xdist: one base per worker
+    built, done = shared / "task-stages", shared / "task-stages.done"
+    with (shared / "task-stages.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(built, ignore_errors=True)  # a build that failed half-way
+            build_task_stages(built)
+            done.touch()
+    return built
 
 
 @pytest.fixture(scope="session")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from workflow_helpers import ROOT, copy_workflow, guarded_env
+from workflow_helpers import ROOT, add_task_stages, copy_workflow, guarded_env
 
 # Distinctive, so that a grep for it finds nothing but a leak; shaped like a real key so the
 # scrubber would have to catch it on its own merits.
@@ -31,28 +31,17 @@ TARGETS = ("results/episodes/manifest.tsv", "results/trials.parquet")
 # --------------------------------------------------------------------------- workflow copies
 
 
-def build_base(dest: Path) -> Path:
-    """A workflow copy with `bin/run` and every stage before the episodes built: source, cards,
-    golden trajectories, the coordination reference and its lock check. They are built with the
-    CLI's batch forms (four processes instead of 230 Snakemake jobs); Snakemake then takes the
-    files as they are, so a test's run plans only the episodes and what follows them."""
+def build_base(dest: Path, stages: Path) -> Path:
+    """A workflow copy with `bin/run` and every stage before the episodes built (source, cards,
+    golden trajectories, the coordination reference and its lock check), copied from the test
+    session's build of them (`task_stages`); a test's run plans only the episodes and what
+    follows them."""
     copy_workflow(dest)
     for name in ("bin", "requirements"):
         shutil.copytree(ROOT / name, dest / name)
     shutil.copy2(ROOT / "pyproject.toml", dest / "pyproject.toml")
     (dest / ".venv").symlink_to(ROOT / ".venv")  # bin/run's setup finds it installed and up to date
-    steps = [
-        ["source", "--out", "data/source/retail", "--version", "26.3"],
-        ["cards", "--version", "26.3", "all"],
-        ["golden", "--cards-dir", "results/cards", "--out-dir", "results/golden"],
-        ["reference", "--out", "results/reference/coordination.json"],
-    ]
-    for step in steps:
-        proc = subprocess.run([sys.executable, "-m", "incognita", *step], cwd=dest, capture_output=True, text=True)
-        assert proc.returncode == 0, f"incognita {step[0]} failed:\n{proc.stdout}\n{proc.stderr}"
-    proc = subprocess.run([sys.executable, "-m", "incognita", "verify-locks"], cwd=dest, capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    (dest / "results/reference/locks_verified.txt").write_text(proc.stdout)
+    add_task_stages(dest, stages)
     return dest
 
 

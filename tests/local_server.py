@@ -26,7 +26,10 @@ def model_file() -> Path:
 
 
 def server_command(model: Path, port: int) -> list[str]:
-    """The command docs/models.md gives ("Run against a local model"), on a given port."""
+    """The command docs/models.md gives ("Run against a local model"), on a given port, with one
+    thread. llama.cpp's server evaluates prompts on every CPU by default; the test suite runs it
+    beside other test files on the same CPUs, where a second thread mostly waits for a CPU
+    (a real-model test took twice its wall time in CPU) and slows everything else."""
     return [
         sys.executable,
         "-m",
@@ -39,6 +42,10 @@ def server_command(model: Path, port: int) -> list[str]:
         str(port),
         "--n_ctx",
         "8192",
+        "--n_threads",
+        "1",
+        "--n_threads_batch",
+        "1",
         "--chat_format",
         "chatml-function-calling",
         "--cache",

@@ -11,10 +11,9 @@ import os
 import re
 import subprocess
 import sys
-from collections import Counter
 from pathlib import Path
 
-from workflow_helpers import ROOT, planned_jobs, stable_episode, stable_native
+from workflow_helpers import ROOT, stable_episode, stable_native
 
 SCRIPT = ROOT / "bin" / "slurm-local"
 UNAVAILABLE = 3  # bin/slurm-local's exit code for "this machine cannot run the cluster"
@@ -95,14 +94,15 @@ def rule_of(comment: str) -> str:
     return comment.removeprefix("rule_").split("_wildcards_", 1)[0]
 
 
-def rules_run(jobs: list[dict]) -> Counter:
-    return Counter(rule_of(j["comment"]) for j in jobs)
+def rules_in_log(text: str) -> set[str]:
+    """The rules whose jobs a SLURM job ran, from its log: Snakemake inside the job prints
+    `rule <name>:` (or `localrule <name>:`) before each job it runs."""
+    return set(re.findall(r"^(?:local)?rule (\w+):$", text, re.MULTILINE))
 
 
-def planned(proc: subprocess.CompletedProcess) -> dict[str, int]:
-    """The 'Job stats' table a real run prints before it starts, as {rule: count}."""
-    both = subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout + proc.stderr, "")
-    return planned_jobs(both)
+def all_steps_done(text: str, steps: int) -> bool:
+    """Snakemake inside the job finished all its steps ('N of N steps (100%) done')."""
+    return f"{steps} of {steps} steps (100%) done" in text
 
 
 def submitted_job_ids(proc: subprocess.CompletedProcess) -> dict[str, Path]:

@@ -72,8 +72,8 @@ def outcome_table(request):
 
 
 @pytest.fixture(scope="module")
-def base(tmp_path_factory) -> Path:
-    return build_base(tmp_path_factory.mktemp("faults") / "base")
+def base(tmp_path_factory, task_stages) -> Path:
+    return build_base(tmp_path_factory.mktemp("faults") / "base", task_stages)
 
 
 @pytest.fixture(scope="module")

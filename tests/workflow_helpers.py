@@ -25,6 +25,41 @@ def copy_workflow(dest: Path) -> Path:
     return dest
 
 
+# The stages every access-family run starts from (source, the 114 cards and golden trajectories,
+# the coordination reference and its lock check): about 25 s of CPU, the same bytes for every test.
+# Tests whose subject is a later stage take them from one build per test session (the
+# `task_stages` fixture, tests/conftest.py) instead of building them again; the smoke design's
+# end-to-end test (tests/test_workflow.py) builds them through Snakemake.
+TASK_STAGE_STEPS = (
+    ("source", "--out", "data/source/retail", "--version", "26.3"),
+    ("cards", "--version", "26.3", "all"),
+    ("golden", "--cards-dir", "results/cards", "--out-dir", "results/golden"),
+    ("reference", "--out", "results/reference/coordination.json"),
+)
+TASK_STAGE_DIRS = ("data/source", "results/cards", "results/golden", "results/reference")
+
+
+def build_task_stages(dest: Path) -> Path:
+    """A workflow copy with the task stages built by the CLI commands the rules run (batch forms:
+    five processes instead of Snakemake's jobs)."""
+    copy_workflow(dest)
+    for step in TASK_STAGE_STEPS:
+        proc = subprocess.run([sys.executable, "-m", "incognita", *step], cwd=dest, capture_output=True, text=True)
+        assert proc.returncode == 0, f"incognita {step[0]} failed:\n{proc.stdout}\n{proc.stderr}"
+    proc = subprocess.run([sys.executable, "-m", "incognita", "verify-locks"], cwd=dest, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    (dest / "results/reference/locks_verified.txt").write_text(proc.stdout)
+    return dest
+
+
+def add_task_stages(wf: Path, stages: Path, dirs: tuple[str, ...] = TASK_STAGE_DIRS) -> None:
+    """Copy built task stages into a workflow copy, modification times included: Snakemake then
+    takes them as built (they are newer than the copied config and older than anything a run
+    writes), and a run plans only the stages after them."""
+    for rel in dirs:
+        shutil.copytree(stages / rel, wf / rel, dirs_exist_ok=True)
+
+
 NETGUARD = ROOT / "tests" / "netguard"
 
 
@@ -43,8 +78,9 @@ def snakemake(workdir: Path, *args: str, check: bool = True, env: dict | None = 
 
 
 def planned_jobs(proc: subprocess.CompletedProcess) -> dict[str, int]:
-    """Parse the 'Job stats' table of a dry run into {rule: count}."""
-    lines = proc.stdout.splitlines()
+    """Parse the 'Job stats' table of a run into {rule: count} (a dry run prints it on stdout, a
+    real run on stderr)."""
+    lines = (proc.stdout + proc.stderr).splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("Job stats"))
     jobs = {}
     for line in lines[start + 3 :]:

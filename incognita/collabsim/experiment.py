@@ -244,7 +244,7 @@ def load_personas(agents: tuple[AgentSpec, ...], root: Path) -> tuple[dict, ...]
     path = root / PERSONAS_FILE
     if not path.is_file():
         raise InputError(f"{path}: missing persona library (agents have persona: true)")
-    return tuple(load_library(path))
+    return load_library(path)
 
 
 def check_prompts(prompts: dict, agents: tuple[AgentSpec, ...], root: Path, path: Path) -> dict[str, Path]:

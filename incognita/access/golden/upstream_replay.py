@@ -29,12 +29,35 @@ otherwise set off young-generation collections that find nothing to free.
 from __future__ import annotations
 
 import gc
+import sys
 import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from incognita.common.io import InputError, read_json, sha256_file
+
+
+def import_retail() -> tuple[type, type]:
+    """tau2's retail database model and toolkit classes: (RetailDB, RetailTools).
+
+    Only these two modules (about 0.3 s), never tau2.registry (which pulls in litellm). tau2's
+    utilities import deepdiff, whose hashing module imports pandas (another 0.3 s, a fifth of
+    an episodes job) for one purpose: to recognise a DataFrame it is asked to hash. Nothing here
+    hands deepdiff a DataFrame (tau2 diffs dicts), so a process that has not loaded pandas
+    imports these modules with pandas hidden; deepdiff then records pandas as absent, and a
+    later `import pandas` in the same process works as usual.
+    """
+    hide = "pandas" not in sys.modules
+    if hide:
+        sys.modules["pandas"] = None  # an import of it now raises ImportError, which deepdiff expects
+    try:
+        from tau2.domains.retail.data_model import RetailDB
+        from tau2.domains.retail.tools import RetailTools
+    finally:
+        if hide and sys.modules.get("pandas", 0) is None:
+            del sys.modules["pandas"]
+    return RetailDB, RetailTools
 
 
 def result_to_json(value: Any) -> Any:
@@ -57,13 +80,7 @@ class RetailWorld:
         db_path = Path(db_path)
         if not db_path.exists():
             raise InputError(f"{db_path}: retail database not found (run the source stage first)")
-        # tau2 imports are deferred to here: only the retail model and toolkit (~0.8 s), never
-        # tau2.registry (which pulls in litellm).
-        from tau2.domains.retail.data_model import RetailDB
-        from tau2.domains.retail.tools import RetailTools
-
-        self._db_cls = RetailDB
-        self._tools_cls = RetailTools
+        self._db_cls, self._tools_cls = import_retail()  # deferred to here: a second of imports
         self.path = db_path
         self.db_sha256 = sha256_file(db_path)
         self._raw = read_json(db_path)

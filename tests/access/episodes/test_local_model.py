@@ -6,7 +6,7 @@ The model is far too weak to solve a task, which is the point: its output breaks
 protocol, episodes run into their turn budget, native runs into the harness's step limit.
 Every cell must still end in a record (no crash, no error record), the rerun must come
 wholly from the response cache with identical records, and costs must be the price table's
-zero. Both packages are in the `test` extra (`pip install -e '.[test]'`, which bin/test does).
+zero. The stages before the episodes come built (the `task_stages` fixture). Both packages are in the `test` extra (`pip install -e '.[test]'`, which bin/test does).
 """
 
 from __future__ import annotations
@@ -17,8 +17,10 @@ from pathlib import Path
 import yaml
 from local_server import llama_server
 from workflow_helpers import (
+    add_task_stages,
     copy_workflow,
     guarded_env,
+    planned_jobs,
     snakemake,
     stable_episode,
     stable_native,
@@ -42,11 +44,12 @@ def outputs(wf: Path) -> dict[str, dict]:
     return {str(p.relative_to(wf)): json.loads(p.read_text()) for p in files}
 
 
-def test_smollm2_through_the_workflow_in_every_arm_and_natively(tmp_path):
+def test_smollm2_through_the_workflow_in_every_arm_and_natively(tmp_path, task_stages):
     import pandas as pd
     from tau2.data_model.simulation import Results
 
     wf = copy_workflow(tmp_path / "wf")
+    add_task_stages(wf, task_stages)  # the stages before the episodes, built once per test session
     net_log = tmp_path / "net.log"
     env = {**guarded_env(net_log), "OPENAI_API_KEY": "local"}  # loopback only; the server takes any key
     target = ("results/trials.parquet", "--configfile")
@@ -82,7 +85,9 @@ def test_smollm2_through_the_workflow_in_every_arm_and_natively(tmp_path):
     print(ours[["arm", "termination", "success", "failure_type", "protocol_errors"]].to_string(index=False))
 
     # With the server gone, a rerun of every cell must come wholly from the cache.
-    snakemake(wf, "--forcerun", "episodes", "native", *target, str(config), env=env)
+    # (--forcerun takes every word up to the next option: the target goes before it.)
+    rerun = snakemake(wf, *target, str(config), "--forcerun", "episodes", "native", env=env)
+    assert planned_jobs(rerun) == {"episodes": 1, "native": 1, "trials": 1}
     second = outputs(wf)
     assert second.keys() == first.keys()
     for path, record in second.items():
