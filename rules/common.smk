@@ -128,11 +128,9 @@ def get_information_channel():
 def get_api_calls(wildcards):
     """The job's claim on the `api_calls` resource (limit set in the profile): offline
     scripted models make no API calls, so they never wait for the limit."""
-    from incognita.common.backends.base import split_entry
+    from incognita.common.backends.base import calls_api
 
-    entries = [config["models"][wildcards.model], *config["participants"].values()]
-    families = {split_entry(e)[0].partition(":")[0] for e in entries if e}
-    return 0 if families == {"scripted"} else 1
+    return int(calls_api([config["models"][wildcards.model], *config["participants"].values()]))
 
 
 def get_episode_arms():
@@ -261,10 +259,9 @@ def get_collabsim_models(wildcards):
 
 
 def get_collabsim_api_calls(wildcards):
-    from incognita.common.backends.base import split_entry
+    from incognita.common.backends.base import calls_api
 
-    families = {split_entry(a.model)[0].partition(":")[0] for a in _collabsim_cell(wildcards).agents}
-    return 0 if families == {"scripted"} else 1
+    return int(calls_api([a.model for a in _collabsim_cell(wildcards).agents]))
 
 
 def get_collabsim_run_outputs():

@@ -35,6 +35,18 @@ SLOW_FILES_FIRST = (
 )
 
 
+def pytest_configure(config):
+    """Model calls made in this process keep their shared pacing state and progress log out of the
+    checkout (workflow tests run in copies, where the defaults under the copy are right)."""
+    import atexit
+    import tempfile
+
+    scratch = Path(tempfile.mkdtemp(prefix="incognita-test-"))
+    atexit.register(shutil.rmtree, scratch, ignore_errors=True)
+    os.environ.setdefault("INCOGNITA_PACING_DIR", str(scratch / "pacing"))
+    os.environ.setdefault("INCOGNITA_PROGRESS_DIR", str(scratch / "progress"))
+
+
 def pytest_collection_modifyitems(config, items):
     rank = {path: i for i, path in enumerate(SLOW_FILES_FIRST)}
     items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))  # stable: the rest keep their order

@@ -101,6 +101,8 @@ def run_env(wf: Path) -> dict:
     check_install_stamp(wf)
     env = guarded_env(wf.parent / f"{wf.name}.net.log")
     env["OPENAI_API_KEY"] = FAKE_KEY
+    # These tests stop a job at a known point between two cells: its cells run one after another.
+    env["INCOGNITA_WORKERS"] = "1"
     for name in ("OPENAI_BASE_URL", "INCOGNITA_EXTRAS"):
         env.pop(name, None)
     return env

@@ -1,4 +1,7 @@
-"""The access family's design-level commands: check a workflow config, estimate its cost.
+"""The access family's design-level commands: check a workflow config, estimate its cost and
+time, and follow a run's model calls against that estimate (`incognita progress`; the call log
+itself is common, incognita.common.progress, but the expected calls come from this family's
+estimate, and common imports neither family).
 
 Imports of the stage's modules stay inside the commands, so `incognita --help` stays cheap.
 """
@@ -36,8 +39,28 @@ def _fmt_tokens(n: float) -> str:
     show_default=True,
     help="task cards, for the share of tasks the judge sees (if absent: the paper's 7 of 18)",
 )
-def estimate_cmd(config_path: str, prices_path: str | None, assumptions_path: str | None, cards_dir: str) -> None:
-    """Expected model calls, tokens and cost of a config, per role and arm, before anything is paid for."""
+@click.option("--rpm", type=click.FloatRange(min=0, min_open=True), default=None, help="requests per minute allowed")
+@click.option("--tpm", type=click.FloatRange(min=0, min_open=True), default=None, help="tokens per minute allowed")
+@click.option(
+    "--latency",
+    type=click.FloatRange(min=0),
+    default=5.0,
+    show_default=True,
+    help="mean seconds per call, for the wall time with --rpm/--tpm",
+)
+def estimate_cmd(
+    config_path: str,
+    prices_path: str | None,
+    assumptions_path: str | None,
+    cards_dir: str,
+    rpm: float | None,
+    tpm: float | None,
+    latency: float,
+) -> None:
+    """Expected model calls, tokens and cost of a config, per role and arm, before anything is paid for.
+
+    With --rpm and/or --tpm, also the shortest wall time at those limits (one limit for all the calls).
+    """
     from incognita.access.cost_estimate import Assumptions, Estimator
     from incognita.access.workflow_config import load_config
     from incognita.common.prices import load_prices, resolve_path
@@ -81,6 +104,110 @@ def estimate_cmd(config_path: str, prices_path: str | None, assumptions_path: st
     if skipped:
         click.echo(f"not estimated: {', '.join(skipped)} (run by the upstream harness)")
     click.echo("assumptions: docs/models.md (override with --assumptions FILE); cache hits are not counted")
+    if rpm or tpm:
+        _echo_wall_time(est, lines, rpm, tpm, latency)
 
 
-COMMANDS = [check_config, estimate_cmd]
+def _minutes(seconds: float) -> str:
+    return f"{seconds / 60:,.1f} min" + (f" ({seconds / 3600:.1f} h)" if seconds >= 3600 else "")
+
+
+def _echo_wall_time(est, lines, rpm: float | None, tpm: float | None, latency: float) -> None:
+    from incognita.access.cost_estimate import wall_time
+
+    w = wall_time(est, lines, rpm=rpm, tpm=tpm, latency=latency)
+    if not w.calls:
+        click.echo("wall time: no call goes to an API (every role is offline)")
+        return
+    terms, binding = w.terms, w.binding
+    limits = ", ".join(x for x in (rpm and f"{rpm:,.0f} requests/min", tpm and f"{_fmt_tokens(tpm)} tokens/min") if x)
+    click.echo(f"wall time at {limits}, {latency:g} s per call: at least {_minutes(w.seconds)} ({binding} bound)")
+    explain = {
+        "requests": f"{w.calls:,.0f} calls / {rpm:,.0f} per min",
+        "tokens": f"{_fmt_tokens(w.tokens)} tokens / {_fmt_tokens(tpm or 0)} per min",
+        "chain": (
+            f"{w.chain_calls:.1f} calls one after another in the longest episode "
+            f"({' '.join(w.chain_cell or ())}) x {latency:g} s"
+        ),
+    }
+    for name, seconds in terms.items():
+        click.echo(f"  {name:<9}{explain[name]} = {_minutes(seconds)}{'  <- binds' if name == binding else ''}")
+    click.echo(f"  reaching it takes about {w.in_flight:,.0f} episodes running at once (calls x latency / wall time)")
+
+
+def _parse_since(text: str | None) -> float | None:
+    """--since: unix seconds, or an ISO date/time (local time unless it names a zone)."""
+    if text is None:
+        return None
+    import datetime
+
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        return datetime.datetime.fromisoformat(text).timestamp()
+    except ValueError:
+        raise click.BadParameter(f"{text!r}: expected unix seconds or an ISO date/time", param_hint="--since") from None
+
+
+@click.command("progress")
+@click.option("--dir", "dir_opt", default=None, help="progress logs (default: $INCOGNITA_PROGRESS_DIR, logs/progress)")
+@click.option("--config", "config_path", default=None, help="workflow config whose estimate gives the expected calls")
+@click.option("--since", default=None, help="count from this time (unix or ISO; default: the current run's start)")
+@click.option("--watch", type=click.FloatRange(min=0, min_open=True), default=None, help="refresh every N seconds")
+def progress_cmd(dir_opt: str | None, config_path: str | None, since: str | None, watch: float | None) -> None:
+    """Model calls of the running (or last) run so far: calls, cache hits, tokens, dollars, retries,
+    rates and, with --config, an ETA.
+
+    The current run starts at the first call after the last 30-minute gap without any call.
+    """
+    import sys
+    import time
+
+    from incognita.common import progress
+
+    directory = progress.resolve_dir(dir_opt)
+    start = _parse_since(since)
+    expected = None
+    if config_path:
+        from incognita.access.cost_estimate import expected_api_calls
+        from incognita.common.io import InputError
+
+        try:
+            expected = expected_api_calls(config_path)
+        except (InputError, OSError, KeyError) as exc:  # not an access config, or not readable
+            reason = " ".join(str(exc).splitlines()[:2])  # a schema error lists every problem: the first says enough
+            click.echo(
+                f"expected: unknown ({reason if config_path in reason else f'{config_path}: {reason}'})", err=True
+            )
+    reported: set[str] = set()
+
+    def current() -> progress.Summary:
+        s = progress.summarise(directory, since=start, expected_calls=expected)
+        for problem in s.problems:
+            if problem not in reported:  # each once, not once a refresh
+                reported.add(problem)
+                click.echo(problem, err=True)
+        return s
+
+    if watch is None:
+        for line in progress.describe(current()):
+            click.echo(line)
+        return
+    try:
+        if sys.stdout.isatty():
+            from rich.live import Live
+
+            with Live(progress.rich_view(current()), auto_refresh=False) as live:
+                while True:
+                    time.sleep(watch)
+                    live.update(progress.rich_view(current()), refresh=True)
+        while True:
+            click.echo(progress.one_line(current()))
+            time.sleep(watch)
+    except KeyboardInterrupt:
+        pass
+
+
+COMMANDS = [check_config, estimate_cmd, progress_cmd]

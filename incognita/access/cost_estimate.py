@@ -18,7 +18,7 @@ import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from incognita.access.cells import design_from_config
+from incognita.access.cells import CARDS_DIR, design_from_config
 from incognita.common.backends.base import split_entry
 from incognita.common.io import InputError, read_json, read_yaml
 from incognita.common.prices import PriceTable
@@ -218,13 +218,18 @@ class Estimator:
                 r = self.role(entry, where)
                 lines[key] = Line(key, r.model, key, offline=r.offline)
         by_arm: dict[str, Line] = {arm: Line(arm, "") for arm in arms}
+        self.episode_calls: dict[tuple[str, str], float] = {}  # (arm, model) -> API calls of one episode
         for name in self.design.models:
             agent = self.role(self.cfg["models"][name], f"models.{name}")
             key = f"agent {name}"
             lines[key] = Line("agent", agent.model, key, offline=agent.offline)
             for arm in arms:
-                one = {k: Line(v.role, v.model, k) for k, v in lines.items()}
+                one = {k: Line(v.role, v.model, k, offline=v.offline) for k, v in lines.items()}
                 self.episode(arm, agent, one, per_model, key)
+                # Every episode of a cell (arm, model) has the same expected calls: `one` sums per_model of them.
+                self.episode_calls[(arm, name)] = sum(v.calls for v in one.values() if not v.offline) / max(
+                    per_model, 1
+                )
                 for k, v in one.items():
                     lines[k].add(v.calls, v.prompt_tokens, v.completion_tokens, v.cost_usd)
                     by_arm[arm].add(v.calls, v.prompt_tokens, v.completion_tokens, v.cost_usd)
@@ -232,6 +237,77 @@ class Estimator:
             k for k in ("customer", "service", "judge") if k in lines
         ]
         return [lines[k] for k in order], by_arm
+
+
+def api_usage(lines: list[Line]) -> tuple[float, float]:
+    """Calls and tokens (prompt + completion) that go to an API: the lines of roles that are not offline."""
+    online = [ln for ln in lines if not ln.offline]
+    return sum(ln.calls for ln in online), sum(ln.prompt_tokens + ln.completion_tokens for ln in online)
+
+
+def expected_api_calls(config_path: str, cards_dir: str | None = CARDS_DIR) -> float:
+    """The calls a config's access design makes to an API, for `incognita progress`.
+
+    Prices do not change the count, so none are read (a missing price table is no reason not to know).
+    """
+    from incognita.access.workflow_config import load_config
+    from incognita.common.prices import empty_table
+
+    est = Estimator(load_config(config_path), empty_table(), Assumptions(), cards_dir)
+    return api_usage(est.run()[0])[0]
+
+
+@dataclass(frozen=True)
+class WallTime:
+    """The shortest wall time of a design at given rate limits (for `incognita estimate --rpm/--tpm`).
+
+    No schedule beats any of three bounds: all requests at `rpm` per minute, all tokens at `tpm`
+    per minute, and the longest episode's calls one after another at `latency` seconds each
+    (episodes are independent, but an episode's calls wait for each other). The ideal is the
+    largest of them; the one that binds is the limit worth raising. Only calls to an API count.
+    """
+
+    calls: float
+    tokens: float
+    chain_calls: float  # expected calls of the episode with the most (a mean over its cell)
+    chain_cell: tuple[str, str] | None  # (arm, model) of that episode
+    latency: float
+    rpm: float | None = None
+    tpm: float | None = None
+
+    @property
+    def terms(self) -> dict[str, float]:
+        """Seconds of each bound that applies: "requests", "tokens", "chain"."""
+        out = {}
+        if self.rpm:
+            out["requests"] = self.calls / self.rpm * 60
+        if self.tpm:
+            out["tokens"] = self.tokens / self.tpm * 60
+        out["chain"] = self.chain_calls * self.latency
+        return out
+
+    @property
+    def seconds(self) -> float:
+        return max(self.terms.values())
+
+    @property
+    def binding(self) -> str:
+        terms = self.terms
+        return max(terms, key=terms.__getitem__)
+
+    @property
+    def in_flight(self) -> float:
+        """Calls in flight on average to finish in the ideal time (Little's law): with one call at a time
+        per episode, the episodes that must run at once."""
+        return self.calls * self.latency / self.seconds if self.seconds else 0.0
+
+
+def wall_time(est: Estimator, lines: list[Line], *, rpm: float | None, tpm: float | None, latency: float) -> WallTime:
+    """The wall-time bounds of the design `est.run()` returned `lines` for."""
+    calls, tokens = api_usage(lines)
+    cell = max(est.episode_calls, key=est.episode_calls.__getitem__, default=None)
+    chain = est.episode_calls[cell] if cell else 0.0
+    return WallTime(calls, tokens, chain, cell, latency, rpm, tpm)
 
 
 # --------------------------------------------------------------------------- inputs

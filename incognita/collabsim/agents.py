@@ -72,7 +72,26 @@ def make_participants(
             "task": exp.task,
             "profiles": exp.profiles,
             "seed": s,
+            "cell": run_cell(exp, seed, agent, s),
         }
         backend = make_backend(spec, agent.role, context, scripted=make_scripted)
         out[agent.id] = ModelParticipant(agent, backend, system_prompt(exp, agent, seed), s)
     return out
+
+
+def run_cell(exp: Experiment, seed: int, agent: AgentSpec, s: int) -> dict:
+    """What one agent of one run is, for a loopback whose scripted twins answer in its place
+    (the openai family's `send_cell`; incognita.collabsim.loopback_twins): enough to build the
+    policy `make_scripted` would (task, agent seed; the profile is the served model's name, the
+    agent's role is added by the backend) and to tell concurrent runs apart (condition, design,
+    run seed and the config hash, which the model overrides change)."""
+    return {
+        "family": "collabsim",
+        "task": exp.task,
+        "condition": exp.condition,
+        "design": exp.design,
+        "config": exp.config_hash[:16],
+        "seed": seed,
+        "agent": agent.id,
+        "agent_seed": s,
+    }

@@ -59,19 +59,34 @@ def collabsim() -> None:
     show_default=True,
     help="runs go to <out-root>/runs/<task>/<condition>/<model label>/<design>/s<seed>/",
 )
+@click.option(
+    "--workers",
+    type=click.IntRange(min=0),
+    default=0,
+    envvar="INCOGNITA_WORKERS",  # incognita.common.pacing.WORKERS_ENV: the workflow's jobs take it from there
+    help="model calls in flight at once in a run (0: 16 when an agent's model is not scripted, else 1); "
+    "the records are the same for any value",
+)
 def run_cmd(
-    experiment: str, seeds: str, models_json: str | None, model_label: str, design: str | None, out_root: str
+    experiment: str,
+    seeds: str,
+    models_json: str | None,
+    model_label: str,
+    design: str | None,
+    out_root: str,
+    workers: int,
 ) -> None:
     """Run one experiment file (a baseline or a condition) for each seed."""
     from incognita.collabsim.design import Cell, run_dir
     from incognita.collabsim.experiment import load_experiment
-    from incognita.collabsim.run import simulate, write_run
+    from incognita.collabsim.run import default_workers, simulate, write_run
 
     exp = load_experiment(experiment, parse_models(models_json), design)
     cell = Cell(exp.task, exp.condition, model_label, exp.design)
+    workers = workers or default_workers(exp)
     for seed in parse_seeds(seeds):
         start = time.perf_counter()
-        result = simulate(exp, seed, model_label=model_label)
+        result = simulate(exp, seed, model_label=model_label, workers=workers)
         out = run_dir(out_root, cell, seed)
         write_run(result, out)
         click.echo(

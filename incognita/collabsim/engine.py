@@ -5,22 +5,36 @@ one turn: it receives its observation (its task view plus the events it could se
 last turn) and answers with JSON actions. Round-robin turns see the effects of earlier turns
 in the same step; simultaneous turns all see the state at the start of the step. Nothing
 reads the wall clock, so a run is a function of its config, its seed and its agents' answers.
+
+With `workers` > 1 the calls that need no answer of each other go out together: a simultaneous
+step's turns, and probes of several agents at one moment. Only the waiting overlaps: the engine
+asks one participant at most one thing at a time, in the order of the sequential loop, and
+records every answer in that order from the main thread, so the records do not depend on
+`workers` or on which call finishes first.
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Protocol
+from functools import partial
+from typing import Protocol, TypeVar
 
 from incognita.collabsim.events import ALL, SYSTEM, EventLog, state_hash
 from incognita.collabsim.experiment import Experiment
-from incognita.collabsim.probes import Prober
+from incognita.collabsim.probes import Ask, Prober
 from incognita.collabsim.replies import json_reply
 from incognita.collabsim.tasks import MESSAGE, NOTHING, Task, task_class
 
+T = TypeVar("T")
+
 
 class Participant(Protocol):
+    """With `workers` > 1 different participants are called from different threads at once, so a
+    participant keeps its state to itself; one participant is never called twice at once."""
+
     def act(self, observation: dict) -> str:
         """The agent's raw answer to an observation."""
 
@@ -45,8 +59,14 @@ class Engine:
     log: EventLog = field(default_factory=EventLog)
     step: int = 0
     t: int = 0
+    workers: int = 1  # model calls in flight at most; 1 = one after another, without threads
 
     def __post_init__(self) -> None:
+        if self.workers < 1:
+            raise ValueError(f"workers: at least 1, got {self.workers}")
+        self.pool: ThreadPoolExecutor | None = None
+        # A simultaneous step's events while its probe calls are out (None: events go to the log).
+        self.held: list[tuple | Ask] | None = None
         self.task: Task = task_class(self.exp.task)(
             self.exp.params, self.exp.agents, task_rng(self.exp.task, self.seed)
         )
@@ -67,10 +87,28 @@ class Engine:
         # Observers see an agent's actions and their consequences, never its private materials.
         if audience != ALL and kind != "private":
             audience = sorted(set(audience) | self.observers.get(actor, set()))
-        self.log.emit(self.step, self.t, kind, actor, payload, audience)
+        self._record(self.step, self.t, kind, actor, payload, audience)
+
+    def _record(self, *event) -> None:
+        if self.held is None:
+            self.log.emit(*event)
+        else:
+            self.held.append(event)
 
     # --- the loop ---------------------------------------------------------------------------
     def run(self) -> list[dict]:
+        if self.workers == 1:
+            return self._run()
+        self.pool = ThreadPoolExecutor(self.workers, thread_name_prefix="collabsim")
+        try:
+            return self._run()
+        finally:
+            # After a failed call the run stops; calls already out finish (their answers reach
+            # the response cache, so a rerun does not pay for them again), queued ones are dropped.
+            self.pool.shutdown(cancel_futures=True)
+            self.pool = None
+
+    def _run(self) -> list[dict]:
         p = self.exp.protocol
         self.log.emit(
             0,
@@ -93,9 +131,7 @@ class Engine:
             self.step, self.t = step, step * p.step_seconds
             acting = [a.id for a in self.exp.agents if self.task.acts(a.id)]
             if p.turn_taking == "simultaneous":
-                answers = [(a, self._ask(a)) for a in acting]
-                for agent, raw in answers:
-                    self._turn(agent, raw)
+                self._simultaneous(acting)
             else:
                 for agent in acting:
                     self._turn(agent, self._ask(agent))
@@ -144,6 +180,41 @@ class Engine:
 
     def _ask(self, agent: str) -> str:
         return self.participants[agent].act(self.observation(agent))
+
+    def _simultaneous(self, acting: list[str]) -> None:
+        """Every turn sees the state at the start of the step, so all the calls go out at once;
+        the answers are applied in agent order, as the sequential loop applies them."""
+        observations = [self.observation(a) for a in acting]  # in agent order: each advances `seen`
+        raws = self.gather([partial(self.participants[a].act, obs) for a, obs in zip(acting, observations)])
+        if self.pool is None or not self.prober.on:
+            for agent, raw in zip(acting, raws):
+                self._turn(agent, raw)
+            return
+        # The turns' probes depend only on what each agent was asked so far, never on the turns
+        # applied after its own, so they are held as placeholders while the turns are applied,
+        # then sent together and recorded in their places. The turns' events wait with them:
+        # nothing reads the log meanwhile (a task sees only `emit`).
+        self.held = []
+        try:
+            for agent, raw in zip(acting, raws):
+                self._turn(agent, raw)
+            held = self.held
+        finally:
+            self.held = None
+        answers = iter(self.prober.answers([item for item in held if isinstance(item, Ask)]))
+        for item in held:
+            if isinstance(item, Ask):
+                self.prober.record(item, next(answers))
+            else:
+                self.log.emit(*item)
+
+    def gather(self, calls: list[Callable[[], T]]) -> list[T]:
+        """Make the calls, up to `workers` at once; the answers come back in the calls' order,
+        whatever order they finish in. Callers never pass two calls to one participant."""
+        if self.pool is None or len(calls) < 2:
+            return [call() for call in calls]
+        futures = [self.pool.submit(call) for call in calls]
+        return [f.result() for f in futures]
 
     # --- one turn ---------------------------------------------------------------------------
     def _turn(self, agent: str, raw: str) -> None:
@@ -206,7 +277,7 @@ class Engine:
         pace = self.pace[agent]
         pace.last_message_t, pace.actions_since_message, pace.idle = self.t, 0, False
         audience = ALL if to == ALL else [agent, to]
-        self.log.emit(
+        self._record(
             self.step, self.t, "message", agent, {"to": to, "text": text, "words": len(text.split())}, audience
         )
         return True

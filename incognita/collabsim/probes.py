@@ -12,12 +12,19 @@ Cadences: `off`, `action` (after every accepted action, messages included), `tur
 turn of the agent), `every_n_actions` (after every `every_n`-th accepted action of the agent),
 `events` (every agent, at the end of a step in which the task emitted one of the named state
 events).
+
+An answer depends only on what its agent was asked before (its observations and earlier
+probes), never on the moment's task state, so probes of several agents at one moment go out
+together (`Engine.gather`) and are recorded in agent order; one agent's probes are always
+asked one after another, in order (a scripted agent's probe draws depend on their order).
 """
 
 from __future__ import annotations
 
 import json
+from collections import defaultdict
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from incognita.collabsim.events import canonical
@@ -180,6 +187,19 @@ def _valid(value: object, f: dict) -> bool:
     return f.get("min", float("-inf")) <= value <= f.get("max", float("inf"))
 
 
+@dataclass(frozen=True)
+class Ask:
+    """A probe due now: its agent, number and trigger, and the moment it is recorded at (taken
+    when it is due, since the answer may arrive after the task has moved on)."""
+
+    agent: str
+    number: int
+    trigger: str
+    step: int
+    t: int
+    truth: dict | None
+
+
 class Prober:
     """Decides when to probe and records the answers; the engine calls its three hooks."""
 
@@ -216,26 +236,43 @@ class Prober:
                 & set(self.settings.events)
             )
             if fired:
-                for agent in self.engine.participants:
-                    self.probe(agent, f"event:{fired[0]}")
+                asks = [self.ask(agent, f"event:{fired[0]}") for agent in self.engine.participants]
+                for ask, raw in zip(asks, self.answers(asks)):
+                    self.record(ask, raw)
         self.step_start = len(log)
 
     def probe(self, agent: str, trigger: str) -> None:
-        """One batched call; its events are visible to nobody, so no agent ever reads them."""
+        """Probe now, or hold the probe's place while the engine holds a simultaneous step's events."""
+        ask = self.ask(agent, trigger)
+        if self.engine.held is not None:
+            self.engine.held.append(ask)
+        else:
+            self.record(ask, self.engine.participants[agent].probe(self.prompt))
+
+    def ask(self, agent: str, trigger: str) -> Ask:
         self.count += 1
-        raw = self.engine.participants[agent].probe(self.prompt)
-        answers, errors = parse_probe(raw, self.template)
         e = self.engine
+        return Ask(agent, self.count, trigger, e.step, e.t, e.task.probe_truth(agent))
+
+    def answers(self, asks: list[Ask]) -> list[str]:
+        """The raw answers to `asks`, in their order: the agents concurrently, each agent's probes
+        one after another."""
+        per_agent: dict[str, int] = defaultdict(int)
+        for ask in asks:
+            per_agent[ask.agent] += 1
+        agents = list(per_agent)
+        raws = self.engine.gather([partial(self._answer, a, per_agent[a]) for a in agents])
+        queues = {a: iter(r) for a, r in zip(agents, raws)}
+        return [next(queues[ask.agent]) for ask in asks]
+
+    def _answer(self, agent: str, times: int) -> list[str]:
+        return [self.engine.participants[agent].probe(self.prompt) for _ in range(times)]
+
+    def record(self, ask: Ask, raw: str) -> None:
+        """One batched call's answer; its events are visible to nobody, so no agent ever reads them."""
+        answers, errors = parse_probe(raw, self.template)
+        log, head = self.engine.log, {"probe": ask.number, "trigger": ask.trigger}
         if answers:
-            e.log.emit(
-                e.step,
-                e.t,
-                "probe",
-                agent,
-                {"probe": self.count, "trigger": trigger, "answers": answers, "truth": e.task.probe_truth(agent)},
-                (),
-            )
+            log.emit(ask.step, ask.t, "probe", ask.agent, {**head, "answers": answers, "truth": ask.truth}, ())
         for err in errors:
-            e.log.emit(
-                e.step, e.t, "probe_error", agent, {"probe": self.count, "trigger": trigger, **err, "raw": raw}, ()
-            )
+            log.emit(ask.step, ask.t, "probe_error", ask.agent, {**head, **err, "raw": raw}, ())

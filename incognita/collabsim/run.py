@@ -21,6 +21,7 @@ from incognita.collabsim.engine import Engine
 from incognita.collabsim.events import to_jsonl
 from incognita.collabsim.experiment import Experiment, model_params
 from incognita.collabsim.metrics import run_metrics
+from incognita.common.backends.base import calls_api
 from incognita.common.environment import lock_hash
 from incognita.common.io import atomic_write_text
 
@@ -36,11 +37,18 @@ class RunResult:
 
 
 def simulate(
-    exp: Experiment, seed: int, cache_dir: str | None = None, prices: str | None = None, model_label: str = "scripted"
+    exp: Experiment,
+    seed: int,
+    cache_dir: str | None = None,
+    prices: str | None = None,
+    model_label: str = "scripted",
+    workers: int = 1,
 ) -> RunResult:
-    """Run the experiment once; `cache_dir` and `prices` default to the environment's settings."""
+    """Run the experiment once; `cache_dir` and `prices` default to the environment's settings.
+    `workers` (model calls in flight at most) changes how long a run takes, never what it records,
+    so the manifest leaves it out."""
     participants = make_participants(exp, seed, cache_dir, prices)
-    events = Engine(exp, seed, participants).run()
+    events = Engine(exp, seed, participants, workers=workers).run()
     end = events[-1]["payload"]
     usage = {a: vars(p.usage) for a, p in participants.items()}
     probe_usage = {a: vars(p.probe_usage) for a, p in participants.items()}
@@ -71,6 +79,15 @@ def simulate(
         "config": exp.resolved,
     }
     return RunResult(events, run_metrics(events), manifest)
+
+
+def default_workers(exp: Experiment) -> int:
+    """The shared default of calls in flight when an agent calls a model over the network
+    (incognita.common.pacing.JOB_WORKERS); scripted agents answer in microseconds, so for them
+    threads would only add overhead."""
+    from incognita.common.pacing import JOB_WORKERS
+
+    return JOB_WORKERS if calls_api([a.model for a in exp.agents]) else 1
 
 
 def personas(exp: Experiment, seed: int) -> dict[str, str]:

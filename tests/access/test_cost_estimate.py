@@ -9,7 +9,7 @@ import yaml
 from click.testing import CliRunner
 
 from incognita.access.commands import estimate_cmd
-from incognita.access.cost_estimate import Assumptions, Estimator, conversation
+from incognita.access.cost_estimate import Assumptions, Estimator, conversation, wall_time
 from incognita.access.workflow_config import load_config
 from incognita.common.io import InputError
 from incognita.common.prices import Price, PriceTable, load_prices
@@ -122,3 +122,67 @@ def test_estimate_command_on_the_paper_and_the_default_config(monkeypatch):
     out = CliRunner().invoke(estimate_cmd, ["--config", "config/config.yaml"])
     assert out.exit_code == 0, out.output
     assert "(offline)" in out.output and "$0.00" in out.output
+
+
+# --------------------------------------------------------------------------- wall time
+
+
+@pytest.fixture
+def small(paper):
+    """The paper's design cut to one agent and one repetition: 18 tasks x 3 arms = 54 episodes."""
+    return {**paper, "design": {**paper["design"], "models": ["gpt-5.2"], "repetitions": 1}}
+
+
+def test_wall_time_takes_the_largest_bound(small):
+    est = Estimator(small, load_prices(ROOT / "config/prices.yaml"), Assumptions(), cards_dir=None)
+    lines, _ = est.run()
+    # By hand, calls per episode from the default assumptions (judge: 7 of 18 tasks):
+    #   direct:   agent 6 + 7.4 + 1 = 14.4, customer 6 x 1.5 = 9                     -> 23.4
+    #   indirect: agent 6 + 6.2 + 1 = 13.2, customer 9, service 6.2 x 1.8 = 11.16     -> 33.36
+    #   social:   agent 6 + 19.2 + 1 = 26.2, customer 9, service 19.2 x 1.4 = 26.88  -> 62.08
+    judge = 7 / 18
+    social = 62.08 + judge
+    calls = 18 * (23.4 + 33.36 + 62.08 + 3 * judge)  # 2160.12
+    assert est.episode_calls[("social", "gpt-5.2")] == pytest.approx(social)
+    tokens = sum(ln.prompt_tokens + ln.completion_tokens for ln in lines)
+
+    w = wall_time(est, lines, rpm=100, tpm=None, latency=5)
+    assert (w.calls, w.chain_cell) == (pytest.approx(calls), ("social", "gpt-5.2"))
+    assert w.terms == {"requests": pytest.approx(2160.12 / 100 * 60), "chain": pytest.approx(social * 5)}
+    assert w.binding == "requests" and w.seconds == pytest.approx(1296.072)
+    assert w.in_flight == pytest.approx(2160.12 * 5 / 1296.072)  # 8.33: five calls a minute per episode
+    w = wall_time(est, lines, rpm=100, tpm=tokens / 60, latency=5)  # the tokens would take an hour
+    assert w.binding == "tokens" and w.seconds == pytest.approx(3600)
+    w = wall_time(est, lines, rpm=1e6, tpm=1e9, latency=30)  # generous limits: the longest episode binds
+    assert w.binding == "chain" and w.seconds == pytest.approx(social * 30)
+
+
+def test_wall_time_counts_only_api_calls(small):
+    offline = {
+        **small,
+        "participants": {**small["participants"], "judge": {"spec": "scripted:judge"}},
+    }
+    est = Estimator(offline, load_prices(ROOT / "config/prices.yaml"), Assumptions(), cards_dir=None)
+    lines, _ = est.run()
+    w = wall_time(est, lines, rpm=100, tpm=None, latency=5)
+    assert w.calls == pytest.approx(18 * (23.4 + 33.36 + 62.08))
+    assert w.chain_calls == pytest.approx(62.08)
+
+
+def test_estimate_command_prints_the_wall_time_only_when_asked(small, tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    config = tmp_path / "small.yaml"
+    config.write_text(yaml.safe_dump(small))
+    args = ["--config", str(config), "--cards-dir", "/nonexistent"]
+    plain = CliRunner().invoke(estimate_cmd, args)
+    assert plain.exit_code == 0, plain.output
+    assert "wall time" not in plain.output
+    timed = CliRunner().invoke(estimate_cmd, [*args, "--rpm", "100", "--latency", "5"])
+    assert timed.exit_code == 0, timed.output
+    assert timed.output.startswith(plain.output)  # the estimate itself is unchanged
+    assert timed.output[len(plain.output) :].splitlines() == [
+        "wall time at 100 requests/min, 5 s per call: at least 21.6 min (requests bound)",
+        "  requests 2,160 calls / 100 per min = 21.6 min  <- binds",
+        "  chain    62.5 calls one after another in the longest episode (social gpt-5.2) x 5 s = 5.2 min",
+        "  reaching it takes about 8 episodes running at once (calls x latency / wall time)",
+    ]

@@ -10,7 +10,9 @@ import json
 import click
 
 from incognita.access.cells import EPISODES_DIR
+from incognita.common.backends.base import calls_api
 from incognita.common.io import InputError
+from incognita.common.pacing import JOB_WORKERS, WORKERS_ENV
 
 
 @click.command()
@@ -52,6 +54,15 @@ from incognita.common.io import InputError
     show_default=True,
     help="how the information channel is scored (judge: by --judge, the paper's)",
 )
+@click.option(
+    "--workers",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    envvar=WORKERS_ENV,
+    help=f"cells run at once (0: {JOB_WORKERS} when a participant calls an API, else 1; the endpoint's "
+    f"shared limits still bound the calls in flight); the workflow's jobs take it from ${WORKERS_ENV}",
+)
 def episodes(
     model,
     spec,
@@ -74,11 +85,11 @@ def episodes(
     vocabulary,
     out_dir,
     information_channel,
+    workers,
 ) -> None:
     """Run the blocks (model, task, repetition) of one model and task, each through the arms in
     Latin-square order, and write one episode record per cell."""
     from incognita.access.episodes.harness import Harness, HarnessSettings
-    from incognita.common.io import read_json
 
     order = [m for m in models_order.split(",") if m]
     if model not in order:
@@ -98,11 +109,18 @@ def episodes(
         information_channel=information_channel,
     )
     harness = Harness(design, db_path, partition_path)
-    for rep in range(reps):
-        for path in harness.run_block(model, task, rep, card_path, golden_path, out_dir, task_position, order):
-            record = read_json(path)
-            status = record["error"] or ("success" if record["success"] else "failure")
-            click.echo(f"{path}: {record['termination']} after {record['turns']} turns, {status}")
+    if workers == 0:
+        # Scripted cells are CPU-bound: threads would only contend for the interpreter.
+        workers = JOB_WORKERS if calls_api([spec, customer_spec, service_spec, judge_spec]) else 1
+
+    def report(path, record) -> None:
+        status = record.error or ("success" if record.success else "failure")
+        click.echo(f"{path}: {record.termination} after {record.turns} turns, {status}")
+
+    click.echo(f"episodes of {model} on task {task}: {reps} repetition(s), {workers} at a time")
+    harness.run_blocks(
+        model, task, reps, card_path, golden_path, out_dir, task_position, order, workers=workers, on_record=report
+    )
 
 
 @click.command("episode-table")

@@ -1,9 +1,11 @@
 """Running cells of the design grid and writing their episode records.
 
-A *block* is one (model, task, repetition): it runs the arms one after another in
-Latin-square order (the arm order rotates with the model, task and repetition), as the
-paper's schedule does, and writes one record per arm at its episode record path
-(incognita.access.cells.episode_record). Each cell's seed depends on (design
+A *block* is one (model, task, repetition): its arms take Latin-square positions (the arm
+order rotates with the model, task and repetition), as the paper's schedule does, and each
+cell writes one record at its episode record path (incognita.access.cells.episode_record).
+A job runs every block of one model and task; with real models its cells run at once
+(`run_blocks(workers=...)`), so the arms of a block share one time window, and the position
+stays a recorded label (docs/episodes.md, "Concurrency"). Each cell's seed depends on (design
 seed, model, task, repetition, arm): the arms of a block are paired, their draws independent.
 The native anchor is the rotation's fourth arm: a block skips it here (it runs in the
 upstream harness, incognita.access.native.native_run) but every record keeps its position in the full order.
@@ -13,8 +15,9 @@ from __future__ import annotations
 
 import gc
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from incognita.access.cells import design_from_config, episode_record
@@ -30,6 +33,7 @@ from incognita.access.taxonomy import HARNESS_ARMS as ARMS
 from incognita.access.taxonomy import NATIVE
 from incognita.common.backends.base import entry_param, split_entry
 from incognita.common.environment import describe
+from incognita.common.fan_out import run_in_order
 from incognita.common.io import (
     InputError,
     read_json,
@@ -144,10 +148,11 @@ class Harness:
         except (ValueError, TypeError) as exc:
             raise InputError(str(exc)) from None
 
-    def _make(self, entry: str | dict, role: str, context: dict, where: str):
-        """The backend for a config entry; its settings and the cache and price table go in the context."""
+    def _make(self, entry: str | dict, role: str, context: dict, where: str, cell: dict | None = None):
+        """The backend for a config entry; its settings, the cache and price table and the cell it
+        serves (sent only to a loopback that asks for it: the openai family's send_cell) go in the context."""
         spec, settings = self._split(entry, where)
-        runtime = {"settings": settings, "cache_dir": self.design.cache_dir, "prices": self.design.prices}
+        runtime = {"settings": settings, "cache_dir": self.design.cache_dir, "prices": self.design.prices, "cell": cell}
         return make_backend(spec, role, {**context, **runtime})
 
     def _remit(self, desk: str) -> str:
@@ -197,8 +202,9 @@ class Harness:
         gateway = Gateway(self.world, owners)
         where = f"models.{model}"
         spec = self._split(entry, where)[0]
-        agent = self._make(entry, "agent", self._agent_context(spec, arm, golden, seed), where)
-        customer = self._make(self.design.customer, "USER", {"card": card}, "participants.customer")
+        cell = {"family": "access", "arm": arm, "model": model, "task": task, "rep": rep}
+        agent = self._make(entry, "agent", self._agent_context(spec, arm, golden, seed), where, cell)
+        customer = self._make(self.design.customer, "USER", {"card": card}, "participants.customer", cell)
         service = {}
         for name, tools in owners.items():
             if name == "agent":
@@ -213,8 +219,9 @@ class Harness:
                     "write_tools": sorted(t for t in tools if gateway.is_write(t)),
                 },
                 "participants.service",
+                cell,
             )
-        judge = self._make(self.design.judge, "judge", {}, "participants.judge") if self.design.judge else None
+        judge = self._make(self.design.judge, "judge", {}, "participants.judge", cell) if self.design.judge else None
         record = EpisodeRecord(
             cell={"arm": arm, "model": model, "task": task, "rep": rep, "schedule_position": position},
             # Each role's spec with its settings (temperature, reasoning effort, ...), as configured.
@@ -251,35 +258,50 @@ class Harness:
             record.usage["judge"] = judge.totals  # the judge is called outside the loop's own accounting
         return record
 
-    def run_block(
+    def run_blocks(
         self,
         model: str,
         task: str,
-        rep: int,
+        reps: int,
         card_path: str,
         golden_path: str,
         out_dir: str,
         task_position: int,
         models_order: list[str] | None = None,
+        workers: int = 1,
+        on_record: Callable[[Path, EpisodeRecord], None] | None = None,
     ) -> list[Path]:
-        """Run one (model, task, repetition) through the arms; `models_order` is the design's
-        model list, which the Latin-square rotation depends on (default: the design's models)."""
+        """Run the blocks (model, task, repetition) of one model and task: every cell of every
+        repetition, `workers` at a time, and write one record per cell as it ends. Cells are
+        independent (each has its own seed, backends and gateway), so running them at once
+        changes no record; a cell's Latin-square position is the label `schedule_position`.
+        `models_order` is the design's model list, which the rotation depends on (default: the
+        design's models). Paths come back in schedule order, whatever order the cells ended in."""
         card, golden = read_json(card_path), read_json(golden_path)
         if golden["task_id"] != task or card["task_id"] != task:
             raise InputError(f"{card_path} / {golden_path}: not task {task}")
         card_sha, golden_sha = sha256_file(card_path), sha256_file(golden_path)
         if golden["card"]["sha256"] != card_sha:
             raise InputError(f"{golden_path} was built from another version of {card_path}; rebuild the golden stage")
-        order = arm_order(self.design.arms, models_order or list(self.design.models), model, task_position, rep)
-        written = []
-        for position, arm in enumerate(order):
-            if arm == NATIVE:
-                continue  # its place in the rotation is kept; the upstream harness runs it (incognita.access.native.native_run)
+        order = models_order or list(self.design.models)
+        cells = [
+            (rep, position, arm)
+            for rep in range(reps)
+            for position, arm in enumerate(arm_order(self.design.arms, order, model, task_position, rep))
+            # The native arm keeps its place in the rotation; the upstream harness runs it (incognita.access.native).
+            if arm != NATIVE
+        ]
+
+        def run(rep: int, position: int, arm: str) -> Path:
             record = self.run_cell(arm, model, task, rep, card, card_sha, golden, golden_sha, position)
             path = episode_record(arm, model, task, rep, out_dir)
             write_json(path, record.to_dict())
-            written.append(path)
-        return written
+            if on_record is not None:
+                on_record(path, record)
+            return path
+
+        # A configuration error (bad key, unknown model) stops the job, as it does one cell at a time.
+        return run_in_order([partial(run, *cell) for cell in cells], workers, "cell")
 
 
 def profile_episodes(

@@ -8,7 +8,9 @@ from __future__ import annotations
 import click
 
 from incognita.access.cells import CARDS_DIR, GOLDEN_DIR, NATIVE_DIR
+from incognita.common.backends.base import calls_api
 from incognita.common.io import InputError
+from incognita.common.pacing import JOB_WORKERS, WORKERS_ENV
 
 
 @click.command()
@@ -45,6 +47,15 @@ from incognita.common.io import InputError
     help="also run repaired tasks without their overlay, written under <out-dir>/archive/",
 )
 @click.option("--out-dir", default=NATIVE_DIR, show_default=True)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    envvar=WORKERS_ENV,
+    help=f"runs at once (0: {JOB_WORKERS} when a participant calls an API, else 1); the workflow's jobs "
+    f"take it from ${WORKERS_ENV}",
+)
 def native(
     model,
     spec,
@@ -63,6 +74,7 @@ def native(
     scripted_agents,
     archive_unrepaired,
     out_dir,
+    workers,
 ) -> None:
     """Run one model on the corpus tasks in the unmodified upstream harness (the native anchor);
     one result file per (task, repetition) in the harness's own format."""
@@ -88,7 +100,10 @@ def native(
         archive_unrepaired=archive_unrepaired,
         corpus=tuple(t for t in corpus_tasks.split(",") if t),
     )
-    written = run_job(job, NativeSettings(max_steps=max_steps, max_errors=max_errors), log=click.echo)
+    if workers == 0:
+        workers = JOB_WORKERS if calls_api([spec, customer_spec]) else 1  # scripted runs are CPU-bound
+    click.echo(f"native runs of {model}: {workers} at a time")
+    written = run_job(job, NativeSettings(max_steps=max_steps, max_errors=max_errors), log=click.echo, workers=workers)
     click.echo(f"native: {len(written)} result file(s) for model {model}")
 
 

@@ -22,6 +22,7 @@ seed; it reaches the provider with the call and keys the cache when sampling is 
 from __future__ import annotations
 
 import json
+import threading
 
 from incognita.access.episodes.records import Usage
 from incognita.common.backends.base import ModelResponse, split_entry
@@ -43,35 +44,45 @@ def llm_args(entry: str | dict) -> dict:
 
 
 class _Bridge:
-    """Per-process state of the provider: backends by (role, entry), usage by role, and the
-    first configuration error (bad key, unknown model), which must stop the job, not a run."""
+    """Per-process state of the provider: backends by (role, entry), usage by role for the run on
+    this thread (a job runs its cells on several threads), and the first configuration error (bad
+    key, unknown model), which must stop the job, not a run."""
 
     def __init__(self) -> None:
         self.cache_dir: str | None = None
         self.prices: str | None = None
         self.backends: dict[tuple[str, str], object] = {}
-        self.usage: dict[str, Usage] = {}
         self.fatal: Exception | None = None
+        self._run = threading.local()
+        self._lock = threading.Lock()
+
+    @property
+    def usage(self) -> dict[str, Usage]:
+        if not hasattr(self._run, "usage"):
+            self._run.usage = {role: Usage() for role in ROLES}
+        return self._run.usage
 
     def configure(self, cache_dir: str | None, prices: str | None) -> None:
         if (cache_dir, prices) != (self.cache_dir, self.prices):
             self.backends.clear()
         self.cache_dir, self.prices = cache_dir, prices
+        self.fatal = None  # a new job
 
     def reset_usage(self) -> None:
-        self.usage = {role: Usage() for role in ROLES}
-        self.fatal = None
+        """A run starts on this thread: its usage starts from zero."""
+        self._run.usage = {role: Usage() for role in ROLES}
 
     def backend(self, role: str, entry: dict):
         from incognita.access.episodes.scripted import make_backend
 
         key = (role, json.dumps(entry, sort_keys=True))
-        if key not in self.backends:
-            spec, settings = split_entry(entry, f"native {role}")
-            self.backends[key] = make_backend(
-                spec, role, {"settings": settings, "cache_dir": self.cache_dir, "prices": self.prices}
-            )
-        return self.backends[key]
+        with self._lock:
+            if key not in self.backends:
+                spec, settings = split_entry(entry, f"native {role}")
+                self.backends[key] = make_backend(
+                    spec, role, {"settings": settings, "cache_dir": self.cache_dir, "prices": self.prices}
+                )
+            return self.backends[key]
 
     def respond(self, role: str, messages: list[dict], params: dict) -> ModelResponse:
         from incognita.common.backends.openai import BackendConfigError, to_request
@@ -85,7 +96,8 @@ class _Bridge:
         try:
             response = self.backend(role, entry).respond(request)
         except BackendConfigError as exc:
-            self.fatal = self.fatal or exc
+            with self._lock:
+                self.fatal = self.fatal or exc
             raise
         usage = self.usage.setdefault(role, Usage())
         usage.add(response.usage)

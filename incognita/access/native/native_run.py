@@ -34,6 +34,7 @@ from incognita.access.native import native_env, native_models
 from incognita.access.native.native_scripted import AGENT_NAME, USER_NAME, register_scripted
 from incognita.access.taxonomy import NATIVE
 from incognita.common.environment import describe
+from incognita.common.fan_out import run_in_order
 from incognita.common.io import InputError, atomic_write_text, read_json, read_yaml, sha256_file
 
 # Bump when a change here or in native_scripted alters native outputs: the workflow passes it as a param.
@@ -203,7 +204,7 @@ def run_cell(
     if agent[0] == AGENT_NAME and facts["error"] is None:
         from tau2.registry import registry
 
-        facts["ground_truth"] = registry.get_agent_constructor(AGENT_NAME).last.ground_truth
+        facts["ground_truth"] = registry.get_agent_constructor(AGENT_NAME).latest().ground_truth
     if sim.termination_reason in (TerminationReason.MAX_STEPS, TerminationReason.TOO_MANY_ERRORS):
         facts["limit"] = sim.termination_reason.value  # the harness's limit, not an agent's choice to stop
     sim.trial = cell.rep
@@ -260,8 +261,9 @@ class NativeJob:
     domain: str | None = None  # harness domain; None = incognita_retail (native_env), 'retail' = upstream's loader
 
 
-def run_job(job: NativeJob, settings: NativeSettings, log=print) -> list[Path]:
-    """Run every (task, repetition) of one model natively; write one Results file per cell."""
+def run_job(job: NativeJob, settings: NativeSettings, log=print, workers: int = 1) -> list[Path]:
+    """Run every (task, repetition) of one model natively, `workers` runs at once; write one
+    Results file per cell. Paths come back in schedule order, whatever order runs ended in."""
     from incognita.access.episodes.harness import arm_order, cell_seed
 
     upstream = {str(t["id"]): t for t in read_json(job.tasks_json)}
@@ -275,7 +277,7 @@ def run_job(job: NativeJob, settings: NativeSettings, log=print) -> list[Path]:
     native_models.register(job.cache_dir, job.prices)
     native_env.settle()
     profile = _spec_parts(job.spec)[1]
-    written = []
+    runs = []  # (cell, task id, agent, card path, card, archived), in schedule order
     for task_id in job.tasks:
         current = Path(job.cards_dir) / f"{task_id}.json"
         cards = [(current, read_json(current), False)]
@@ -296,23 +298,29 @@ def run_job(job: NativeJob, settings: NativeSettings, log=print) -> list[Path]:
                     "profile": profile,
                 },
             )
-            for card_path, card, archived in cards:
-                task = native_task(upstream[task_id], card)  # a fresh task per run: the harness gets its own
-                user = role_setup(job.customer, "user", {"card": str(card_path)})
-                t0 = time.perf_counter()
-                made_from = {"version": card["card_version"], "sha256": sha256_file(card_path)}
-                sim = run_cell(cell, task, agent, user, settings, overlay_version(card), domain, card=made_from)
-                path = native_result(job.model, task_id, rep, job.out_dir, unrepaired=archived)
-                atomic_write_text(path, results_document(sim, task, agent, user, settings, seed, domain))
-                written.append(path)
-                facts = sim.reward_info.info["incognita"]
-                log(
-                    f"[native] {job.model} task {task_id} r{rep}{' (unrepaired, archived)' if archived else ''}: "
-                    f"reward {sim.reward_info.reward:.1f}, {sim.termination_reason.value}, "
-                    f"{len(sim.messages)} messages, {time.perf_counter() - t0:.2f} s"
-                    + (f", ERROR {facts['error']}" if facts["error"] else "")
-                )
-    return written
+            runs.extend((cell, task_id, agent, *card) for card in cards)
+
+    def run(cell, task_id, agent, card_path, card, archived) -> Path:
+        task = native_task(upstream[task_id], card)  # a fresh task per run: the harness gets its own
+        user = role_setup(job.customer, "user", {"card": str(card_path)})
+        t0 = time.perf_counter()
+        made_from = {"version": card["card_version"], "sha256": sha256_file(card_path)}
+        sim = run_cell(cell, task, agent, user, settings, overlay_version(card), domain, card=made_from)
+        path = native_result(job.model, task_id, cell.rep, job.out_dir, unrepaired=archived)
+        atomic_write_text(path, results_document(sim, task, agent, user, settings, cell.seed, domain))
+        facts = sim.reward_info.info["incognita"]
+        log(
+            f"[native] {job.model} task {task_id} r{cell.rep}{' (unrepaired, archived)' if archived else ''}: "
+            f"reward {sim.reward_info.reward:.1f}, {sim.termination_reason.value}, "
+            f"{len(sim.messages)} messages, {time.perf_counter() - t0:.2f} s"
+            + (f", ERROR {facts['error']}" if facts["error"] else "")
+        )
+        return path
+
+    # Runs are independent (own seed, task copy, environment and usage), as in the harness's own
+    # run_tasks(max_concurrency=...), whose thread pool this mirrors: run_tasks draws its seeds from
+    # one base seed, where each of our cells carries its own.
+    return run_in_order([functools.partial(run, *r) for r in runs], workers, "native")
 
 
 def _check_inputs(job: NativeJob, upstream: dict, corpus: list[str]) -> None:

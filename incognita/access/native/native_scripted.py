@@ -18,10 +18,12 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import threading
 
 from incognita.common.backends.base import ModelRequest, Turn
 from incognita.common.io import InputError, read_json, read_yaml
 
+_LATEST = threading.local()  # each thread's latest scripted agent (ScriptedNativeAgent.latest)
 AGENT_NAME = "incognita_scripted_agent"
 USER_NAME = "incognita_scripted_user"
 # What the scripted agent says once it would send FINAL in our harness; the scripted user
@@ -59,11 +61,15 @@ def _scripted_classes():
         """Our scripted agent behind the harness's agent interface. `llm_args` names its inputs
         (profile, golden trajectory, seed), so the harness's own run record says what it was given."""
 
-        last = None  # the instance of the latest run, so the runner can read its ground truth
+        @staticmethod
+        def latest():
+            """This thread's latest instance, so the runner can read its run's ground truth (a job
+            runs its cells on several threads, each cell's harness on one)."""
+            return getattr(_LATEST, "agent", None)
 
         def __init__(self, tools, domain_policy, llm=None, llm_args=None):
             super().__init__(tools=tools, domain_policy=domain_policy, llm=llm, llm_args=llm_args)
-            type(self).last = self
+            _LATEST.agent = self
             args = self.llm_args
             profiles = profile_files(args["profiles"])
             if args["profile"] not in profiles:

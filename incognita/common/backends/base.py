@@ -139,6 +139,12 @@ def split_entry(entry: str | dict, where: str = "model entry") -> tuple[str, dic
     return entry["spec"], {k: v for k, v in entry.items() if k != "spec"}
 
 
+def calls_api(entries) -> bool:
+    """Whether any of these model entries (config entries, their one-string forms, or "none"/None
+    for an absent role) reaches a model over the network: anything but a scripted participant."""
+    return any(split_entry(e)[0].partition(":")[0] != SCRIPTED for e in entries if e and e != "none")
+
+
 def entry_param(entry: str | dict | None) -> str:
     """The one-string form of a model entry for the command line and workflow params: the spec
     alone when there are no settings, else compact sorted JSON (so a changed setting changes it)."""

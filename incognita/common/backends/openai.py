@@ -29,6 +29,7 @@ import os
 import random
 import re
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +45,7 @@ from incognita.common.backends.base import (
 )
 from incognita.common.cache import ResponseCache, request_key, resolve_dir
 from incognita.common.io import InputError
+from incognita.common.pacing import Limits, estimate_tokens, pacer_for
 from incognita.common.prices import (
     DEFAULT_PRICES,
     PRICES_ENV,
@@ -51,10 +53,15 @@ from incognita.common.prices import (
     empty_table,
     load_prices,
 )
+from incognita.common.progress import call_log
 from incognita.common.usage import Usage
 
 RETRY_STATUS = {408, 409, 425, 429}  # plus every 5xx
 FATAL_STATUS = {401, 403, 404}
+# A 429 does not spend the retry budget (the shared pacer waits it out), but an endpoint that answers
+# nothing else is broken: give the episode up after this many.
+RATE_LIMIT_ATTEMPTS = 50
+CELL_HEADER = "X-Incognita-Cell"
 
 
 class BackendConfigError(InputError):
@@ -84,6 +91,13 @@ class Settings:
     api_key_env: str = "OPENAI_API_KEY"
     send_seed: bool = False
     extra_body: dict = field(default_factory=dict)
+    # The endpoint's budget, shared by every job on the machine (incognita.common.pacing); null = no limit.
+    rpm: int | None = Limits.rpm
+    tpm: int | None = Limits.tpm
+    max_in_flight: int = Limits.max_in_flight
+    # Send the cell's identity in an X-Incognita-Cell header, for a loopback that answers with scripted
+    # twins (bench/throughput.py). A transport header: never part of the request body or its cache key.
+    send_cell: bool = False
 
     @classmethod
     def from_dict(cls, model: str, values: dict, where: str) -> Settings:
@@ -113,8 +127,15 @@ class Settings:
         clash = sorted(set(self.extra_body) & {"model", "messages", "tools", "stream", "n"})
         if clash:
             raise InputError(f"{where}: extra_body may not set {', '.join(clash)} (the harness owns them)")
+        self.limits.check(where)
+        if not isinstance(self.send_cell, bool):
+            raise bad("send_cell", "true or false")
         if re.match(r"^(sk-|Bearer )", str(self.base_url_env)) or re.match(r"^(sk-|Bearer )", str(self.api_key_env)):
             raise InputError(f"{where}: base_url_env / api_key_env name an environment variable, not its value")
+
+    @property
+    def limits(self) -> Limits:
+        return Limits(rpm=self.rpm, tpm=self.tpm, max_in_flight=self.max_in_flight)
 
     @property
     def deterministic(self) -> bool:
@@ -267,11 +288,16 @@ def scrub(text: str, secret: str | None = None) -> str:
 # --------------------------------------------------------------------------- the client
 
 _CLIENTS: dict[tuple, Any] = {}
+_CLIENTS_LOCK = threading.Lock()
+
+
+def _base_url(settings: Settings) -> str | None:
+    return settings.base_url or os.environ.get(settings.base_url_env) or None
 
 
 def _client(settings: Settings, where: str) -> tuple[Any, str]:
     """One openai client per (endpoint, key) and process; returns it with the key for scrubbing."""
-    base_url = settings.base_url or os.environ.get(settings.base_url_env) or None
+    base_url = _base_url(settings)
     key = os.environ.get(settings.api_key_env)
     if not key:
         raise BackendConfigError(
@@ -279,30 +305,35 @@ def _client(settings: Settings, where: str) -> tuple[Any, str]:
             f"server such as vLLM or Ollama accepts any value, e.g. {settings.api_key_env}=local)"
         )
     ident = (base_url, settings.api_key_env, hashlib.sha256(key.encode()).hexdigest())
-    if ident not in _CLIENTS:
-        import openai  # imported on the first miss only: cache replays never pay for it
+    with _CLIENTS_LOCK:
+        if ident not in _CLIENTS:
+            import openai  # imported on the first miss only: cache replays never pay for it
 
-        _CLIENTS[ident] = openai.OpenAI(api_key=key, base_url=base_url, max_retries=0)
-    return _CLIENTS[ident], key
+            _CLIENTS[ident] = openai.OpenAI(api_key=key, base_url=base_url, max_retries=0)
+        return _CLIENTS[ident], key
 
 
-def _classify(exc: Exception) -> tuple[str, str, float | None]:
-    """(action, description, retry-after seconds): action is retry, fail (this episode) or fatal."""
+def _classify(exc: Exception) -> tuple[str, str, float | None, str]:
+    """(action, description, retry-after seconds, kind): action is retry, fail (this episode) or
+    fatal; kind is what the progress log counts (429, 5xx, timeout, connection, malformed, other)."""
     import openai
 
     if isinstance(exc, MalformedResponse):
-        return "retry", str(exc), None
+        return "retry", str(exc), None, "malformed"
     if isinstance(exc, openai.APITimeoutError):
-        return "retry", "request timed out", None
+        return "retry", "request timed out", None, "timeout"
     if isinstance(exc, openai.APIConnectionError):
-        return "retry", f"connection error ({type(exc.__cause__ or exc).__name__})", None
+        return "retry", f"connection error ({type(exc.__cause__ or exc).__name__})", None, "connection"
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
         detail = f"HTTP {status}: {exc.message}"
+        if status == 429 and getattr(exc, "code", None) == "insufficient_quota":
+            return "fatal", detail, None, "429"  # no amount of waiting refills a spent quota
         if status in RETRY_STATUS or status >= 500:
-            return "retry", detail, _retry_after(exc.response.headers)
-        return ("fatal" if status in FATAL_STATUS else "fail"), detail, None
-    return "fail", f"{type(exc).__name__}: {exc}", None
+            kind = "429" if status == 429 else "5xx" if status >= 500 else "other"
+            return "retry", detail, _retry_after(exc.response.headers), kind
+        return ("fatal" if status in FATAL_STATUS else "fail"), detail, None, "other"
+    return "fail", f"{type(exc).__name__}: {exc}", None, "other"
 
 
 def _retry_after(headers: Any) -> float | None:
@@ -320,14 +351,19 @@ def _retry_after(headers: Any) -> float | None:
 
 
 class OpenAIBackend:
-    def __init__(self, settings: Settings, role: str, cache: ResponseCache | None, prices: PriceTable):
+    def __init__(
+        self, settings: Settings, role: str, cache: ResponseCache | None, prices: PriceTable, cell: dict | None = None
+    ):
         self.settings, self.role, self.cache, self.prices = settings, role, cache, prices
         self.spec = f"openai:{settings.model}"
         self.where = f"{self.spec} ({role})"
+        self.cell = cell  # the cell this backend serves, sent only with send_cell (a loopback's twins)
         self.totals = Usage()  # this backend's calls, for roles the episode loop does not count (the judge)
+        self._totals_lock = threading.Lock()  # the native harness shares a backend between its threads
         self._jitter = random.Random()
 
     def respond(self, request: ModelRequest) -> ModelResponse:
+        started = time.monotonic()
         body = request_body(self.settings, request)
         key = request_key(body, None if self.settings.deterministic else request.seed)
         entry = self.cache.get(key) if self.cache else None
@@ -335,7 +371,7 @@ class OpenAIBackend:
         if entry is None:
             entry = self._fetch(body)
             if self.cache:
-                self.cache.put(key, entry)
+                self.cache.put(key, entry)  # once per answer: a retried call never pays twice
         text, calls = from_message(entry["response"]["message"])
         u = entry["usage"]
         usage = Usage(
@@ -345,8 +381,18 @@ class OpenAIBackend:
             cache_hits=int(hit),
             cache_misses=int(not hit),
         )
-        self.totals.add(usage)
-        self.totals.calls += 1
+        with self._totals_lock:
+            self.totals.add(usage)
+            self.totals.calls += 1
+        call_log().call(
+            spec=self.spec,
+            role=self.role,
+            hit=hit,
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            cost_usd=0.0 if hit else usage.cost_usd,
+            seconds=time.monotonic() - started,
+        )
         return ModelResponse(text=text, tool_calls=calls, usage=usage)
 
     def _fetch(self, body: dict) -> dict:
@@ -371,33 +417,56 @@ class OpenAIBackend:
 
         client, key = _client(self.settings, self.where)
         s = self.settings
-        last = ""
-        for attempt in range(s.max_retries + 1):
-            try:
-                # The client's generic post (its documented route for raw requests): typed create() walks
-                # every message through its TypedDict transform, ~20 ms a call on a 40-turn conversation.
-                raw = client.post(
-                    "/chat/completions", cast_to=httpx.Response, body=body, options={"timeout": s.timeout}
-                )
-                return parse_completion(raw.text)
-            except Exception as exc:  # noqa: BLE001 -- sorted by _classify; anything unexpected fails this episode
-                action, last, retry_after = _classify(exc)
-                last = scrub(last, key)
+        pacer = pacer_for(_base_url(s), s.model, s.limits)
+        tokens = estimate_tokens(body, s.max_tokens)
+        options: dict[str, Any] = {"timeout": s.timeout}
+        if s.send_cell and self.cell is not None:
+            options["headers"] = {CELL_HEADER: json.dumps({**self.cell, "role": self.role}, sort_keys=True)}
+        last, failures, throttles = "", 0, 0
+        while True:
+            with pacer.attempt(tokens):
+                try:
+                    # The client's generic post (its documented route for raw requests): typed create() walks
+                    # every message through its TypedDict transform, ~20 ms a call on a 40-turn conversation.
+                    raw = client.post("/chat/completions", cast_to=httpx.Response, body=body, options=options)
+                    parsed = parse_completion(raw.text)
+                except Exception as exc:  # noqa: BLE001 -- sorted by _classify; anything unexpected fails this episode
+                    action, last, retry_after, kind = _classify(exc)
+                    last = scrub(last, key)
+                else:
+                    pacer.ok()
+                    return parsed
             if action == "fatal":
                 raise BackendConfigError(f"{self.where}: {last}")
             if action == "fail":
                 raise BackendError(f"{self.where}: {last}")
-            if attempt < s.max_retries:
-                self._sleep(attempt, retry_after, last)
-        raise BackendError(f"{self.where}: gave up after {s.max_retries + 1} attempts; last error: {last}")
+            if kind == "429":
+                # The shared pacer pauses every caller of the endpoint for Retry-After and halves the
+                # calls in flight; this caller waits in the pacer like the others, not on a timer of its own.
+                throttles += 1
+                pacer.throttled(retry_after)
+                if throttles > RATE_LIMIT_ATTEMPTS:
+                    raise BackendError(f"{self.where}: still rate limited after {throttles} attempts; last: {last}")
+                wait = 1.0 if retry_after is None else retry_after
+                call_log().retry(spec=self.spec, status=kind, wait=wait)
+                print(f"{self.where}: {last}; every call to the endpoint waits {wait:.2f} s", file=sys.stderr)
+                continue
+            if kind == "5xx":
+                pacer.server_error()
+            if failures >= s.max_retries:
+                raise BackendError(f"{self.where}: gave up after {failures + 1} attempts; last error: {last}")
+            delay = self._backoff(failures, retry_after)
+            call_log().retry(spec=self.spec, status=kind, wait=delay)
+            print(f"{self.where}: {last}; retry {failures + 1}/{s.max_retries} in {delay:.2f} s", file=sys.stderr)
+            failures += 1
+            time.sleep(delay)
 
-    def _sleep(self, attempt: int, retry_after: float | None, reason: str) -> None:
+    def _backoff(self, attempt: int, retry_after: float | None) -> float:
         s = self.settings
         delay = min(s.backoff_max, s.backoff_base * 2**attempt) * (0.5 + self._jitter.random() / 2)
         if retry_after is not None:
             delay = min(s.backoff_max, max(delay, retry_after))
-        print(f"{self.where}: {reason}; retry {attempt + 1}/{s.max_retries} in {delay:.2f} s", file=sys.stderr)
-        time.sleep(delay)
+        return delay
 
 
 def _prices(configured: str | None) -> PriceTable:
@@ -411,8 +480,8 @@ def _prices(configured: str | None) -> PriceTable:
 @register("openai", settings_check=Settings.from_dict)
 def make_openai(name: str, role: str, context: dict) -> OpenAIBackend:
     """Context keys: settings (the role's config entry minus spec), cache_dir (None = default;
-    False = no cache), prices (path of the price table)."""
+    False = no cache), prices (path of the price table), cell (what the backend serves, for send_cell)."""
     settings = Settings.from_dict(name, dict(context.get("settings") or {}), f"openai:{name} ({role})")
     cache_dir = context.get("cache_dir")
     cache = None if cache_dir is False else ResponseCache(resolve_dir(cache_dir))
-    return OpenAIBackend(settings, role, cache, _prices(context.get("prices")))
+    return OpenAIBackend(settings, role, cache, _prices(context.get("prices")), context.get("cell"))

@@ -352,3 +352,18 @@ def test_an_unknown_scripted_profile_is_refused(inputs, source_dir, tmp_path):
             NativeSettings(),
             log=lambda _: None,
         )
+
+
+def test_runs_at_once_write_the_results_of_runs_one_by_one(inputs, source_dir, tmp_path):
+    """Concurrent native runs (issue #26): each run's usage and ground truth are its thread's."""
+    tasks = CORPUS[:4]
+    out = {}
+    for workers in (1, 4):
+        j = job(inputs, tmp_path / f"w{workers}", tasks, tasks_json=str(source_dir / "tasks.json"), archive=True)
+        j = NativeJob(**{**j.__dict__, "spec": "scripted:surveyor", "reps": 2})
+        written = run_job(j, NativeSettings(), log=lambda _: None, workers=workers)
+        out[workers] = [(p.relative_to(tmp_path / f"w{workers}"), stable_native(read_json(p))) for p in written]
+    assert len(out[1]) >= 8
+    assert out[1] == out[4]
+    truths = [doc["simulations"][0]["reward_info"]["info"]["incognita"].get("ground_truth") for _, doc in out[4]]
+    assert all(t is not None for t in truths)

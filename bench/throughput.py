@@ -1,0 +1,544 @@
+"""Whole workflows against a rate-limited endpoint with a provider's latency (issue #26).
+
+One in-process loopback server (incognita.common.loopback) plays the provider: every answer
+waits a log-normal latency (median 2 s, sigma 0.5 by default) and the server enforces requests
+and tokens per minute with 429s, as OpenAI does. Behind it scripted twins answer (the access
+family's incognita.access.episodes.loopback_twins, CollabSim's incognita.collabsim.loopback_twins,
+picked by the `family` of each request's X-Incognita-Cell header), so every episode and run
+completes as it does offline while the calls cost what a real model's cost in time. Each row
+runs Snakemake on a fresh copy of the workflow (the task stages copied in, fresh response cache
+and pacing directories, so nothing is served from an earlier row) with every model entry pointed
+at the server: `openai:scripted-<profile>` with `send_cell` and `send_seed` (a twin must see
+every call of its cell: the seed keeps two cells' identical requests apart in the cache) and
+the row's rpm and tpm as the entries' limits.
+
+The server's limits are shared by every model it serves, while the client paces each
+(endpoint, model) apart (incognita.common.pacing), so the client may send more than the server
+takes and 429s are expected; `--per-model` starts one server per served model instead, each
+with the row's limits, which is how a provider limits models.
+
+Designs (rows: each design at each limit):
+  smoke      config/smoke.yaml's tasks and models, its arms without native: the native anchor
+             runs in the upstream harness, whose requests carry no cell header (no twin could
+             answer them)
+  access72   3 arms x 2 models x 4 corpus tasks (levels 2, 3, 4, 6) x 3 repetitions = 72 cells
+  collabsim  Shape Factory with 10 traders, simultaneous turns, a probe after every action
+             (a condition file written into the copy), both agent designs, one seed: 2 runs of
+             30 steps (--cs-steps; the baseline's 90 make the row about 9 times the tokens)
+
+Per row: wall time of `snakemake <targets> --cores C --resources api_calls=<every API job>`;
+calls answered and 429s (the servers' stats); calls per minute from the first request to the
+last answer, against the limit (with --per-model, of the busiest model's server); the ideal
+wall time max(calls / rpm, tokens / tpm, chain) (calls and tokens of the busiest server), where
+the chain is the latency of the longest run of calls that had to wait for each other: an
+episode's calls one after another; a CollabSim run's steps one after another, each a wave of
+the turns (simultaneous) and then its probe waves (the k-th probes of the agents go together),
+each wave as long as its slowest call (the latencies the server drew, drawn here again); which
+term binds; wall / ideal; the peak resident memory of Snakemake and all its descendants
+(sampled every 0.2 s). Targets (issue #26): where rpm or tpm binds, the achieved rate is at
+least 85% of it; where the chain binds, wall <= 1.25 x ideal; peak memory < 4 GiB.
+
+Usage: python bench/throughput.py [--designs smoke,access72,collabsim] [--limits 60,600,3000]
+         [--tpm-per-request 2000] [--median 2.0] [--sigma 0.5] [--per-output-token 0]
+         [--cores 2] [--per-model] [--keep DIR] [--quick]
+Full rows take minutes each (at 60 requests/min, the 72-cell design's ~3,400 calls take an
+hour); --quick runs one small row (one access cell at 600/min with 0.1 s latency) for CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+KEY_ENV = "INCOGNITA_BENCH_KEY"
+MAX_IN_FLIGHT = 256  # generous: the endpoint's limits, not the client's cap, should bind
+STAGE_DIRS = ("data/source", "results/cards", "results/golden", "results/reference")
+CS_TASK, CS_CONDITION, CS_LABEL = "shape_factory", "bench_simultaneous_10", "loopback"
+CS_CONDITION_FILE = """extends: baseline
+variable: group_size
+description: 10 traders, 5 shapes, orders of 5, simultaneous turns, {steps} steps (bench/throughput.py)
+set:
+  agents.0.count: 10
+  task_params.shapes: [circle, square, triangle, rectangle, diamond]
+  task_params.order_size: 5
+  protocol.turn_taking: simultaneous
+  protocol.max_steps: {steps}
+"""
+RATE_TARGET, CHAIN_TARGET, MEMORY_TARGET = 0.85, 1.25, 4 * 1024**3
+
+
+# --------------------------------------------------------------------------- designs
+
+
+@dataclass
+class Design:
+    name: str
+    family: str  # access | collabsim
+    arms: list[str] = field(default_factory=list)
+    models: list[str] = field(default_factory=list)  # access: model names, each its scripted profile
+    tasks: list[str] = field(default_factory=list)
+    reps: int = 1
+    cs_designs: list[str] = field(default_factory=list)
+
+    @property
+    def cells(self) -> int:
+        if self.family == "access":
+            return len(self.arms) * len(self.models) * len(self.tasks) * self.reps
+        return len(self.cs_designs)
+
+    def api_jobs(self) -> int:
+        return len(self.models) * len(self.tasks) if self.family == "access" else len(self.cs_designs)
+
+
+def designs(quick: bool) -> dict[str, Design]:
+    from incognita.common.io import read_yaml
+
+    if quick:
+        return {"quick": Design("quick", "access", ["direct"], ["surveyor"], ["59"], 1)}
+    smoke = read_yaml(ROOT / "config/smoke.yaml")["design"]
+    return {
+        "smoke": Design(
+            "smoke", "access", [a for a in smoke["arms"] if a != "native"], smoke["models"], smoke["tasks"], 1
+        ),
+        # 72 cells: tasks of corpus levels 2, 3, 4 and 6 (the social arm engages that many desks).
+        "access72": Design(
+            "access72", "access", ["direct", "indirect", "social"], ["surveyor", "prober"], ["59", "11", "3", "100"], 3
+        ),
+        "collabsim": Design("collabsim", "collabsim", cs_designs=["persona", "theory"]),
+    }
+
+
+def entry(profile: str, base_url: str, rpm: int, tpm: int) -> dict:
+    return {
+        "spec": f"openai:scripted-{profile}",
+        "base_url": base_url,
+        "api_key_env": KEY_ENV,
+        "send_cell": True,
+        "send_seed": True,
+        "rpm": rpm,
+        "tpm": tpm,
+        "max_in_flight": MAX_IN_FLIGHT,
+        "temperature": 0,
+    }
+
+
+def profiles(d: Design) -> list[str]:
+    """The scripted profiles the design's entries serve (`scripted-<profile>`)."""
+    return [*d.models, "customer", "desk"] if d.family == "access" else ["default"]
+
+
+def overlay(d: Design, url: dict[str, str], rpm: int, tpm: int) -> tuple[dict, list[str]]:
+    """The row's config overlay and its Snakemake targets; `url` maps each profile to its endpoint."""
+    if d.family == "access":
+        cfg = {
+            "design": {"arms": d.arms, "repetitions": d.reps, "tasks": d.tasks, "models": d.models},
+            "side_checks": False,
+            "models": {m: entry(m, url[m], rpm, tpm) for m in d.models},
+            "participants": {
+                "customer": entry("customer", url["customer"], rpm, tpm),
+                "service": entry("desk", url["desk"], rpm, tpm),
+                "judge": None,
+            },
+            # Not a target: the smallest CollabSim design keeps the workflow's parse short.
+            "collabsim": {"tasks": {"daytrader": ["baseline"]}, "designs": ["persona"], "seeds": 1},
+        }
+        return cfg, ["results/episodes/manifest.tsv"]
+    cfg = {
+        "collabsim": {
+            "seeds": 1,
+            "first_seed": 1,
+            "tasks": {CS_TASK: [CS_CONDITION]},
+            "models": {CS_LABEL: {"*": entry("default", url["default"], rpm, tpm)}},
+            "designs": d.cs_designs,
+        }
+    }
+    runs = "results/collabsim/runs"
+    return cfg, [f"{runs}/{CS_TASK}/{CS_CONDITION}/{CS_LABEL}/{x}/s1/manifest.json" for x in d.cs_designs]
+
+
+# --------------------------------------------------------------------------- the workflow copy
+
+
+def task_stages(scratch: Path) -> Path:
+    """A directory holding the built task stages: the checkout's own, else one build."""
+    if all((ROOT / p).exists() for p in (*STAGE_DIRS, "results/reference/locks_verified.txt")):
+        return ROOT
+    from workflow_helpers import build_task_stages
+
+    print("building the task stages (source, cards, golden, reference) once ...", flush=True)
+    return build_task_stages(scratch / "stages")
+
+
+def workflow_copy(dest: Path, stages: Path, d: Design, cs_steps: int = 0) -> Path:
+    from workflow_helpers import copy_workflow
+
+    shutil.rmtree(dest, ignore_errors=True)  # a kept copy of an earlier run: every row starts clean
+    copy_workflow(dest)
+    if d.family == "access":
+        # Stage by stage, each newer than what it was built from and all newer than the copied config, so
+        # Snakemake takes them as built whatever their times were in the source tree.
+        now = time.time()
+        for i, rel in enumerate(STAGE_DIRS):
+            shutil.copytree(stages / rel, dest / rel, dirs_exist_ok=True)
+            for path in (dest / rel).rglob("*"):
+                os.utime(path, (now + i, now + i))
+        os.utime(dest / "results/reference/locks_verified.txt", (now + len(STAGE_DIRS),) * 2)
+    else:
+        (dest / "config/collabsim" / CS_TASK / f"{CS_CONDITION}.yaml").write_text(
+            CS_CONDITION_FILE.format(steps=cs_steps)
+        )
+    return dest
+
+
+# --------------------------------------------------------------------------- the endpoint
+
+
+class Dispatch:
+    """The servers' responder: each request goes to its family's twins (the cell header's `family`).
+
+    It also notes, per request, which chain of dependent calls it belongs to and the latency the
+    server holds it for (a function of the request alone, so it can be drawn here again)."""
+
+    def __init__(self, families: dict, latency, seed: int = 0):
+        self.families, self.latency, self.seed = families, latency, seed
+        self.calls: list[tuple[str, str, tuple, float]] = []  # (family, chain, wave, latency)
+        self._probes: Counter = Counter()  # (run, step, agent) -> probes so far
+        self._lock = threading.Lock()
+
+    def __call__(self, model: str, body: dict, headers: dict):
+        from incognita.common.loopback import completion_body
+
+        raw = headers.get("x-incognita-cell")
+        try:
+            cell = json.loads(raw) if raw else {}
+        except json.JSONDecodeError:
+            cell = {}
+        family = cell.get("family") if isinstance(cell, dict) else None
+        twins = self.families.get(family)
+        if twins is None:
+            raise ValueError(f"no twins for family {family!r} (X-Incognita-Cell: {raw!r})")
+        reply = twins(model, body, headers)
+        tokens = 0
+        if self.latency.per_output_token:
+            tokens = completion_body(model, body, reply, 0)["usage"]["completion_tokens"]
+        wait = self.latency.draw(body, tokens, self.seed)
+        with self._lock:
+            self.calls.append((family, *self._place(family, cell, body), wait))
+        return reply
+
+    def _place(self, family: str, cell: dict, body: dict) -> tuple[str, tuple]:
+        """(chain, wave): calls of one wave went out together; a chain's waves one after another.
+        An episode's calls are sequential, each its own wave. A CollabSim run's step is one wave of
+        turns (simultaneous), then probe waves: the k-th probe of each agent in the step go together."""
+        if family == "access":
+            return json.dumps({k: v for k, v in cell.items() if k != "role"}, sort_keys=True), (len(self.calls),)
+        from incognita.collabsim.loopback_twins import step_of
+
+        run = json.dumps({k: v for k, v in cell.items() if k not in ("role", "agent", "agent_seed")}, sort_keys=True)
+        kind, step = step_of(body)
+        if kind == "act":
+            return run, (step, "act")
+        k = self._probes[(run, step, cell["agent"])]
+        self._probes[(run, step, cell["agent"])] += 1
+        return run, (step, "probe", k)
+
+    def chain(self) -> tuple[int, float]:
+        """The longest chain: (its waves, its seconds of latency, each wave as long as its slowest call)."""
+        waves: dict[str, dict[tuple, float]] = defaultdict(dict)
+        for _, chain, wave, wait in self.calls:
+            waves[chain][wave] = max(waves[chain].get(wave, 0.0), wait)
+        if not waves:
+            return 0, 0.0
+        longest = max(waves.values(), key=lambda w: sum(w.values()))
+        return len(longest), sum(longest.values())
+
+
+# --------------------------------------------------------------------------- one row
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What one rate-limited server answered: the whole endpoint, or one served model (--per-model)."""
+
+    calls: int
+    tokens: int
+    span: float  # seconds from its first request to its last answer
+
+    @property
+    def rate(self) -> float:
+        return self.calls * 60 / self.span if self.span > 0 else 0.0
+
+    @property
+    def token_rate(self) -> float:
+        return self.tokens * 60 / self.span if self.span > 0 else 0.0
+
+
+@dataclass
+class Row:
+    design: str
+    cells: int
+    rpm: int
+    tpm: int
+    budgets: list[Budget] = field(default_factory=list)
+    rejected: int = 0
+    chain: int = 0
+    chain_seconds: float = 0.0  # the chain's latency, each wave as long as its slowest call
+    wall: float = 0.0
+    peak_rss: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def calls(self) -> int:
+        return sum(b.calls for b in self.budgets)
+
+    @property
+    def busiest(self) -> Budget:
+        """The budget the binding limit applies to: the one with the most calls (tokens if tpm binds)."""
+        key = (lambda b: b.tokens) if self.binds == "tpm" else (lambda b: b.calls)
+        return max(self.budgets, key=key, default=Budget(0, 0, 0.0))
+
+    @property
+    def ideal_terms(self) -> dict[str, float]:
+        return {
+            "rpm": max((b.calls for b in self.budgets), default=0) / self.rpm * 60,
+            "tpm": max((b.tokens for b in self.budgets), default=0) / self.tpm * 60,
+            "chain": self.chain_seconds,
+        }
+
+    @property
+    def ideal(self) -> float:
+        return max(self.ideal_terms.values())
+
+    @property
+    def binds(self) -> str:
+        terms = self.ideal_terms
+        return max(terms, key=terms.get)
+
+    @property
+    def share(self) -> float:
+        """The achieved rate as a share of the binding limit (rpm or tpm)."""
+        b = self.busiest
+        return b.token_rate / self.tpm if self.binds == "tpm" else b.rate / self.rpm
+
+    def verdict(self) -> str:
+        missed = list(self.errors)
+        if self.binds in ("rpm", "tpm") and self.share < RATE_TARGET:
+            missed.append(f"rate {self.share:.0%} of the {self.binds} limit < {RATE_TARGET:.0%}")
+        if self.binds == "chain" and self.wall > CHAIN_TARGET * self.ideal:
+            missed.append(f"wall {self.wall / self.ideal:.2f} x ideal > {CHAIN_TARGET}")
+        if self.peak_rss >= MEMORY_TARGET:
+            missed.append(f"peak memory {self.peak_rss / 1024**3:.2f} GiB >= 4 GiB")
+        return "ok" if not missed else "MISSED: " + "; ".join(missed)
+
+
+def tree_rss(pid: int) -> int:
+    import psutil
+
+    try:
+        root = psutil.Process(pid)
+        procs = [root, *root.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return 0
+    total = 0
+    for p in procs:
+        try:
+            total += p.memory_info().rss
+        except psutil.NoSuchProcess:
+            pass
+    return total
+
+
+def run_row(d: Design, rpm: int, tpm: int, args, stages: Path, scratch: Path, harness_box: dict) -> Row:
+    from workflow_helpers import planned_jobs
+
+    from incognita.common.loopback import Latency, LoopbackServer, RateLimits
+
+    row = Row(d.name, d.cells, rpm, tpm)
+    wf = workflow_copy(scratch / f"{d.name}-{rpm}", stages, d, args.cs_steps)
+    if d.family == "access":
+        from incognita.access.episodes.loopback_twins import AccessTwins
+
+        # The harness (database, partition, prompts) is the same for every row; the twins are per row.
+        if "harness" not in harness_box:
+            harness_box["harness"] = AccessTwins.from_workflow(wf).harness
+        twins = AccessTwins(harness_box["harness"], wf / "results/cards", wf / "results/golden")
+    else:
+        from incognita.collabsim.loopback_twins import CollabSimTwins
+
+        twins = CollabSimTwins(wf / "config/collabsim")
+    latency = Latency(median=args.median, sigma=args.sigma, per_output_token=args.per_output_token)
+    responder, limits = Dispatch({d.family: twins}, latency), RateLimits(rpm=rpm, tpm=tpm)
+    # One server for the whole endpoint, or with --per-model one per served model: a provider limits
+    # each model apart, as the client's pacing does (incognita.common.pacing keys on endpoint and model).
+    groups = [[p] for p in profiles(d)] if args.per_model else [profiles(d)]
+    servers = [LoopbackServer(responder, latency=latency, limits=limits, seed=0, with_headers=True) for _ in groups]
+    with contextlib.ExitStack() as stack:
+        for server in servers:
+            stack.enter_context(server)
+        url = {p: server.base_url for group, server in zip(groups, servers) for p in group}
+        cfg, targets = overlay(d, url, rpm, tpm)
+        (wf / "config/bench.yaml").write_text(json.dumps(cfg, indent=1))  # JSON is YAML
+        env = {
+            **os.environ,
+            KEY_ENV: "local",
+            "INCOGNITA_CACHE_DIR": str(wf / "bench-cache"),
+            "INCOGNITA_PACING_DIR": str(wf / "bench-pacing"),
+            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        }
+        cmd = [sys.executable, "-m", "snakemake", *targets, "--configfile", "config/bench.yaml"]
+        cmd += ["--cores", str(args.cores), "--resources", f"api_calls={max(1, d.api_jobs())}"]
+        log = wf / "bench-snakemake.log"
+        peak, done = [0], threading.Event()
+        start = time.perf_counter()
+        with log.open("w") as out:
+            proc = subprocess.Popen(cmd, cwd=wf, env=env, stdout=out, stderr=subprocess.STDOUT)
+
+            def sample() -> None:
+                while not done.wait(0.2):
+                    peak[0] = max(peak[0], tree_rss(proc.pid))
+
+            sampler = threading.Thread(target=sample, daemon=True)
+            sampler.start()
+            code = proc.wait()
+            row.wall = time.perf_counter() - start
+            done.set()
+            sampler.join()
+    row.peak_rss = peak[0]
+    for server in servers:
+        stats = server.stats()
+        span = (stats.last_answer or 0.0) - (stats.first_request or 0.0)
+        row.budgets.append(Budget(stats.answered, stats.tokens_admitted, span))
+        row.rejected += stats.rejected_total
+    row.chain, row.chain_seconds = responder.chain()
+    text = log.read_text(errors="replace")
+    if code != 0:
+        row.errors.append(f"snakemake exited {code} (log: {log})")
+        print("\n".join(text.splitlines()[-30:]), file=sys.stderr)
+    row.errors += check_outputs(wf, d)
+    try:
+        jobs = planned_jobs(subprocess.CompletedProcess(cmd, code, "", text))
+    except StopIteration:
+        jobs = {}
+    expected = {"episodes", "episodes_done"} if d.family == "access" else {"collabsim_run"}
+    if set(jobs) - expected:
+        row.errors.append(f"unexpected jobs {sorted(set(jobs) - expected)} (the task stages were rebuilt?)")
+    return row
+
+
+def check_outputs(wf: Path, d: Design) -> list[str]:
+    """Every cell ended as offline: no error record, no missing run."""
+    if d.family == "access":
+        records = list((wf / "results/episodes").glob("*/*/*/r*.json"))
+        broken = [p for p in records if json.loads(p.read_text()).get("error")]
+        problems = [f"{len(broken)} error record(s), e.g. {broken[0]}"] if broken else []
+        if len(records) != d.cells:
+            problems.append(f"{len(records)} records for {d.cells} cells")
+        return problems
+    found = list((wf / "results/collabsim/runs").glob(f"{CS_TASK}/{CS_CONDITION}/{CS_LABEL}/*/s1/manifest.json"))
+    return [] if len(found) == d.cells else [f"{len(found)} of {d.cells} runs finished"]
+
+
+# --------------------------------------------------------------------------- the table
+
+HEADER = (
+    f"{'design':<10}{'cells':>6}{'rpm':>6}{'tpm':>9}{'calls':>7}{'429s':>6}{'calls/min':>10}{'% limit':>8}"
+    f"{'chain':>6}{'ideal s':>9}{'wall s':>8}{'wall/ideal':>11}{'binds':>6}{'peak MiB':>9}  target"
+)
+
+
+def table_line(r: Row) -> str:
+    ratio = r.wall / r.ideal if r.ideal else float("nan")
+    return (
+        f"{r.design:<10}{r.cells:>6}{r.rpm:>6}{r.tpm:>9}{r.calls:>7}{r.rejected:>6}{r.busiest.rate:>10.1f}"
+        f"{r.share:>8.0%}{r.chain:>6}{r.ideal:>9.1f}{r.wall:>8.1f}{ratio:>11.2f}"
+        f"{r.binds:>6}{r.peak_rss / 1024**2:>9.0f}  {r.verdict()}"
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--designs", default="smoke,access72,collabsim", help="comma-separated: smoke, access72, collabsim")
+    ap.add_argument("--limits", default="60,600,3000", help="requests per minute, one row per value")
+    ap.add_argument("--tpm-per-request", type=int, default=2000, help="tokens per minute = rpm x this")
+    ap.add_argument("--median", type=float, default=2.0, help="median latency of an answer, seconds")
+    ap.add_argument("--sigma", type=float, default=0.5, help="log-normal sigma of the latency")
+    ap.add_argument("--per-output-token", type=float, default=0.0, help="extra seconds per completion token")
+    ap.add_argument("--cores", type=int, default=2, help="Snakemake's --cores")
+    ap.add_argument(
+        "--cs-steps",
+        type=int,
+        default=30,
+        help="steps of a CollabSim run (the baseline has 90; every call resends the agent's history, so a run's "
+        "tokens grow with the square of its steps)",
+    )
+    ap.add_argument(
+        "--per-model",
+        action="store_true",
+        help="one server per served model, each with the row's limits (a provider's per-model limits)",
+    )
+    ap.add_argument("--keep", default=None, help="keep the workflow copies (and their logs) under this directory")
+    ap.add_argument("--quick", action="store_true", help="one access cell at 600/min, 0.1 s latency (what CI runs)")
+    args = ap.parse_args()
+    all_designs = designs(args.quick)
+    if args.quick:
+        chosen, limits, args.median = ["quick"], [600], 0.1
+    else:
+        chosen, limits = [n for n in args.designs.split(",") if n], [int(x) for x in args.limits.split(",") if x]
+        unknown = [n for n in chosen if n not in all_designs]
+        if unknown:
+            ap.error(f"unknown design(s) {unknown}; known: {', '.join(all_designs)}")
+
+    scratch = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="throughput-"))
+    scratch.mkdir(parents=True, exist_ok=True)
+    rows, harness_box = [], {}
+    try:
+        stages = task_stages(scratch) if any(all_designs[n].family == "access" for n in chosen) else ROOT
+        for name in chosen:
+            d = all_designs[name]
+            for rpm in limits:
+                tpm = rpm * args.tpm_per_request
+                print(f"[{name} rpm={rpm}] started: {d.cells} cell(s), latency median {args.median} s", flush=True)
+                row = run_row(d, rpm, tpm, args, stages, scratch, harness_box)
+                rows.append(row)
+                print(
+                    f"[{name} rpm={rpm}] finished in {row.wall:.1f} s: {row.calls} calls, {row.rejected} 429s, "
+                    f"{row.verdict()}",
+                    flush=True,
+                )
+    finally:
+        if not args.keep:
+            shutil.rmtree(scratch, ignore_errors=True)
+    print(
+        f"latency: log-normal, median {args.median} s, sigma {args.sigma}, +{args.per_output_token} s per output "
+        f"token; tpm = rpm x {args.tpm_per_request}; snakemake --cores {args.cores}; limits "
+        + ("per served model (calls/min: the busiest model's)" if args.per_model else "shared by every served model")
+    )
+    print(HEADER)
+    for r in rows:
+        print(table_line(r))
+    print(
+        f"targets: where rpm/tpm binds, >= {RATE_TARGET:.0%} of it; where the chain binds, wall <= "
+        f"{CHAIN_TARGET} x ideal; peak memory < 4 GiB. ideal = max(calls/rpm, tokens/tpm, the chain's latency); "
+        "chain: its calls (access) or waves (CollabSim)"
+    )
+    if any(r.errors for r in rows):
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,176 @@
+"""Scripted twins behind a loopback endpoint: access-family requests answered as offline.
+
+A loopback server (incognita.common.loopback, `with_headers=True`) hands every request to
+`AccessTwins(model, body, headers)`. The openai backend's `send_cell` names the cell and role in
+the `X-Incognita-Cell` header ({"family": "access", "arm", "model", "task", "rep", "role"}), and
+the served model names the scripted participant: `scripted-<profile>` for the evaluated agent,
+`scripted-customer`, `scripted-desk` (Vega and the six desks) and `scripted-judge`. For each
+(cell, role) the twins build, once, the scripted backend that an offline run of that cell builds,
+with the same context (`Harness._agent_context`, the card, the desk's tools and remit), and
+answer each request with it. So a workflow run through the loopback writes the records an
+offline run writes, while the endpoint's latency and rate limits are a real provider's
+(bench/throughput.py).
+
+A scripted participant keeps state between calls, so it must see every call of its cell: a call
+the response cache answers never reaches it. Entries therefore send the cell's seed
+(`send_seed: true`), which keeps identical requests of different cells (the customer's first
+reply in every repetition) apart in the cache.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import Counter
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from incognita.access.episodes.harness import Harness, HarnessSettings, cell_seed
+from incognita.access.episodes.scripted import make_backend
+from incognita.common.backends.base import Backend
+from incognita.common.backends.openai import CELL_HEADER, to_reply, to_request
+from incognita.common.io import read_json, read_yaml
+
+FAMILY = "access"
+SERVED_PREFIX = "scripted-"  # the served model of a twin: scripted-<profile>
+# The role's served model when it is not the evaluated agent.
+FIXED_PROFILES = {"USER": "customer", "judge": "judge"}
+DESK_PROFILE = "desk"
+
+
+def read_cell(headers: Mapping[str, str], family: str) -> dict:
+    """The cell header of a request (names lower-cased), checked to belong to `family`."""
+    raw = headers.get(CELL_HEADER.lower())
+    if raw is None:
+        raise ValueError(f"no {CELL_HEADER} header: the model entry needs send_cell: true to be answered by twins")
+    try:
+        cell = json.loads(raw)
+    except json.JSONDecodeError:
+        raise ValueError(f"{CELL_HEADER} header is not JSON: {raw[:120]!r}") from None
+    if not isinstance(cell, dict) or cell.get("family") != family or "role" not in cell:
+        raise ValueError(f"{CELL_HEADER} header {raw[:160]!r}: not a cell of the {family} family with a role")
+    return cell
+
+
+def served_profile(model: str) -> str:
+    if not model.startswith(SERVED_PREFIX) or len(model) == len(SERVED_PREFIX):
+        raise ValueError(f"model {model!r}: twins serve models named {SERVED_PREFIX}<profile>")
+    return model[len(SERVED_PREFIX) :]
+
+
+def merged_config(paths: list[str | Path]) -> dict:
+    """The workflow's config: each file updates the one before key by key, as Snakemake's
+    `--configfile` updates the Snakefile's `configfile`."""
+
+    def update(base: dict, new: dict) -> dict:
+        out = dict(base)
+        for key, value in new.items():
+            out[key] = update(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+        return out
+
+    config: dict = {}
+    for path in paths:
+        config = update(config, read_yaml(path) or {})
+    return config
+
+
+class AccessTwins:
+    """The responder: `(model, body, headers) -> reply`, safe to call from the server's threads."""
+
+    def __init__(self, harness: Harness, cards_dir: str | Path, golden_dir: str | Path):
+        self.harness = harness
+        self.cards_dir, self.golden_dir = Path(cards_dir), Path(golden_dir)
+        self._twins: dict[tuple[str, str], tuple[threading.Lock, Backend]] = {}
+        self._inputs: dict[str, tuple[dict, dict]] = {}
+        self._lock = threading.RLock()  # guards the two dicts above and `calls`; _build reads inputs under it
+        # Requests answered per cell (its header without the role), for tests and benchmarks.
+        self.calls: Counter[str] = Counter()
+
+    @classmethod
+    def from_workflow(cls, workdir: str | Path, configfiles: list[str | Path] = ()) -> AccessTwins:
+        """Twins for a workflow directory and its config (config/config.yaml, then each of
+        `configfiles`), reading the inputs the `episodes` rule reads: the source database, the
+        partition, the prompts, the scripted profiles, the vocabulary, the cards and golden files."""
+        root = Path(workdir)
+        cfg = merged_config([root / "config/config.yaml", *configfiles])
+        d, p = cfg["design"], cfg["participants"]
+        design = HarnessSettings(
+            arms=tuple(d["arms"]),
+            models=dict(cfg["models"]),
+            repetitions=int(d["repetitions"]),
+            seed=int(d["seed"]),  # what matters here: each cell's seed derives from it
+            budget=int(d["budget"]),
+            customer=p["customer"],
+            service=p["service"],
+            prompts_dir=str(root / cfg["prompts"]),
+            scripted_agents=str(root / cfg["scripted_agents"]),
+            vocabulary=str(root / cfg.get("vocabulary", "config/vocabulary.yaml")),
+        )
+        harness = Harness(design, str(root / cfg["source"]["dir"] / "db.json"), str(root / cfg["golden"]["partition"]))
+        return cls(harness, root / "results/cards", root / "results/golden")
+
+    def __call__(self, model: str, body: dict, headers: Mapping[str, str]) -> dict:
+        cell = read_cell(headers, FAMILY)
+        role = str(cell["role"])
+        key = json.dumps({k: v for k, v in cell.items() if k != "role"}, sort_keys=True)
+        lock, twin = self._twin(key, cell, role, model)
+        with lock:  # a scripted participant answers one call at a time, in order
+            reply = to_reply(twin.respond(to_request(body, role)))
+        with self._lock:
+            self.calls[key] += 1
+        return reply
+
+    def _twin(self, key: str, cell: dict, role: str, model: str) -> tuple[threading.Lock, Backend]:
+        with self._lock:
+            found = self._twins.get((key, role))
+            if found is None:
+                found = self._twins[(key, role)] = (threading.Lock(), self._build(cell, role, model))
+        expected = found[1].spec.partition(":")[2]
+        if served_profile(model) != expected:
+            raise ValueError(f"cell {key} role {role}: served as {model!r}, its twin is scripted:{expected}")
+        return found
+
+    def _build(self, cell: dict, role: str, model: str) -> Backend:
+        """The scripted backend an offline run of this cell builds for `role` (Harness.run_cell)."""
+        try:
+            arm, name, task, rep = str(cell["arm"]), str(cell["model"]), str(cell["task"]), int(cell["rep"])
+        except (KeyError, TypeError, ValueError):
+            raise ValueError(f"{CELL_HEADER} {cell}: needs arm, model, task and rep") from None
+        profile = served_profile(model)
+        h = self.harness
+        card, golden = self._task(task)
+        if role == "agent":
+            spec = f"scripted:{profile}"
+            seed = cell_seed(h.design.seed, name, task, rep, arm)
+            return make_backend(spec, role, h._agent_context(spec, arm, golden, seed))
+        if role in FIXED_PROFILES:
+            _expect(profile, FIXED_PROFILES[role], role, model)
+            return make_backend(f"scripted:{profile}", role, {"card": card} if role == "USER" else {})
+        owners = h._owners(arm)
+        if role not in owners or role == "agent":
+            raise ValueError(f"arm {arm} has no service participant {role!r} (holders: {', '.join(owners)})")
+        _expect(profile, DESK_PROFILE, role, model)
+        tools = owners[role]
+        context: dict[str, Any] = {
+            "tools": sorted(tools),
+            "remit": h._remit(role),
+            "confirm_writes": True,
+            "write_tools": sorted(t for t in tools if h.world.tool_types.get(t) == "write"),  # Gateway.is_write
+        }
+        return make_backend(f"scripted:{DESK_PROFILE}", role, context)
+
+    def _task(self, task: str) -> tuple[dict, dict]:
+        with self._lock:
+            if task not in self._inputs:
+                card_path, golden_path = self.cards_dir / f"{task}.json", self.golden_dir / f"{task}.json"
+                for path in (card_path, golden_path):
+                    if not path.exists():
+                        raise ValueError(f"{path}: not found (task {task} of a twin's cell)")
+                self._inputs[task] = (read_json(card_path), read_json(golden_path))
+            return self._inputs[task]
+
+
+def _expect(profile: str, expected: str, role: str, model: str) -> None:
+    if profile != expected:
+        raise ValueError(f"role {role} is served as {SERVED_PREFIX}{expected}, not {model!r}")

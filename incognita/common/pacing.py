@@ -1,0 +1,264 @@
+"""One shared pace per endpoint: requests and tokens per minute, calls in flight, backoff on 429.
+
+Who uses it: `OpenAIBackend._call` wraps every network attempt in `Pacer.attempt()` and reports
+how it ended (`ok`, `throttled(retry_after)`, `server_error()`). Cache hits never reach it.
+
+The invariant: every process that calls one endpoint (the threads of a job, the jobs of a
+workflow, SLURM jobs on one node) draws from the same budget, held in one SQLite file per
+endpoint under `cache/pacing/` (`$INCOGNITA_PACING_DIR`). So `-j 8` jobs each running eight
+episodes at once still send at most `rpm` requests and `tpm` tokens a minute and hold at most
+`max_in_flight` calls open, together.
+
+The mechanism, smallest first:
+- requests and tokens per minute: two pyrate-limiter SQLite buckets (a sliding-window log with a
+  file lock, built for several processes). Tokens are counted in units of tpm/2000 tokens so
+  that a window holds at most ~2000 rows, whatever the limit;
+- calls in flight: rows in a `flight` table, taken and given back inside SQLite transactions;
+  a row whose process has died is reclaimed, so a killed job never leaks a slot;
+- adaptation (additive increase, multiplicative decrease, as inspect_ai adapts its connections):
+  a 429 halves the shared in-flight cap and pauses every caller until its `Retry-After` has
+  passed; each success adds 1/cap back until the configured cap; a 5xx holds growth for a
+  minute. One caller's 429 slows all of them instead of each retrying on its own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import socket
+import sqlite3
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from incognita.common.io import InputError
+
+# Calls one job keeps in flight by default when its participants call an API (episodes and
+# native cells, CollabSim's simultaneous turns): a job spends nearly all its time waiting for
+# answers, and the endpoint's shared limits bound what all jobs send together.
+JOB_WORKERS = 16
+WORKERS_ENV = "INCOGNITA_WORKERS"  # sets the commands' --workers, so a workflow run can change it
+PACING_ENV = "INCOGNITA_PACING_DIR"
+DEFAULT_DIR = "cache/pacing"
+TOKEN_ROWS = 2000  # rows a full token window holds: tokens are counted in units of tpm / TOKEN_ROWS
+POLL = 0.02  # seconds between looks at a full flight table or a pause (cheap: one SQLite read)
+GROWTH_HOLD = 60.0  # seconds a 5xx holds the cap's growth
+
+
+@dataclass(frozen=True)
+class Limits:
+    """An endpoint's budget; None leaves that dimension unlimited."""
+
+    rpm: int | None = 500
+    tpm: int | None = 1_000_000
+    max_in_flight: int = 32
+
+    def check(self, where: str) -> None:
+        for name in ("rpm", "tpm"):
+            value = getattr(self, name)
+            if value is not None and not (isinstance(value, int) and value > 0):
+                raise InputError(f"{where}: {name}: expected a positive integer or null, got {value!r}")
+        if not (isinstance(self.max_in_flight, int) and self.max_in_flight > 0):
+            raise InputError(f"{where}: max_in_flight: expected a positive integer, got {self.max_in_flight!r}")
+
+
+def resolve_dir(configured: str | None = None) -> Path:
+    return Path(configured or os.environ.get(PACING_ENV) or DEFAULT_DIR)
+
+
+def endpoint_id(base_url: str | None, model: str) -> str:
+    """Providers limit per organisation and model; one file per (endpoint, model) is that budget."""
+    return hashlib.sha256(f"{base_url or 'default'}|{model}".encode()).hexdigest()[:16]
+
+
+def estimate_tokens(body: dict, max_tokens: int | None) -> int:
+    """What a provider charges against tokens per minute at admission: the prompt (about four
+    characters a token) plus the output cap when one is set."""
+    import json
+
+    prompt = len(json.dumps(body.get("messages", []), ensure_ascii=False)) // 4
+    return max(1, prompt + (max_tokens or 0))
+
+
+class Pacer:
+    """The shared pace of one endpoint, as seen from this process (thread-safe)."""
+
+    def __init__(self, key: str, limits: Limits, directory: Path, window: float = 60.0):
+        # `window`: the length of a "minute"; only tests shorten it (rpm then counts per window).
+        self.limits, self.window = limits, window
+        directory.mkdir(parents=True, exist_ok=True)
+        self.path = directory / f"{key}.sqlite"
+        self._owner = f"{socket.gethostname()}:{os.getpid()}"
+        self._local = threading.local()
+        self._requests = self._bucket(key, "requests", limits.rpm)
+        self._token_unit = max(1, math.ceil(limits.tpm / TOKEN_ROWS)) if limits.tpm else 1
+        self._tokens = self._bucket(key, "tokens", limits.tpm and math.ceil(limits.tpm / self._token_unit))
+        with self._db() as db:
+            db.execute("CREATE TABLE IF NOT EXISTS flight (owner TEXT, pid INTEGER, host TEXT, since REAL)")
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS adapt (id INTEGER PRIMARY KEY CHECK (id = 0), cap REAL, "
+                "pause_until REAL, hold_until REAL, throttled INTEGER)"
+            )
+            db.execute(
+                "INSERT OR IGNORE INTO adapt VALUES (0, ?, 0, 0, 0)",
+                (float(limits.max_in_flight),),
+            )
+            # The configured cap may have changed since the file was made: never above it.
+            db.execute("UPDATE adapt SET cap = MIN(cap, ?)", (float(limits.max_in_flight),))
+
+    # ------------------------------------------------------------------ storage
+    def _bucket(self, key: str, table: str, per_minute: int | None):
+        if not per_minute:
+            return None
+        from pyrate_limiter import Limiter, Rate, SQLiteBucket
+
+        path = self.path.with_name(f"{key}-{table}.sqlite")
+        bucket = SQLiteBucket.init_from_file(
+            [Rate(per_minute, int(self.window * 1000))], table=table, db_path=str(path), use_file_lock=True
+        )
+        return Limiter(bucket, buffer_ms=10)
+
+    @contextmanager
+    def _db(self):
+        """A transaction that holds the write lock from its first statement (BEGIN IMMEDIATE), so
+        a check-then-take of a flight slot is atomic across processes."""
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            # A rollback journal kept between transactions (PERSIST) and no fsync per commit: creating
+            # and deleting the journal file cost ~1.5 ms a call, and the state is a minute's worth of
+            # pacing (a dead process's slots are reclaimed). Not WAL: switching a shared file to WAL
+            # races its other openers ("database is locked" without a wait).
+            conn = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+            conn.execute("PRAGMA synchronous=OFF")
+            conn.execute("PRAGMA journal_mode=PERSIST")
+            self._local.conn = conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    # ------------------------------------------------------------------ the caller's side
+    @contextmanager
+    def attempt(self, tokens: int):
+        """Hold one call's place: wait out a pause, take a flight slot, then the request and its
+        tokens from the minute's budget. The slot is given back however the call ends."""
+        waited = self._take_slot()
+        self._local.attempting = True
+        try:
+            if self._requests is not None:
+                self._requests.try_acquire("requests")
+            if self._tokens is not None:
+                weight = min(math.ceil(tokens / self._token_unit), math.ceil(self.limits.tpm / self._token_unit))
+                self._tokens.try_acquire("tokens", weight=max(1, weight))
+            yield waited
+        finally:
+            self._local.attempting = False
+            self._give_slot()
+
+    def _take_slot(self) -> float:
+        start = time.monotonic()
+        me = threading.get_ident()
+        while True:
+            now = time.time()
+            with self._db() as db:
+                cap, pause_until = db.execute("SELECT cap, pause_until FROM adapt").fetchone()
+                if now >= pause_until:
+                    self._reclaim(db)
+                    (taken,) = db.execute("SELECT COUNT(*) FROM flight").fetchone()
+                    if taken < max(1, int(cap)):
+                        db.execute(
+                            "INSERT INTO flight VALUES (?, ?, ?, ?)",
+                            (f"{self._owner}:{me}", os.getpid(), socket.gethostname(), now),
+                        )
+                        return time.monotonic() - start
+            time.sleep(max(POLL, min(pause_until - now, 1.0)) if now < pause_until else POLL)
+
+    def _give_slot(self) -> None:
+        owner = f"{self._owner}:{threading.get_ident()}"
+        succeeded, self._local.succeeded = getattr(self._local, "succeeded", False), False
+        with self._db() as db:
+            db.execute("DELETE FROM flight WHERE rowid = (SELECT MIN(rowid) FROM flight WHERE owner = ?)", (owner,))
+            if succeeded:
+                self._grow(db)
+
+    def _reclaim(self, db) -> None:
+        """Drop the slots of processes on this host that no longer exist (a job killed mid-call)."""
+        host = socket.gethostname()
+        for (pid,) in db.execute("SELECT DISTINCT pid FROM flight WHERE host = ?", (host,)).fetchall():
+            if not _alive(pid):
+                db.execute("DELETE FROM flight WHERE host = ? AND pid = ?", (host, pid))
+
+    # ------------------------------------------------------------------ how it went
+    def ok(self) -> None:
+        """A success: inside an attempt it is counted when the slot is given back (one transaction)."""
+        if getattr(self._local, "attempting", False):
+            self._local.succeeded = True
+            return
+        with self._db() as db:
+            self._grow(db)
+
+    def _grow(self, db) -> None:
+        db.execute(
+            "UPDATE adapt SET cap = MIN(?, cap + 1.0 / MAX(cap, 1.0)) WHERE hold_until <= ?",
+            (float(self.limits.max_in_flight), time.time()),
+        )
+
+    def throttled(self, retry_after: float | None) -> None:
+        """A 429: halve the shared cap (never below one call) and pause everyone for Retry-After."""
+        now = time.time()
+        with self._db() as db:
+            db.execute(
+                "UPDATE adapt SET cap = MAX(1.0, cap / 2), pause_until = MAX(pause_until, ?), "
+                "throttled = throttled + 1",
+                (now + (1.0 if retry_after is None else retry_after),),
+            )
+
+    def server_error(self) -> None:
+        with self._db() as db:
+            db.execute("UPDATE adapt SET hold_until = ?", (time.time() + GROWTH_HOLD,))
+
+    def state(self) -> dict:
+        """The shared state, for progress output and tests."""
+        with self._db() as db:
+            self._reclaim(db)
+            cap, pause_until, hold_until, throttled = db.execute(
+                "SELECT cap, pause_until, hold_until, throttled FROM adapt"
+            ).fetchone()
+            (flying,) = db.execute("SELECT COUNT(*) FROM flight").fetchone()
+        return {
+            "cap": cap,
+            "in_flight": flying,
+            "paused_for": max(0.0, pause_until - time.time()),
+            "growth_held_for": max(0.0, hold_until - time.time()),
+            "throttled": throttled,
+        }
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+_PACERS: dict[tuple, Pacer] = {}
+_PACERS_LOCK = threading.Lock()
+
+
+def pacer_for(base_url: str | None, model: str, limits: Limits, directory: str | None = None) -> Pacer:
+    """One Pacer per (endpoint, model, limits, directory) and process."""
+    where = resolve_dir(directory)
+    ident = (endpoint_id(base_url, model), limits, str(where))
+    with _PACERS_LOCK:
+        if ident not in _PACERS:
+            _PACERS[ident] = Pacer(ident[0], limits, where)
+        return _PACERS[ident]

@@ -1,0 +1,80 @@
+"""A job's cells run at once give the records they give one after another (issue #26).
+
+Offline: the scripted population, every arm of two repetitions, one worker against four.
+Against the loopback: tests/access/episodes/test_loopback_twins.py.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from incognita.access.episodes.harness import Harness, HarnessSettings, arm_order
+from incognita.access.taxonomy import HARNESS_ARMS as ARMS
+
+ROOT = Path(__file__).resolve().parents[3]
+TASK, MODELS = "11", ["surveyor", "impatient"]
+WALL_CLOCK = ("wall_time_s",)
+
+
+@pytest.fixture(scope="module")
+def harness(source_dir):
+    design = HarnessSettings(
+        arms=(*ARMS, "native"),
+        models={m: f"scripted:{m}" for m in MODELS},
+        repetitions=2,
+        seed=20260820,
+        budget=300,
+        customer="scripted:customer",
+        service="scripted:desk",
+        prompts_dir=str(ROOT / "config/prompts"),
+        scripted_agents=str(ROOT / "config/scripted_agents.yaml"),
+    )
+    return Harness(design, str(source_dir / "db.json"), str(ROOT / "config/partition.yaml"))
+
+
+@pytest.fixture(scope="module")
+def inputs(task_inputs, tmp_path_factory):
+    out = task_inputs(tmp_path_factory.mktemp("inputs"), [TASK])
+    return str(out / "cards" / f"{TASK}.json"), str(out / "golden" / f"{TASK}.json")
+
+
+def records(paths: list[Path]) -> dict[str, dict]:
+    out = {}
+    for path in paths:
+        doc = json.loads(Path(path).read_text())
+        for field in WALL_CLOCK:
+            doc.pop(field)
+        out[str(Path(path).relative_to(Path(path).parents[3]))] = doc
+    return out
+
+
+def run(harness, inputs, out: Path, workers: int, model: str = "surveyor") -> list[Path]:
+    return harness.run_blocks(model, TASK, 2, *inputs, str(out), task_position=0, models_order=MODELS, workers=workers)
+
+
+def test_cells_at_once_write_the_records_of_cells_one_by_one(harness, inputs, tmp_path):
+    one = run(harness, inputs, tmp_path / "one", workers=1)
+    four = run(harness, inputs, tmp_path / "four", workers=4)
+    assert len(one) == 2 * len(ARMS)  # the native arm keeps its position but runs elsewhere
+    assert [p.relative_to(tmp_path / "one") for p in one] == [p.relative_to(tmp_path / "four") for p in four]
+    assert records(one) == records(four)
+    for doc in records(four).values():  # the Latin-square position is a label, the same however cells ran
+        cell = doc["cell"]
+        order = arm_order(harness.design.arms, MODELS, "surveyor", 0, cell["rep"])
+        assert cell["schedule_position"] == order.index(cell["arm"])
+
+
+def test_a_failing_cell_stops_the_job_and_names_its_error(harness, inputs, tmp_path, monkeypatch):
+    real = harness.run_cell
+
+    def broken(arm, *args, **kwargs):
+        if arm == "social":
+            raise RuntimeError("social cell broke")
+        return real(arm, *args, **kwargs)
+
+    monkeypatch.setattr(harness, "run_cell", broken)
+    with pytest.raises(RuntimeError, match="social cell broke"):
+        run(harness, inputs, tmp_path, workers=4)

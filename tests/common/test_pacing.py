@@ -1,0 +1,144 @@
+"""The shared pace of an endpoint (incognita.common.pacing): limits held across processes,
+Retry-After honoured, a 429 storm slows every caller and the pace recovers.
+
+Windows are shortened to a second or two (Pacer's `window`) so that a "minute" passes in a test.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from incognita.common.io import InputError
+from incognita.common.pacing import Limits, Pacer, endpoint_id, estimate_tokens
+
+WORKER = """
+import json, sys, threading, time
+from pathlib import Path
+from incognita.common.pacing import Limits, Pacer
+
+directory, rpm, in_flight, calls, hold, window, out = sys.argv[1:]
+pacer = Pacer("shared", Limits(rpm=int(rpm) or None, tpm=None, max_in_flight=int(in_flight)), Path(directory),
+              window=float(window))
+spans, lock = [], threading.Lock()
+
+def one():
+    with pacer.attempt(10):
+        start = time.time()
+        time.sleep(float(hold))
+        with lock:
+            spans.append((start, time.time()))
+
+threads = [threading.Thread(target=one) for _ in range(int(calls))]
+for t in threads: t.start()
+for t in threads: t.join()
+Path(out).write_text(json.dumps(spans))
+"""
+
+
+def run_workers(tmp_path: Path, processes: int, *, rpm: int, in_flight: int, calls: int, hold: float, window: float):
+    script = tmp_path / "worker.py"
+    script.write_text(WORKER)
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                str(script),
+                str(tmp_path / "pace"),
+                str(rpm),
+                str(in_flight),
+                str(calls),
+                str(hold),
+                str(window),
+                str(tmp_path / f"spans{i}.json"),
+            ]
+        )
+        for i in range(processes)
+    ]
+    for proc in procs:
+        assert proc.wait(timeout=120) == 0
+    return [tuple(s) for i in range(processes) for s in json.loads((tmp_path / f"spans{i}.json").read_text())]
+
+
+def test_two_processes_never_hold_more_calls_in_flight_than_the_cap_together(tmp_path):
+    spans = run_workers(tmp_path, 2, rpm=0, in_flight=3, calls=6, hold=0.15, window=60)
+    assert len(spans) == 12
+    moments = sorted({t for span in spans for t in span})
+    peak = max(sum(1 for a, b in spans if a <= m < b) for m in moments)
+    assert peak == 3  # reached, never passed
+
+
+def test_two_processes_never_send_more_requests_per_window_than_the_limit_together(tmp_path):
+    window, rpm = 1.5, 5
+    spans = run_workers(tmp_path, 2, rpm=rpm, in_flight=32, calls=6, hold=0.0, window=window)
+    starts = sorted(a for a, _ in spans)
+    assert len(starts) == 12
+    # Any window's worth of time holds at most `rpm` starts (a little slack for the clocks' milliseconds).
+    for i, t in enumerate(starts):
+        assert sum(1 for s in starts[i:] if s < t + window - 0.02) <= rpm
+    assert starts[-1] - starts[0] >= 2 * window - 0.1  # 12 requests at 5 a window need three windows
+
+
+def test_a_429_pauses_every_caller_for_retry_after_and_halves_the_cap(tmp_path):
+    pacer = Pacer("e", Limits(rpm=None, tpm=None, max_in_flight=8), tmp_path)
+    pacer.throttled(0.4)
+    other = Pacer("e", Limits(rpm=None, tpm=None, max_in_flight=8), tmp_path)  # another process's view
+    assert other.state()["cap"] == 4
+    start = time.monotonic()
+    with other.attempt(1):
+        pass
+    assert time.monotonic() - start >= 0.38
+
+
+def test_a_429_storm_brings_the_cap_to_one_and_successes_bring_it_back(tmp_path):
+    pacer = Pacer("e", Limits(rpm=None, tpm=None, max_in_flight=16), tmp_path)
+    for _ in range(10):
+        pacer.throttled(0)
+    assert pacer.state()["cap"] == 1 and pacer.state()["throttled"] == 10
+    caps = []
+    for _ in range(200):
+        pacer.ok()
+        caps.append(pacer.state()["cap"])
+    assert caps == sorted(caps)  # additive increase: never down without a 429
+    assert caps[-1] == 16  # back to the configured cap, never above
+    assert caps[20] < 8  # and gradually: one more call per cap's worth of successes
+
+
+def test_a_server_error_holds_growth(tmp_path):
+    pacer = Pacer("e", Limits(rpm=None, tpm=None, max_in_flight=16), tmp_path)
+    pacer.throttled(0)
+    pacer.server_error()
+    for _ in range(50):
+        pacer.ok()
+    assert pacer.state()["cap"] == 8
+
+
+def test_a_killed_process_gives_its_slots_back(tmp_path):
+    script = (
+        "import sys, time\nfrom pathlib import Path\nfrom incognita.common.pacing import Limits, Pacer\n"
+        "p = Pacer('e', Limits(rpm=None, tpm=None, max_in_flight=1), Path(sys.argv[1]))\n"
+        "with p.attempt(1):\n    print('holding', flush=True)\n    time.sleep(60)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "holding"
+    pacer = Pacer("e", Limits(rpm=None, tpm=None, max_in_flight=1), tmp_path)
+    assert pacer.state()["in_flight"] == 1
+    proc.kill()
+    proc.wait()
+    start = time.monotonic()
+    with pacer.attempt(1):
+        assert time.monotonic() - start < 2
+
+
+def test_limits_and_helpers():
+    with pytest.raises(InputError, match="x: rpm: expected a positive integer or null"):
+        Limits(rpm=0).check("x")
+    with pytest.raises(InputError, match="max_in_flight"):
+        Limits(max_in_flight=0).check("x")
+    assert endpoint_id("http://a/v1", "m") != endpoint_id("http://b/v1", "m")
+    assert estimate_tokens({"messages": [{"role": "user", "content": "x" * 400}]}, 100) > 200
