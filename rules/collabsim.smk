@@ -17,6 +17,7 @@ rule collabsim_run:
     retries: 1
     conda:
         "../envs/incognita.yaml"
+    threads: get_collabsim_threads
     resources:
         api_calls=get_collabsim_api_calls,
     params:

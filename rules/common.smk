@@ -258,6 +258,17 @@ def get_collabsim_models(wildcards):
     return json.dumps(models, sort_keys=True, separators=(",", ":")) if models else "none"
 
 
+def get_api_threads(wildcards):
+    """A job that waits on an API claims no core (threads 0): its calls, not the CPU, set its
+    pace, so `api_calls` alone bounds how many run at once, whatever --cores says. Offline
+    jobs take one core each."""
+    return 1 - get_api_calls(wildcards)
+
+
+def get_collabsim_threads(wildcards):
+    return 1 - get_collabsim_api_calls(wildcards)
+
+
 def get_collabsim_api_calls(wildcards):
     from incognita.common.backends.base import calls_api
 

@@ -25,6 +25,7 @@ rule native:
     retries: 1
     conda:
         "../envs/incognita.yaml"
+    threads: get_api_threads
     resources:
         api_calls=get_api_calls,
     params:
