@@ -114,6 +114,7 @@ def bin_run(
     env = run_env(wf)
     if cores:
         env["CORES"] = str(cores)
+        args = (*args, "--resources", f"api_calls={cores}")  # API jobs claim no core: bound them too
     proc = subprocess.run(
         [str(wf / "bin" / "run"), *TARGETS, "--configfile", "config/faults.yaml", *args],
         cwd=wf,
@@ -128,11 +129,19 @@ def bin_run(
 
 
 def start_bin_run(wf: Path, log: Path, cores: int = 1) -> subprocess.Popen:
-    """bin/run in a session of its own, so that the test can kill the whole workflow at once."""
+    """bin/run in a session of its own, so that the test can kill the whole workflow at once.
+    `cores` jobs at a time: API jobs claim no core, so their `api_calls` is set to it as well."""
     env = {**run_env(wf), "CORES": str(cores)}
     with log.open("w") as out:
         return subprocess.Popen(
-            [str(wf / "bin" / "run"), *TARGETS, "--configfile", "config/faults.yaml"],
+            [
+                str(wf / "bin" / "run"),
+                *TARGETS,
+                "--configfile",
+                "config/faults.yaml",
+                "--resources",
+                f"api_calls={cores}",
+            ],
             cwd=wf,
             env=env,
             stdout=out,
