@@ -41,8 +41,9 @@ least 85% of it; where the chain binds, wall <= 1.25 x ideal; peak memory < 4 Gi
 Usage: python bench/throughput.py [--designs smoke,access72,collabsim] [--limits 60,600,3000]
          [--tpm-per-request 2000] [--median 2.0] [--sigma 0.5] [--per-output-token 0]
          [--cores 2] [--per-model] [--keep DIR] [--quick]
-Full rows take minutes each (at 60 requests/min, the 72-cell design's ~3,400 calls take an
-hour); --quick runs one small row (one access cell at 600/min with 0.1 s latency) for CI.
+Rows take minutes each; at 60 per minute the 72-cell design (about 4,000 calls) and the
+CollabSim design (about 10 M tokens) take over an hour each. --quick runs one small row (one
+access cell at 600/min with 0.1 s latency) for CI.
 """
 
 from __future__ import annotations
@@ -441,7 +442,7 @@ def run_row(d: Design, rpm: int, tpm: int, args, stages: Path, scratch: Path, ha
 
 
 def check_outputs(wf: Path, d: Design) -> list[str]:
-    """Every cell ended as offline: no error record, no missing run."""
+    """Every cell ended: no error record, no missing run (the twins' tests check they end as offline)."""
     if d.family == "access":
         records = list((wf / "results/episodes").glob("*/*/*/r*.json"))
         broken = [p for p in records if json.loads(p.read_text()).get("error")]
@@ -515,9 +516,11 @@ def main() -> None:
                 print(f"[{name} rpm={rpm}] started: {d.cells} cell(s), latency median {args.median} s", flush=True)
                 row = run_row(d, rpm, tpm, args, stages, scratch, harness_box)
                 rows.append(row)
+                # All three terms: when two are close, the wall time exceeds the larger one.
+                terms = ", ".join(f"{k} {v:.0f} s" for k, v in row.ideal_terms.items())
                 print(
                     f"[{name} rpm={rpm}] finished in {row.wall:.1f} s: {row.calls} calls, {row.rejected} 429s, "
-                    f"{row.verdict()}",
+                    f"ideal terms {terms}; {row.verdict()}",
                     flush=True,
                 )
     finally:
