@@ -26,7 +26,7 @@ from pathlib import Path
 from incognita.collabsim.experiment import PROFILES_DIR
 from incognita.collabsim.policies import Policy, make_scripted
 from incognita.collabsim.probes import PROBE_MARK
-from incognita.common.backends.openai import CELL_HEADER, to_reply, to_request
+from incognita.common.backends.openai import read_cell, to_reply, to_request
 from incognita.common.io import read_yaml_cached
 
 FAMILY = "collabsim"
@@ -42,21 +42,6 @@ class Call:
     agent: str
     kind: str  # act | probe
     step: int  # the step of the agent's latest observation (-1 before the first)
-
-
-def read_cell(headers: Mapping[str, str]) -> dict:
-    """The cell header of a request (names lower-cased), checked to be a CollabSim agent's."""
-    raw = headers.get(CELL_HEADER.lower())
-    if raw is None:
-        raise ValueError(f"no {CELL_HEADER} header: the model entry needs send_cell: true to be answered by twins")
-    try:
-        cell = json.loads(raw)
-    except json.JSONDecodeError:
-        raise ValueError(f"{CELL_HEADER} header is not JSON: {raw[:120]!r}") from None
-    needed = ("task", "agent", "agent_seed", "role")
-    if not isinstance(cell, dict) or cell.get("family") != FAMILY or any(k not in cell for k in needed):
-        raise ValueError(f"{CELL_HEADER} header {raw[:160]!r}: not a {FAMILY} agent ({', '.join(needed)})")
-    return cell
 
 
 def step_of(body: dict) -> tuple[str, int]:
@@ -81,7 +66,7 @@ class CollabSimTwins:
         self.calls: list[Call] = []
 
     def __call__(self, model: str, body: dict, headers: Mapping[str, str]) -> dict:
-        cell = read_cell(headers)
+        cell = read_cell(headers, FAMILY, ("task", "agent", "agent_seed", "role"), what=f"{FAMILY} agent")
         key = json.dumps({k: v for k, v in cell.items() if k != "role"}, sort_keys=True)
         lock, twin = self._twin(key, cell, model)
         with lock:  # a policy answers one call at a time, in order

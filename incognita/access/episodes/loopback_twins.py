@@ -29,7 +29,7 @@ from typing import Any
 from incognita.access.episodes.harness import Harness, HarnessSettings, cell_seed
 from incognita.access.episodes.scripted import make_backend
 from incognita.common.backends.base import Backend
-from incognita.common.backends.openai import CELL_HEADER, to_reply, to_request
+from incognita.common.backends.openai import CELL_HEADER, read_cell, to_reply, to_request
 from incognita.common.io import read_json, read_yaml
 
 FAMILY = "access"
@@ -37,20 +37,6 @@ SERVED_PREFIX = "scripted-"  # the served model of a twin: scripted-<profile>
 # The role's served model when it is not the evaluated agent.
 FIXED_PROFILES = {"USER": "customer", "judge": "judge"}
 DESK_PROFILE = "desk"
-
-
-def read_cell(headers: Mapping[str, str], family: str) -> dict:
-    """The cell header of a request (names lower-cased), checked to belong to `family`."""
-    raw = headers.get(CELL_HEADER.lower())
-    if raw is None:
-        raise ValueError(f"no {CELL_HEADER} header: the model entry needs send_cell: true to be answered by twins")
-    try:
-        cell = json.loads(raw)
-    except json.JSONDecodeError:
-        raise ValueError(f"{CELL_HEADER} header is not JSON: {raw[:120]!r}") from None
-    if not isinstance(cell, dict) or cell.get("family") != family or "role" not in cell:
-        raise ValueError(f"{CELL_HEADER} header {raw[:160]!r}: not a cell of the {family} family with a role")
-    return cell
 
 
 def served_profile(model: str) -> str:

@@ -313,6 +313,22 @@ def _client(settings: Settings, where: str) -> tuple[Any, str]:
         return _CLIENTS[ident], key
 
 
+def read_cell(headers: Any, family: str, needed: tuple[str, ...] = ("role",), what: str = "") -> dict:
+    """The receiving end of `send_cell`: the cell in a request's headers (names lower-cased),
+    checked to belong to `family` and to hold the `needed` keys; ValueError says what is wrong."""
+    raw = headers.get(CELL_HEADER.lower())
+    if raw is None:
+        raise ValueError(f"no {CELL_HEADER} header: the model entry needs send_cell: true to be answered by twins")
+    try:
+        cell = json.loads(raw)
+    except json.JSONDecodeError:
+        raise ValueError(f"{CELL_HEADER} header is not JSON: {raw[:120]!r}") from None
+    if not isinstance(cell, dict) or cell.get("family") != family or any(k not in cell for k in needed):
+        what = what or f"cell of the {family} family"
+        raise ValueError(f"{CELL_HEADER} header {raw[:160]!r}: not a {what} ({', '.join(needed)})")
+    return cell
+
+
 def _classify(exc: Exception) -> tuple[str, str, float | None, str]:
     """(action, description, retry-after seconds, kind): action is retry, fail (this episode) or
     fatal; kind is what the progress log counts (429, 5xx, timeout, connection, malformed, other)."""
