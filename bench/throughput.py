@@ -12,10 +12,16 @@ at the server: `openai:scripted-<profile>` with `send_cell` and `send_seed` (a t
 every call of its cell: the seed keeps two cells' identical requests apart in the cache) and
 the row's rpm and tpm as the entries' limits.
 
-The server's limits are shared by every model it serves, while the client paces each
-(endpoint, model) apart (incognita.common.pacing), so the client may send more than the server
-takes and 429s are expected; `--per-model` starts one server per served model instead, each
-with the row's limits, which is how a provider limits models.
+Each served model gets its own server with the row's limits, as a provider limits each model
+and as the client paces each (endpoint, model) apart (incognita.common.pacing). `--shared` puts
+every model behind one server whose limits they share: the clients together then send up to
+that many times the limit, which tests the 429 handling more than the pace.
+
+Snakemake's local executor runs at most --cores + 5 jobs at once, whatever they claim, so by
+default a row's --cores is its API jobs minus 5 (at least 2): every API job can run at once
+(they claim no core; docs/models.md, "Across jobs"). `--sequential` runs a row as before issue
+#26: at most 4 API jobs at once (the profile's former api_calls), each one call at a time
+(INCOGNITA_WORKERS=1), --cores 2.
 
 Designs (rows: each design at each limit):
   smoke      config/smoke.yaml's tasks and models, its arms without native: the native anchor
@@ -28,7 +34,7 @@ Designs (rows: each design at each limit):
 
 Per row: wall time of `snakemake <targets> --cores C --resources api_calls=<every API job>`;
 calls answered and 429s (the servers' stats); calls per minute from the first request to the
-last answer, against the limit (with --per-model, of the busiest model's server); the ideal
+last answer, against the limit (per model: the busiest model's server); the ideal
 wall time max(calls / rpm, tokens / tpm, chain) (calls and tokens of the busiest server), where
 the chain is the latency of the longest run of calls that had to wait for each other: an
 episode's calls one after another; a CollabSim run's steps one after another, each a wave of
@@ -40,7 +46,7 @@ least 85% of it; where the chain binds, wall <= 1.25 x ideal; peak memory < 4 Gi
 
 Usage: python bench/throughput.py [--designs smoke,access72,collabsim] [--limits 60,600,3000]
          [--tpm-per-request 2000] [--median 2.0] [--sigma 0.5] [--per-output-token 0]
-         [--cores 2] [--per-model] [--keep DIR] [--quick]
+         [--cores N] [--shared] [--sequential] [--keep DIR] [--quick]
 Rows take minutes each; at 60 per minute the 72-cell design (about 4,000 calls) and the
 CollabSim design (about 10 M tokens) take over an hour each. --quick runs one small row (one
 access cell at 600/min with 0.1 s latency) for CI.
@@ -66,6 +72,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
+SEQUENTIAL_JOBS = 4  # the workflow profile's api_calls before issue #26
 KEY_ENV = "INCOGNITA_BENCH_KEY"
 MAX_IN_FLIGHT = 256  # generous: the endpoint's limits, not the client's cap, should bind
 STAGE_DIRS = ("data/source", "results/cards", "results/golden", "results/reference")
@@ -274,7 +281,7 @@ class Dispatch:
 
 @dataclass(frozen=True)
 class Budget:
-    """What one rate-limited server answered: the whole endpoint, or one served model (--per-model)."""
+    """What one rate-limited server answered: one served model, or the whole endpoint (--shared)."""
 
     calls: int
     tokens: int
@@ -384,9 +391,9 @@ def run_row(d: Design, rpm: int, tpm: int, args, stages: Path, scratch: Path, ha
         twins = CollabSimTwins(wf / "config/collabsim")
     latency = Latency(median=args.median, sigma=args.sigma, per_output_token=args.per_output_token)
     responder, limits = Dispatch({d.family: twins}, latency), RateLimits(rpm=rpm, tpm=tpm)
-    # One server for the whole endpoint, or with --per-model one per served model: a provider limits
+    # One server per served model, or with --shared one for the whole endpoint: a provider limits
     # each model apart, as the client's pacing does (incognita.common.pacing keys on endpoint and model).
-    groups = [[p] for p in profiles(d)] if args.per_model else [profiles(d)]
+    groups = [profiles(d)] if args.shared else [[p] for p in profiles(d)]
     servers = [LoopbackServer(responder, latency=latency, limits=limits, seed=0, with_headers=True) for _ in groups]
     with contextlib.ExitStack() as stack:
         for server in servers:
@@ -401,8 +408,10 @@ def run_row(d: Design, rpm: int, tpm: int, args, stages: Path, scratch: Path, ha
             "INCOGNITA_PACING_DIR": str(wf / "bench-pacing"),
             "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
         }
+        if args.sequential:
+            env["INCOGNITA_WORKERS"] = "1"
         cmd = [sys.executable, "-m", "snakemake", *targets, "--configfile", "config/bench.yaml"]
-        cmd += ["--cores", str(args.cores), "--resources", f"api_calls={max(1, d.api_jobs())}"]
+        cmd += ["--cores", str(row_cores(d, args)), "--resources", f"api_calls={api_slots(d, args)}"]
         log = wf / "bench-snakemake.log"
         peak, done = [0], threading.Event()
         start = time.perf_counter()
@@ -462,6 +471,18 @@ HEADER = (
 )
 
 
+def row_cores(d: Design, args) -> int:
+    """Snakemake runs at most --cores + 5 jobs at once (its local executor's pool), so every API job
+    of the row can run at once from its API jobs - 5 on."""
+    if args.sequential:
+        return 2
+    return args.cores or max(2, d.api_jobs() - 5)
+
+
+def api_slots(d: Design, args) -> int:
+    return SEQUENTIAL_JOBS if args.sequential else max(1, d.api_jobs())
+
+
 def table_line(r: Row) -> str:
     ratio = r.wall / r.ideal if r.ideal else float("nan")
     return (
@@ -479,7 +500,14 @@ def main() -> None:
     ap.add_argument("--median", type=float, default=2.0, help="median latency of an answer, seconds")
     ap.add_argument("--sigma", type=float, default=0.5, help="log-normal sigma of the latency")
     ap.add_argument("--per-output-token", type=float, default=0.0, help="extra seconds per completion token")
-    ap.add_argument("--cores", type=int, default=2, help="Snakemake's --cores")
+    ap.add_argument(
+        "--cores", type=int, default=0, help="Snakemake's --cores (0: the row's API jobs - 5, at least 2; see above)"
+    )
+    ap.add_argument(
+        "--sequential",
+        action="store_true",
+        help="as before issue #26: 4 API jobs at once, each one call at a time (--cores 2)",
+    )
     ap.add_argument(
         "--cs-steps",
         type=int,
@@ -488,9 +516,9 @@ def main() -> None:
         "tokens grow with the square of its steps)",
     )
     ap.add_argument(
-        "--per-model",
+        "--shared",
         action="store_true",
-        help="one server per served model, each with the row's limits (a provider's per-model limits)",
+        help="one server for every served model, its limits shared (default: one per model, as providers limit)",
     )
     ap.add_argument("--keep", default=None, help="keep the workflow copies (and their logs) under this directory")
     ap.add_argument("--quick", action="store_true", help="one access cell at 600/min, 0.1 s latency (what CI runs)")
@@ -528,8 +556,14 @@ def main() -> None:
             shutil.rmtree(scratch, ignore_errors=True)
     print(
         f"latency: log-normal, median {args.median} s, sigma {args.sigma}, +{args.per_output_token} s per output "
-        f"token; tpm = rpm x {args.tpm_per_request}; snakemake --cores {args.cores}; limits "
-        + ("per served model (calls/min: the busiest model's)" if args.per_model else "shared by every served model")
+        f"token; tpm = rpm x {args.tpm_per_request}; "
+        + ", ".join(
+            f"{n}: --cores {row_cores(all_designs[n], args)} api_calls={api_slots(all_designs[n], args)}"
+            for n in chosen
+        )
+        + ("; one call at a time per job (--sequential)" if args.sequential else "")
+        + "; limits "
+        + ("shared by every served model" if args.shared else "per served model (calls/min: the busiest model's)")
     )
     print(HEADER)
     for r in rows:

@@ -25,9 +25,11 @@ rule collabsim_run:
         models=get_collabsim_models,
         out_root=lambda w, output: Path(output[0]).parents[6],  # <root>/runs/<cell>/s<seed>/events.jsonl
         generator=COLLABSIM_GENERATOR_VERSION,
+        pacing=get_pacing,  # not compared: a changed rate limit re-runs nothing
     shell:
         "python -m incognita collabsim run {input.experiment} --seeds {params.seeds} --models {params.models:q} "
-        "--model-label {wildcards.cs_model} --design {wildcards.cs_design} --out-root {params.out_root} > {log} 2>&1"
+        "--model-label {wildcards.cs_model} --design {wildcards.cs_design} --pacing {params.pacing:q} "
+        "--out-root {params.out_root} > {log} 2>&1"
 
 
 rule collabsim_table:

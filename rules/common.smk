@@ -108,16 +108,42 @@ def get_model_profile(wildcards):
 
 def get_model_entry(wildcards):
     """The model's config entry as one string (spec, or JSON with its settings): a param, so a
-    changed setting re-runs exactly that model's jobs."""
+    changed setting re-runs exactly that model's jobs. Its pacing settings go apart (get_pacing)."""
     from incognita.common.backends.base import entry_param
+    from incognita.common.pacing import without_pacing
 
-    return entry_param(config["models"][wildcards.model])
+    return entry_param(without_pacing(config["models"][wildcards.model])[0])
 
 
 def get_participant_entry(role):
     from incognita.common.backends.base import entry_param
+    from incognita.common.pacing import without_pacing
 
-    return entry_param(config["participants"].get(role))
+    return entry_param(without_pacing(config["participants"].get(role))[0])
+
+
+class NotCompared:
+    """A param the job receives but Snakemake never compares with the last run's: its params
+    trigger compares only values of builtin types (snakemake.persistence, UNREPRESENTABLE)."""
+
+    def __init__(self, text):
+        self.text = text
+
+    def __str__(self):
+        return self.text
+
+
+def get_pacing(wildcards):
+    """Every entry's rpm/tpm/max_in_flight for a job's --pacing (incognita.common.pacing.pacing_map):
+    they change how fast its calls go, never what they return, so editing them re-runs nothing."""
+    from incognita.common.pacing import pacing_map
+
+    entries = [config["participants"].get(role) for role in ("customer", "service", "judge")]
+    if "model" in wildcards.keys():
+        entries.append(config["models"][wildcards.model])
+    if "cs_model" in wildcards.keys():
+        entries += list((get_collabsim_design()[0].models[wildcards.cs_model] or {}).values())
+    return NotCompared(pacing_map(entries))
 
 
 def get_information_channel():
@@ -253,9 +279,14 @@ def get_collabsim_seeds():
 
 
 def get_collabsim_models(wildcards):
-    """The label's model overrides as compact JSON ('none' when the files' own models are used)."""
+    """The label's model overrides as compact JSON ('none' when the files' own models are used),
+    their pacing settings apart (get_pacing)."""
+    from incognita.common.pacing import without_pacing
+
     models = get_collabsim_design()[0].models[wildcards.cs_model]
-    return json.dumps(models, sort_keys=True, separators=(",", ":")) if models else "none"
+    if not models:
+        return "none"
+    return json.dumps({k: without_pacing(v)[0] for k, v in models.items()}, sort_keys=True, separators=(",", ":"))
 
 
 def get_api_threads(wildcards):

@@ -44,6 +44,7 @@ rule episodes:
         prompts_dir=lambda w, input: os.path.commonpath(input.prompts),
         scripted_agents=config["scripted_agents"],
         generator=EPISODE_GENERATOR_VERSION,
+        pacing=get_pacing,  # not compared: a changed rate limit re-runs nothing
     shell:
         "python -m incognita episodes --model {wildcards.model} --spec {params.spec:q} "
         "--models-order {params.models_order} --task {wildcards.task} --task-position {params.task_position} "
@@ -51,7 +52,8 @@ rule episodes:
         "--customer {params.customer:q} --service {params.service:q} --judge {params.judge:q} "
         "--information-channel {params.information_channel} --card {input.card} --golden {input.golden} "
         "--db {input.db} --partition {input.partition} --prompts {params.prompts_dir} "
-        "--scripted-agents {params.scripted_agents} --vocabulary {input.vocabulary} --out-dir results/episodes > {log} 2>&1"
+        "--scripted-agents {params.scripted_agents} --vocabulary {input.vocabulary} --pacing {params.pacing:q} "
+        "--out-dir results/episodes > {log} 2>&1"
 
 
 rule episodes_done:

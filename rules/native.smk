@@ -42,9 +42,10 @@ rule native:
         archive="--archive-unrepaired" if config["native"]["archive_unrepaired"] else "--no-archive-unrepaired",
         scripted_agents=config["scripted_agents"],
         generator=NATIVE_GENERATOR_VERSION,
+        pacing=get_pacing,  # not compared: a changed rate limit re-runs nothing
     shell:
         "python -m incognita native --model {wildcards.model} --spec {params.spec:q} --customer {params.customer:q} "
         "--models-order {params.models_order} --arms {params.arms} --tasks {params.tasks} --reps {params.reps} "
         "--seed {params.seed} --max-steps {params.max_steps} --max-errors {params.max_errors} {params.archive} "
         "--tasks-json {input.tasks} --cards-dir results/cards --golden-dir results/golden "
-        "--scripted-agents {params.scripted_agents} --out-dir results/native > {log} 2>&1"
+        "--scripted-agents {params.scripted_agents} --pacing {params.pacing:q} --out-dir results/native > {log} 2>&1"

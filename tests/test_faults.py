@@ -26,11 +26,13 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 from click.testing import CliRunner
 from fault_helpers import (
     ARMS,
     CALLS_PER_CELL,
     FAKE_KEY,
+    TARGETS,
     StubServer,
     bin_run,
     build_base,
@@ -48,7 +50,7 @@ from fault_helpers import (
     write_design,
     written_by_workflow,
 )
-from workflow_helpers import stable_episode
+from workflow_helpers import planned_jobs, stable_episode
 
 from incognita.cli import main as cli
 from incognita.common.backends.base import ModelRequest, Turn
@@ -659,3 +661,33 @@ def test_no_file_anything_wrote_holds_the_key(finished):
     record_outcome(
         ROWS, "secrets: fake key grepped in every file written", scanned, len(hits), 0, "n/a (no file holds it)"
     )
+
+
+def test_editing_a_rate_limit_reruns_nothing_and_a_sampling_setting_reruns_its_cells(finished, tmp_path):
+    """rpm, tpm and max_in_flight change how fast calls go, not what they return: a built design
+    plans nothing after they are added; a changed temperature plans the model's episodes again."""
+    doc = yaml.safe_load((finished / "config" / "faults.yaml").read_text())
+
+    def plan(edit) -> dict[str, int]:
+        changed = json.loads(json.dumps(doc))
+        edit(changed)
+        path = finished / "config" / f"edited-{tmp_path.name}.yaml"
+        path.write_text(yaml.safe_dump(changed, sort_keys=False))
+        try:
+            proc = subprocess.run(
+                [sys.executable, "-m", "snakemake", "-n", "--cores", "2", *TARGETS, "--configfile", str(path)],
+                cwd=finished,
+                capture_output=True,
+                text=True,
+            )
+        finally:
+            path.unlink()
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        return {} if "Nothing to be done" in proc.stdout + proc.stderr else planned_jobs(proc)
+
+    def limits(cfg):
+        cfg["models"]["stub"].update(rpm=120, tpm=400_000, max_in_flight=3)
+        cfg["participants"]["customer"]["rpm"] = 60
+
+    assert plan(limits) == {}
+    assert plan(lambda cfg: cfg["models"]["stub"].update(temperature=0.5))["episodes"] == 2  # tasks 11 and 46

@@ -8,6 +8,8 @@ Imports of the stage's modules stay inside the commands, so `incognita --help` s
 
 from __future__ import annotations
 
+import math
+
 import click
 
 from incognita.access.cells import CARDS_DIR
@@ -133,6 +135,14 @@ def _echo_wall_time(est, lines, rpm: float | None, tpm: float | None, latency: f
     for name, seconds in terms.items():
         click.echo(f"  {name:<9}{explain[name]} = {_minutes(seconds)}{'  <- binds' if name == binding else ''}")
     click.echo(f"  reaching it takes about {w.in_flight:,.0f} episodes running at once (calls x latency / wall time)")
+    # A job runs one model's block of one task (its arms x repetitions) at once; Snakemake's local
+    # executor runs at most --cores + 5 jobs at once (docs/models.md, "Across jobs").
+    per_job = max(1, len(est.design.episode_arms) * est.design.repetitions)
+    jobs = max(1, math.ceil(w.in_flight / per_job))
+    click.echo(
+        f"  in jobs of {per_job} episodes (one model and task), {jobs} jobs at once: "
+        f"snakemake --cores {max(2, jobs - 5)} --resources api_calls={jobs}"
+    )
 
 
 def _parse_since(text: str | None) -> float | None:

@@ -13,4 +13,4 @@ metrics), `policies/` (the scripted agents), `run` (one run -> its directory), `
 
 # Bumped when a change alters what a run produces from the same config and seed, so the
 # manifests say which engine made them.
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2  # 2: a probe has a seed of its own (agents.probe_seed)

@@ -36,6 +36,7 @@ class ModelParticipant:
     history: list[Turn] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     probe_usage: Usage = field(default_factory=Usage)
+    probes: int = 0  # probes asked so far; each has a seed of its own (probe_seed)
 
     def act(self, observation: dict) -> str:
         self.history.append(Turn("user", render(observation)))
@@ -48,10 +49,17 @@ class ModelParticipant:
         return text
 
     def probe(self, prompt: str) -> str:
-        """The conversation so far plus the probe; the probe is not added to the history."""
+        """The conversation so far plus the probe; the probe is not added to the history.
+
+        An agent that sends a message and acts in one turn is probed after each, with the same
+        history: the probe's own seed keeps the second from being the first's cache entry when
+        the model samples (and lets a loopback's twin see both calls)."""
+        self.probes += 1
         messages = (*self.history, Turn("user", prompt))
         response = self.backend.respond(
-            ModelRequest(role=self.agent.id, system=self.system, messages=messages, seed=self.seed)
+            ModelRequest(
+                role=self.agent.id, system=self.system, messages=messages, seed=probe_seed(self.seed, self.probes)
+            )
         )
         self.probe_usage.add(response.usage)
         self.probe_usage.calls += 1
@@ -95,3 +103,11 @@ def run_cell(exp: Experiment, seed: int, agent: AgentSpec, s: int) -> dict:
         "agent": agent.id,
         "agent_seed": s,
     }
+
+
+def probe_seed(agent_seed: int, number: int) -> int:
+    """The seed of an agent's `number`-th probe (from 1): a function of the agent's seed and the
+    count alone, so it never depends on the order in which agents' calls finish."""
+    import random
+
+    return random.Random(f"collabsim-probe:{agent_seed}:{number}").randrange(2**31)

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import click
 
+from incognita.common.fan_out import workers_option
 from incognita.common.io import InputError
+from incognita.common.pacing import pacing_option, with_pacing
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -23,7 +25,8 @@ def parse_seeds(text: str) -> list[int]:
     return seeds
 
 
-def parse_models(text: str | None) -> dict | None:
+def parse_models(text: str | None, pacing: dict | None = None) -> dict | None:
+    """--models, each entry with its settings from --pacing put back (incognita.common.pacing)."""
     if text in (None, "", "none", "null"):
         return None
     try:
@@ -32,6 +35,11 @@ def parse_models(text: str | None) -> dict | None:
         raise InputError(f"--models: not JSON ({exc.msg})") from None
     if not isinstance(models, dict):
         raise InputError('--models: expected a JSON object {role or "*": model entry}')
+    if pacing:
+        from incognita.common.backends.base import entry_param
+
+        paced = {role: with_pacing(entry_param(entry), pacing) for role, entry in models.items()}
+        models = {role: json.loads(e) if e.startswith("{") else e for role, e in paced.items()}
     return models
 
 
@@ -59,14 +67,8 @@ def collabsim() -> None:
     show_default=True,
     help="runs go to <out-root>/runs/<task>/<condition>/<model label>/<design>/s<seed>/",
 )
-@click.option(
-    "--workers",
-    type=click.IntRange(min=0),
-    default=0,
-    envvar="INCOGNITA_WORKERS",  # incognita.common.pacing.WORKERS_ENV: the workflow's jobs take it from there
-    help="model calls in flight at once in a run (0: 16 when an agent's model is not scripted, else 1); "
-    "the records are the same for any value",
-)
+@workers_option("model calls of a run")
+@pacing_option()
 def run_cmd(
     experiment: str,
     seeds: str,
@@ -75,13 +77,14 @@ def run_cmd(
     design: str | None,
     out_root: str,
     workers: int,
+    pacing: dict,
 ) -> None:
     """Run one experiment file (a baseline or a condition) for each seed."""
     from incognita.collabsim.design import Cell, run_dir
     from incognita.collabsim.experiment import load_experiment
     from incognita.collabsim.run import default_workers, simulate, write_run
 
-    exp = load_experiment(experiment, parse_models(models_json), design)
+    exp = load_experiment(experiment, parse_models(models_json, pacing), design)
     cell = Cell(exp.task, exp.condition, model_label, exp.design)
     workers = workers or default_workers(exp)
     for seed in parse_seeds(seeds):

@@ -21,7 +21,6 @@ from incognita.collabsim.engine import Engine
 from incognita.collabsim.events import to_jsonl
 from incognita.collabsim.experiment import Experiment, model_params
 from incognita.collabsim.metrics import run_metrics
-from incognita.common.backends.base import calls_api
 from incognita.common.environment import lock_hash
 from incognita.common.io import atomic_write_text
 
@@ -82,12 +81,11 @@ def simulate(
 
 
 def default_workers(exp: Experiment) -> int:
-    """The shared default of calls in flight when an agent calls a model over the network
-    (incognita.common.pacing.JOB_WORKERS); scripted agents answer in microseconds, so for them
-    threads would only add overhead."""
-    from incognita.common.pacing import JOB_WORKERS
+    """Calls in flight in a run: the shared default (incognita.common.fan_out.resolve_workers),
+    by whether an agent calls a model over the network."""
+    from incognita.common.fan_out import resolve_workers
 
-    return JOB_WORKERS if calls_api([a.model for a in exp.agents]) else 1
+    return resolve_workers(0, [a.model for a in exp.agents])
 
 
 def personas(exp: Experiment, seed: int) -> dict[str, str]:

@@ -165,9 +165,11 @@ def _tokens(text: str) -> int:
 
 
 def admission_tokens(request: dict) -> int:
-    """Tokens a request counts against tpm when admitted: its prompt estimate plus its output cap."""
-    cap = request.get("max_completion_tokens") or request.get("max_tokens") or 0
-    return _tokens(json.dumps(request.get("messages", []))) + (cap if isinstance(cap, int) else 0)
+    """Tokens a request counts against tpm when admitted: its prompt estimate plus its output cap,
+    as the client's pace estimates them (incognita.common.pacing.estimate_tokens)."""
+    from incognita.common.pacing import estimate_tokens
+
+    return estimate_tokens(request)
 
 
 def completion_body(model: str, request: dict, reply: Any, n: int) -> dict:

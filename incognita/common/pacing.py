@@ -12,7 +12,9 @@ episodes at once still send at most `rpm` requests and `tpm` tokens a minute and
 The mechanism, smallest first:
 - requests and tokens per minute: two pyrate-limiter SQLite buckets (a sliding-window log with a
   file lock, built for several processes). Tokens are counted in units of tpm/2000 tokens so
-  that a window holds at most ~2000 rows, whatever the limit;
+  that a window holds at most ~2000 rows, whatever the limit; the fraction of a unit that a call
+  leaves over is carried to the next call of the process, so rounding neither over-counts (a
+  call of 2.2 units is not charged 3) nor under-counts;
 - calls in flight: rows in a `flight` table, taken and given back inside SQLite transactions;
   a row whose process has died is reclaimed, so a killed job never leaks a slot;
 - adaptation (additive increase, multiplicative decrease, as inspect_ai adapts its connections):
@@ -31,19 +33,19 @@ import sqlite3
 import threading
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 from incognita.common.io import InputError
 
-# Calls one job keeps in flight by default when its participants call an API (episodes and
-# native cells, CollabSim's simultaneous turns): a job spends nearly all its time waiting for
-# answers, and the endpoint's shared limits bound what all jobs send together.
-JOB_WORKERS = 16
-WORKERS_ENV = "INCOGNITA_WORKERS"  # sets the commands' --workers, so a workflow run can change it
 PACING_ENV = "INCOGNITA_PACING_DIR"
 DEFAULT_DIR = "cache/pacing"
 TOKEN_ROWS = 2000  # rows a full token window holds: tokens are counted in units of tpm / TOKEN_ROWS
+# The buckets' window is this much longer than the provider's: a request is admitted here a little
+# before the provider counts it, so with equal windows the first request after a full window can
+# reach the provider while the one it replaces is still in the provider's window (a 429 that then
+# pauses every caller). 2% keeps 98% of the limit.
+WINDOW_MARGIN = 0.02
 POLL = 0.02  # seconds between looks at a full flight table or a pause (cheap: one SQLite read)
 GROWTH_HOLD = 60.0  # seconds a 5xx holds the cap's growth
 
@@ -74,13 +76,15 @@ def endpoint_id(base_url: str | None, model: str) -> str:
     return hashlib.sha256(f"{base_url or 'default'}|{model}".encode()).hexdigest()[:16]
 
 
-def estimate_tokens(body: dict, max_tokens: int | None) -> int:
-    """What a provider charges against tokens per minute at admission: the prompt (about four
-    characters a token) plus the output cap when one is set."""
+def estimate_tokens(body: dict) -> int:
+    """What a provider charges against tokens per minute when it admits a request body: the prompt
+    (about four characters a token, of the messages as JSON) plus the output cap when one is set
+    (`max_completion_tokens` or `max_tokens`). The loopback's provider mode charges the same."""
     import json
 
-    prompt = len(json.dumps(body.get("messages", []), ensure_ascii=False)) // 4
-    return max(1, prompt + (max_tokens or 0))
+    cap = body.get("max_completion_tokens") or body.get("max_tokens") or 0
+    prompt = max(1, len(json.dumps(body.get("messages", []))) // 4)
+    return prompt + (cap if isinstance(cap, int) else 0)
 
 
 class Pacer:
@@ -96,6 +100,7 @@ class Pacer:
         self._requests = self._bucket(key, "requests", limits.rpm)
         self._token_unit = max(1, math.ceil(limits.tpm / TOKEN_ROWS)) if limits.tpm else 1
         self._tokens = self._bucket(key, "tokens", limits.tpm and math.ceil(limits.tpm / self._token_unit))
+        self._carry, self._carry_lock = 0.0, threading.Lock()  # units owed by this process's earlier calls
         with self._db() as db:
             db.execute("CREATE TABLE IF NOT EXISTS flight (owner TEXT, pid INTEGER, host TEXT, since REAL)")
             db.execute(
@@ -117,7 +122,10 @@ class Pacer:
 
         path = self.path.with_name(f"{key}-{table}.sqlite")
         bucket = SQLiteBucket.init_from_file(
-            [Rate(per_minute, int(self.window * 1000))], table=table, db_path=str(path), use_file_lock=True
+            [Rate(per_minute, int(self.window * (1 + WINDOW_MARGIN) * 1000))],
+            table=table,
+            db_path=str(path),
+            use_file_lock=True,
         )
         return Limiter(bucket, buffer_ms=10)
 
@@ -153,13 +161,24 @@ class Pacer:
         try:
             if self._requests is not None:
                 self._requests.try_acquire("requests")
-            if self._tokens is not None:
-                weight = min(math.ceil(tokens / self._token_unit), math.ceil(self.limits.tpm / self._token_unit))
-                self._tokens.try_acquire("tokens", weight=max(1, weight))
+            weight = self._token_weight(tokens)
+            if weight:
+                self._tokens.try_acquire("tokens", weight=weight)
             yield waited
         finally:
             self._local.attempting = False
             self._give_slot()
+
+    def _token_weight(self, tokens: int) -> int:
+        """Whole units to take for a call of `tokens`: its share plus what earlier calls left over,
+        rounded down, the rest carried. Never more than a whole window (a larger call still goes)."""
+        if self._tokens is None:
+            return 0
+        with self._carry_lock:
+            owed = self._carry + tokens / self._token_unit
+            weight = int(owed)
+            self._carry = owed - weight
+        return min(weight, math.ceil(self.limits.tpm / self._token_unit))
 
     def _take_slot(self) -> float:
         start = time.monotonic()
@@ -262,3 +281,71 @@ def pacer_for(base_url: str | None, model: str, limits: Limits, directory: str |
         if ident not in _PACERS:
             _PACERS[ident] = Pacer(ident[0], limits, where)
         return _PACERS[ident]
+
+
+# ---------------------------------------------------------------------- pacing apart from results
+# An entry's pacing settings change how fast its calls go, never what they return, so editing them
+# must not re-run a job. The workflow therefore hands a job its entries without them (a compared
+# param) and the settings in one `--pacing` map beside them (a param Snakemake does not compare:
+# rules/common.smk, get_pacing); the commands put them back before building a backend.
+PACING_KEYS = tuple(f.name for f in fields(Limits))  # rpm, tpm, max_in_flight: the model entry's names too
+
+
+def without_pacing(entry):
+    """(the entry without its pacing settings, those settings) for a config entry: a spec string,
+    a mapping, or None."""
+    if not isinstance(entry, dict):
+        return entry, {}
+    return {k: v for k, v in entry.items() if k not in PACING_KEYS}, {k: entry[k] for k in PACING_KEYS if k in entry}
+
+
+def pacing_map(entries) -> str:
+    """The `--pacing` value for these config entries: compact JSON mapping each paced entry's
+    one-string form (without pacing, as the job receives it) to its settings; "{}" when none is."""
+    import json
+
+    from incognita.common.backends.base import entry_param
+
+    out = {}
+    for entry in entries:
+        stripped, pacing = without_pacing(entry)
+        if pacing:
+            out[entry_param(stripped)] = pacing
+    return json.dumps(out, sort_keys=True, separators=(",", ":"))
+
+
+def with_pacing(param: str, pacing: dict) -> str:
+    """A one-string entry as the command received it, with its settings from the `--pacing` map."""
+    extra = pacing.get(param)
+    if not extra:
+        return param
+    import json
+
+    from incognita.common.backends.base import split_entry
+
+    spec, settings = split_entry(param)
+    return json.dumps({"spec": spec, **settings, **extra}, sort_keys=True, separators=(",", ":"))
+
+
+def pacing_option():
+    """The commands' --pacing (the workflow passes it; by hand, put rpm/tpm/max_in_flight in the entry)."""
+    import click
+
+    def parse(ctx, param, value):
+        import json
+
+        try:
+            doc = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise click.BadParameter(f"not JSON ({exc.msg}): {value[:120]!r}") from None
+        if not isinstance(doc, dict) or not all(isinstance(v, dict) for v in doc.values()):
+            raise click.BadParameter(f"expected a mapping of entries to their pacing settings, got {value[:120]!r}")
+        return doc
+
+    return click.option(
+        "--pacing",
+        default="{}",
+        callback=parse,
+        help="JSON: model entry (as given to this command) -> its rpm/tpm/max_in_flight; what the workflow "
+        "passes so that editing a rate limit re-runs nothing",
+    )

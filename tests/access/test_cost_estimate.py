@@ -185,4 +185,6 @@ def test_estimate_command_prints_the_wall_time_only_when_asked(small, tmp_path, 
         "  requests 2,160 calls / 100 per min = 21.6 min  <- binds",
         "  chain    62.5 calls one after another in the longest episode (social gpt-5.2) x 5 s = 5.2 min",
         "  reaching it takes about 8 episodes running at once (calls x latency / wall time)",
+        # 2,160 calls x 5 s / 1,296 s = 8.3 episodes at once; a job holds 3 arms x 1 repetition: 3 jobs
+        "  in jobs of 3 episodes (one model and task), 3 jobs at once: snakemake --cores 2 --resources api_calls=3",
     ]

@@ -22,7 +22,7 @@ from incognita.collabsim.engine import Engine
 from incognita.collabsim.experiment import Experiment, load_experiment
 from incognita.collabsim.roster import AgentSpec
 from incognita.collabsim.run import MANIFEST, METRICS, default_workers, events_bytes, simulate, write_run
-from incognita.common.pacing import JOB_WORKERS
+from incognita.common.fan_out import JOB_WORKERS
 
 TASKS = ["daytrader", "shape_factory", "hidden_profile", "map_task"]
 # Every task's setup (step 0) and a state event of each task (an `events` cadence ignores the others').

@@ -5,11 +5,9 @@ The twins (incognita.collabsim.loopback_twins) know nothing but the cell header 
 model, as they do behind bench/throughput.py. The run takes simultaneous turns with probing and
 several calls in flight, so the twins are asked for several agents at once.
 
-Probes come after every turn: with the baseline's probe after every action, an agent that
-sends a message and acts in one turn is asked the same probe twice, and the response cache
-answers the second (its key holds the agent's seed, not the call's), so its twin never sees it
-and the twin's later probe answers differ from offline (its actions do not: probes draw from
-their own generator).
+Probes come after every action, as in the baseline: an agent that sends a message and acts in
+one turn is probed twice with the same history, and each probe carries its own seed
+(agents.probe_seed), so the second is a call of its own, not the first's cache entry.
 """
 
 from __future__ import annotations
@@ -36,7 +34,7 @@ def experiment(models: dict | None):
     return replace(
         exp,
         protocol=replace(exp.protocol, turn_taking="simultaneous", max_steps=STEPS),
-        probe=replace(exp.probe, cadence="turn"),
+        probe=replace(exp.probe, cadence="action"),
     )
 
 
@@ -50,7 +48,7 @@ def without_config_hash(events: list[dict]) -> list[dict]:
 
 def test_a_run_through_the_twins_records_the_offline_events(tmp_path, monkeypatch):
     offline = simulate(experiment(None), SEED, cache_dir=str(tmp_path / "unused"))
-    assert offline.manifest["probe_cadence"] == "turn"
+    assert offline.manifest["probe_cadence"] == "action"
 
     twins = CollabSimTwins(ROOT / "config/collabsim")
     monkeypatch.setenv(KEY_ENV, "local")
@@ -75,6 +73,8 @@ def test_a_run_through_the_twins_records_the_offline_events(tmp_path, monkeypatc
     probes = sum(u["calls"] for u in online.manifest["probe_usage"].values())
     assert probes > 0 and answered == calls + probes == len(twins.calls)  # no call was a cache hit
     assert {c.kind for c in twins.calls} == {"act", "probe"}
+    probed = [(e["step"], e["actor"]) for e in online.events if e["kind"] in ("probe", "probe_error")]
+    assert max(probed.count(x) for x in set(probed)) >= 2  # an agent probed twice in one step was covered
     assert {c.step for c in twins.calls if c.kind == "act"} == set(range(online.manifest["steps"]))
 
 

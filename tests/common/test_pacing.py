@@ -141,4 +141,37 @@ def test_limits_and_helpers():
     with pytest.raises(InputError, match="max_in_flight"):
         Limits(max_in_flight=0).check("x")
     assert endpoint_id("http://a/v1", "m") != endpoint_id("http://b/v1", "m")
-    assert estimate_tokens({"messages": [{"role": "user", "content": "x" * 400}]}, 100) > 200
+    body = {"messages": [{"role": "user", "content": "x" * 400}]}
+    assert estimate_tokens(body) == len(json.dumps(body["messages"])) // 4 == 108
+    assert (
+        estimate_tokens({**body, "max_tokens": 100}) == estimate_tokens({**body, "max_completion_tokens": 100}) == 208
+    )
+
+
+def test_tokens_are_charged_in_whole_units_with_the_fraction_carried(tmp_path):
+    """tpm 200,000 makes a unit of 100 tokens: ten calls of 150 tokens take 15 units, not 20
+    (rounding each up) nor 10 (rounding each down); no call takes more than a whole window."""
+    pacer = Pacer("carry", Limits(rpm=None, tpm=200_000, max_in_flight=4), tmp_path)
+    weights = [pacer._token_weight(150) for _ in range(10)]
+    assert weights == [1, 2] * 5
+    assert pacer._token_weight(10_000_000) == 2000  # a call larger than the window: the whole window
+    unlimited = Pacer("none", Limits(rpm=None, tpm=None, max_in_flight=4), tmp_path)
+    assert unlimited._token_weight(150) == 0
+
+
+def test_pacing_settings_travel_apart_from_the_entry_and_come_back_whole():
+    """The workflow hands a job each entry without rpm/tpm/max_in_flight (a compared param) and
+    those in one --pacing map (not compared); the command puts them back into the same entry."""
+    from incognita.common.backends.base import entry_param
+    from incognita.common.pacing import pacing_map, with_pacing, without_pacing
+
+    paced = {"spec": "openai:gpt-x", "temperature": 0, "rpm": 600, "tpm": 1_200_000}
+    plain = {"spec": "openai:gpt-y", "temperature": 1}
+    entries = [paced, plain, "scripted:desk", None]
+    pacing = json.loads(pacing_map(entries))
+    assert pacing == {'{"spec":"openai:gpt-x","temperature":0}': {"rpm": 600, "tpm": 1_200_000}}
+    for entry in entries:
+        received = entry_param(without_pacing(entry)[0])  # what the job's compared param holds
+        assert "rpm" not in received
+        assert with_pacing(received, pacing) == entry_param(entry)
+    assert pacing_map([plain, "scripted:desk"]) == "{}"

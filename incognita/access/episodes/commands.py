@@ -10,9 +10,9 @@ import json
 import click
 
 from incognita.access.cells import EPISODES_DIR
-from incognita.common.backends.base import calls_api
+from incognita.common.fan_out import resolve_workers, workers_option
 from incognita.common.io import InputError
-from incognita.common.pacing import JOB_WORKERS, WORKERS_ENV
+from incognita.common.pacing import pacing_option, with_pacing
 
 
 @click.command()
@@ -54,15 +54,8 @@ from incognita.common.pacing import JOB_WORKERS, WORKERS_ENV
     show_default=True,
     help="how the information channel is scored (judge: by --judge, the paper's)",
 )
-@click.option(
-    "--workers",
-    type=click.IntRange(min=0),
-    default=0,
-    show_default=True,
-    envvar=WORKERS_ENV,
-    help=f"cells run at once (0: {JOB_WORKERS} when a participant calls an API, else 1; the endpoint's "
-    f"shared limits still bound the calls in flight); the workflow's jobs take it from ${WORKERS_ENV}",
-)
+@workers_option("cells")
+@pacing_option()
 def episodes(
     model,
     spec,
@@ -86,10 +79,15 @@ def episodes(
     out_dir,
     information_channel,
     workers,
+    pacing,
 ) -> None:
     """Run the blocks (model, task, repetition) of one model and task, each through the arms in
     Latin-square order, and write one episode record per cell."""
     from incognita.access.episodes.harness import Harness, HarnessSettings
+
+    spec, customer_spec, service_spec, judge_spec = (
+        with_pacing(e, pacing) for e in (spec, customer_spec, service_spec, judge_spec)
+    )
 
     order = [m for m in models_order.split(",") if m]
     if model not in order:
@@ -109,9 +107,7 @@ def episodes(
         information_channel=information_channel,
     )
     harness = Harness(design, db_path, partition_path)
-    if workers == 0:
-        # Scripted cells are CPU-bound: threads would only contend for the interpreter.
-        workers = JOB_WORKERS if calls_api([spec, customer_spec, service_spec, judge_spec]) else 1
+    workers = resolve_workers(workers, [spec, customer_spec, service_spec, judge_spec])
 
     def report(path, record) -> None:
         status = record.error or ("success" if record.success else "failure")

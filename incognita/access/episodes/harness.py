@@ -155,6 +155,17 @@ class Harness:
         runtime = {"settings": settings, "cache_dir": self.design.cache_dir, "prices": self.design.prices, "cell": cell}
         return make_backend(spec, role, {**context, **runtime})
 
+    def desk_context(self, desk: str, tools: frozenset[str]) -> dict:
+        """What a service participant's backend is built with: its tools, its remit, and which of
+        its tools write (the gateway asks for confirmation of those). The access twins build the
+        same (loopback_twins)."""
+        return {
+            "tools": sorted(tools),
+            "remit": self._remit(desk),
+            "confirm_writes": True,
+            "write_tools": sorted(t for t in tools if self.world.tool_types.get(t) == "write"),  # Gateway.is_write
+        }
+
     def _remit(self, desk: str) -> str:
         """The role text a desk describes its work from: its prompt file's role (Vega's is
         the single desk's role)."""
@@ -210,16 +221,7 @@ class Harness:
             if name == "agent":
                 continue
             service[name] = self._make(
-                self.design.service,
-                name,
-                {
-                    "tools": sorted(tools),
-                    "remit": self._remit(name),
-                    "confirm_writes": True,
-                    "write_tools": sorted(t for t in tools if gateway.is_write(t)),
-                },
-                "participants.service",
-                cell,
+                self.design.service, name, self.desk_context(name, tools), "participants.service", cell
             )
         judge = self._make(self.design.judge, "judge", {}, "participants.judge", cell) if self.design.judge else None
         record = EpisodeRecord(

@@ -6,7 +6,7 @@ the `X-Incognita-Cell` header ({"family": "access", "arm", "model", "task", "rep
 the served model names the scripted participant: `scripted-<profile>` for the evaluated agent,
 `scripted-customer`, `scripted-desk` (Vega and the six desks) and `scripted-judge`. For each
 (cell, role) the twins build, once, the scripted backend that an offline run of that cell builds,
-with the same context (`Harness._agent_context`, the card, the desk's tools and remit), and
+with the same context (`Harness._agent_context`, the card, `Harness.desk_context`), and
 answer each request with it. So a workflow run through the loopback writes the records an
 offline run writes, while the endpoint's latency and rate limits are a real provider's
 (bench/throughput.py).
@@ -24,7 +24,6 @@ import threading
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from incognita.access.episodes.harness import Harness, HarnessSettings, cell_seed
 from incognita.access.episodes.scripted import make_backend
@@ -137,14 +136,7 @@ class AccessTwins:
         if role not in owners or role == "agent":
             raise ValueError(f"arm {arm} has no service participant {role!r} (holders: {', '.join(owners)})")
         _expect(profile, DESK_PROFILE, role, model)
-        tools = owners[role]
-        context: dict[str, Any] = {
-            "tools": sorted(tools),
-            "remit": h._remit(role),
-            "confirm_writes": True,
-            "write_tools": sorted(t for t in tools if h.world.tool_types.get(t) == "write"),  # Gateway.is_write
-        }
-        return make_backend(f"scripted:{DESK_PROFILE}", role, context)
+        return make_backend(f"scripted:{DESK_PROFILE}", role, h.desk_context(role, owners[role]))
 
     def _task(self, task: str) -> tuple[dict, dict]:
         with self._lock:

@@ -8,9 +8,9 @@ from __future__ import annotations
 import click
 
 from incognita.access.cells import CARDS_DIR, GOLDEN_DIR, NATIVE_DIR
-from incognita.common.backends.base import calls_api
+from incognita.common.fan_out import resolve_workers, workers_option
 from incognita.common.io import InputError
-from incognita.common.pacing import JOB_WORKERS, WORKERS_ENV
+from incognita.common.pacing import pacing_option, with_pacing
 
 
 @click.command()
@@ -47,15 +47,8 @@ from incognita.common.pacing import JOB_WORKERS, WORKERS_ENV
     help="also run repaired tasks without their overlay, written under <out-dir>/archive/",
 )
 @click.option("--out-dir", default=NATIVE_DIR, show_default=True)
-@click.option(
-    "--workers",
-    type=click.IntRange(min=0),
-    default=0,
-    show_default=True,
-    envvar=WORKERS_ENV,
-    help=f"runs at once (0: {JOB_WORKERS} when a participant calls an API, else 1); the workflow's jobs "
-    f"take it from ${WORKERS_ENV}",
-)
+@workers_option("runs")
+@pacing_option()
 def native(
     model,
     spec,
@@ -75,10 +68,13 @@ def native(
     archive_unrepaired,
     out_dir,
     workers,
+    pacing,
 ) -> None:
     """Run one model on the corpus tasks in the unmodified upstream harness (the native anchor);
     one result file per (task, repetition) in the harness's own format."""
     from incognita.access.native.native_run import NativeJob, NativeSettings, run_job
+
+    spec, customer_spec = with_pacing(spec, pacing), with_pacing(customer_spec, pacing)
 
     order = tuple(m for m in models_order.split(",") if m)
     if model not in order:
@@ -100,8 +96,7 @@ def native(
         archive_unrepaired=archive_unrepaired,
         corpus=tuple(t for t in corpus_tasks.split(",") if t),
     )
-    if workers == 0:
-        workers = JOB_WORKERS if calls_api([spec, customer_spec]) else 1  # scripted runs are CPU-bound
+    workers = resolve_workers(workers, [spec, customer_spec])
     click.echo(f"native runs of {model}: {workers} at a time")
     written = run_job(job, NativeSettings(max_steps=max_steps, max_errors=max_errors), log=click.echo, workers=workers)
     click.echo(f"native: {len(written)} result file(s) for model {model}")

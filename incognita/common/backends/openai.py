@@ -434,7 +434,7 @@ class OpenAIBackend:
         client, key = _client(self.settings, self.where)
         s = self.settings
         pacer = pacer_for(_base_url(s), s.model, s.limits)
-        tokens = estimate_tokens(body, s.max_tokens)
+        tokens = estimate_tokens(body)
         options: dict[str, Any] = {"timeout": s.timeout}
         if s.send_cell and self.cell is not None:
             options["headers"] = {CELL_HEADER: json.dumps({**self.cell, "role": self.role}, sort_keys=True)}

@@ -7,6 +7,7 @@ Against the loopback: tests/access/episodes/test_loopback_twins.py.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -78,3 +79,21 @@ def test_a_failing_cell_stops_the_job_and_names_its_error(harness, inputs, tmp_p
     monkeypatch.setattr(harness, "run_cell", broken)
     with pytest.raises(RuntimeError, match="social cell broke"):
         run(harness, inputs, tmp_path, workers=4)
+
+
+def test_cells_finishing_in_reverse_order_still_write_the_sequential_records(harness, inputs, tmp_path, monkeypatch):
+    """Completion order must not reach a record: the cells that start first are held back the
+    longest, so they finish last, and the records still equal the one-at-a-time run's."""
+    one = records(run(harness, inputs, tmp_path / "one", workers=1))
+    real, finished = harness.run_cell, []
+
+    def held(arm, *args, **kwargs):
+        out = real(arm, *args, **kwargs)
+        time.sleep(0.15 * (len(ARMS) - ARMS.index(arm)))  # direct waits longest, social least
+        finished.append(arm)
+        return out
+
+    monkeypatch.setattr(harness, "run_cell", held)
+    reversed_run = records(run(harness, inputs, tmp_path / "reversed", workers=len(ARMS) * 2))
+    assert finished[: len(finished) // 2].count("social") >= 1 and finished[-1] == "direct"  # the order did change
+    assert reversed_run == one
