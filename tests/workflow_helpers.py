@@ -114,3 +114,25 @@ def stable_native(doc: dict) -> dict:
     for usage in sim["reward_info"]["info"]["incognita"].get("usage", {}).values():
         usage.pop("cache_hits"), usage.pop("cache_misses")
     return doc
+
+
+def scripted_harness(source_dir: Path, arms, models: dict, repetitions: int = 1, **settings):
+    """Our harness with the shipped prompts, partition and scripted population (seed 20260820,
+    budget 300): what the harness tests build. `settings` override HarnessSettings fields."""
+    from incognita.access.episodes.harness import Harness, HarnessSettings
+
+    design = HarnessSettings(
+        **{
+            "arms": tuple(arms),
+            "models": models,
+            "repetitions": repetitions,
+            "seed": 20260820,
+            "budget": 300,
+            "customer": "scripted:customer",
+            "service": "scripted:desk",
+            "prompts_dir": str(ROOT / "config/prompts"),
+            "scripted_agents": str(ROOT / "config/scripted_agents.yaml"),
+            **settings,
+        }
+    )
+    return Harness(design, str(source_dir / "db.json"), str(ROOT / "config/partition.yaml"))

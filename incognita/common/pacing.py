@@ -26,6 +26,7 @@ The mechanism, smallest first:
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import os
 import socket
@@ -80,8 +81,6 @@ def estimate_tokens(body: dict) -> int:
     """What a provider charges against tokens per minute when it admits a request body: the prompt
     (about four characters a token, of the messages as JSON) plus the output cap when one is set
     (`max_completion_tokens` or `max_tokens`). The loopback's provider mode charges the same."""
-    import json
-
     cap = body.get("max_completion_tokens") or body.get("max_tokens") or 0
     prompt = max(1, len(json.dumps(body.get("messages", []))) // 4)
     return prompt + (cap if isinstance(cap, int) else 0)
@@ -302,8 +301,6 @@ def without_pacing(entry):
 def pacing_map(entries) -> str:
     """The `--pacing` value for these config entries: compact JSON mapping each paced entry's
     one-string form (without pacing, as the job receives it) to its settings; "{}" when none is."""
-    import json
-
     from incognita.common.backends.base import entry_param
 
     out = {}
@@ -319,8 +316,6 @@ def with_pacing(param: str, pacing: dict) -> str:
     extra = pacing.get(param)
     if not extra:
         return param
-    import json
-
     from incognita.common.backends.base import split_entry
 
     spec, settings = split_entry(param)
@@ -332,8 +327,6 @@ def pacing_option():
     import click
 
     def parse(ctx, param, value):
-        import json
-
         try:
             doc = json.loads(value)
         except json.JSONDecodeError as exc:

@@ -11,8 +11,9 @@ import time
 from pathlib import Path
 
 import pytest
+from workflow_helpers import scripted_harness
 
-from incognita.access.episodes.harness import Harness, HarnessSettings, arm_order
+from incognita.access.episodes.harness import arm_order
 from incognita.access.taxonomy import HARNESS_ARMS as ARMS
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -22,18 +23,7 @@ WALL_CLOCK = ("wall_time_s",)
 
 @pytest.fixture(scope="module")
 def harness(source_dir):
-    design = HarnessSettings(
-        arms=(*ARMS, "native"),
-        models={m: f"scripted:{m}" for m in MODELS},
-        repetitions=2,
-        seed=20260820,
-        budget=300,
-        customer="scripted:customer",
-        service="scripted:desk",
-        prompts_dir=str(ROOT / "config/prompts"),
-        scripted_agents=str(ROOT / "config/scripted_agents.yaml"),
-    )
-    return Harness(design, str(source_dir / "db.json"), str(ROOT / "config/partition.yaml"))
+    return scripted_harness(source_dir, (*ARMS, "native"), {m: f"scripted:{m}" for m in MODELS}, repetitions=2)
 
 
 @pytest.fixture(scope="module")

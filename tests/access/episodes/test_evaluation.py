@@ -7,9 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
+from workflow_helpers import scripted_harness
 
 from incognita.access.episodes.evaluation import INFO_ASSERTION, evaluate
-from incognita.access.episodes.harness import Harness, HarnessSettings
+from incognita.access.episodes.harness import Harness
 from incognita.access.episodes.scripted.scripted_judge import ScriptedJudge, agent_messages, statements
 from incognita.access.golden.provenance import load_vocabulary
 from incognita.access.golden.trajectory import build_golden
@@ -96,20 +97,9 @@ def inputs(source_dir, repaired_card):
 
 
 def _harness(source_dir, channel: str, judge) -> Harness:
-    design = HarnessSettings(
-        arms=ARMS,
-        models={"surveyor": "scripted:surveyor"},
-        repetitions=1,
-        seed=20260820,
-        budget=300,
-        customer="scripted:customer",
-        service="scripted:desk",
-        prompts_dir=str(ROOT / "config/prompts"),
-        scripted_agents=str(ROOT / "config/scripted_agents.yaml"),
-        judge=judge,
-        information_channel=channel,
+    return scripted_harness(
+        source_dir, ARMS, {"surveyor": "scripted:surveyor"}, judge=judge, information_channel=channel
     )
-    return Harness(design, str(source_dir / "db.json"), str(ROOT / "config/partition.yaml"))
 
 
 def test_offline_the_judged_channel_decides_as_the_substring_check(source_dir, inputs):

@@ -14,10 +14,11 @@ import json
 from pathlib import Path
 
 import pytest
+from workflow_helpers import scripted_harness
 
 from incognita.access.cards.card import build_card
 from incognita.access.cards.repairs import apply_overlay, load_overlay
-from incognita.access.episodes.harness import Harness, HarnessSettings
+from incognita.access.episodes.harness import Harness
 from incognita.access.episodes.records import EpisodeRecord
 from incognita.access.episodes.scripted import make_backend
 from incognita.access.golden.provenance import load_vocabulary
@@ -115,18 +116,7 @@ def entry(model: str, **extra) -> dict:
 
 @pytest.fixture(scope="module")
 def harness(source_dir):
-    design = HarnessSettings(
-        arms=ARMS,
-        models={MODEL: f"scripted:{MODEL}"},
-        repetitions=1,
-        seed=20260820,
-        budget=300,
-        customer="scripted:customer",
-        service="scripted:desk",
-        prompts_dir=str(ROOT / "config/prompts"),
-        scripted_agents=str(ROOT / "config/scripted_agents.yaml"),
-    )
-    return Harness(design, str(source_dir / "db.json"), str(ROOT / "config/partition.yaml"))
+    return scripted_harness(source_dir, ARMS, {MODEL: f"scripted:{MODEL}"})
 
 
 @pytest.fixture(scope="module")

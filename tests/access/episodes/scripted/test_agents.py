@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from workflow_helpers import scripted_harness
 
 from incognita.access.episodes.agent_plan import PICK, plan_from_golden, value_free_steps
 from incognita.access.episodes.harness import Harness, HarnessSettings, arm_order
@@ -30,18 +31,7 @@ ARMS = ("direct", "indirect", "social")
 
 @pytest.fixture(scope="module")
 def harness(source_dir):
-    design = HarnessSettings(
-        arms=ARMS,
-        models={},
-        repetitions=1,
-        seed=20260820,
-        budget=300,
-        customer="scripted:customer",
-        service="scripted:desk",
-        prompts_dir=str(ROOT / "config/prompts"),
-        scripted_agents=str(ROOT / "config/scripted_agents.yaml"),
-    )
-    return Harness(design, str(source_dir / "db.json"), str(ROOT / "config/partition.yaml"))
+    return scripted_harness(source_dir, ARMS, {})
 
 
 @pytest.fixture(scope="module")
