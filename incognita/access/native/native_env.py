@@ -87,10 +87,19 @@ def environment_info(domain: str):
     return get_environment_info(domain, include_tool_info=False)
 
 
+# Collect the youngest generation after 50,000 net allocations instead of Python's 700, and
+# the older ones rarely. Each run validates, dumps and hashes databases of some 40,000
+# objects, none in a reference cycle (reference counting frees them), and with Python's
+# defaults the collector's passes over them took about a third of a native job's CPU
+# (38 s against 26 s for one model's 81 runs, peak memory 3% higher).
+GC_THRESHOLDS = (50_000, 20, 1_000)
+
+
 def settle() -> None:
-    """Read the database now and move everything alive (the harness, litellm, the parsed
-    database) out of the garbage collector's sight (`gc.freeze`): it lives for the whole job,
-    and every full collection during the runs would traverse it again."""
+    """Read the database now, move everything alive (the harness, litellm, the parsed
+    database) out of the garbage collector's sight (`gc.freeze`: it lives for the whole job,
+    and every full collection during the runs would traverse it again), and collect rarely."""
     _parsed_db()
     gc.collect()
     gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
