@@ -14,6 +14,9 @@ rule collabsim_run:
         "logs/collabsim/{cs_task}/{cs_condition}/{cs_model}/{cs_design}.log",
     benchmark:
         "benchmarks/collabsim_run/{cs_task}/{cs_condition}/{cs_model}/{cs_design}.tsv"
+    # All runs early, like the analysis chain after them (`collabsim_table`): otherwise the last
+    # runs wait behind the episodes and the chain's 35 s form the build's tail.
+    priority: 5
     retries: 1
     conda:
         "../envs/incognita.yaml"

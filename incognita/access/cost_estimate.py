@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from incognita.access.cells import CARDS_DIR, design_from_config
-from incognita.common.backends.base import split_entry
+from incognita.common.backends.base import calls_api, split_entry
 from incognita.common.io import InputError, read_json, read_yaml
 from incognita.common.prices import PriceTable
 
@@ -122,7 +122,7 @@ class Role:
 
     @property
     def offline(self) -> bool:
-        return not self.spec.startswith("openai:")
+        return not calls_api([self.spec])
 
     def effort(self) -> str:
         return self.settings.get("reasoning_effort") or "default"

@@ -1,20 +1,22 @@
-"""A small OpenAI-compatible HTTP server on 127.0.0.1, for tests and benchmarks.
+"""A small HTTP server on 127.0.0.1 that speaks OpenAI's and Anthropic's APIs, for tests and benchmarks.
 
-It implements `POST /v1/chat/completions` (also without the `/v1` prefix) and `GET
-/v1/models`, counts every chat request it receives, and answers from a responder callable
-`responder(model, request_json) -> reply`. A reply is one of:
+It implements `POST /v1/chat/completions` (also without the `/v1` prefix), Anthropic's `POST
+/v1/messages`, and `GET /v1/models`, counts every request it receives, and answers from a
+responder callable `responder(model, request_json) -> reply`. A reply is one of:
 
 - a string: the assistant's text;
-- a dict with `choices`: a complete chat.completion body, sent as it is;
+- a complete body of the route's protocol (a chat.completion with `choices`, a Messages API
+  `message`), sent as it is;
 - a dict with `content` and/or `tool_calls` (each `{"id", "name", "arguments"}`, arguments
   a JSON string or any JSON value) and optionally `usage` and `finish_reason`.
 
+The route's protocol (incognita.common.wire_shapes) wraps the reply and shapes error bodies.
 Usage the responder does not give is counted deterministically from the text sizes (about
 four characters a token), so costs are testable. Faults can be injected on a schedule:
 `faults` maps a 1-based request number to a fault, or is a callable `(n, request_json) ->
-fault | None`. Faults: a three-digit HTTP status ("429", "500", "401", ...) answered with an
-OpenAI-shaped error body (429 carries `Retry-After: 0`; 401 echoes the caller's credential,
-as some servers do, so that scrubbing can be tested), "timeout" (hold the request for
+fault | None`. Faults: a three-digit HTTP status ("429", "500", "529", "401", ...) answered
+with the protocol's error body (429 and 529 carry `Retry-After: 0`; 401 echoes the caller's
+credential, as some servers do, so that scrubbing can be tested), "timeout" (hold the request for
 `delay` seconds, then drop it), "malformed" (status 200 with a body that is not JSON),
 "incomplete" (200, JSON without `choices`), "disconnect" (close the connection at once). A
 faulted request never reaches the responder, so a stateful responder sees each request
@@ -65,9 +67,10 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
+from incognita.common.wire_shapes import OPENAI, WireProtocol, protocol_for
+
 Responder = Callable[..., Any]  # (model, request_json) or, with_headers, (model, request_json, headers)
 FaultPlan = dict[int, str] | Callable[[int, dict], str | None] | None
-CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
 RATE_LIMIT = "rate_limit"  # the `fault` of a request the limits turned away
 CONCURRENCY_RETRY = 1.0  # seconds to suggest when max_concurrent binds: no window tells when a slot frees
 ECHO_TEXT = "loopback echo"
@@ -160,55 +163,12 @@ class _Admission:
     rejection: str | None = None  # the 429 message when a limit turned the request away
 
 
-def _tokens(text: str) -> int:
-    return max(1, len(text) // 4)
-
-
 def admission_tokens(request: dict) -> int:
     """Tokens a request counts against tpm when admitted: its prompt estimate plus its output cap,
     as the client's pace estimates them (incognita.common.pacing.estimate_tokens)."""
     from incognita.common.pacing import estimate_tokens
 
     return estimate_tokens(request)
-
-
-def completion_body(model: str, request: dict, reply: Any, n: int) -> dict:
-    """Wrap a responder's reply into a chat.completion body."""
-    if isinstance(reply, dict) and "choices" in reply:
-        return reply
-    if isinstance(reply, str):
-        reply = {"content": reply}
-    if not isinstance(reply, dict):
-        raise TypeError(f"responder returned {type(reply).__name__}; expected str or dict")
-    message: dict = {"role": "assistant", "content": reply.get("content")}
-    calls = reply.get("tool_calls") or []
-    if calls:
-        message["tool_calls"] = [
-            {
-                "id": c["id"],
-                "type": "function",
-                "function": {
-                    "name": c["name"],
-                    "arguments": c["arguments"] if isinstance(c["arguments"], str) else json.dumps(c["arguments"]),
-                },
-            }
-            for c in calls
-        ]
-    produced = (message["content"] or "") + "".join(c["function"]["arguments"] for c in message.get("tool_calls", []))
-    usage = reply.get("usage") or {
-        "prompt_tokens": _tokens(json.dumps(request.get("messages", []))),
-        "completion_tokens": _tokens(produced),
-    }
-    usage = {**usage, "total_tokens": usage["prompt_tokens"] + usage["completion_tokens"]}
-    finish = reply.get("finish_reason") or ("tool_calls" if calls else "stop")
-    return {
-        "id": f"chatcmpl-loopback-{n}",
-        "object": "chat.completion",
-        "created": 0,
-        "model": model,
-        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-        "usage": usage,
-    }
 
 
 def format_duration(seconds: float) -> str:
@@ -227,7 +187,8 @@ def format_duration(seconds: float) -> str:
 
 
 class LoopbackServer:
-    """Start with `with LoopbackServer(responder) as server:`; `server.base_url` ends in /v1."""
+    """Start with `with LoopbackServer(responder) as server:`; `server.base_url` ends in /v1 (what
+    OpenAI clients take), `server.root_url` does not (what Anthropic's client takes)."""
 
     def __init__(
         self,
@@ -272,8 +233,12 @@ class LoopbackServer:
     # ------------------------------------------------------------------ lifecycle
     @property
     def base_url(self) -> str:
+        return f"{self.root_url}/v1"
+
+    @property
+    def root_url(self) -> str:
         host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"http://{host}:{port}"
 
     @property
     def requests(self) -> int:
@@ -432,32 +397,34 @@ class LoopbackServer:
                 if self.path.rstrip("/") in ("/v1/models", "/models"):
                     self._send(200, {"object": "list", "data": []})
                 else:
-                    self._send(404, _error_body(404, f"no route {self.path}"))
+                    self._send(404, OPENAI.error(404, f"no route {self.path}"))
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
-                if self.path not in CHAT_PATHS:
-                    self._send(404, _error_body(404, f"no route {self.path}"))
+                protocol = protocol_for(self.path)
+                if protocol is None:
+                    self._send(404, OPENAI.error(404, f"no route {self.path}"))
                     return
                 try:
                     request = json.loads(raw)
                 except json.JSONDecodeError:
-                    self._send(400, _error_body(400, "request body is not JSON"))
+                    self._send(400, protocol.error(400, "request body is not JSON"))
                     return
-                admission = server._admit(request, self.headers.get("Authorization", ""))
-                if admission.fault and self._fault(admission.fault):
+                credential = self.headers.get("Authorization") or self.headers.get("X-Api-Key") or ""
+                admission = server._admit(request, credential)
+                if admission.fault and self._fault(admission.fault, protocol):
                     return
                 if admission.rejection is not None:
-                    self._send(429, _rate_limit_body(admission.rejection), admission.headers)
+                    self._send(429, protocol.rate_limited(admission.rejection), admission.headers)
                     return
                 answered = False
                 try:
-                    answered = self._answer(request, admission)
+                    answered = self._answer(request, admission, protocol)
                 finally:
                     server._finish(answered)
 
-            def _answer(self, request: dict, admission: _Admission) -> bool:
+            def _answer(self, request: dict, admission: _Admission, protocol: WireProtocol) -> bool:
                 """Ask the responder, hold the reply for the drawn latency, send it; True when it was a 200."""
                 model = str(request.get("model", ""))
                 try:
@@ -466,27 +433,27 @@ class LoopbackServer:
                         reply = server.responder(model, request, headers)
                     else:
                         reply = server.responder(model, request)
-                    body = completion_body(model, request, reply, admission.entry.n)
+                    body = protocol.success(model, request, reply, admission.entry.n)
                 except Exception as exc:  # noqa: BLE001 -- a broken responder is a server error, not a hung client
-                    self._send(500, _error_body(500, f"responder failed: {type(exc).__name__}: {exc}"))
+                    self._send(500, protocol.error(500, f"responder failed: {type(exc).__name__}: {exc}"))
                     return False
                 if server.latency is not None:
-                    completion_tokens = int((body.get("usage") or {}).get("completion_tokens") or 0)
-                    wait = server.latency.draw(request, completion_tokens, server.seed)
+                    wait = server.latency.draw(request, protocol.output_tokens(body), server.seed)
                     admission.entry.latency = wait
                     time.sleep(wait)  # only this request's thread waits: concurrent calls overlap
                 self._send(200, body, admission.headers)
                 return True
 
-            def _fault(self, fault: str) -> bool:
+            def _fault(self, fault: str, protocol: WireProtocol) -> bool:
                 """Act out a fault; True when the request is finished."""
                 if re.fullmatch(r"\d{3}", fault):
                     status = int(fault)
                     message = f"injected {status}"
                     if status == 401:  # echo the credential the way some servers do, to test scrubbing
-                        message = f"Incorrect API key provided: {self.headers.get('Authorization', '')}"
-                    headers = {"Retry-After": "0"} if status == 429 else {}
-                    self._send(status, _error_body(status, message), headers)
+                        credential = self.headers.get("Authorization") or self.headers.get("X-Api-Key") or ""
+                        message = f"Incorrect API key provided: {credential}"
+                    headers = {"Retry-After": "0"} if status in (429, 529) else {}
+                    self._send(status, protocol.error(status, message), headers)
                     return True
                 if fault == "timeout":
                     # Hold the request past the client's timeout, then drop it: the responder never sees
@@ -523,21 +490,6 @@ class LoopbackServer:
                     pass  # the client timed out and left; nothing to answer
 
         return Handler
-
-
-def _error_body(status: int, message: str) -> dict:
-    kind = {
-        400: "invalid_request_error",
-        401: "authentication_error",
-        404: "not_found_error",
-        429: "rate_limit_error",
-    }.get(status, "server_error")
-    return {"error": {"message": message, "type": kind, "code": str(status)}}
-
-
-def _rate_limit_body(message: str) -> dict:
-    """The body OpenAI sends with a 429 from its rate limits."""
-    return {"error": {"message": message, "type": "rate_limit_error", "param": None, "code": "rate_limit_exceeded"}}
 
 
 # ---------------------------------------------------------------------- standalone

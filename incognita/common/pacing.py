@@ -79,10 +79,12 @@ def endpoint_id(base_url: str | None, model: str) -> str:
 
 def estimate_tokens(body: dict) -> int:
     """What a provider charges against tokens per minute when it admits a request body: the prompt
-    (about four characters a token, of the messages as JSON) plus the output cap when one is set
-    (`max_completion_tokens` or `max_tokens`). The loopback's provider mode charges the same."""
+    (about four characters a token, of the messages as JSON, and of Anthropic's top-level
+    `system` when there is one) plus the output cap when one is set (`max_completion_tokens` or
+    `max_tokens`). The loopback's provider mode charges the same."""
     cap = body.get("max_completion_tokens") or body.get("max_tokens") or 0
-    prompt = max(1, len(json.dumps(body.get("messages", []))) // 4)
+    system = json.dumps(body["system"]) if body.get("system") else ""
+    prompt = max(1, (len(system) + len(json.dumps(body.get("messages", [])))) // 4)
     return prompt + (cap if isinstance(cap, int) else 0)
 
 

@@ -37,7 +37,7 @@ def llm_name(role: str, model: str) -> str:
 
 
 def llm_args(entry: str | dict) -> dict:
-    """The harness's `llm_args` for an `openai:` entry: the entry itself, under one key that
+    """The harness's `llm_args` for an `openai:` or `anthropic:` entry: the entry itself, under one key that
     litellm passes through to the provider untouched."""
     spec, settings = split_entry(entry)
     return {PROVIDER: {"spec": spec, **settings}}

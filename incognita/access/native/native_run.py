@@ -4,7 +4,7 @@ Nothing in the installed package is edited or patched. We only *register* two cl
 the harness's own registry so the offline default can run it: our scripted evaluated agent
 and our scripted customer (incognita.access.native.native_scripted).
 
-Real models (`openai:<model>` specs) run the harness's own `llm_agent` and
+Real models (`openai:<model>` and `anthropic:<model>` specs) run the harness's own `llm_agent` and
 `user_simulator`; litellm hands their calls to our `incognita` provider
 (incognita.access.native.native_models), i.e. to the episodes' own backend and response cache.
 The harness keeps its policy prompt, termination rule (the user's stop token, step and
@@ -33,6 +33,7 @@ from incognita.access.cells import native_result
 from incognita.access.native import native_env, native_models
 from incognita.access.native.native_scripted import AGENT_NAME, USER_NAME, register_scripted
 from incognita.access.taxonomy import NATIVE
+from incognita.common.backends.base import FAMILIES
 from incognita.common.environment import describe
 from incognita.common.fan_out import run_in_order
 from incognita.common.io import InputError, atomic_write_text, read_json, read_yaml, sha256_file
@@ -92,7 +93,7 @@ class NativeCell:
 def role_setup(entry: str | dict, role: str, inputs: dict) -> tuple[str, str | None, dict]:
     """(harness implementation, llm, llm_args) for the agent or the user, from a config entry.
 
-    Scripted specs name our registered classes and their input files. `openai:<model>` entries
+    Scripted specs name our registered classes and their input files. `openai:` and `anthropic:` entries
     run the harness's own LLM classes, whose calls litellm routes to our `incognita` provider
     (incognita.access.native.native_models): the same backend, settings and response cache as the episodes.
     API keys stay in the environment: llm_args end up in the run record."""
@@ -106,10 +107,11 @@ def role_setup(entry: str | dict, role: str, inputs: dict) -> tuple[str, str | N
     family, _, name = spec.partition(":")
     if family == "scripted":
         return (AGENT_NAME if role == "agent" else USER_NAME), None, dict(inputs)
-    if family == "openai":
+    if family in FAMILIES:
         return ("llm_agent" if role == "agent" else "user_simulator"), llm_name(role, name), llm_args(entry)
     raise InputError(
-        f"native {role}: the upstream harness cannot run {spec!r} (expected scripted:<profile> or openai:<model>)"
+        f"native {role}: the upstream harness cannot run {spec!r} "
+        f"(expected scripted:<profile> or one of {', '.join(f + ':<model>' for f in FAMILIES)})"
     )
 
 
@@ -121,7 +123,7 @@ def _profile_names(profiles: str | None) -> tuple[str, ...]:
 
 def redact(text: str) -> str:
     """Remove anything that looks like a credential from an error message."""
-    for var in ("OPENAI_API_KEY",):
+    for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
         value = os.environ.get(var)
         if value:
             text = text.replace(value, "<redacted>")

@@ -63,7 +63,7 @@ _REGISTRY: dict[str, Factory] = {}
 _SETTINGS_CHECKS: dict[str, SettingsCheck] = {}
 # The modules under incognita/common/backends that register a shared family when imported.
 # `scripted` is not among them: each environment family resolves its own scripted participants.
-FAMILIES = ("openai",)
+FAMILIES = ("openai", "anthropic")
 SCRIPTED = "scripted"
 
 

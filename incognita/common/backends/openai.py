@@ -33,7 +33,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from incognita.common.backends.base import (
     BackendError,
@@ -99,9 +99,12 @@ class Settings:
     # twins (bench/throughput.py). A transport header: never part of the request body or its cache key.
     send_cell: bool = False
 
+    # Fields a subclass's protocol has no use for: a config entry that sets one is refused.
+    UNUSED: ClassVar[tuple[str, ...]] = ()
+
     @classmethod
     def from_dict(cls, model: str, values: dict, where: str) -> Settings:
-        known = {f for f in cls.__dataclass_fields__ if f != "model"}
+        known = {f for f in cls.__dataclass_fields__ if f != "model"} - set(cls.UNUSED)
         unknown = sorted(set(values) - known)
         if unknown:
             raise InputError(f"{where}: unknown setting(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
@@ -329,23 +332,29 @@ def read_cell(headers: Any, family: str, needed: tuple[str, ...] = ("role",), wh
     return cell
 
 
-def _classify(exc: Exception) -> tuple[str, str, float | None, str]:
+def _classify(exc: Exception, sdk: Any = None) -> tuple[str, str, float | None, str]:
     """(action, description, retry-after seconds, kind): action is retry, fail (this episode) or
-    fatal; kind is what the progress log counts (429, 5xx, timeout, connection, malformed, other)."""
-    import openai
+    fatal; kind is what the progress log counts (429, 5xx, timeout, connection, malformed, other).
+    `sdk` is the client library whose exceptions these are (default `openai`; the anthropic
+    family passes `anthropic`, whose SDK names its exceptions the same way)."""
+    if sdk is None:
+        import openai as sdk
 
     if isinstance(exc, MalformedResponse):
         return "retry", str(exc), None, "malformed"
-    if isinstance(exc, openai.APITimeoutError):
+    if isinstance(exc, sdk.APITimeoutError):
         return "retry", "request timed out", None, "timeout"
-    if isinstance(exc, openai.APIConnectionError):
+    if isinstance(exc, sdk.APIConnectionError):
         return "retry", f"connection error ({type(exc.__cause__ or exc).__name__})", None, "connection"
-    if isinstance(exc, openai.APIStatusError):
+    if isinstance(exc, sdk.APIStatusError):
         status = exc.status_code
         detail = f"HTTP {status}: {exc.message}"
-        if status == 429 and getattr(exc, "code", None) == "insufficient_quota":
-            return "fatal", detail, None, "429"  # no amount of waiting refills a spent quota
-        if status in RETRY_STATUS or status >= 500:
+        # No amount of waiting refills a spent quota (OpenAI's 429) or credit balance (Anthropic's 400).
+        if (status == 429 and getattr(exc, "code", None) == "insufficient_quota") or (
+            status == 400 and "credit balance" in str(exc.message).lower()
+        ):
+            return "fatal", detail, None, "429" if status == 429 else "other"
+        if status in RETRY_STATUS or status >= 500:  # Anthropic's 529 "overloaded" among them
             kind = "429" if status == 429 else "5xx" if status >= 500 else "other"
             return "retry", detail, _retry_after(exc.response.headers), kind
         return ("fatal" if status in FATAL_STATUS else "fail"), detail, None, "other"
@@ -367,20 +376,44 @@ def _retry_after(headers: Any) -> float | None:
 
 
 class OpenAIBackend:
+    FAMILY = "openai"
+
     def __init__(
         self, settings: Settings, role: str, cache: ResponseCache | None, prices: PriceTable, cell: dict | None = None
     ):
         self.settings, self.role, self.cache, self.prices = settings, role, cache, prices
-        self.spec = f"openai:{settings.model}"
+        self.spec = f"{self.FAMILY}:{settings.model}"
         self.where = f"{self.spec} ({role})"
         self.cell = cell  # the cell this backend serves, sent only with send_cell (a loopback's twins)
         self.totals = Usage()  # this backend's calls, for roles the episode loop does not count (the judge)
         self._totals_lock = threading.Lock()  # the native harness shares a backend between its threads
         self._jitter = random.Random()
 
+    # The protocol's parts, which the anthropic family overrides; the cache, retries, pacing,
+    # usage and cost accounting below are shared.
+    def _body(self, request: ModelRequest) -> dict:
+        return request_body(self.settings, request)
+
+    def _endpoint(self) -> str | None:
+        return _base_url(self.settings)
+
+    def _client(self) -> tuple[Any, str]:
+        return _client(self.settings, self.where)
+
+    def _post(self, client: Any, body: dict, options: dict) -> dict:
+        import httpx
+
+        # The client's generic post (its documented route for raw requests): typed create() walks
+        # every message through its TypedDict transform, ~20 ms a call on a 40-turn conversation.
+        raw = client.post("/chat/completions", cast_to=httpx.Response, body=body, options=options)
+        return parse_completion(raw.text)
+
+    def _classify(self, exc: Exception) -> tuple[str, str, float | None, str]:
+        return _classify(exc)
+
     def respond(self, request: ModelRequest) -> ModelResponse:
         started = time.monotonic()
-        body = request_body(self.settings, request)
+        body = self._body(request)
         key = request_key(body, None if self.settings.deterministic else request.seed)
         entry = self.cache.get(key) if self.cache else None
         hit = entry is not None
@@ -429,11 +462,9 @@ class OpenAIBackend:
         }
 
     def _call(self, body: dict) -> dict:
-        import httpx
-
-        client, key = _client(self.settings, self.where)
+        client, key = self._client()
         s = self.settings
-        pacer = pacer_for(_base_url(s), s.model, s.limits)
+        pacer = pacer_for(self._endpoint(), s.model, s.limits)
         tokens = estimate_tokens(body)
         options: dict[str, Any] = {"timeout": s.timeout}
         if s.send_cell and self.cell is not None:
@@ -442,12 +473,9 @@ class OpenAIBackend:
         while True:
             with pacer.attempt(tokens):
                 try:
-                    # The client's generic post (its documented route for raw requests): typed create() walks
-                    # every message through its TypedDict transform, ~20 ms a call on a 40-turn conversation.
-                    raw = client.post("/chat/completions", cast_to=httpx.Response, body=body, options=options)
-                    parsed = parse_completion(raw.text)
+                    parsed = self._post(client, body, options)
                 except Exception as exc:  # noqa: BLE001 -- sorted by _classify; anything unexpected fails this episode
-                    action, last, retry_after, kind = _classify(exc)
+                    action, last, retry_after, kind = self._classify(exc)
                     last = scrub(last, key)
                 else:
                     pacer.ok()

@@ -9,20 +9,13 @@ event, which checks the request and response conversions on every path the loop 
 
 from __future__ import annotations
 
-import dataclasses
 import json
-from pathlib import Path
 
 import pytest
+from backend_twins import ARMS, MODEL, Rig, Twins, all_text, scripted_episodes, stable, task_inputs, totals
 from workflow_helpers import scripted_harness
 
-from incognita.access.cards.card import build_card
-from incognita.access.cards.repairs import apply_overlay, load_overlay
-from incognita.access.episodes.harness import Harness
-from incognita.access.episodes.records import EpisodeRecord
 from incognita.access.episodes.scripted import make_backend
-from incognita.access.golden.provenance import load_vocabulary
-from incognita.access.golden.trajectory import build_golden
 from incognita.common.backends import base
 from incognita.common.backends import openai as ob
 from incognita.common.backends.base import ModelRequest, Turn
@@ -30,12 +23,6 @@ from incognita.common.cache import ResponseCache
 from incognita.common.loopback import LoopbackServer
 from incognita.common.prices import load_prices
 
-ROOT = Path(__file__).resolve().parents[3]
-ARMS = ("direct", "indirect", "social")
-# A task the surveyor solves in the direct arm (the judge test needs a success). Task 11 was used
-# until the agent had to choose payment methods itself: its card says nothing that picks one.
-TASK = "59"
-MODEL = "surveyor"  # the model name keys the cell seed: the scripted and the openai run share it
 KEY = "sk-test-DUMMYKEY-0123456789abcdefXYZ"
 FAST = {"backoff_base": 0.001, "backoff_max": 0.01, "timeout": 0.5, "max_retries": 6}
 PRICES = """version: 7
@@ -46,68 +33,13 @@ models:
   sim-desk: {input: 1.0, output: 1.0}
   sim-judge: {input: 1.0, output: 1.0}
 """
-VOLATILE = ("wall_time_s", "usage", "models", "ground_truth")
 
 
-class Twins:
-    """The scripted stand-ins behind the server, one per role of the cell being run."""
-
-    def __init__(self, harness: Harness):
-        self.harness = harness
-        self.by_role: dict[str, object] = {}
-        self.keep = False  # True: reuse the twins of the previous run (resuming an interrupted cell)
-        self.desks = {harness.prompts.desk(d): d for d in harness.partition.desks("social")}
-        self.desks[harness.prompts.vega()] = "Vega"
-        self.verdicts: list[bool] = []
-
-    def wrap(self, real):
-        def make(name, role, context):
-            if not (self.keep and role in self.by_role):
-                self.by_role[role] = self._twin(role, context)
-            return real(name, role, context)
-
-        return make
-
-    def _twin(self, role: str, context: dict):
-        if role == "agent":
-            arm = context["arm"]
-            profile = {"name": MODEL, **self.harness.profiles[MODEL]}
-            holders = (
-                {t: self.harness.partition.holder(t, arm) for t in self.harness.partition.tools}
-                if arm != "direct"
-                else {}
-            )
-            return make_backend(
-                f"scripted:{MODEL}",
-                role,
-                {
-                    **context,
-                    "profile": profile,
-                    "holders": holders,
-                    "tools": self.harness.tools,
-                    "vocabulary": self.harness.vocabulary,
-                },
-            )
-        if role == "USER":
-            return make_backend("scripted:customer", role, context)
-        if role == "judge":
-            return None
-        return make_backend("scripted:desk", role, context)
-
-    def role_of(self, model: str, body: dict) -> str:
-        if model == "sim-agent":
-            return "agent"
-        if model == "sim-customer":
-            return "USER"
-        if model == "sim-judge":
-            return "judge"
-        return self.desks[body["messages"][0]["content"]]
-
-    def __call__(self, model: str, body: dict):
-        role = self.role_of(model, body)
-        if role == "judge":
-            return json.dumps({"verdicts": self.verdicts})
-        return ob.to_reply(self.by_role[role].respond(ob.to_request(body, role)))
+def role_of(model: str, body: dict, desks: dict) -> str:
+    """The role a chat.completions request came from: its model, else its system message (a desk)."""
+    return {"sim-agent": "agent", "sim-customer": "USER", "sim-judge": "judge"}.get(model) or desks[
+        body["messages"][0]["content"]
+    ]
 
 
 def entry(model: str, **extra) -> dict:
@@ -121,74 +53,36 @@ def harness(source_dir):
 
 @pytest.fixture(scope="module")
 def inputs(harness, tasks, db, meta):
-    card = build_card(tasks[TASK], db, meta)
-    overlay = ROOT / "config/repairs" / f"{TASK}.yaml"
-    if overlay.exists():
-        card = apply_overlay(card, load_overlay(overlay), overlay)
-    return card, build_golden(card, harness.world, load_vocabulary(str(ROOT / "config/vocabulary.yaml")))
+    return task_inputs(harness, tasks, db, meta)
 
 
 @pytest.fixture(scope="module")
 def scripted(harness, inputs):
-    """The reference: each arm's episode with the scripted backends called in-process."""
-    card, golden = inputs
-    return {arm: harness.run_cell(arm, MODEL, TASK, 0, card, "-", golden, "-") for arm in ARMS}
-
-
-class Rig:
-    """A harness switched to openai entries, a loopback server and twins; one per test."""
-
-    def __init__(self, harness, inputs, tmp: Path, faults=None, judge: bool = False, **agent_settings):
-        self.harness, (self.card, self.golden), self.tmp = harness, inputs, tmp
-        (tmp / "prices.yaml").write_text(PRICES)
-        self.design = harness.design
-        harness.design = dataclasses.replace(
-            harness.design,
-            models={MODEL: entry("sim-agent", **agent_settings)},
-            customer=entry("sim-customer"),
-            service=entry("sim-desk"),
-            judge=entry("sim-judge") if judge else None,
-            cache_dir=str(tmp / "cache"),
-            prices=str(tmp / "prices.yaml"),
-        )
-        self.twins = Twins(harness)
-        self.server = LoopbackServer(self.twins, faults=faults, delay=0.8).start()
-
-    def run(self, arm: str, card: dict | None = None) -> EpisodeRecord:
-        return self.harness.run_cell(arm, MODEL, TASK, 0, card or self.card, "-", self.golden, "-")
-
-    def close(self) -> None:
-        self.server.stop()
-        self.harness.design = self.design
+    return scripted_episodes(harness, inputs)
 
 
 @pytest.fixture
 def rig(harness, inputs, tmp_path, monkeypatch):
     rigs = []
 
-    def make(**kwargs) -> Rig:
-        r = Rig(harness, inputs, tmp_path, **kwargs)
+    def make(faults=None, judge: bool = False, **agent_settings) -> Rig:
+        entries = {
+            "models": {MODEL: entry("sim-agent", **agent_settings)},
+            "customer": entry("sim-customer"),
+            "service": entry("sim-desk"),
+            "judge": entry("sim-judge") if judge else None,
+        }
+        twins = Twins(harness, ob.to_request, role_of)
+        r = Rig(harness, inputs, tmp_path, twins, entries, PRICES, faults=faults)
         rigs.append(r)
         monkeypatch.setenv("OPENAI_BASE_URL", r.server.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", KEY)
-        monkeypatch.setitem(base._REGISTRY, "openai", r.twins.wrap(ob.make_openai))
+        monkeypatch.setitem(base._REGISTRY, "openai", twins.wrap(ob.make_openai))
         return r
 
     yield make
     for r in rigs:
         r.close()
-
-
-def stable(record: EpisodeRecord) -> dict:
-    return {k: v for k, v in record.to_dict().items() if k not in VOLATILE}
-
-
-def totals(record: EpisodeRecord, field: str) -> int:
-    return sum(getattr(u, field) for u in record.usage.values())
-
-
-def all_text(root: Path) -> str:
-    return "\n".join(p.read_text(errors="replace") for p in root.rglob("*") if p.is_file())
 
 
 # --------------------------------------------------------------------------- whole episodes

@@ -8,8 +8,8 @@ InputError line naming the config key and the value.
 What is checked: the spec has a known family; a `scripted:` spec names a profile that
 exists for its role (an evaluated agent's profile in the scripted-agents file, `customer`
 for the customer, `desk` for the service side) and carries no settings (a scripted
-participant has no sampling to set); an `openai:` entry's settings are the backend's own
-(`incognita.common.backends.openai.Settings`, the same check a job applies).
+participant has no sampling to set); an API entry's settings are its backend family's own
+(`incognita.common.backends.openai.Settings`, `...anthropic.AnthropicSettings`: the check a job applies).
 """
 
 from __future__ import annotations
@@ -55,7 +55,9 @@ def _check_scripted(key: str, name: str, settings: dict, profiles: Iterable[str]
     if participant is not None:
         expected = SCRIPTED_PARTICIPANTS.get(participant)
         if expected is None:
-            raise InputError(f"config key {key}: there is no scripted {participant}; use an openai: entry or null")
+            raise InputError(
+                f"config key {key}: there is no scripted {participant}; use an openai: or anthropic: entry, or null"
+            )
         if name != expected:
             raise InputError(
                 f"config key {key}: unknown scripted profile {name!r} (the scripted {participant} "

@@ -1,0 +1,258 @@
+"""The `anthropic` backend family: `anthropic:<model>` through Anthropic's Messages API.
+
+It uses the official `anthropic` SDK and shares everything but the protocol with the `openai`
+family (`OpenAIBackend`): the response cache, the retry loop, the shared pace of the endpoint,
+usage and cost accounting, the parse-time check of an entry's settings, and the rule that the
+key is read from the environment at the first call that needs the network and never written.
+
+What the protocol changes:
+- The system prompt is a top-level `system` field; tool calls are `tool_use` content blocks of
+  the assistant's message and their results `tool_result` blocks of the next user message;
+  tools are `{name, description, input_schema}`. Consecutive turns of one side are merged into
+  one message (the API alternates user and assistant).
+- The conversation must open with a user message. A role whose conversation opens with its own
+  turn (an agent greeting first) or is empty gets `OPENING_TURN` first, and an assistant turn
+  with neither text nor tool calls is sent as `EMPTY_TURN` (the API refuses empty text).
+  docs/models.md lists both.
+- `max_tokens` is required (default 4096) and `temperature` lies in [0, 1]; there is no seed.
+- The answer is cached in the same shape as the openai family's (text and OpenAI-style
+  `tool_calls`), so one reader serves both; its usage counts cache reads as prompt tokens served
+  from the provider's cache.
+- Overloaded (529) is retried like any 5xx; a spent credit balance stops the job like a bad key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from incognita.common.backends.base import ModelRequest, ToolCall, Turn, register
+from incognita.common.backends.openai import (
+    BackendConfigError,
+    MalformedResponse,
+    OpenAIBackend,
+    Settings,
+    _classify,
+    _prices,
+    parse_arguments,
+)
+from incognita.common.cache import ResponseCache, resolve_dir
+from incognita.common.io import InputError
+
+OPENING_TURN = "(The conversation starts.)"
+EMPTY_TURN = "(no text)"
+DEFAULT_MAX_TOKENS = 4096
+MESSAGES_PATH = "/v1/messages"
+
+
+@dataclass(frozen=True)
+class AnthropicSettings(Settings):
+    max_tokens: int | None = DEFAULT_MAX_TOKENS
+    base_url_env: str = "ANTHROPIC_BASE_URL"
+    api_key_env: str = "ANTHROPIC_API_KEY"
+    UNUSED: ClassVar[tuple[str, ...]] = ("reasoning_effort", "max_tokens_param", "send_seed")
+
+    def _check(self, where: str) -> None:
+        super()._check(where)
+        if self.max_tokens is None:
+            raise InputError(f"{where}: max_tokens: Anthropic's API requires it (a positive integer)")
+        if self.temperature is not None and self.temperature > 1:
+            raise InputError(f"{where}: temperature: expected a number in [0, 1] for Anthropic, got {self.temperature}")
+        clash = sorted(set(self.extra_body) & {"system", "max_tokens"})
+        if clash:
+            raise InputError(f"{where}: extra_body may not set {', '.join(clash)} (the harness owns them)")
+
+
+# --------------------------------------------------------------------------- conversions
+
+
+def to_tools(tools: tuple[dict, ...]) -> list[dict]:
+    """OpenAI function schemas -> Anthropic tool definitions."""
+    out = []
+    for t in tools:
+        fn = t.get("function", t)
+        tool = {"name": fn["name"], "input_schema": fn.get("parameters") or {"type": "object", "properties": {}}}
+        if fn.get("description"):
+            tool["description"] = fn["description"]
+        out.append(tool)
+    return out
+
+
+def _tool_input(arguments: Any) -> dict:
+    # tool_use input must be an object; arguments a model wrote as malformed JSON keep their text.
+    return arguments if isinstance(arguments, dict) else {"raw": arguments}
+
+
+def to_messages(request: ModelRequest) -> list[dict]:
+    """The role's conversation as alternating Messages API messages (content as blocks)."""
+    messages: list[dict] = []
+
+    def add(role: str, blocks: list[dict]) -> None:
+        if messages and messages[-1]["role"] == role:
+            messages[-1]["content"].extend(blocks)
+        else:
+            messages.append({"role": role, "content": blocks})
+
+    for turn in request.messages:
+        if turn.role == "tool":
+            add("user", [{"type": "tool_result", "tool_use_id": turn.tool_call_id, "content": turn.content or ""}])
+        elif turn.role == "assistant":
+            blocks = [{"type": "text", "text": turn.content}] if turn.content else []
+            blocks += [
+                {"type": "tool_use", "id": c.id, "name": c.name, "input": _tool_input(c.arguments)}
+                for c in turn.tool_calls
+            ]
+            add("assistant", blocks or [{"type": "text", "text": EMPTY_TURN}])
+        else:
+            add("user", [{"type": "text", "text": turn.content or EMPTY_TURN}])
+    if not messages or messages[0]["role"] != "user":
+        messages.insert(0, {"role": "user", "content": [{"type": "text", "text": OPENING_TURN}]})
+    return messages
+
+
+def request_body(settings: AnthropicSettings, request: ModelRequest) -> dict:
+    """The Messages API body: everything that can change the answer, nothing transport-only."""
+    body: dict[str, Any] = {"model": settings.model, "max_tokens": settings.max_tokens}
+    if request.system:
+        body["system"] = request.system
+    body["messages"] = to_messages(request)
+    if request.tools:
+        body["tools"] = to_tools(request.tools)
+    if settings.temperature is not None:
+        body["temperature"] = float(settings.temperature)
+    body.update(settings.extra_body)
+    return body
+
+
+def parse_message(text: str) -> dict:
+    """A Messages API answer in the shape `parse_completion` gives for the openai family."""
+    try:
+        data = json.loads(text)
+        blocks = data["content"]
+        if not isinstance(blocks, list):
+            raise TypeError("content is not a list")
+    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise MalformedResponse(f"malformed response body ({type(exc).__name__}): {text[:120]!r}") from None
+    texts = [b.get("text", "") for b in blocks if isinstance(b, dict) and b.get("type") == "text"]
+    calls = [
+        {
+            "id": b.get("id") or f"toolu_{i}",
+            "type": "function",
+            "function": {"name": str(b.get("name", "")), "arguments": json.dumps(b.get("input"), ensure_ascii=False)},
+        }
+        for i, b in enumerate(blocks)
+        if isinstance(b, dict) and b.get("type") == "tool_use"
+    ]
+    message: dict[str, Any] = {}
+    if texts:
+        message["content"] = "".join(texts)
+    if calls:
+        message["tool_calls"] = calls
+    usage = data.get("usage") or {}
+    cache_read = int(usage.get("cache_read_input_tokens") or 0)
+    prompt = int(usage.get("input_tokens") or 0) + cache_read + int(usage.get("cache_creation_input_tokens") or 0)
+    return {
+        "message": message,
+        "finish_reason": data.get("stop_reason"),
+        "served_model": data.get("model"),
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": int(usage.get("output_tokens") or 0),
+            "cached_tokens": cache_read,
+            "reasoning_tokens": 0,
+        },
+    }
+
+
+def to_request(body: dict, role: str, seed: int = 0) -> ModelRequest:
+    """The inverse of request_body, for loopback responders that answer with a scripted backend."""
+    system = body.get("system") or ""
+    if isinstance(system, list):
+        system = "".join(b.get("text", "") for b in system)
+    turns: list[Turn] = []
+    for i, m in enumerate(body.get("messages", [])):
+        content = m.get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
+        if i == 0 and blocks == [{"type": "text", "text": OPENING_TURN}]:
+            continue
+        if m["role"] == "assistant":
+            text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+            calls = tuple(
+                ToolCall(id=b["id"], name=b["name"], arguments=parse_arguments(b.get("input")))
+                for b in blocks
+                if b.get("type") == "tool_use"
+            )
+            turns.append(Turn("assistant", None if text in ("", EMPTY_TURN) else text, tool_calls=calls))
+            continue
+        for b in blocks:
+            if b.get("type") == "tool_result":
+                result = b.get("content")
+                if isinstance(result, list):
+                    result = "".join(x.get("text", "") for x in result)
+                turns.append(Turn("tool", result, tool_call_id=b.get("tool_use_id")))
+            elif b.get("type") == "text":
+                turns.append(Turn("user", b.get("text")))
+    tools = tuple(
+        {
+            "type": "function",
+            "function": {"name": t["name"], "description": t.get("description", ""), "parameters": t["input_schema"]},
+        }
+        for t in body.get("tools") or ()
+    )
+    return ModelRequest(role=role, system=system, messages=tuple(turns), tools=tools, seed=seed)
+
+
+# --------------------------------------------------------------------------- the backend
+
+_ANTHROPIC_CLIENTS: dict[tuple, Any] = {}
+
+
+class AnthropicBackend(OpenAIBackend):
+    FAMILY = "anthropic"
+
+    def _body(self, request: ModelRequest) -> dict:
+        return request_body(self.settings, request)
+
+    def _endpoint(self) -> str | None:
+        return self.settings.base_url or os.environ.get(self.settings.base_url_env) or "https://api.anthropic.com"
+
+    def _client(self) -> tuple[Any, str]:
+        s = self.settings
+        key = os.environ.get(s.api_key_env)
+        if not key:
+            raise BackendConfigError(
+                f"{self.where}: environment variable {s.api_key_env} is not set (set it to your key)"
+            )
+        base_url = self._endpoint()
+        ident = (base_url, s.api_key_env, hashlib.sha256(key.encode()).hexdigest())
+        if ident not in _ANTHROPIC_CLIENTS:
+            import anthropic  # imported on the first miss only: cache replays never pay for it
+
+            _ANTHROPIC_CLIENTS[ident] = anthropic.Anthropic(api_key=key, base_url=base_url, max_retries=0)
+        return _ANTHROPIC_CLIENTS[ident], key
+
+    def _post(self, client: Any, body: dict, options: dict) -> dict:
+        # The SDK's generic post, as in the openai family (the body is already in the API's shape),
+        # asking for the body's text: its errors, retries off, headers and timeouts stay the SDK's.
+        return parse_message(client.post(MESSAGES_PATH, cast_to=str, body=body, options=options))
+
+    def _classify(self, exc: Exception) -> tuple[str, str, float | None, str]:
+        import anthropic
+
+        return _classify(exc, anthropic)
+
+
+def check_settings(name: str, values: dict, where: str) -> AnthropicSettings:
+    return AnthropicSettings.from_dict(name, values, where)
+
+
+@register("anthropic", settings_check=check_settings)
+def make_anthropic(name: str, role: str, context: dict) -> AnthropicBackend:
+    """Context keys as for the openai family: settings, cache_dir, prices, cell."""
+    settings = AnthropicSettings.from_dict(name, dict(context.get("settings") or {}), f"anthropic:{name} ({role})")
+    cache_dir = context.get("cache_dir")
+    cache = None if cache_dir is False else ResponseCache(resolve_dir(cache_dir))
+    return AnthropicBackend(settings, role, cache, _prices(context.get("prices")), context.get("cell"))
