@@ -229,7 +229,7 @@ class Dispatch:
         self._lock = threading.Lock()
 
     def __call__(self, model: str, body: dict, headers: dict):
-        from incognita.common.loopback import completion_body
+        from incognita.common.wire_shapes import completion_body
 
         raw = headers.get("x-incognita-cell")
         try:
