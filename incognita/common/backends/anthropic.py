@@ -23,7 +23,6 @@ What the protocol changes:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from dataclasses import dataclass
@@ -31,11 +30,11 @@ from typing import Any, ClassVar
 
 from incognita.common.backends.base import ModelRequest, ToolCall, Turn, register
 from incognita.common.backends.openai import (
-    BackendConfigError,
     MalformedResponse,
     OpenAIBackend,
     Settings,
     _classify,
+    _client,
     _prices,
     parse_arguments,
 )
@@ -207,8 +206,6 @@ def to_request(body: dict, role: str, seed: int = 0) -> ModelRequest:
 
 # --------------------------------------------------------------------------- the backend
 
-_ANTHROPIC_CLIENTS: dict[tuple, Any] = {}
-
 
 class AnthropicBackend(OpenAIBackend):
     FAMILY = "anthropic"
@@ -220,19 +217,7 @@ class AnthropicBackend(OpenAIBackend):
         return self.settings.base_url or os.environ.get(self.settings.base_url_env) or "https://api.anthropic.com"
 
     def _client(self) -> tuple[Any, str]:
-        s = self.settings
-        key = os.environ.get(s.api_key_env)
-        if not key:
-            raise BackendConfigError(
-                f"{self.where}: environment variable {s.api_key_env} is not set (set it to your key)"
-            )
-        base_url = self._endpoint()
-        ident = (base_url, s.api_key_env, hashlib.sha256(key.encode()).hexdigest())
-        if ident not in _ANTHROPIC_CLIENTS:
-            import anthropic  # imported on the first miss only: cache replays never pay for it
-
-            _ANTHROPIC_CLIENTS[ident] = anthropic.Anthropic(api_key=key, base_url=base_url, max_retries=0)
-        return _ANTHROPIC_CLIENTS[ident], key
+        return _client(self.settings, self.where, family="anthropic", base_url=self._endpoint())
 
     def _post(self, client: Any, body: dict, options: dict) -> dict:
         # The SDK's generic post, as in the openai family (the body is already in the API's shape),

@@ -298,21 +298,28 @@ def _base_url(settings: Settings) -> str | None:
     return settings.base_url or os.environ.get(settings.base_url_env) or None
 
 
-def _client(settings: Settings, where: str) -> tuple[Any, str]:
-    """One openai client per (endpoint, key) and process; returns it with the key for scrubbing."""
-    base_url = _base_url(settings)
+def _client(settings: Settings, where: str, family: str = "openai", base_url: str | None = None) -> tuple[Any, str]:
+    """One SDK client per (family, endpoint, key) and process; returns it with the key for scrubbing.
+    `family` names the SDK module and its client class (openai.OpenAI, anthropic.Anthropic)."""
+    base_url = base_url or _base_url(settings)
     key = os.environ.get(settings.api_key_env)
     if not key:
-        raise BackendConfigError(
-            f"{where}: environment variable {settings.api_key_env} is not set (set it to your key; a local "
-            f"server such as vLLM or Ollama accepts any value, e.g. {settings.api_key_env}=local)"
+        hint = (
+            ""
+            if family != "openai"
+            else (f"; a local server such as vLLM or Ollama accepts any value, e.g. {settings.api_key_env}=local")
         )
-    ident = (base_url, settings.api_key_env, hashlib.sha256(key.encode()).hexdigest())
+        raise BackendConfigError(
+            f"{where}: environment variable {settings.api_key_env} is not set (set it to your key{hint})"
+        )
+    ident = (family, base_url, settings.api_key_env, hashlib.sha256(key.encode()).hexdigest())
     with _CLIENTS_LOCK:
         if ident not in _CLIENTS:
-            import openai  # imported on the first miss only: cache replays never pay for it
+            import importlib  # the SDK is imported on the first miss only: cache replays never pay for it
 
-            _CLIENTS[ident] = openai.OpenAI(api_key=key, base_url=base_url, max_retries=0)
+            sdk = importlib.import_module(family)
+            client_class = {"openai": "OpenAI", "anthropic": "Anthropic"}[family]
+            _CLIENTS[ident] = getattr(sdk, client_class)(api_key=key, base_url=base_url, max_retries=0)
         return _CLIENTS[ident], key
 
 
