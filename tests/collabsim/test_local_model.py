@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from collabsim_paths import CONFIG
-from local_server import llama_server
+from local_server import PLAIN_FORMAT, llama_server
 
 SHORT = """extends: baseline
 variable: communication_bandwidth
@@ -54,7 +54,7 @@ def test_smollm2_plays_daytrader_and_the_rerun_comes_from_the_cache(tmp_path):
     shutil.copytree(CONFIG, root)
     (root / "daytrader/short.yaml").write_text(SHORT)
     env = {**os.environ, "OPENAI_API_KEY": "local", "INCOGNITA_CACHE_DIR": str(tmp_path / "cache")}
-    with llama_server(tmp_path / "server.log") as base_url:
+    with llama_server(tmp_path / "server.log", PLAIN_FORMAT) as base_url:  # no tools in CollabSim
         models = {
             "*": {
                 "spec": "openai:smollm2-135m-instruct",
