@@ -1,4 +1,4 @@
-"""Compare two result trees file by file, ignoring only wall-clock fields.
+"""Compare two result trees file by file, ignoring only wall-clock fields and the code identity.
 
     python bench/compare_trees.py BEFORE/results AFTER/results
 
@@ -14,6 +14,9 @@ What counts as wall-clock, and nothing else:
 - Parquet: the same columns, compared as tables (the file's bytes also hold writer metadata);
 - the viewer's data files embed records (`viewerData("key", {...});`), so they are compared as
   JSON the same way.
+The code identity (`code_version` of records, `code` of CollabSim manifests and viewer pages,
+incognita.common.environment) names the commit and source hash that made a file, so it differs
+between the two builds being compared by design; those keys are set aside the same way.
 Random run identifiers are not content either: the upstream harness gives every simulation a
 fresh UUID4, so any string that is a UUID compares equal to any other UUID.
 Everything else is compared byte for byte.
@@ -32,6 +35,8 @@ from pathlib import Path
 WALL_CLOCK_KEYS = frozenset(
     {"wall_time_s", "duration", "timestamp", "start_time", "end_time", "archived", "created", "elapsed_s"}
 )
+CODE_KEYS = frozenset({"code_version", "code"})
+IGNORED_KEYS = WALL_CLOCK_KEYS | CODE_KEYS
 
 
 UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
@@ -39,7 +44,7 @@ UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 
 def _strip(value):
     if isinstance(value, dict):
-        return {k: _strip(v) for k, v in value.items() if k not in WALL_CLOCK_KEYS}
+        return {k: _strip(v) for k, v in value.items() if k not in IGNORED_KEYS}
     if isinstance(value, list):
         return [_strip(v) for v in value]
     if isinstance(value, str) and UUID.match(value):
@@ -55,7 +60,7 @@ def _table(data: bytes, delimiter: str):
     rows = list(csv.reader(io.StringIO(data.decode("utf-8")), delimiter=delimiter))
     if not rows:
         return rows
-    keep = [i for i, name in enumerate(rows[0]) if name not in WALL_CLOCK_KEYS]
+    keep = [i for i, name in enumerate(rows[0]) if name not in IGNORED_KEYS]
     return [[row[i] for i in keep if i < len(row)] for row in rows]
 
 
@@ -63,7 +68,7 @@ def _parquet(path: Path):
     import pandas as pd
 
     frame = pd.read_parquet(path)
-    return frame.drop(columns=[c for c in frame.columns if c in WALL_CLOCK_KEYS])
+    return frame.drop(columns=[c for c in frame.columns if c in IGNORED_KEYS])
 
 
 def _js_data(data: bytes):
@@ -135,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"differs: {rel}")
     total = len(only_before) + len(only_after) + len(differ)
     print(
-        f"{common} files in both trees; {total} difference(s) (wall-clock fields ignored: {', '.join(sorted(WALL_CLOCK_KEYS))})"
+        f"{common} files in both trees; {total} difference(s) (ignored: wall-clock fields {', '.join(sorted(WALL_CLOCK_KEYS))}; code identity {', '.join(sorted(CODE_KEYS))})"
     )
     return 1 if total else 0
 

@@ -21,7 +21,7 @@ from incognita.collabsim.engine import Engine
 from incognita.collabsim.events import to_jsonl
 from incognita.collabsim.experiment import Experiment, model_params
 from incognita.collabsim.metrics import run_metrics
-from incognita.common.environment import lock_hash
+from incognita.common.environment import code_identity, lock_hash
 from incognita.common.io import atomic_write_text
 
 EVENTS, METRICS, MANIFEST = "events.jsonl", "metrics.json", "manifest.json"
@@ -67,6 +67,7 @@ def simulate(
         "models": model_params(exp),
         "roles": {a.id: a.role for a in exp.agents},
         "incognita_version": __version__,
+        "code": code_identity(),
         "lock": lock_hash(),
         "generator_version": GENERATOR_VERSION,
         "python": platform.python_version(),
