@@ -233,7 +233,7 @@ def get_final_targets():
 # condition file, model entry or missing prompt stops even a dry run with one line.
 COLLABSIM_RESULTS = "results/collabsim"
 COLLABSIM_GENERATOR_VERSION = read_constant("incognita.collabsim", "GENERATOR_VERSION")
-COLLABSIM_FILES = ("events.jsonl", "metrics.json", "manifest.json")
+COLLABSIM_FILES = importlib.import_module("incognita.collabsim.design").RUN_FILES
 COLLABSIM_STATS = importlib.import_module("incognita.collabsim.design").STATS_OUTPUTS
 
 

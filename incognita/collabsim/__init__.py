@@ -8,9 +8,11 @@ Layout: `experiment` (config files -> a checked Experiment), `events` (the event
 `engine` (the simulated-clock loop, communication controls, visibility), `agents` (model and
 scripted participants behind one interface), `tasks/` (one module per paradigm: mechanics and
 metrics), `policies/` (the scripted agents), `run` (one run -> its directory), `table`,
-`stats` and `figures` (the analysis), `cli` (the `incognita collabsim` commands).
+`stats` and `figures` (the analysis), `commands` (the `incognita collabsim` commands).
 """
 
 # Bumped when a change alters what a run produces from the same config and seed, so the
 # manifests say which engine made them.
-GENERATOR_VERSION = 2  # 2: a probe has a seed of its own (agents.probe_seed)
+GENERATOR_VERSION = (
+    3  # 2: a probe has a seed of its own (agents.probe_seed); 3: probes after do_nothing, observations.jsonl.gz
+)

@@ -27,6 +27,11 @@ DESIGNS = ("persona", "theory")
 # The statistics stage's tables (results/collabsim/stats/<name>.{csv,md}; written by
 # incognita.collabsim.condition_stats). Named here so the workflow reads them without importing
 # the statistics' numerical stack at parse time.
+# The files of one finished run, in the order incognita.collabsim.run.write_run writes them: the
+# manifest last, so a run directory with a manifest is a finished run.
+# Observations are gzip-compressed (about 30x: each repeats its agent's view of the task).
+EVENTS, OBSERVATIONS, METRICS, MANIFEST = "events.jsonl", "observations.jsonl.gz", "metrics.json", "manifest.json"
+RUN_FILES = (EVENTS, OBSERVATIONS, METRICS, MANIFEST)
 STATS_OUTPUTS = ("summary", "effects", "design_effects", "confidence_agents", "confidence_time", "convergence_time")
 _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 

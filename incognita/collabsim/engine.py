@@ -72,6 +72,9 @@ class Engine:
         )
         self.pace = {a.id: Pace() for a in self.exp.agents}
         self.seen = {a.id: 0 for a in self.exp.agents}  # first event id not yet shown to each agent
+        # Every observation an agent was given, in the order given (the run's observations.jsonl.gz):
+        # the log records what happened, this what each agent was shown of it.
+        self.observations: list[dict] = []
         self.observers: dict[str, set[str]] = {a.id: set() for a in self.exp.agents}
         for watcher, watched in self.exp.observes.items():
             for agent in watched:
@@ -158,7 +161,7 @@ class Engine:
         spec = self.exp.agent(agent)
         news = self.log.since(self.seen[agent], agent)
         self.seen[agent] = len(self.log.events)
-        return {
+        shown = {
             "you": agent,
             "role": spec.role,
             "step": self.step,
@@ -170,6 +173,9 @@ class Engine:
             "state": self.task.observation(agent, self.exp.observes.get(agent, ())),
             "events": [{"t": e.t, "kind": e.kind, "actor": e.actor, **e.payload} for e in news],
         }
+        # `before_event`: the id the log's next event gets, so the observation sits between events.
+        self.observations.append({"agent": agent, "step": self.step, "before_event": self.seen[agent], "shown": shown})
+        return shown
 
     def role_actions(self, agent: str) -> tuple[str, ...]:
         """The role's task actions the config enables, plus message and do_nothing."""
@@ -240,7 +246,7 @@ class Engine:
             if name == MESSAGE:
                 if self._message(agent, args):
                     messages += 1
-                    self.prober.after_action(agent)
+                    self.prober.after_action(agent, name)
                 continue
             moves += 1
             self.pace[agent].actions_since_message += 1
@@ -248,8 +254,7 @@ class Engine:
                 self.pace[agent].idle = False
             self.emit("action", agent, {"action": name, "args": args}, self.task.audience(agent, name, args))
             self.task.apply(self, agent, name, args)
-            if name != NOTHING:
-                self.prober.after_action(agent)
+            self.prober.after_action(agent, name)
 
     def _check(self, agent: str, name: str, args: dict, messages: int, moves: int) -> str | None:
         if name not in self.role_actions(agent):

@@ -219,7 +219,13 @@ def probe_settings(probe: dict | None, root: Path, path: Path) -> dict:
     file = root / probe["questions"]
     if not file.is_file():
         raise InputError(f"{path}: probe.questions: missing probe template {file}")
-    settings = ProbeSettings(probe["cadence"], probe.get("every_n", 1), tuple(probe.get("events", ())), file)
+    settings = ProbeSettings(
+        probe["cadence"],
+        probe.get("every_n", 1),
+        tuple(probe.get("events", ())),
+        file,
+        probe.get("after_do_nothing", True),
+    )
     return {"probe": settings, "probe_template": load_template(file)}
 
 

@@ -8,10 +8,12 @@ to nobody, so probing cannot change what agents do. A malformed answer (not JSON
 question, a confidence outside [0, 1]) becomes a `probe_error` event with the reason and never
 counts as an answer; the run goes on.
 
-Cadences: `off`, `action` (after every accepted action, messages included), `turn` (after each
-turn of the agent), `every_n_actions` (after every `every_n`-th accepted action of the agent),
-`events` (every agent, at the end of a step in which the task emitted one of the named state
-events).
+Cadences: `off`, `action` (after every accepted action, messages and `do_nothing` included, as
+the paper probes "after every action"), `turn` (after each turn of the agent), `every_n_actions`
+(after every `every_n`-th accepted action of the agent), `events` (every agent, at the end of a
+step in which the task emitted one of the named state events). `after_do_nothing: false` leaves
+`do_nothing` out of the two action cadences (a run with many idle agents then costs fewer probe
+calls, at the price of the paper's cadence).
 
 An answer depends only on what its agent was asked before (its observations and earlier
 probes), never on the moment's task state, so probes of several agents at one moment go out
@@ -29,6 +31,7 @@ from pathlib import Path
 
 from incognita.collabsim.events import canonical
 from incognita.collabsim.replies import json_reply
+from incognita.collabsim.tasks import NOTHING
 from incognita.common.io import InputError, read_yaml_cached
 
 CADENCES = ("off", "action", "turn", "every_n_actions", "events")
@@ -43,6 +46,7 @@ class ProbeSettings:
     every_n: int = 1
     events: tuple[str, ...] = ()
     questions: Path | None = None
+    after_do_nothing: bool = True  # `do_nothing` counts as an action for the action cadences
 
 
 @dataclass(frozen=True)
@@ -216,11 +220,11 @@ class Prober:
     def on(self) -> bool:
         return self.settings.cadence != "off" and self.template is not None
 
-    def after_action(self, agent: str) -> None:
-        if not self.on:
+    def after_action(self, agent: str, action: str) -> None:
+        s = self.settings
+        if not self.on or (action == NOTHING and not s.after_do_nothing):
             return
         self.actions[agent] += 1
-        s = self.settings
         if s.cadence == "action" or (s.cadence == "every_n_actions" and self.actions[agent] % s.every_n == 0):
             self.probe(agent, s.cadence)
 

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from incognita.collabsim.events import to_jsonl
 from incognita.collabsim.experiment import load_experiment
-from incognita.collabsim.run import EVENTS, MANIFEST, simulate
+from incognita.collabsim.design import EVENTS, MANIFEST
+from incognita.collabsim.run import simulate
 from incognita.common.environment import code_identity
 from incognita.common.io import InputError, read_json
 

@@ -1,13 +1,15 @@
-"""One run: (task, condition, seed) -> `events.jsonl`, `metrics.json` and `manifest.json`.
+"""One run: (task, condition, seed) -> `events.jsonl`, `observations.jsonl.gz`, `metrics.json` and
+`manifest.json` (their names: incognita.collabsim.design.RUN_FILES).
 
-The three files are written atomically, events first and the manifest last, so a directory
-with a manifest is a finished run. A model call that fails after its retries stops the run
+The files are written atomically, events first and the manifest last, so a directory with a
+manifest is a finished run. A model call that fails after its retries stops the run
 with nothing written; the calls made so far are in the response cache, so a rerun resumes
 without paying for them again.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 import platform
@@ -17,14 +19,14 @@ from pathlib import Path
 from incognita import __version__
 from incognita.collabsim import GENERATOR_VERSION
 from incognita.collabsim.agents import make_participants
+from incognita.collabsim.design import EVENTS, MANIFEST, METRICS, OBSERVATIONS
 from incognita.collabsim.engine import Engine
 from incognita.collabsim.events import to_jsonl
 from incognita.collabsim.experiment import Experiment, model_params
 from incognita.collabsim.metrics import run_metrics
 from incognita.common.environment import code_identity, lock_hash
-from incognita.common.io import atomic_write_text
+from incognita.common.io import atomic_write_bytes, atomic_write_text
 
-EVENTS, METRICS, MANIFEST = "events.jsonl", "metrics.json", "manifest.json"
 MANIFEST_VERSION = 1
 
 
@@ -33,6 +35,7 @@ class RunResult:
     events: list[dict]
     metrics: dict[str, float]
     manifest: dict
+    observations: list[dict]  # what each agent was shown at each turn (Engine.observation)
 
 
 def simulate(
@@ -47,7 +50,8 @@ def simulate(
     `workers` (model calls in flight at most) changes how long a run takes, never what it records,
     so the manifest leaves it out."""
     participants = make_participants(exp, seed, cache_dir, prices)
-    events = Engine(exp, seed, participants, workers=workers).run()
+    engine = Engine(exp, seed, participants, workers=workers)
+    events = engine.run()
     end = events[-1]["payload"]
     usage = {a: vars(p.usage) for a, p in participants.items()}
     probe_usage = {a: vars(p.probe_usage) for a, p in participants.items()}
@@ -73,12 +77,13 @@ def simulate(
         "python": platform.python_version(),
         "steps": end["steps"],
         "events": len(events),
+        "observations": len(engine.observations),
         "state_hash": end["state_hash"],
         "usage": usage,
         "probe_usage": probe_usage,
         "config": exp.resolved,
     }
-    return RunResult(events, run_metrics(events), manifest)
+    return RunResult(events, run_metrics(events), manifest, engine.observations)
 
 
 def default_workers(exp: Experiment) -> int:
@@ -99,6 +104,8 @@ def personas(exp: Experiment, seed: int) -> dict[str, str]:
 def write_run(result: RunResult, out_dir: str | Path) -> None:
     out = Path(out_dir)
     atomic_write_text(out / EVENTS, to_jsonl(result.events))
+    # mtime 0 in the gzip header: the same run gives the same bytes
+    atomic_write_bytes(out / OBSERVATIONS, gzip.compress(to_jsonl(result.observations).encode(), mtime=0))
     atomic_write_text(out / METRICS, json.dumps(_finite(result.metrics), sort_keys=True, indent=1) + "\n")
     atomic_write_text(out / MANIFEST, json.dumps(result.manifest, sort_keys=True, indent=1) + "\n")
 

@@ -17,7 +17,7 @@ from incognita.collabsim.probe_analysis import (
     probe_rows,
     run_summaries,
 )
-from incognita.collabsim.run import EVENTS, MANIFEST, METRICS
+from incognita.collabsim.design import EVENTS, MANIFEST, METRICS
 from incognita.common.io import InputError
 
 ID_COLUMNS = ("task", "condition", "variable", "model", "design", "seed")

@@ -21,7 +21,8 @@ from collabsim_paths import CONFIG
 from incognita.collabsim.engine import Engine
 from incognita.collabsim.experiment import Experiment, load_experiment
 from incognita.collabsim.roster import AgentSpec
-from incognita.collabsim.run import MANIFEST, METRICS, default_workers, events_bytes, simulate, write_run
+from incognita.collabsim.design import MANIFEST, METRICS, RUN_FILES
+from incognita.collabsim.run import default_workers, events_bytes, simulate, write_run
 from incognita.common.fan_out import JOB_WORKERS
 
 TASKS = ["daytrader", "shape_factory", "hidden_profile", "map_task"]
@@ -214,4 +215,4 @@ def test_the_run_command_writes_the_same_files_for_any_workers(tmp_path):
         result = CliRunner().invoke(main, [*args, "--workers", workers])
         assert result.exit_code == 0, result.output
         files[workers] = {p.relative_to(out): p.read_bytes() for p in sorted(out.rglob("*.json*"))}
-    assert len(files["1"]) == 3 and files["1"] == files["4"]
+    assert len(files["1"]) == len(RUN_FILES) and files["1"] == files["4"]

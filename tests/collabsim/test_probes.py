@@ -158,18 +158,48 @@ def test_cadences(cadence, every_n, expected):
     events, _ = run_with(exp, ok)
     probes = [e for e in events if e["kind"] == "probe_error" or e["kind"] == "probe"]
     per_agent = {a: [e for e in probes if e["actor"] == a] for a in "ABC"}
-    acted = {
-        a: [
-            e
-            for e in events
-            if e["actor"] == a
-            and (e["kind"] == "message" or (e["kind"] == "action" and e["payload"]["action"] != "do_nothing"))
-        ]
-        for a in "ABC"
-    }
+    acted = {a: [e for e in events if e["actor"] == a and e["kind"] in ("message", "action")] for a in "ABC"}
     for a in "ABC":
         n = {"actions": len(acted[a]), "turns": 4, "half": len(acted[a]) // 2, "rounds": 4, "none": 0}[expected]
         assert len(per_agent[a]) == n, (a, cadence)
+
+
+@pytest.mark.parametrize("after_do_nothing", [True, False])
+def test_do_nothing_is_an_action_to_probe_after_unless_the_config_says_not(after_do_nothing):
+    """The paper probes after every action and counts do_nothing among them; Shape Factory's
+    traders often wait, so the two settings differ there, and only in the probes."""
+    exp = load_experiment(CONFIG / "shape_factory/baseline.yaml")
+    exp = replace(exp, probe=replace(exp.probe, after_do_nothing=after_do_nothing))
+    events, _ = run_with(exp, json.dumps(answer()))
+    waits = [e for e in events if e["kind"] == "action" and e["payload"]["action"] == "do_nothing"]
+    acts = [{k: v for k, v in e.items() if k != "id"} for e in events if e["kind"] in ("message", "action")]
+    probes = [e for e in events if e["kind"] in ("probe", "probe_error")]
+    assert waits, "no do_nothing in this run: the test shows nothing"
+    assert len(probes) == len(acts) - (0 if after_do_nothing else len(waits))
+    other, _ = run_with(
+        replace(exp, probe=replace(exp.probe, after_do_nothing=not after_do_nothing)), json.dumps(answer())
+    )
+    assert [{k: v for k, v in e.items() if k != "id"} for e in other if e["kind"] in ("message", "action")] == acts
+
+
+def test_after_do_nothing_is_read_from_the_config_and_checked(tmp_path):
+    import shutil
+
+    from incognita.common.io import InputError
+
+    root = tmp_path / "collabsim"
+    shutil.copytree(CONFIG, root)
+    path = root / "daytrader/quiet.yaml"
+    path.write_text(
+        "extends: baseline\nvariable: communication_bandwidth\ndescription: quiet probes\nset:\n  probe.after_do_nothing: false\n"
+    )
+    assert load_experiment(path).probe.after_do_nothing is False
+    assert load_experiment(root / "daytrader/baseline.yaml").probe.after_do_nothing is True
+    path.write_text(
+        "extends: baseline\nvariable: communication_bandwidth\ndescription: quiet probes\nset:\n  probe.after_do_nothing: sometimes\n"
+    )
+    with pytest.raises(InputError, match="after_do_nothing"):
+        load_experiment(path)
 
 
 # --- scripted answers -----------------------------------------------------------------------
