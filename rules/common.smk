@@ -142,7 +142,7 @@ def get_pacing(wildcards):
     if "model" in wildcards.keys():
         entries.append(config["models"][wildcards.model])
     if "cs_model" in wildcards.keys():
-        entries += list((get_collabsim_design()[0].models[wildcards.cs_model] or {}).values())
+        entries += list((get_collabsim_design()[0].overrides(wildcards.cs_model) or {}).values())
     return NotCompared(pacing_map(entries))
 
 
@@ -283,7 +283,7 @@ def get_collabsim_models(wildcards):
     their pacing settings apart (get_pacing)."""
     from incognita.common.pacing import without_pacing
 
-    models = get_collabsim_design()[0].models[wildcards.cs_model]
+    models = get_collabsim_design()[0].overrides(wildcards.cs_model)
     if not models:
         return "none"
     return json.dumps({k: without_pacing(v)[0] for k, v in models.items()}, sort_keys=True, separators=(",", ":"))

@@ -114,6 +114,62 @@ def check_cmd(config_path: str) -> None:
         )
 
 
+@collabsim.command("estimate")
+@click.option("--config", "config_path", default="config/collabsim/paper.yaml", show_default=True)
+@click.option(
+    "--prices", "prices_path", default=None, help="price table (default: the config's, else config/prices.yaml)"
+)
+def estimate_cmd(config_path: str, prices_path: str | None) -> None:
+    """Model calls (turns and probes), tokens and cost of the config's CollabSim design, per model
+    label and task, before anything is paid (the design is simulated with scripted stand-ins)."""
+    from incognita.collabsim.call_estimate import estimate
+    from incognita.collabsim.design import design_from_config
+    from incognita.common.io import read_yaml
+    from incognita.common.prices import load_prices, resolve_path
+
+    cfg = read_yaml(config_path) or {}
+    design = design_from_config(cfg)
+    table = load_prices(resolve_path(prices_path or cfg.get("prices")))
+    runs = sum(len(c) for c in design.conditions.values()) * len(design.designs) * len(design.seeds)
+    click.echo(
+        f"{config_path}: {runs} runs per label ({sum(len(c) for c in design.conditions.values())} conditions x "
+        f"{len(design.designs)} designs x {len(design.seeds)} seeds), {len(design.models)} labels; "
+        f"stand_ins {'on: the workflow runs them offline' if design.stand_ins else 'off'}"
+    )
+    click.echo(f"prices: {table.path} version {table.version} (retrieved {table.retrieved})")
+    lines, elapsed = estimate(design, table)
+    click.echo(
+        f"{'label':<20}{'task':<16}{'runs':>5}{'turns':>8}{'probes':>8}{'prompt':>9}{'output':>9}{'USD':>10}"
+        f"{'cached':>10}"
+    )
+    for ln in lines:
+        note = "  (offline)" if ln.offline else (f"  (no price: {', '.join(ln.unpriced)})" if ln.unpriced else "")
+        click.echo(
+            f"{ln.label[:19]:<20}{ln.task:<16}{ln.runs:>5}{ln.turn_calls:>8}{ln.probe_calls:>8}"
+            f"{_tokens(ln.prompt_tokens):>9}{_tokens(ln.output_tokens):>9}{ln.cost_usd:>10.2f}"
+            f"{ln.cached_cost_usd:>10.2f}{note}"
+        )
+    for label in design.models:
+        mine = [ln for ln in lines if ln.label == label]
+        click.echo(
+            f"label {label}: {sum(ln.turn_calls + ln.probe_calls for ln in mine)} calls, "
+            f"{_tokens(sum(ln.prompt_tokens + ln.output_tokens for ln in mine))} tokens, "
+            f"${sum(ln.cost_usd for ln in mine):.2f} cold, ${sum(ln.cached_cost_usd for ln in mine):.2f} with the "
+            "provider's prefix caching"
+        )
+    click.echo(
+        f"total: {sum(ln.turn_calls + ln.probe_calls for ln in lines)} model calls, "
+        f"{_tokens(sum(ln.prompt_tokens + ln.output_tokens for ln in lines))} tokens, "
+        f"${sum(ln.cost_usd for ln in lines):.2f} cold, ${sum(ln.cached_cost_usd for ln in lines):.2f} with prefix "
+        f"caching (stand-ins simulated in {elapsed:.1f} s; "
+        "method and limits: docs/collabsim.md, 'Cost estimate')"
+    )
+
+
+def _tokens(n: float) -> str:
+    return f"{n / 1e6:.2f}M" if n >= 1e6 else f"{n / 1e3:.1f}k"
+
+
 @collabsim.command("table")
 @click.argument("runs", nargs=-1, type=click.Path(file_okay=False))
 @click.option("--out", default="results/collabsim/runs.parquet", show_default=True)

@@ -7,10 +7,15 @@
       tasks: null             # null = every condition of every task; {task: [conditions]} selects
       models:                 # label -> null (the files' own models) or {role or "*": entry}
         scripted: null
+      labels: null            # which labels of `models` run (null = all; an overlay's models are
+                              # merged into the default's, so config/collabsim/paper.yaml names its four)
       designs: [persona, theory]
+      stand_ins: false        # true: every label is played by the files' scripted agents (offline)
 
 A run is a cell (task, condition, model label, design) and a seed. Conditions, model labels and
 designs are crossed, so the paper's model x design x condition comparisons are one config away.
+With `stand_ins` the labels keep their names and their entries (which `incognita collabsim
+estimate` prices), but no run calls a model: the design, its tables and figures build offline.
 """
 
 from __future__ import annotations
@@ -49,8 +54,13 @@ class Design:
     root: Path
     seeds: tuple[int, ...]
     conditions: dict[str, tuple[str, ...]]  # task -> conditions, baseline first
-    models: dict[str, dict | None]  # label -> overrides
+    models: dict[str, dict | None]  # label -> overrides, for the labels that run
     designs: tuple[str, ...]
+    stand_ins: bool = False  # scripted agents play every label (`overrides` is then None)
+
+    def overrides(self, label: str) -> dict | None:
+        """The label's model entries as its runs use them: none while stand-ins play it."""
+        return None if self.stand_ins else self.models[label]
 
     def experiment_file(self, task: str, condition: str) -> Path:
         return self.root / task / f"{condition}.yaml"
@@ -65,7 +75,7 @@ class Design:
         ]
 
     def load(self, cell: Cell) -> Experiment:
-        return load_experiment(self.experiment_file(cell.task, cell.condition), self.models[cell.model], cell.design)
+        return load_experiment(self.experiment_file(cell.task, cell.condition), self.overrides(cell.model), cell.design)
 
 
 def design_from_config(config: dict) -> Design:
@@ -78,11 +88,27 @@ def design_from_config(config: dict) -> Design:
     bad = [m for m in models if not _LABEL.match(str(m))]
     if bad:
         raise InputError(f"config key collabsim.models: bad label(s) {bad} (letters, digits, '.', '_', '-')")
+    labels = section.get("labels")
+    if labels is not None:
+        missing = [m for m in labels if m not in models]
+        if missing:
+            raise InputError(f"config key collabsim.labels: {missing} not in collabsim.models ({', '.join(models)})")
+        models = {m: models[m] for m in labels}
     designs = tuple(section.get("designs") or ("persona",))
     unknown = [d for d in designs if d not in DESIGNS]
     if unknown:
         raise InputError(f"config key collabsim.designs: unknown design(s) {unknown} (expected {', '.join(DESIGNS)})")
-    return Design(root, tuple(range(first, first + n)), _conditions(section.get("tasks"), root), dict(models), designs)
+    stand_ins = section.get("stand_ins", False)
+    if not isinstance(stand_ins, bool):
+        raise InputError(f"config key collabsim.stand_ins: expected true or false, got {stand_ins!r}")
+    conditions = _conditions(section.get("tasks"), root)
+    design = Design(root, tuple(range(first, first + n)), conditions, dict(models), designs, stand_ins)
+    if stand_ins:  # no run reads the entries, but the estimate prices them and a later real run needs them
+        task = next(iter(conditions))
+        for entries in design.models.values():
+            if entries:
+                load_experiment(design.experiment_file(task, "baseline"), entries, designs[0])
+    return design
 
 
 def _conditions(chosen: dict | None, root: Path) -> dict[str, tuple[str, ...]]:

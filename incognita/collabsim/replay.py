@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from incognita.collabsim.design import EVENTS, MANIFEST
 from incognita.collabsim.events import to_jsonl
 from incognita.collabsim.experiment import load_experiment
-from incognita.collabsim.design import EVENTS, MANIFEST
 from incognita.collabsim.run import simulate
 from incognita.common.environment import code_identity
 from incognita.common.io import InputError, read_json

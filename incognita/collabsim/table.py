@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from incognita.collabsim.design import EVENTS, MANIFEST, METRICS
 from incognita.collabsim.events import read_events
 from incognita.collabsim.probe_analysis import (
     PROBE_MEASURES,
@@ -17,7 +18,6 @@ from incognita.collabsim.probe_analysis import (
     probe_rows,
     run_summaries,
 )
-from incognita.collabsim.design import EVENTS, MANIFEST, METRICS
 from incognita.common.io import InputError
 
 ID_COLUMNS = ("task", "condition", "variable", "model", "design", "seed")
