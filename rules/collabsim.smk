@@ -105,3 +105,28 @@ rule collabsim_figures:
     shell:
         "python -m incognita collabsim figures --stats-dir {params.stats_dir} --runs {input.runs} "
         "--out-dir {output} > {log} 2>&1"
+
+
+rule collabsim_paper:
+    input:
+        runs=f"{COLLABSIM_RESULTS}/runs.parquet",
+        probes=f"{COLLABSIM_RESULTS}/probes.parquet",
+        convergence=f"{COLLABSIM_RESULTS}/convergence.parquet",
+    output:
+        report(
+            directory(f"{COLLABSIM_RESULTS}/paper"),
+            patterns=["{name}.png"],
+            caption="../report/collabsim_paper.rst",
+            category="CollabSim (the paper's layout)",
+            labels={"figure": "{name}"},
+        ),
+    log:
+        "logs/collabsim/paper.log",
+    benchmark:
+        "benchmarks/collabsim_paper.tsv"
+    priority: 5
+    conda:
+        "../envs/incognita.yaml"
+    shell:
+        "python -m incognita collabsim paper --runs {input.runs} --probes {input.probes} "
+        "--convergence {input.convergence} --out-dir {output} > {log} 2>&1"

@@ -224,7 +224,7 @@ def get_final_targets():
             "results/figures",
             "results/viewer",
         ]
-        + (["results/collabsim/figures"] if "collabsim" in config else [])
+        + (["results/collabsim/figures", "results/collabsim/paper"] if "collabsim" in config else [])
     )
 
 

@@ -216,6 +216,20 @@ def figures_cmd(stats_dir: str, runs_path: str, out_dir: str) -> None:
     click.echo(f"{out_dir}: {len(paths)} files")
 
 
+@collabsim.command("paper")
+@click.option("--runs", "runs_path", default="results/collabsim/runs.parquet", show_default=True)
+@click.option("--probes", "probes_path", default="results/collabsim/probes.parquet", show_default=True)
+@click.option("--convergence", "convergence_path", default="results/collabsim/convergence.parquet", show_default=True)
+@click.option("--out-dir", default="results/collabsim/paper", show_default=True)
+def paper_cmd(runs_path: str, probes_path: str, convergence_path: str, out_dir: str) -> None:
+    """The paper's layout: a results table per task, alignment by probing question (Table 3),
+    confidence over task progress (Figure 3) and alignment against group size (Figure 4)."""
+    from incognita.collabsim.paper_outputs import write_paper_outputs
+
+    paths = write_paper_outputs(Path(runs_path), Path(probes_path), Path(convergence_path), Path(out_dir))
+    click.echo(f"{out_dir}: {len(paths)} files")
+
+
 @collabsim.command("personas")
 @click.option("--count", type=int, default=60, show_default=True)
 @click.option("--seed", type=int, default=20261130, show_default=True)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 import random
-import time
 from itertools import pairwise
 
 import pytest
@@ -314,13 +313,10 @@ def test_with_a_visible_canvas_the_guide_sees_the_follower_act_and_draw():
     assert all(e["visibility"] == ["follower"] for e in plain if e["kind"] == "action" and e["actor"] == "follower")
 
 
-def test_a_run_replays_byte_for_byte_and_is_fast():
+def test_a_run_replays_byte_for_byte():
+    # (how long a run takes is measured in bench/collabsim.py, not asserted here)
     exp = load_experiment(MAP / "baseline.yaml")
-    t0 = time.perf_counter()
-    first = simulate(exp, 2)
-    elapsed = time.perf_counter() - t0
-    assert events_bytes(first) == events_bytes(simulate(exp, 2))
-    assert elapsed < 0.5
+    assert events_bytes(simulate(exp, 2)) == events_bytes(simulate(exp, 2))
 
 
 def test_bad_parameters_stop_with_the_key_named():

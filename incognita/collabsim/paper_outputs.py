@@ -1,0 +1,168 @@
+"""The CollabSim paper's own results layout, from the table stage's three tables
+(`runs.parquet`, `probes.parquet`, `convergence.parquet`), under `results/collabsim/paper/`:
+
+- `results_<task>.csv` / `.md`: the main results table of each task (the paper's Section 4.3
+  tables): one row per model label and agent design, one column per condition and metric (the
+  task's outcome and process metrics, mean over seeds);
+- `alignment_by_question.csv` / `.md` (its Table 3): per task, mean alignment on Q1 task state,
+  Q2 partner intent and Q3 own plan, then the task's mean and SD over runs;
+- `figure3_confidence.png` / `.svg`: probe confidence over task progress, one line per condition,
+  one panel per task (models and designs pooled, as the paper's Figure 3);
+- `figure4_group_size.png` / `.svg`: alignment against group size in Shape Factory and DayTrader,
+  one line per model label (its Figure 4).
+
+Alignment of a run on a question is the mean, over its probe points, of the teammates' pairwise
+SBERT similarity (`convergence.parquet`). Every table and figure says which population made it:
+"scripted stand-ins" when every run's agents were scripted.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from incognita.collabsim.tasks import task_class  # noqa: E402
+from incognita.common.io import InputError, atomic_write, atomic_write_text  # noqa: E402
+from incognita.common.plotting import RC, save_figure  # noqa: E402
+from incognita.common.tables import to_markdown  # noqa: E402
+
+QUESTIONS = {"situation": "Q1 task state", "partners": "Q2 partner intent", "plan": "Q3 own plan"}
+GROUP_SIZE_TASKS = ("shape_factory", "daytrader")
+PROGRESS_BINS = 10
+
+
+def population(runs: pd.DataFrame) -> str:
+    """Who played the runs, for captions: the scripted labels are named when only some are."""
+    scripted = sorted(set(runs.loc[runs["scripted"].astype(bool), "model"]))
+    if len(scripted) == runs["model"].nunique():
+        return "Population: scripted stand-ins for every label (offline; no model was called)."
+    if scripted:
+        return f"Population: real models, except the scripted labels {', '.join(scripted)}."
+    return "Population: real models."
+
+
+def results_table(runs: pd.DataFrame, task: str) -> pd.DataFrame:
+    """Rows model x design; columns `<condition>: <metric>`, means over seeds, conditions in run order."""
+    part = runs[runs["task"] == task]
+    metrics = [m for m in task_class(task).METRICS if m in part.columns]
+    means = part.groupby(["model", "design", "condition"], sort=False)[metrics].mean()
+    wide = means.unstack("condition")
+    conditions = list(dict.fromkeys(part["condition"]))
+    columns = [(m, c) for c in conditions for m in metrics]
+    wide = wide.reindex(columns=pd.MultiIndex.from_tuples(columns))
+    wide.columns = [f"{c}: {m}" for m, c in columns]
+    return wide.reset_index()
+
+
+def run_alignment(convergence: pd.DataFrame) -> pd.DataFrame:
+    """One row per run and question: the mean similarity over the run's probe points."""
+    keys = ["task", "condition", "model", "design", "seed", "question"]
+    return convergence.groupby(keys, as_index=False)["similarity"].mean().rename(columns={"similarity": "alignment"})
+
+
+def alignment_by_question(convergence: pd.DataFrame) -> pd.DataFrame:
+    columns = ["task", *QUESTIONS.values(), "mean", "sd", "runs"]
+    if convergence.empty:  # probing off, or no step with two teammates' answers
+        return pd.DataFrame(columns=columns)
+    per_run = run_alignment(convergence)
+    rows = []
+    for task, part in per_run.groupby("task", sort=False):
+        row = {"task": task}
+        for question, label in QUESTIONS.items():
+            values = part.loc[part["question"] == question, "alignment"]
+            row[label] = values.mean() if len(values) else np.nan
+        overall = part.groupby(["condition", "model", "design", "seed"])["alignment"].mean()
+        row["mean"], row["sd"], row["runs"] = overall.mean(), overall.std(ddof=1), len(overall)
+        rows.append(row)
+    return pd.DataFrame(rows, columns=columns)
+
+
+def figure3(probes: pd.DataFrame, note: str):
+    tasks = list(dict.fromkeys(probes.loc[probes["confidence"].notna(), "task"])) if len(probes) else []
+    if not tasks:  # probing off in every run
+        return None
+    with plt.rc_context(RC):
+        fig, axes = plt.subplots(1, len(tasks), figsize=(3.2 * len(tasks), 2.9), squeeze=False, layout="constrained")
+        for ax, task in zip(axes[0], tasks):
+            part = probes[(probes["task"] == task) & probes["confidence"].notna()].copy()
+            part["bin"] = np.minimum((part["progress"] * PROGRESS_BINS).astype(int), PROGRESS_BINS - 1)
+            for condition, rows in part.groupby("condition", sort=False):
+                line = rows.groupby("bin")["confidence"].mean()
+                ax.plot((line.index + 0.5) / PROGRESS_BINS * 100, line.values, marker="o", ms=3, label=condition)
+            ax.set_title(task.replace("_", " "))
+            ax.set_xlabel("task progress (%)")
+            ax.set_xlim(0, 100)
+            ax.legend(fontsize=7)
+        axes[0][0].set_ylabel("probe confidence")
+        fig.suptitle(f"Probe confidence over task progress, one line per condition.\n{note}", fontsize=9)
+    return fig
+
+
+def figure4(runs: pd.DataFrame, convergence: pd.DataFrame, note: str):
+    if convergence.empty:
+        return None
+    per_run = run_alignment(convergence)
+    overall = per_run.groupby(["task", "condition", "model", "design", "seed"], as_index=False)["alignment"].mean()
+    sizes = runs[["task", "condition", "model", "design", "seed", "n_agents", "variable"]]
+    data = overall.merge(sizes, on=["task", "condition", "model", "design", "seed"])
+    data = data[data["variable"].isin(["baseline", "group_size"])]
+    tasks = [t for t in GROUP_SIZE_TASKS if t in set(data["task"])]
+    if not tasks:
+        return None
+    with plt.rc_context(RC):
+        fig, axes = plt.subplots(1, len(tasks), figsize=(3.6 * len(tasks), 2.9), squeeze=False, layout="constrained")
+        for ax, task in zip(axes[0], tasks):
+            for model, rows in data[data["task"] == task].groupby("model", sort=False):
+                line = rows.groupby("n_agents")["alignment"].mean()
+                ax.plot(line.index, line.values, marker="o", ms=4, label=model)
+            ax.set_title(task.replace("_", " "))
+            ax.set_xlabel("group size (agents)")
+            ax.legend(fontsize=7)
+        axes[0][0].set_ylabel("alignment (mean SBERT similarity)")
+        fig.suptitle(f"Alignment against group size, one line per model.\n{note}", fontsize=9)
+    return fig
+
+
+def write_paper_outputs(runs_path: Path, probes_path: Path, convergence_path: Path, out_dir: Path) -> list[Path]:
+    try:
+        runs, probes, convergence = (pd.read_parquet(p) for p in (runs_path, probes_path, convergence_path))
+    except FileNotFoundError as exc:
+        raise InputError(f"{exc.filename}: missing (run the collabsim table stage first)") from None
+    if runs.empty:
+        raise InputError(f"{runs_path}: no runs")
+    note = population(runs)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+
+    def table(df: pd.DataFrame, stem: str, title: str) -> None:
+        atomic_write(out_dir / f"{stem}.csv", lambda tmp: df.to_csv(tmp, index=False))
+        atomic_write_text(out_dir / f"{stem}.md", f"**{title}** {note}\n\n{to_markdown(df)}\n")
+        written.extend([out_dir / f"{stem}.csv", out_dir / f"{stem}.md"])
+
+    for task in dict.fromkeys(runs["task"]):
+        table(
+            results_table(runs, task),
+            f"results_{task}",
+            f"CollabSim {task}: each condition's outcome and process metrics, mean over seeds, "
+            "per model label and agent design.",
+        )
+    table(
+        alignment_by_question(convergence),
+        "alignment_by_question",
+        "CollabSim alignment by probing question (mean over runs; mean and SD over runs of each run's "
+        "alignment averaged over the three questions).",
+    )
+    for stem, fig in (
+        ("figure3_confidence", figure3(probes, note)),
+        ("figure4_group_size", figure4(runs, convergence, note)),
+    ):
+        if fig is not None:
+            written += save_figure(fig, out_dir, stem)
+            plt.close(fig)
+    return written
