@@ -158,11 +158,13 @@ def write_paper_outputs(runs_path: Path, probes_path: Path, convergence_path: Pa
         "CollabSim alignment by probing question (mean over runs; mean and SD over runs of each run's "
         "alignment averaged over the three questions).",
     )
-    for stem, fig in (
-        ("figure3_confidence", figure3(probes, note)),
-        ("figure4_group_size", figure4(runs, convergence, note)),
-    ):
-        if fig is not None:
-            written += save_figure(fig, out_dir, stem)
-            plt.close(fig)
+    # Drawn and saved under RC: its svg.hashsalt makes marker ids, and so the bytes, repeatable.
+    with plt.rc_context(RC):
+        for stem, fig in (
+            ("figure3_confidence", figure3(probes, note)),
+            ("figure4_group_size", figure4(runs, convergence, note)),
+        ):
+            if fig is not None:
+                written += save_figure(fig, out_dir, stem)
+                plt.close(fig)
     return written

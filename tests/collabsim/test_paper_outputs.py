@@ -118,3 +118,16 @@ def test_runs_without_probes_still_give_the_tables(tmp_path):
         "alignment_by_question.csv",
         "alignment_by_question.md",
     }
+
+
+def test_the_figures_are_the_same_bytes_every_time(tmp_path):
+    runs, conv = runs_frame(), convergence_frame()
+    for name, frame in (
+        ("runs", runs),
+        ("probes", conv.rename(columns={"similarity": "confidence"})),
+        ("convergence", conv),
+    ):
+        frame.to_parquet(tmp_path / f"{name}.parquet")
+    inputs = [tmp_path / f"{n}.parquet" for n in ("runs", "probes", "convergence")]
+    first, second = write_paper_outputs(*inputs, tmp_path / "a"), write_paper_outputs(*inputs, tmp_path / "b")
+    assert [p.read_bytes() for p in first] == [p.read_bytes() for p in second]
