@@ -62,3 +62,19 @@ def test_describe_names_version_source_and_lock():
     text = environment.describe()
     assert text.startswith("incognita ") and f"source {environment.source_hash()[:12]}" in text
     assert "lock " in text
+
+
+def test_the_cli_prints_it_on_request_only():
+    from click.testing import CliRunner
+
+    from incognita.cli import main
+
+    out = CliRunner().invoke(main, ["--version"])
+    assert out.exit_code == 0 and out.output.strip() == environment.describe()
+    fresh = subprocess.run(
+        [sys.executable, "-c", "import incognita.cli, sys; print('incognita.common.environment' in sys.modules)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert fresh.stdout.strip() == "False"  # importing the CLI does not hash the source
