@@ -17,12 +17,11 @@ import pytest
 
 MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
-# The server's chat formats (docs/models.md, "Run against a local model"). With tools in a
-# request only `chatml-function-calling` shows their schemas to the model, but its template
-# HTML-escapes every message in llama-cpp-python 0.3.36 (a quote reaches the model as `&#34;`),
-# which doubles the tokens of a JSON observation. `chatml` passes the text unchanged and
-# ignores tools: the format for roles without tools, such as every CollabSim agent.
-TOOLS_FORMAT, PLAIN_FORMAT = "chatml-function-calling", "chatml"
+# The server's chat format (docs/models.md, "Chat format"): `chatml` passes messages unchanged.
+# llama-cpp-python 0.3.36's `chatml-function-calling` would show tools only to requests that set
+# `tool_choice`, which the harness does not send, and HTML-escapes every message (a quote reaches
+# the model as `&#34;`), doubling the tokens of a JSON turn.
+PLAIN_FORMAT = "chatml"
 
 
 def model_file() -> Path:
@@ -71,7 +70,7 @@ def free_port() -> int:
 
 
 @contextmanager
-def llama_server(log: Path, chat_format: str = TOOLS_FORMAT, timeout: float = 120.0):
+def llama_server(log: Path, chat_format: str = PLAIN_FORMAT, timeout: float = 120.0):
     """The server on a free loopback port; yields its base URL and stops it on exit."""
     port = free_port()
     with log.open("w") as out:

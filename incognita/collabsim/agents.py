@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from incognita.collabsim.agent_prompts import render, system_prompt
+from incognita.collabsim.answer_schemas import action_schema, probe_schema
 from incognita.collabsim.engine import agent_seed
 from incognita.collabsim.experiment import Experiment
 from incognita.collabsim.policies import make_scripted
@@ -37,10 +38,19 @@ class ModelParticipant:
     usage: Usage = field(default_factory=Usage)
     probe_usage: Usage = field(default_factory=Usage)
     probes: int = 0  # probes asked so far; each has a seed of its own (probe_seed)
+    # The answers' JSON schemas (answer_schemas), sent only when the model entry sets structured_output.
+    action_schema: dict | None = None
+    probe_schema: dict | None = None
 
     def act(self, observation: dict) -> str:
         self.history.append(Turn("user", render(observation)))
-        request = ModelRequest(role=self.agent.id, system=self.system, messages=tuple(self.history), seed=self.seed)
+        request = ModelRequest(
+            role=self.agent.id,
+            system=self.system,
+            messages=tuple(self.history),
+            seed=self.seed,
+            output_schema=self.action_schema,
+        )
         response = self.backend.respond(request)
         self.usage.add(response.usage)
         self.usage.calls += 1
@@ -58,7 +68,11 @@ class ModelParticipant:
         messages = (*self.history, Turn("user", prompt))
         response = self.backend.respond(
             ModelRequest(
-                role=self.agent.id, system=self.system, messages=messages, seed=probe_seed(self.seed, self.probes)
+                role=self.agent.id,
+                system=self.system,
+                messages=messages,
+                seed=probe_seed(self.seed, self.probes),
+                output_schema=self.probe_schema,
             )
         )
         self.probe_usage.add(response.usage)
@@ -83,7 +97,14 @@ def make_participants(
             "cell": run_cell(exp, seed, agent, s),
         }
         backend = make_backend(spec, agent.role, context, scripted=make_scripted)
-        out[agent.id] = ModelParticipant(agent, backend, system_prompt(exp, agent, seed), s)
+        out[agent.id] = ModelParticipant(
+            agent,
+            backend,
+            system_prompt(exp, agent, seed),
+            s,
+            action_schema=action_schema(exp, agent.role),
+            probe_schema=probe_schema(exp.probe_template) if exp.probe_template else None,
+        )
     return out
 
 

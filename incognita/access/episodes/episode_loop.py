@@ -57,6 +57,32 @@ class AgentAction:
     reason: str = ""
 
 
+def agent_output_schema(allowed: list[str]) -> dict:
+    """The message half of the output contract below as a JSON schema, for a model entry with
+    `structured_output` (docs/models.md). A tool call (direct arm) stays outside it: tools travel
+    in their own request field. `schema` has the shape strict modes take (a closed object, every
+    key required), which cannot tie FINAL to ENVIRONMENT; `grammar_schema` adds that rule (a MESSAGE
+    to a recipient, or FINAL to ENVIRONMENT) for servers that compile the schema to a grammar."""
+
+    def message(recipients: list[str], types: list[str]) -> dict:
+        return {
+            "type": "object",
+            "properties": {
+                "recipient": {"type": "string", "enum": recipients},
+                "message": {"type": "string"},
+                "message_type": {"type": "string", "enum": types},
+            },
+            "required": ["recipient", "message", "message_type"],
+            "additionalProperties": False,
+        }
+
+    return {
+        "name": "agent_message",
+        "schema": message([*allowed, ENVIRONMENT], ["MESSAGE", "FINAL"]),
+        "grammar_schema": {"anyOf": [message(list(allowed), ["MESSAGE"]), message([ENVIRONMENT], ["FINAL"])]},
+    }
+
+
 def parse_agent_output(resp: ModelResponse, allowed: list[str]) -> AgentAction:
     """Check one agent turn against the output contract; never raises."""
     text = (resp.text or "").strip()
@@ -121,6 +147,7 @@ class Episode:
         self.allowed = recipients(arm, desks)
         self.gate = DisclosureGate(card)
         self.agent = Participant(AGENT, agent, prompts.agent(arm, self.allowed), [])
+        self.agent_schema = agent_output_schema(self.allowed)
         self.customer = Participant(USER, customer, "", [])
         self.service = {
             name: Participant(name, b, prompts.vega() if name == "Vega" else prompts.desk(name), [])
@@ -130,9 +157,16 @@ class Episode:
         self.turn = 0
 
     # ------------------------------------------------------------------ plumbing
-    def _ask(self, p: Participant, system: str, tools: list[dict]) -> ModelResponse:
+    def _ask(self, p: Participant, system: str, tools: list[dict], output_schema: dict | None = None) -> ModelResponse:
         resp = p.backend.respond(
-            ModelRequest(role=p.name, system=system, messages=tuple(p.history), tools=tuple(tools), seed=self.seed)
+            ModelRequest(
+                role=p.name,
+                system=system,
+                messages=tuple(p.history),
+                tools=tuple(tools),
+                seed=self.seed,
+                output_schema=output_schema,
+            )
         )
         usage = self.record.usage.setdefault(p.name, Usage())
         usage.add(resp.usage)
@@ -234,7 +268,7 @@ class Episode:
     def _agent_turn(self, agent_tools: list[dict]) -> bool:
         """Run one agent turn; True when the agent ended the episode."""
         a = self.agent
-        resp = self._ask(a, a.system, agent_tools)
+        resp = self._ask(a, a.system, agent_tools, self.agent_schema)
         action = parse_agent_output(resp, self.allowed)
         a.history.append(Turn("assistant", resp.text, tool_calls=resp.tool_calls))
         if action.kind == "error":

@@ -90,6 +90,7 @@ _STR_COLUMNS = (
     "failure_type_exact_credited",
     "injected_failure",
     "agent_backend",
+    "agent_structured_output",
 )
 NA = float("nan")
 
@@ -144,6 +145,8 @@ class TrialRow:
     gate_withheld_facts: int
     level: int | None
     injected_slips: int | None
+    # How the agent's answers were constrained: none (as the paper), or the entry's structured_output kind.
+    agent_structured_output: str | None
 
 
 def frame(rows: Iterable[dict]) -> pd.DataFrame:

@@ -413,7 +413,17 @@ def read_trial(record: EpisodeRecord, reference_task: dict) -> TrialRow:
         gate_withheld_facts=reading.gate_withheld,
         level=reference_task.get("level"),
         injected_slips=truth.get("slips"),
+        agent_structured_output=structured_output((record.models or {}).get("agent")),
     )
+
+
+def structured_output(entry: str | None) -> str | None:
+    """The agent entry's `structured_output` setting, `none` when it has none (None without an entry)."""
+    from incognita.common.backends.base import split_entry
+
+    if not entry:
+        return None
+    return split_entry(entry)[1].get("structured_output") or "none"
 
 
 def backend_family(entry: str | None) -> str:

@@ -17,6 +17,15 @@ from incognita.common.io import InputError
 
 # Actions every role has, handled by the engine itself.
 MESSAGE, NOTHING = "message", "do_nothing"
+LISTED_RANGE = 200  # whole-number arguments with at most this many values are listed in their schema
+
+
+def whole_number(lo: int, hi: int | None = None) -> dict:
+    """A whole-number argument of `Task.argument_schemas`: its values listed when the range is short
+    (every server's schema dialect takes an enum, not every one takes bounds), else any integer."""
+    if hi is not None and hi - lo < LISTED_RANGE:
+        return {"type": "integer", "enum": list(range(lo, hi + 1))}
+    return {"type": "integer"}
 
 
 class Context(Protocol):
@@ -63,6 +72,14 @@ class Task:
         missing = [k for k in cls.REQUIRED if k not in params]
         if missing:
             raise InputError(f"{where}: missing key(s) {', '.join(missing)}")
+
+    @classmethod
+    def argument_schemas(cls, params: dict, agent_ids: tuple[str, ...]) -> dict[str, dict[str, dict]]:
+        """Each task action's arguments as JSON schemas (action -> name -> schema), for the answer
+        schema of a model entry with `structured_output` (incognita.collabsim.answer_schemas).
+        Names and types only, as the prompt states them; whether a value is allowed now stays
+        `validate`'s call. `params` has the defaults filled in. Default: no arguments."""
+        return {action: {} for actions in cls.actions.values() for action in actions}
 
     def role_actions(self, agent: str) -> tuple[str, ...]:
         return (*self.actions[self.role[agent]], MESSAGE, NOTHING)

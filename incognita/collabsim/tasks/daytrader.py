@@ -9,7 +9,7 @@ a discussion phase of `discussion_steps` steps lets players only message, to eve
 
 from __future__ import annotations
 
-from incognita.collabsim.tasks import NOTHING, Context, Task
+from incognita.collabsim.tasks import NOTHING, Context, Task, whole_number
 from incognita.common.io import InputError
 
 INDIVIDUAL, GROUP = "make_individual_investment", "make_group_investment"
@@ -103,6 +103,11 @@ class DayTrader(Task):
 
     def messaging(self) -> str | None:
         return "broadcast" if self.discussion_left else None
+
+    @classmethod
+    def argument_schemas(cls, params, agent_ids):
+        amount = whole_number(params["min_invest"], params["max_invest"])
+        return {INDIVIDUAL: {"amount": amount}, GROUP: {"amount": amount}}
 
     def validate(self, agent, action, args):
         amount = args.get("amount")

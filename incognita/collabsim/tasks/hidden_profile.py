@@ -128,6 +128,10 @@ class HiddenProfile(Task):
     def messaging(self) -> str | None:
         return "broadcast"
 
+    @classmethod
+    def argument_schemas(cls, params, agent_ids):
+        return {DECIDE: {"candidate": {"type": "string", "enum": list(params["candidates"])}}}
+
     def validate(self, agent, action, args):
         candidate = args.get("candidate")
         if candidate is None:

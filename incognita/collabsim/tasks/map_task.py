@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import random
 
-from incognita.collabsim.tasks import Context, Task
+from incognita.collabsim.tasks import Context, Task, whole_number
 from incognita.common.io import InputError
 
 DRAW, ERASE, UNDO, RESET = "draw", "erase", "undo", "reset"
@@ -264,6 +264,11 @@ class MapTask(Task):
                 "landmarks": {n: list(c) for n, c in self.landmarks.items()},
             }
         return {"start": list(self.start_cell), "landmarks": {n: list(c) for n, c in self.follower_landmarks.items()}}
+
+    @classmethod
+    def argument_schemas(cls, params, agent_ids):
+        cell = {"x": whole_number(0, params["width"] - 1), "y": whole_number(0, params["height"] - 1)}
+        return {DRAW: cell, ERASE: cell, UNDO: {}, RESET: {}}
 
     def validate(self, agent, action, args):
         if action in (DRAW, ERASE):

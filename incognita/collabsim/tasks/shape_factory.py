@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from incognita.collabsim.tasks import Context, Task
+from incognita.collabsim.tasks import Context, Task, whole_number
 from incognita.common.io import InputError
 
 PRODUCE, PROPOSE, RESPOND, CANCEL, FULFILL = (
@@ -203,6 +203,23 @@ class ShapeFactory(Task):
             FULFILL: self._check_fulfill,
         }[action]
         return check(agent, args)
+
+    @classmethod
+    def argument_schemas(cls, params, agent_ids):
+        shape = {"type": "string", "enum": list(params["shapes"])}
+        offer = whole_number(1)
+        return {
+            PRODUCE: {"shape": shape, "quantity": whole_number(1, params["max_production_per_step"])},
+            PROPOSE: {
+                "to": {"type": "string", "enum": list(agent_ids)},
+                "side": {"type": "string", "enum": [BUY, SELL]},
+                "shape": shape,
+                "price": whole_number(params["min_price"], params["max_price"]),
+            },
+            RESPOND: {"offer_id": offer, "accept": {"type": "boolean"}},
+            CANCEL: {"offer_id": offer},
+            FULFILL: {"shape": shape},
+        }
 
     def _check_shape(self, shape: object) -> str | None:
         return None if shape in self.shapes else f"unknown shape {shape!r} (shapes: {', '.join(self.shapes)})"

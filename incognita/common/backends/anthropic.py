@@ -53,6 +53,9 @@ class AnthropicSettings(Settings):
     base_url_env: str = "ANTHROPIC_BASE_URL"
     api_key_env: str = "ANTHROPIC_API_KEY"
     UNUSED: ClassVar[tuple[str, ...]] = ("reasoning_effort", "max_tokens_param", "send_seed")
+    # Anthropic's structured outputs: `output_config.format` {type: json_schema, schema}.
+    STRUCTURED_OUTPUT: ClassVar[tuple[str, ...]] = ("json_schema",)
+    OWNED_FIELDS: ClassVar[tuple[str, ...]] = ("output_config",)
 
     def _check(self, where: str) -> None:
         super()._check(where)
@@ -122,8 +125,25 @@ def request_body(settings: AnthropicSettings, request: ModelRequest) -> dict:
         body["tools"] = to_tools(request.tools)
     if settings.temperature is not None:
         body["temperature"] = float(settings.temperature)
+    if settings.structured_output and request.output_schema:
+        schema = supported_schema(request.output_schema["schema"])
+        body["output_config"] = {"format": {"type": "json_schema", "schema": schema}}
     body.update(settings.extra_body)
     return body
+
+
+def supported_schema(schema: Any) -> Any:
+    """An answer schema as Anthropic's structured outputs take it: an array's `minItems` is 0 or 1
+    there and `maxItems` is not taken, so a longer minimum becomes 1 and a maximum goes (the
+    parser still checks the count: a probe with a missing answer records the question as missing)."""
+    if isinstance(schema, list):
+        return [supported_schema(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: supported_schema(v) for k, v in schema.items() if k != "maxItems"}
+    if out.get("minItems", 0) > 1:
+        out["minItems"] = 1
+    return out
 
 
 def parse_message(text: str) -> dict:

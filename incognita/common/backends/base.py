@@ -39,6 +39,10 @@ class ModelRequest:
     messages: tuple[Turn, ...]
     tools: tuple[dict, ...] = ()  # OpenAI function schemas the role may call
     seed: int = 0
+    # The JSON schema a valid answer satisfies, {"name": ..., "schema": ..., optionally
+    # "grammar_schema": ...}, from the code that parses the answer. Sent to the model only when
+    # its entry sets `structured_output` (incognita.common.backends.openai.response_format).
+    output_schema: dict | None = None
 
 
 @dataclass(frozen=True)

@@ -57,6 +57,11 @@ from incognita.common.progress import call_log
 from incognita.common.usage import Usage
 
 RETRY_STATUS = {408, 409, 425, 429}  # plus every 5xx
+# How a request carries a role's answer schema (ModelRequest.output_schema), by server: OpenAI,
+# vLLM and SGLang take `response_format` {type: json_schema, json_schema: {name, schema, strict}};
+# llama.cpp's Python server (llama-cpp-python) takes {type: json_object, schema}, and gets the
+# schema's `grammar_schema` form when it has one. None: not sent.
+STRUCTURED_OUTPUT = ("json_schema", "json_object")
 FATAL_STATUS = {401, 403, 404}
 # A 429 does not spend the retry budget (the shared pacer waits it out), but an endpoint that answers
 # nothing else is broken: give the episode up after this many.
@@ -91,6 +96,9 @@ class Settings:
     api_key_env: str = "OPENAI_API_KEY"
     send_seed: bool = False
     extra_body: dict = field(default_factory=dict)
+    # Constrain answers to the role's schema (STRUCTURED_OUTPUT); it changes the condition, so it is
+    # part of the entry (records, manifests) and of the cache key. Unconstrained by default, as in the paper.
+    structured_output: str | None = None
     # The endpoint's budget, shared by every job on the machine (incognita.common.pacing); null = no limit.
     rpm: int | None = Limits.rpm
     tpm: int | None = Limits.tpm
@@ -101,6 +109,8 @@ class Settings:
 
     # Fields a subclass's protocol has no use for: a config entry that sets one is refused.
     UNUSED: ClassVar[tuple[str, ...]] = ()
+    STRUCTURED_OUTPUT: ClassVar[tuple[str, ...]] = STRUCTURED_OUTPUT
+    OWNED_FIELDS: ClassVar[tuple[str, ...]] = ("response_format",)  # set by structured_output
 
     @classmethod
     def from_dict(cls, model: str, values: dict, where: str) -> Settings:
@@ -127,7 +137,9 @@ class Settings:
             raise bad("max_retries", "an integer >= 0")
         if not isinstance(self.extra_body, dict):
             raise bad("extra_body", "a mapping of extra request fields")
-        clash = sorted(set(self.extra_body) & {"model", "messages", "tools", "stream", "n"})
+        if self.structured_output is not None and self.structured_output not in self.STRUCTURED_OUTPUT:
+            raise bad("structured_output", f"one of {', '.join(self.STRUCTURED_OUTPUT)} or null")
+        clash = sorted(set(self.extra_body) & {"model", "messages", "tools", "stream", "n", *self.OWNED_FIELDS})
         if clash:
             raise InputError(f"{where}: extra_body may not set {', '.join(clash)} (the harness owns them)")
         self.limits.check(where)
@@ -159,8 +171,23 @@ def request_body(settings: Settings, request: ModelRequest) -> dict:
         body[settings.max_tokens_param] = settings.max_tokens
     if settings.send_seed:
         body["seed"] = request.seed
+    if settings.structured_output and request.output_schema:
+        body["response_format"] = response_format(settings.structured_output, request.output_schema)
     body.update(settings.extra_body)
     return body
+
+
+def response_format(kind: str, output_schema: dict) -> dict:
+    """The `response_format` field of one server kind (STRUCTURED_OUTPUT) for an answer schema."""
+    if kind == "json_schema":
+        # strict: the schemas (incognita.collabsim.answer_schemas, the access agent's message
+        # format) close every object and require every property, as strict mode asks.
+        return {
+            "type": "json_schema",
+            "json_schema": {"name": output_schema["name"], "schema": output_schema["schema"], "strict": True},
+        }
+    # A grammar-compiling server can take rules strict modes cannot state (a root anyOf).
+    return {"type": "json_object", "schema": output_schema.get("grammar_schema", output_schema["schema"])}
 
 
 # --------------------------------------------------------------------------- conversions

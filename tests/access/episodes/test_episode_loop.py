@@ -302,3 +302,28 @@ def test_configured_judge_decides_the_nl_channel(world, partition, card0):
 def test_malformed_judge_output_is_an_error_not_a_score(world, partition, card0):
     record = run_judged(world, partition, card0, Judge("looks fine to me"))
     assert record.termination == "error" and "judge output" in record.error and record.success is None
+
+
+def test_the_structured_output_schemas_agree_with_the_output_contract():
+    """What the message schemas admit, parse_agent_output accepts or refuses as the schema says:
+    every (recipient, type) pair is tried, and the grammar form admits exactly the valid ones."""
+    import itertools
+
+    import jsonschema
+
+    from incognita.access.episodes.episode_loop import ENVIRONMENT, agent_output_schema, parse_agent_output
+
+    allowed = ["USER", "Vega"]
+    schemas = agent_output_schema(allowed)
+    for recipient, kind in itertools.product([*allowed, ENVIRONMENT, "Aster"], ["MESSAGE", "FINAL", "NOTE"]):
+        doc = {"recipient": recipient, "message": "hello", "message_type": kind}
+        action = parse_agent_output(ModelResponse(text=json.dumps(doc)), allowed)
+
+        grammar, strict = (
+            jsonschema.Draft202012Validator(schemas[k]).is_valid(doc) for k in ("grammar_schema", "schema")
+        )
+        assert grammar == (action.kind == "message"), doc
+        assert strict >= (action.kind == "message"), doc  # the strict form admits every valid one
+    assert not jsonschema.Draft202012Validator(schemas["schema"]).is_valid(
+        {"recipient": "USER", "message": "hi", "message_type": "MESSAGE", "cc": "Vega"}
+    )

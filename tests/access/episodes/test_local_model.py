@@ -14,8 +14,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import yaml
-from local_server import llama_server
+from local_server import PLAIN_FORMAT, llama_server
 from workflow_helpers import (
     add_task_stages,
     copy_workflow,
@@ -29,22 +30,33 @@ from workflow_helpers import (
 ARMS = ("direct", "indirect", "social")
 
 
-def local_config(wf: Path, base_url: str) -> Path:
-    """config/local.yaml with the server's port."""
+@pytest.fixture(scope="module")
+def base_url(tmp_path_factory):
+    """One server for the file's tests: its prompt cache carries over from one to the next."""
+    with llama_server(tmp_path_factory.mktemp("llama") / "server.log", PLAIN_FORMAT) as url:
+        yield url
+
+
+def local_config(wf: Path, base_url: str, **design) -> Path:
+    """config/local.yaml with the server's port (and `design` keys replaced)."""
     cfg = yaml.safe_load((wf / "config" / "local.yaml").read_text())
-    for entry in (cfg["models"]["smollm2"], cfg["participants"]["customer"], cfg["participants"]["service"]):
+    for entry in (*cfg["models"].values(), cfg["participants"]["customer"], cfg["participants"]["service"]):
         entry["base_url"] = base_url
+    cfg["design"].update(design)
     path = wf / "config" / "local.test.yaml"
     path.write_text(yaml.safe_dump(cfg, sort_keys=False))
     return path
 
 
-def outputs(wf: Path) -> dict[str, dict]:
-    files = [*(wf / "results" / "episodes").glob("*/smollm2/11/r0.json"), wf / "results/native/smollm2/11/r0.json"]
+def outputs(wf: Path, model: str = "smollm2") -> dict[str, dict]:
+    files = [
+        *(wf / "results" / "episodes").glob(f"*/{model}/11/r0.json"),
+        *(wf / "results/native").glob(f"{model}/11/r0.json"),
+    ]
     return {str(p.relative_to(wf)): json.loads(p.read_text()) for p in files}
 
 
-def test_smollm2_through_the_workflow_in_every_arm_and_natively(tmp_path, task_stages):
+def test_smollm2_through_the_workflow_in_every_arm_and_natively(tmp_path, task_stages, base_url):
     import pandas as pd
     from tau2.data_model.simulation import Results
 
@@ -53,9 +65,8 @@ def test_smollm2_through_the_workflow_in_every_arm_and_natively(tmp_path, task_s
     net_log = tmp_path / "net.log"
     env = {**guarded_env(net_log), "OPENAI_API_KEY": "local"}  # loopback only; the server takes any key
     target = ("results/trials.parquet", "--configfile")
-    with llama_server(tmp_path / "server.log") as base_url:
-        config = local_config(wf, base_url)
-        snakemake(wf, *target, str(config), env=env)
+    config = local_config(wf, base_url)
+    snakemake(wf, *target, str(config), env=env)
     assert not net_log.exists(), net_log.read_text()
 
     first = outputs(wf)
@@ -84,8 +95,9 @@ def test_smollm2_through_the_workflow_in_every_arm_and_natively(tmp_path, task_s
     assert (ours["failure_type"].notna() == (ours["success"] == 0)).all()
     print(ours[["arm", "termination", "success", "failure_type", "protocol_errors"]].to_string(index=False))
 
-    # With the server gone, a rerun of every cell must come wholly from the cache.
-    # (--forcerun takes every word up to the next option: the target goes before it.)
+    # A forced rerun of every cell must come wholly from the cache (counted below: no call reaches
+    # the server, which the file's next test still uses). --forcerun takes every word up to the
+    # next option: the target goes before it.
     rerun = snakemake(wf, *target, str(config), "--forcerun", "episodes", "native", env=env)
     assert planned_jobs(rerun) == {"episodes": 1, "native": 1, "trials": 1}
     second = outputs(wf)
@@ -98,3 +110,31 @@ def test_smollm2_through_the_workflow_in_every_arm_and_natively(tmp_path, task_s
             usage = record["usage"]
             assert stable_episode(record) == stable_episode(first[path])
         assert all(u["cache_misses"] == 0 and u["cache_hits"] == u["calls"] for u in usage.values()), path
+
+
+def test_smollm2_under_structured_output_sends_well_formed_messages(tmp_path, task_stages, base_url):
+    import pandas as pd
+
+    wf = copy_workflow(tmp_path / "wf")
+    add_task_stages(wf, task_stages)
+    env = {**guarded_env(tmp_path / "net.log"), "OPENAI_API_KEY": "local"}
+    # Two turns each: enough for a message, its answer and the next message.
+    config = local_config(wf, base_url, models=["smollm2_json"], arms=list(ARMS), budget=2)
+    snakemake(wf, "results/trials.parquet", "--configfile", str(config), env=env)
+    records = outputs(wf, "smollm2_json")
+    assert len(records) == len(ARMS)
+    replies = 0
+    for path, record in records.items():
+        assert record["error"] is None, record["error"]
+        assert '"structured_output":"json_object"' in record["models"]["agent"]  # the condition is on record
+        errors = [e["reason"] for e in record["events"] if e["type"] == "protocol_error" and e["actor"] == "agent"]
+        print(path, record["termination"], f"{record['turns']} turns, agent protocol errors: {errors}")
+        assert errors == [], path  # the grammar admits only messages the protocol accepts
+        sent = [e for e in record["events"] if e["type"] == "message" and e["sender"] == "agent"]
+        assert sent, f"{path}: no agent message went through the episode loop"
+        replies += sum(
+            1 for e in record["events"] if e["type"] == "message" and e["recipient"] == "agent" and e["turn"] > 0
+        )
+    assert replies > 0  # participants answered the model's messages
+    trials = pd.read_parquet(wf / "results" / "trials.parquet")
+    assert set(trials["agent_structured_output"]) == {"json_object"} and not trials["excluded"].any()

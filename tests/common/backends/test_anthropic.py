@@ -239,6 +239,8 @@ def test_a_reply_parses_into_the_shared_shape():
         ({"temperature": 1.5}, "temperature: expected a number in [0, 1]"),
         ({"reasoning_effort": "high"}, "unknown setting(s) reasoning_effort"),
         ({"extra_body": {"system": "x"}}, "extra_body may not set system"),
+        ({"structured_output": "json_object"}, "structured_output: expected one of json_schema or null"),
+        ({"extra_body": {"output_config": {}}}, "extra_body may not set output_config"),
     ],
 )
 def test_settings_are_checked_with_the_entry_named(settings, message):
@@ -253,3 +255,17 @@ def test_the_paper_backbone_has_a_price():
     table = load_prices(ROOT / "config/prices.yaml")
     assert table.lookup("claude-sonnet-4-6") is not None
     assert table.cost("claude-sonnet-4-6", 1_000_000, 0) == pytest.approx(3.0)
+
+
+def test_structured_output_goes_in_output_config():
+    schema = {"name": "probe_answers", "schema": {"type": "object", "properties": {}, "additionalProperties": False}}
+    request = ModelRequest(role="A", system="s", messages=(Turn("user", "hi"),), output_schema=schema)
+    on = ab.AnthropicSettings.from_dict("claude-sonnet-4-6", {"structured_output": "json_schema"}, "models.c")
+    assert ab.request_body(on, request)["output_config"] == {
+        "format": {"type": "json_schema", "schema": schema["schema"]}
+    }
+    listed = {**schema, "schema": {"type": "array", "minItems": 3, "maxItems": 3, "items": {"type": "string"}}}
+    sent = ab.request_body(on, ModelRequest(role="A", system="s", messages=(), output_schema=listed))
+    assert sent["output_config"]["format"]["schema"] == {"type": "array", "minItems": 1, "items": {"type": "string"}}
+    off = ab.AnthropicSettings.from_dict("claude-sonnet-4-6", {}, "models.c")
+    assert "output_config" not in ab.request_body(off, request)

@@ -286,3 +286,38 @@ def test_split_entry_forms():
     assert base.entry_param("scripted:desk") == "scripted:desk" and base.entry_param(None) == "none"
     with pytest.raises(TypeError):
         base.split_entry({"temperature": 1})
+
+
+SCHEMA = {"name": "agent_message", "schema": {"type": "object", "properties": {}, "additionalProperties": False}}
+
+
+@pytest.mark.parametrize(
+    "kind, field",
+    [
+        ("json_schema", {"type": "json_schema", "json_schema": {**SCHEMA, "strict": True}}),  # OpenAI, vLLM, SGLang
+        ("json_object", {"type": "json_object", "schema": SCHEMA["schema"]}),  # llama-cpp-python's server
+    ],
+)
+def test_structured_output_sends_the_roles_schema_in_the_servers_field(kind, field):
+    request = ModelRequest(role="agent", system="s", messages=(), output_schema=SCHEMA)
+    on = ob.Settings.from_dict("m", {"structured_output": kind}, "models.a")
+    assert ob.request_body(on, request)["response_format"] == field
+    # Off (the default, as the paper ran), or a role whose answer has no schema: nothing is sent,
+    # so the request and its cache key are those of before the setting existed.
+    off = ob.Settings.from_dict("m", {}, "models.a")
+    assert "response_format" not in ob.request_body(off, request)
+    assert "response_format" not in ob.request_body(on, ModelRequest(role="customer", system="s", messages=()))
+    # A schema with a grammar form (a rule strict modes cannot state) sends it to grammar servers only.
+    exact = {"anyOf": [SCHEMA["schema"], {"type": "string"}]}
+    both = ModelRequest(role="agent", system="s", messages=(), output_schema={**SCHEMA, "grammar_schema": exact})
+    sent = ob.request_body(on, both)["response_format"]
+    assert (sent.get("schema") or sent["json_schema"]["schema"]) == (
+        exact if kind == "json_object" else SCHEMA["schema"]
+    )
+
+
+def test_structured_output_settings_are_checked():
+    with pytest.raises(Exception, match=r"models.a: structured_output: expected one of json_schema, json_object"):
+        ob.Settings.from_dict("m", {"structured_output": "grammar"}, "models.a")
+    with pytest.raises(Exception, match="extra_body may not set response_format"):
+        ob.Settings.from_dict("m", {"extra_body": {"response_format": {"type": "text"}}}, "models.a")
