@@ -1,16 +1,22 @@
 """CollabSim runs in the viewer: the runs index and one page per run.
 
-A run directory holds events.jsonl, metrics.json and manifest.json (docs/collabsim.md). The
-index takes one row per run from results/collabsim/runs.parquet when it exists (it carries the
-probe and convergence summaries), else from each run's manifest and metrics. A run page
-carries the events as written, each probe marked with the action it follows.
+A run directory holds events.jsonl, observations.jsonl.gz, metrics.json and manifest.json
+(docs/collabsim.md). The index takes one row per run from results/collabsim/runs.parquet when
+it exists (it carries the probe and convergence summaries), else from each run's manifest and
+metrics. A run page carries the events as written, each probe marked with the action it
+follows; what each agent was shown at each turn goes to a data file of its own
+(`observations_page`), loaded only when a reader asks for it and still gzip-compressed (the
+browser decompresses it), since uncompressed it outweighs the events.
 """
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 from pathlib import Path
 
+from incognita.collabsim.design import OBSERVATIONS
 from incognita.common.io import InputError, read_json
 from incognita.viewer.trial_index import plain
 
@@ -123,7 +129,31 @@ def mark_probes(events: list[dict]) -> list[dict]:
     return events
 
 
-def run_page(run: Path) -> dict:
+def observations_key(run_key: str) -> str:
+    return f"{run_key}/observations"
+
+
+def observations_page(run: Path) -> dict | None:
+    """The run's observations file as it is (base64 of its gzip bytes; each line {agent, step,
+    before_event, shown}) with its line count, or None for a run written before they were logged."""
+    path = run / OBSERVATIONS
+    if not path.exists():
+        return None
+    raw = path.read_bytes()
+    try:
+        count = sum(1 for line in gzip.decompress(raw).splitlines() if line.strip())
+    except (OSError, EOFError) as exc:
+        raise InputError(f"{path}: not a gzip file ({exc})") from None
+    return {
+        "kind": "observations",
+        "key": observations_key(_key_of(run)),
+        "count": count,
+        "gzip_base64": base64.b64encode(raw).decode("ascii"),
+    }
+
+
+def run_page(run: Path, observations: int | None = None) -> dict:
+    """`observations`: how many the run's observations file holds (None: it has none)."""
     manifest = read_json(run / "manifest.json")
     events = mark_probes(_events(run / "events.jsonl"))
     agents = [a["id"] for e in events[:1] if e.get("kind") == "run_start" for a in e["payload"].get("agents", [])]
@@ -136,4 +166,5 @@ def run_page(run: Path) -> dict:
         "metrics": read_json(run / "metrics.json"),
         "lanes": [*agents, "system"],
         "events": events,
+        "observations": observations,
     }

@@ -6,6 +6,7 @@ Layout of <out> (docs/viewer.md):
                                        family's names (incognita.access.taxonomy.as_json)
   data/episodes/<arm>/<model>/<task>/r<rep>.js   one episode (our arms) or native run
   data/runs/<task>/<condition>/<model>/<design>/s<seed>.js   one CollabSim run
+  data/runs/<task>/<condition>/<model>/<design>/s<seed>.observations.js   what its agents saw
 
 Data files are scripts calling `viewerData(key, payload)`: pages opened from file:// may not
 fetch() local JSON, but may load scripts. The site is written to a temporary sibling and
@@ -80,8 +81,12 @@ def _trial_pages(inputs: Inputs, rows: list[dict], reference: dict, out: Path) -
 
 def _run_pages(runs: list[Path], out: Path) -> None:
     for run in runs:
-        page = collabsim.run_page(run)
-        _write(out, f"data/runs/{'/'.join(run.parts[-5:])}.js", page["key"], page)
+        rel = f"data/runs/{'/'.join(run.parts[-5:])}"
+        seen = collabsim.observations_page(run)
+        if seen is not None:
+            _write(out, f"{rel}.observations.js", seen["key"], seen)
+        page = collabsim.run_page(run, None if seen is None else seen["count"])
+        _write(out, f"{rel}.js", page["key"], page)
 
 
 def _copy_assets(out: Path) -> None:

@@ -557,3 +557,31 @@ if __name__ == "__main__":
     args = sys.argv[1:]
     shots = Path(args[args.index("--screenshots") + 1]) if "--screenshots" in args else None
     measure(Path(args[0]), shots)
+
+
+def test_a_run_shows_what_each_agent_saw_when_asked(page, site, tmp_path_factory):
+    """The observations file is its own data file, loaded on the click; each fold shows the
+    observation as logged (read here from observations.jsonl.gz, not through the site)."""
+    import gzip
+
+    from playwright.sync_api import expect
+
+    run = next(
+        tmp_path_factory.getbasetemp().glob(
+            "viewer*/collabsim/runs/daytrader/communication_bandwidth/scripted/persona/s1"
+        )
+    )
+    logged = [json.loads(line) for line in gzip.decompress((run / "observations.jsonl.gz").read_bytes()).splitlines()]
+    base = site.resolve().as_uri() + "/index.html"
+    open_route(page, base, "collabsim/daytrader/communication_bandwidth/scripted/persona/s1")
+    page.wait_for_selector("[data-testid=timeline]")
+    assert page.locator("details.observation").count() == 0  # nothing loaded before the click
+    page.locator("[data-testid=load-observations]").click()
+    expect(page.locator("details.observation")).to_have_count(len(logged))
+    page.locator("select[aria-label=agent]").select_option(logged[0]["agent"])
+    mine = [o for o in logged if o["agent"] == logged[0]["agent"]]
+    expect(page.locator("details.observation")).to_have_count(len(mine))
+    first = page.locator("details.observation").first
+    expect(first.locator("summary")).to_contain_text(f"{mine[0]['agent']}, step {mine[0]['step']}")
+    first.locator("summary").click()
+    expect(first).to_contain_text(json.dumps(mine[0]["shown"]["steps_left"]))

@@ -115,7 +115,47 @@
     return V.h("div", { class: "tl-wrap" }, filters.el, body);
   }
 
-  function side(page) {
+  /* What each agent was shown at each turn: its own data file, gzip-compressed (uncompressed it
+     outweighs the events), loaded and decompressed when asked for; one fold per observation,
+     its JSON built when opened. */
+  async function readObservations(data) {
+    const bytes = Uint8Array.from(atob(data.gzip_base64), (c) => c.charCodeAt(0));
+    const text = await new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).text();
+    return text.split("\n").filter((line) => line.trim()).map((line) => JSON.parse(line));
+  }
+
+  function observationsPanel(page, src) {
+    const list = V.h("div", { class: "observations", "data-testid": "observations" });
+    const agent = V.h("select", { "aria-label": "agent" }, V.h("option", { value: "" }, "every agent"),
+      page.lanes.filter((l) => l !== "system").map((a) => V.h("option", { value: a }, a)));
+    const show = (rows) => {
+      list.replaceChildren(...rows.filter((o) => !agent.value || o.agent === agent.value).map((o) => {
+        const jump = V.h("a", { href: "#ev" + o.before_event, onclick: (ev) => {
+          ev.preventDefault();
+          const row = document.getElementById("ev" + o.before_event);
+          if (row) row.scrollIntoView({ block: "center" });
+        } }, `before event ${o.before_event}`);
+        const fold = V.h("details", { class: "observation", "data-agent": o.agent },
+          V.h("summary", {}, `${o.agent}, step ${o.step} `, jump));
+        fold.addEventListener("toggle", () => {
+          if (fold.open && !fold.dataset.built) { fold.dataset.built = "1"; fold.append(V.jsonBlock(o.shown)); }
+        });
+        return fold;
+      }));
+    };
+    const button = V.h("button", { type: "button", "data-testid": "load-observations", onclick: async () => {
+      button.disabled = true;
+      const rows = await readObservations(await V.load(page.key + "/observations", src));
+      agent.onchange = () => show(rows);
+      button.replaceWith(agent);
+      show(rows);
+    } }, `show ${page.observations} observations`);
+    return V.h("section", { class: "panel" }, V.h("h2", {}, "What each agent saw"),
+      V.h("p", { class: "hint" }, "The observation each agent was given at each of its turns, as the model read it."),
+      button, list);
+  }
+
+  function side(page, observationsSrc) {
     const m = page.manifest;
     const metrics = Object.entries(page.metrics).map(([k, v]) => [k.replace(/_/g, " "), V.fmt(v, "num")]);
     const agents = (page.config && page.config.agents) || [];
@@ -127,16 +167,18 @@
             `${m.personas && m.personas[id] ? ", persona " + m.personas[id] : ""})`).join("; ")],
           ["experiment", m.experiment_file], ["versions", `incognita ${m.incognita_version}, generator ${m.generator_version}`]]),
         agents.length ? V.jsonBlock(page.config, "resolved config") : "",
-        V.jsonBlock({ usage: m.usage, probe_usage: m.probe_usage }, "usage"))];
+        V.jsonBlock({ usage: m.usage, probe_usage: m.probe_usage }, "usage")),
+      page.observations ? observationsPanel(page, observationsSrc) : ""];
   }
 
   V.runView = async function (parts) {
     const key = parts.join("/");
-    const page = await V.load(key, `data/runs/${parts.slice(1).map(encodeURIComponent).join("/")}.js`);
+    const base = `data/runs/${parts.slice(1).map(encodeURIComponent).join("/")}`;
+    const page = await V.load(key, `${base}.js`);
     return V.h("section", { class: "page episode", "data-key": key },
       V.h("h1", {}, `CollabSim · ${parts.slice(1).join(" · ")}`),
       V.h("nav", { class: "same-cell" }, V.h("a", { href: V.href(["collabsim"], new URLSearchParams({ task: parts[1], condition: parts[2] })) },
         "every run of this task and condition")),
-      V.h("div", { class: "split" }, timeline(page), V.h("aside", {}, side(page))));
+      V.h("div", { class: "split" }, timeline(page), V.h("aside", {}, side(page, `${base}.observations.js`))));
   };
 })();
