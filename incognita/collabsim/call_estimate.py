@@ -34,8 +34,9 @@ from incognita.common.pacing import estimate_tokens
 from incognita.common.prices import PriceTable
 
 # Families whose provider caches repeated prompt prefixes without being asked (OpenAI does for
-# prompts of 1,024 tokens and more, which nearly every CollabSim call is); Anthropic caches only
-# what a request marks with cache_control, which the anthropic backend does not send.
+# prompts of 1,024 tokens and more, which nearly every CollabSim call is). Anthropic caches only
+# what a request marks: an anthropic entry with `cache_prompt: true` reads the prefix its agent's
+# previous call wrote and writes the rest of its prompt, at the table's write price.
 PROVIDER_CACHES = ("openai",)
 
 
@@ -151,8 +152,11 @@ def estimate(design: Design, prices: PriceTable) -> tuple[list[Line], float]:
                     unpriced.append(model)
                     continue
                 cost += prices.cost(model, tally.prompt_tokens, tally.output_tokens)
-                cached = tally.prefix_tokens if spec.partition(":")[0] in PROVIDER_CACHES else 0
-                cached_cost += prices.cost(model, tally.prompt_tokens, tally.output_tokens, cached)
+                family, settings = spec.partition(":")[0], split_entry(entry)[1]
+                marked = family == "anthropic" and settings.get("cache_prompt") is True
+                cached = tally.prefix_tokens if family in PROVIDER_CACHES or marked else 0
+                written = tally.prompt_tokens - tally.prefix_tokens if marked else 0
+                cached_cost += prices.cost(model, tally.prompt_tokens, tally.output_tokens, cached, written)
             lines.append(
                 Line(
                     label,

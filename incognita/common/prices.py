@@ -18,13 +18,18 @@ PRICES_ENV = "INCOGNITA_PRICES"
 class Price:
     input: float
     output: float
-    cached_input: float | None = None
+    cached_input: float | None = None  # a prompt token read from the provider's cache
+    cache_write_input: float | None = None  # a prompt token written to it, where that costs more (Anthropic)
 
-    def cost(self, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0) -> float:
+    def cost(
+        self, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0, written_tokens: int = 0
+    ) -> float:
         cached = min(cached_tokens, prompt_tokens) if self.cached_input is not None else 0
+        written = min(written_tokens, prompt_tokens - cached) if self.cache_write_input is not None else 0
         usd = (
-            (prompt_tokens - cached) * self.input
+            (prompt_tokens - cached - written) * self.input
             + cached * (self.cached_input or 0.0)
+            + written * (self.cache_write_input or 0.0)
             + completion_tokens * self.output
         )
         return round(usd / 1e6, 8)
@@ -44,12 +49,14 @@ class PriceTable:
         best = max((m for m in self.models if model.startswith(m + "-")), key=len, default=None)
         return self.models[best] if best else None
 
-    def cost(self, model: str, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0) -> float:
+    def cost(
+        self, model: str, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0, written_tokens: int = 0
+    ) -> float:
         price = self.lookup(model)
         if price is None:
             _warn_unpriced(model, self.path)
             return 0.0
-        return price.cost(prompt_tokens, completion_tokens, cached_tokens)
+        return price.cost(prompt_tokens, completion_tokens, cached_tokens, written_tokens)
 
 
 @functools.cache
@@ -83,11 +90,14 @@ def load_prices(path: str | os.PathLike) -> PriceTable:
 
 def _price(entry: object, where: str) -> Price:
     if not isinstance(entry, dict) or not {"input", "output"} <= set(entry):
-        raise InputError(f"{where}: expected {{input: <usd per 1M>, output: <usd per 1M>[, cached_input]}}")
-    unknown = set(entry) - {"input", "output", "cached_input"}
+        raise InputError(
+            f"{where}: expected {{input: <usd per 1M>, output: <usd per 1M>[, cached_input][, cache_write_input]}}"
+        )
+    keys = ("input", "output", "cached_input", "cache_write_input")
+    unknown = set(entry) - set(keys)
     if unknown:
         raise InputError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
-    values = {k: entry[k] for k in ("input", "output", "cached_input") if entry.get(k) is not None}
+    values = {k: entry[k] for k in keys if entry.get(k) is not None}
     for key, value in values.items():
         if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
             raise InputError(f"{where}.{key}: expected a non-negative number, got {value!r}")

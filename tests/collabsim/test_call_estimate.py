@@ -33,7 +33,13 @@ def section(**overrides) -> dict:
         "tasks": {"daytrader": ["group_size_6"]},
         "designs": ["persona"],
         "stand_ins": True,
-        "models": {"gpt": GPT, "claude": CLAUDE, "qwen": SELF_HOSTED, "scripted": None},
+        "models": {
+            "gpt": GPT,
+            "claude": CLAUDE,
+            "claude_cached": {"*": {**CLAUDE["*"], "cache_prompt": True}},
+            "qwen": SELF_HOSTED,
+            "scripted": None,
+        },
     }
     return {"collabsim": {**base, **overrides}}
 
@@ -58,6 +64,13 @@ def test_calls_are_the_runs_own_and_every_label_is_priced_from_its_entries():
         PRICES.cost("claude-sonnet-4-6", claude.prompt_tokens, claude.output_tokens)
     )
     assert claude.cached_cost_usd == claude.cost_usd  # no cache_control is sent: no caching
+    # With cache_prompt, each call reads what the agent's previous call wrote (at 0.1x) and writes
+    # the rest (at 1.25x): the same tokens, priced from the table's three input prices.
+    marked = by_label["claude_cached"]
+    assert (marked.prompt_tokens, marked.cost_usd) == (claude.prompt_tokens, claude.cost_usd)
+    price = PRICES.lookup("claude-sonnet-4-6")
+    assert price.cache_write_input > price.input > price.cached_input
+    assert marked.cached_cost_usd < claude.cost_usd / 3
     assert qwen.unpriced == ("Qwen/Qwen3.6-35B-A3B",) and qwen.cost_usd == 0 and not qwen.offline
     assert scripted.offline and scripted.cost_usd == 0 and scripted.models == ("scripted",)
 

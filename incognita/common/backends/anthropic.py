@@ -19,6 +19,10 @@ What the protocol changes:
   `tool_calls`), so one reader serves both; its usage counts cache reads as prompt tokens served
   from the provider's cache.
 - Overloaded (529) is retried like any 5xx; a spent credit balance stops the job like a bad key.
+- Anthropic caches a prompt's prefix only where a request marks it. `cache_prompt: true` marks
+  the last block of every request (`cache_control`, the default five-minute cache), so each call
+  reads the prefix the agent's previous call wrote and writes its own; the answer is the same,
+  the price is not: reads at `cached_input`, writes at `cache_write_input` (config/prices.yaml).
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ class AnthropicSettings(Settings):
     max_tokens: int | None = DEFAULT_MAX_TOKENS
     base_url_env: str = "ANTHROPIC_BASE_URL"
     api_key_env: str = "ANTHROPIC_API_KEY"
+    cache_prompt: bool = False  # mark each request's prefix for Anthropic's prompt cache (module docstring)
     UNUSED: ClassVar[tuple[str, ...]] = ("reasoning_effort", "max_tokens_param", "send_seed")
     # Anthropic's structured outputs: `output_config.format` {type: json_schema, schema}.
     STRUCTURED_OUTPUT: ClassVar[tuple[str, ...]] = ("json_schema",)
@@ -61,6 +66,8 @@ class AnthropicSettings(Settings):
         super()._check(where)
         if self.max_tokens is None:
             raise InputError(f"{where}: max_tokens: Anthropic's API requires it (a positive integer)")
+        if not isinstance(self.cache_prompt, bool):
+            raise InputError(f"{where}: cache_prompt: expected true or false, got {self.cache_prompt!r}")
         if self.temperature is not None and self.temperature > 1:
             raise InputError(f"{where}: temperature: expected a number in [0, 1] for Anthropic, got {self.temperature}")
         clash = sorted(set(self.extra_body) & {"system", "max_tokens"})
@@ -121,6 +128,9 @@ def request_body(settings: AnthropicSettings, request: ModelRequest) -> dict:
     if request.system:
         body["system"] = request.system
     body["messages"] = to_messages(request)
+    if settings.cache_prompt:
+        # One breakpoint on the last block caches everything before it: tools, system, conversation.
+        body["messages"][-1]["content"][-1]["cache_control"] = {"type": "ephemeral"}
     if request.tools:
         body["tools"] = to_tools(request.tools)
     if settings.temperature is not None:
@@ -181,6 +191,7 @@ def parse_message(text: str) -> dict:
             "prompt_tokens": prompt,
             "completion_tokens": int(usage.get("output_tokens") or 0),
             "cached_tokens": cache_read,
+            "cache_write_tokens": int(usage.get("cache_creation_input_tokens") or 0),
             "reasoning_tokens": 0,
         },
     }

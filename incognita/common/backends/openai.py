@@ -481,7 +481,13 @@ class OpenAIBackend:
     def _fetch(self, body: dict) -> dict:
         parsed = self._call(body)
         u = parsed["usage"]
-        cost = self.prices.cost(self.settings.model, u["prompt_tokens"], u["completion_tokens"], u["cached_tokens"])
+        cost = self.prices.cost(
+            self.settings.model,
+            u["prompt_tokens"],
+            u["completion_tokens"],
+            u["cached_tokens"],
+            u.get("cache_write_tokens", 0),
+        )
         return {
             "model": self.settings.model,
             "role": self.role,

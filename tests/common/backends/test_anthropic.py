@@ -120,7 +120,7 @@ def test_every_arm_matches_the_scripted_episode_and_reruns_from_cache(rig, scrip
     assert KEY not in all_text(tmp_path)
     assert r.server.log[0].authorization == f"Bearer {KEY}"  # the key was sent, and only sent
     entries = list(ResponseCache(tmp_path / "cache").entries())
-    assert {e["prices_version"] for _, e in entries} == {3}
+    assert {e["prices_version"] for _, e in entries} == {3}  # the rig's own price table
 
 
 def test_429_and_529_are_waited_out_and_change_nothing(rig, scripted, capsys):
@@ -224,6 +224,7 @@ def test_a_reply_parses_into_the_shared_shape():
         "prompt_tokens": 150,
         "completion_tokens": 20,
         "cached_tokens": 50,
+        "cache_write_tokens": 0,
         "reasoning_tokens": 0,
     }
     text_part, calls = ob.from_message(parsed["message"])
@@ -241,6 +242,7 @@ def test_a_reply_parses_into_the_shared_shape():
         ({"extra_body": {"system": "x"}}, "extra_body may not set system"),
         ({"structured_output": "json_object"}, "structured_output: expected one of json_schema or null"),
         ({"extra_body": {"output_config": {}}}, "extra_body may not set output_config"),
+        ({"cache_prompt": "yes"}, "cache_prompt: expected true or false"),
     ],
 )
 def test_settings_are_checked_with_the_entry_named(settings, message):
@@ -269,3 +271,37 @@ def test_structured_output_goes_in_output_config():
     assert sent["output_config"]["format"]["schema"] == {"type": "array", "minItems": 1, "items": {"type": "string"}}
     off = ab.AnthropicSettings.from_dict("claude-sonnet-4-6", {}, "models.c")
     assert "output_config" not in ab.request_body(off, request)
+
+
+def test_cache_prompt_marks_the_last_block_and_writes_are_priced():
+    request = ModelRequest(
+        role="A",
+        system="s",
+        messages=(Turn("user", "hi"), Turn("assistant", "hello"), Turn("user", "again")),
+    )
+    on = ab.AnthropicSettings.from_dict("claude-sonnet-4-6", {"cache_prompt": True}, "models.c")
+    messages = ab.request_body(on, request)["messages"]
+    marked = [b for m in messages for b in m["content"] if "cache_control" in b]
+    assert marked == [messages[-1]["content"][-1]] and marked[0]["cache_control"] == {"type": "ephemeral"}
+    off = ab.AnthropicSettings.from_dict("claude-sonnet-4-6", {}, "models.c")
+    assert "cache_control" not in json.dumps(ab.request_body(off, request))
+    with pytest.raises(InputError, match="unknown setting"):  # an openai entry has no such setting
+        check_settings("openai", "gpt-5", {"cache_prompt": True}, "models.g")
+
+    # The usage Anthropic reports splits the prompt into fresh, read and written tokens.
+    reply = {
+        "content": [{"type": "text", "text": "ok"}],
+        "usage": {
+            "input_tokens": 100,
+            "cache_read_input_tokens": 5000,
+            "cache_creation_input_tokens": 900,
+            "output_tokens": 20,
+        },
+    }
+    usage = ab.parse_message(json.dumps(reply))["usage"]
+    assert (usage["prompt_tokens"], usage["cached_tokens"], usage["cache_write_tokens"]) == (6000, 5000, 900)
+    from incognita.common.prices import load_prices
+
+    price = load_prices(ROOT / "config/prices.yaml").lookup("claude-sonnet-4-6")
+    cost = price.cost(usage["prompt_tokens"], usage["completion_tokens"], 5000, 900)
+    assert cost == pytest.approx((100 * 3.00 + 5000 * 0.30 + 900 * 3.75 + 20 * 15.00) / 1e6)
