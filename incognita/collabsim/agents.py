@@ -84,6 +84,9 @@ def make_participants(
     exp: Experiment, seed: int, cache_dir: str | None, prices: str | None
 ) -> dict[str, ModelParticipant]:
     out = {}
+    # One answer schema per role, and one for the probes: the same for every agent that shares them.
+    actions = {role: action_schema(exp, role) for role in {a.role for a in exp.agents}}
+    probes = probe_schema(exp.probe_template) if exp.probe_template else None
     for agent in exp.agents:
         spec, settings = split_entry(agent.model, f"agent {agent.id} model")
         s = agent_seed(seed, agent.id)
@@ -102,8 +105,8 @@ def make_participants(
             backend,
             system_prompt(exp, agent, seed),
             s,
-            action_schema=action_schema(exp, agent.role),
-            probe_schema=probe_schema(exp.probe_template) if exp.probe_template else None,
+            action_schema=actions[agent.role],
+            probe_schema=probes,
         )
     return out
 

@@ -12,7 +12,6 @@ browser decompresses it), since uncompressed it outweighs the events.
 from __future__ import annotations
 
 import base64
-import gzip
 import json
 from pathlib import Path
 
@@ -37,6 +36,7 @@ COMMON = (
     "cost_usd",
 )
 _ACTS = ("action", "message", "invalid_action", "message_rejected")
+GZIP_MAGIC = b"\x1f\x8b"
 
 
 def run_dirs(root: str | Path) -> list[Path]:
@@ -133,27 +133,23 @@ def observations_key(run_key: str) -> str:
     return f"{run_key}/observations"
 
 
-def observations_page(run: Path) -> dict | None:
+def observations_page(run: Path) -> dict:
     """The run's observations file as it is (base64 of its gzip bytes; each line {agent, step,
-    before_event, shown}) with its line count, or None for a run written before they were logged."""
+    before_event, shown}); the browser decompresses it."""
     path = run / OBSERVATIONS
-    if not path.exists():
-        return None
     raw = path.read_bytes()
-    try:
-        count = sum(1 for line in gzip.decompress(raw).splitlines() if line.strip())
-    except (OSError, EOFError) as exc:
-        raise InputError(f"{path}: not a gzip file ({exc})") from None
+    if raw[:2] != GZIP_MAGIC:
+        raise InputError(f"{path}: not a gzip file")
     return {
         "kind": "observations",
         "key": observations_key(_key_of(run)),
-        "count": count,
-        "gzip_base64": base64.b64encode(raw).decode("ascii"),
+        "gzip_base64": base64.b64encode(raw).decode(),
     }
 
 
-def run_page(run: Path, observations: int | None = None) -> dict:
-    """`observations`: how many the run's observations file holds (None: it has none)."""
+def run_page(run: Path) -> dict:
+    """`observations` is the count the manifest gives for the run's observations file, None for a
+    run written before they were logged (then the page offers none)."""
     manifest = read_json(run / "manifest.json")
     events = mark_probes(_events(run / "events.jsonl"))
     agents = [a["id"] for e in events[:1] if e.get("kind") == "run_start" for a in e["payload"].get("agents", [])]
@@ -166,5 +162,5 @@ def run_page(run: Path, observations: int | None = None) -> dict:
         "metrics": read_json(run / "metrics.json"),
         "lanes": [*agents, "system"],
         "events": events,
-        "observations": observations,
+        "observations": manifest.get("observations") if (run / OBSERVATIONS).exists() else None,
     }

@@ -82,11 +82,11 @@ def _trial_pages(inputs: Inputs, rows: list[dict], reference: dict, out: Path) -
 def _run_pages(runs: list[Path], out: Path) -> None:
     for run in runs:
         rel = f"data/runs/{'/'.join(run.parts[-5:])}"
-        seen = collabsim.observations_page(run)
-        if seen is not None:
-            _write(out, f"{rel}.observations.js", seen["key"], seen)
-        page = collabsim.run_page(run, None if seen is None else seen["count"])
+        page = collabsim.run_page(run)
         _write(out, f"{rel}.js", page["key"], page)
+        if page["observations"] is not None:
+            seen = collabsim.observations_page(run)
+            _write(out, f"{rel}.observations.js", seen["key"], seen)
 
 
 def _copy_assets(out: Path) -> None:
