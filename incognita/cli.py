@@ -5,6 +5,7 @@ Snakemake rules call these same commands, so what a rule does is what a user can
 
 from __future__ import annotations
 
+import inspect
 import signal
 import sys
 import threading
@@ -89,6 +90,48 @@ def _register() -> None:
     for name in COMMAND_MODULES:
         for command in importlib.import_module(name).COMMANDS:
             main.add_command(command)
+    # `incognita estimate` takes either family's design; the access package may not import
+    # CollabSim, so the one command that sees both packages routes it.
+    main.add_command(
+        _estimate_either_family(main.commands["estimate"], main.commands["collabsim"].commands["estimate"])
+    )
+
+
+def is_collabsim_design(doc) -> bool:
+    """A CollabSim design file (config/collabsim/*.yaml): a `collabsim` section and no access `design`."""
+    return isinstance(doc, dict) and "collabsim" in doc and "design" not in doc
+
+
+def _estimate_either_family(access: click.Command, collabsim: click.Command) -> click.Command:
+    @click.pass_context
+    def route(ctx: click.Context, **given):
+        from click.core import ParameterSource
+
+        from incognita.common.io import read_yaml
+
+        if not is_collabsim_design(read_yaml(given["config_path"])):
+            return ctx.invoke(access, **given)
+        shared = {p.name for p in collabsim.params}
+        access_only = [
+            p.opts[0]
+            for p in access.params
+            if p.name not in shared and ctx.get_parameter_source(p.name) is not ParameterSource.DEFAULT
+        ]
+        if access_only:
+            raise InputError(
+                f"{given['config_path']}: a CollabSim design; {', '.join(access_only)} apply to the access "
+                "family's estimate only"
+            )
+        return ctx.invoke(collabsim, **{name: given[name] for name in shared})
+
+    return click.Command(
+        "estimate",
+        callback=route,
+        params=access.params,
+        help=f"{inspect.cleandoc(access.help or '')}\n\nGiven a CollabSim design (config/collabsim/*.yaml), the same as "
+        "`incognita collabsim estimate`.",
+        short_help=access.get_short_help_str(),
+    )
 
 
 _register()

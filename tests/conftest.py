@@ -21,13 +21,14 @@ PINNED = "26.3"
 # runs one worker more than the CPUs and hands files to the workers in collection order, one to
 # each, then a second to each: with two CPUs, the three workers start DayTrader's real-model
 # file (the most CPU), the SLURM file (mostly waiting on the scheduler, which is what the extra
-# worker is for) and the access family's real-model file, then the workflow, fault and viewer
-# files, and the many short files fill in around them. Without this the slowest file could
+# worker is for) and the access family's real-model file, then its tool-call file, the workflow,
+# fault and viewer files, and the many short files fill in around them. Without this the slowest file could
 # start last and run alone at the end.
 SLOW_FILES_FIRST = (
     "tests/collabsim/test_local_model.py",
     "tests/test_slurm.py",
     "tests/access/episodes/test_local_model.py",
+    "tests/access/episodes/test_local_model_tool_calls.py",
     "tests/test_workflow.py",
     "tests/test_faults.py",
     "tests/viewer/test_viewer.py",

@@ -22,6 +22,9 @@ MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 # `tool_choice`, which the harness does not send, and HTML-escapes every message (a quote reaches
 # the model as `&#34;`), doubling the tokens of a JSON turn.
 PLAIN_FORMAT = "chatml"
+# For a model that must see its tools: shown to requests that set `tool_choice` (the
+# `smollm2_tools` entry of config/local.yaml); a call's arguments are then held to the tool's schema.
+TOOLS_FORMAT = "chatml-function-calling"
 
 
 def model_file() -> Path:

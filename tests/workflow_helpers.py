@@ -136,3 +136,26 @@ def scripted_harness(source_dir: Path, arms, models: dict, repetitions: int = 1,
         }
     )
     return Harness(design, str(source_dir / "db.json"), str(ROOT / "config/partition.yaml"))
+
+
+def local_model_config(wf: Path, base_url: str, **design) -> Path:
+    """config/local.yaml in a workflow copy with a test server's base URL in every entry (and
+    `design` keys replaced), written beside it; returns its path."""
+    import yaml
+
+    cfg = yaml.safe_load((wf / "config" / "local.yaml").read_text())
+    for entry in (*cfg["models"].values(), cfg["participants"]["customer"], cfg["participants"]["service"]):
+        entry["base_url"] = base_url
+    cfg["design"].update(design)
+    path = wf / "config" / "local.test.yaml"
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    return path
+
+
+def local_model_records(wf: Path, model: str, task: str = "11") -> dict[str, dict]:
+    """The episode and native records of one model on one task (repetition 0), by relative path."""
+    files = [
+        *(wf / "results" / "episodes").glob(f"*/{model}/{task}/r0.json"),
+        *(wf / "results" / "native").glob(f"{model}/{task}/r0.json"),
+    ]
+    return {str(p.relative_to(wf)): json.loads(p.read_text()) for p in files}

@@ -65,16 +65,8 @@ def estimate_cmd(
     """
     from incognita.access.cost_estimate import Assumptions, Estimator
     from incognita.access.workflow_config import load_config
-    from incognita.common.io import InputError, read_yaml
     from incognita.common.prices import load_prices, resolve_path
 
-    doc = read_yaml(config_path)
-    if isinstance(doc, dict) and "collabsim" in doc and "design" not in doc:
-        # A CollabSim overlay (config/collabsim/paper.yaml): this command prices the access family.
-        raise InputError(
-            f"{config_path}: a CollabSim design (a `collabsim` section, no access `design`); "
-            f"estimate it with: incognita collabsim estimate --config {config_path}"
-        )
     cfg = load_config(config_path)
     table = load_prices(resolve_path(prices_path or cfg.get("prices")))
     est = Estimator(cfg, table, Assumptions.load(assumptions_path), cards_dir)

@@ -122,10 +122,7 @@ def test_estimate_command_on_the_paper_and_the_default_config(monkeypatch):
     out = CliRunner().invoke(estimate_cmd, ["--config", "config/config.yaml"])
     assert out.exit_code == 0, out.output
     assert "(offline)" in out.output and "$0.00" in out.output
-    # A CollabSim design is named as such, with the command that estimates it.
-    out = CliRunner().invoke(estimate_cmd, ["--config", "config/collabsim/paper.yaml"])
-    assert out.exit_code != 0
-    assert "incognita collabsim estimate --config config/collabsim/paper.yaml" in str(out.exception or out.output)
+    # `incognita estimate` on a CollabSim design: tests/collabsim/test_call_estimate.py.
 
 
 # --------------------------------------------------------------------------- wall time

@@ -5,6 +5,7 @@ manifests count them through each participant's usage, a path the estimate does 
 
 from __future__ import annotations
 
+import re
 import shutil
 
 import pytest
@@ -105,6 +106,14 @@ def test_the_paper_design_builds_offline_and_the_command_prints_its_bill(tmp_pat
         and "label claude-sonnet-4.6:" in out.output
     )
     assert "(no price: Qwen/Qwen3.6-35B-A3B)" in out.output and out.output.splitlines()[-1].startswith("total: ")
+
+    # `incognita estimate` routes a CollabSim design here; the access family's options are refused.
+    routed = CliRunner().invoke(main, ["estimate", "--config", str(small)])
+    assert routed.exit_code == 0, routed.output
+    simulated = re.compile(r"simulated in [0-9.]+ s")
+    assert simulated.sub("", routed.output) == simulated.sub("", out.output)
+    refused = CliRunner().invoke(main, ["estimate", "--config", str(small), "--rpm", "100"])
+    assert refused.exit_code == 2 and "--rpm apply to the access family's estimate only" in refused.output
 
 
 def test_a_file_whose_own_agents_call_a_model_is_refused(tmp_path):

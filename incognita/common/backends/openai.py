@@ -203,10 +203,13 @@ def to_messages(request: ModelRequest) -> list[dict]:
         if turn.role == "tool":
             messages.append({"role": "tool", "tool_call_id": turn.tool_call_id, "content": turn.content or ""})
         elif turn.role == "assistant" and turn.tool_calls:
+            # An empty string, not null, for a call without text: OpenAI, vLLM and SGLang take
+            # either, llama.cpp's Python server (0.3.36) answers null, or the key left out, with
+            # HTTP 500 (its request model wants a string, its function-calling template reads it).
             messages.append(
                 {
                     "role": "assistant",
-                    "content": turn.content,
+                    "content": turn.content or "",
                     "tool_calls": [
                         {
                             "id": c.id,
@@ -260,6 +263,8 @@ def to_request(body: dict, role: str, seed: int = 0) -> ModelRequest:
             turns.append(Turn("tool", m.get("content"), tool_call_id=m.get("tool_call_id")))
         else:
             text, calls = from_message(m)
+            if calls and text == "":
+                text = None  # to_messages writes a call without text as ""
             turns.append(Turn(m["role"], text, tool_calls=calls))
     return ModelRequest(
         role=role,

@@ -11,16 +11,14 @@ zero. The stages before the episodes come built (the `task_stages` fixture). Bot
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
-import yaml
 from local_server import PLAIN_FORMAT, llama_server
 from workflow_helpers import (
     add_task_stages,
     copy_workflow,
     guarded_env,
+    local_model_config,
+    local_model_records,
     planned_jobs,
     snakemake,
     stable_episode,
@@ -37,25 +35,6 @@ def base_url(tmp_path_factory):
         yield url
 
 
-def local_config(wf: Path, base_url: str, **design) -> Path:
-    """config/local.yaml with the server's port (and `design` keys replaced)."""
-    cfg = yaml.safe_load((wf / "config" / "local.yaml").read_text())
-    for entry in (*cfg["models"].values(), cfg["participants"]["customer"], cfg["participants"]["service"]):
-        entry["base_url"] = base_url
-    cfg["design"].update(design)
-    path = wf / "config" / "local.test.yaml"
-    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
-    return path
-
-
-def outputs(wf: Path, model: str = "smollm2") -> dict[str, dict]:
-    files = [
-        *(wf / "results" / "episodes").glob(f"*/{model}/11/r0.json"),
-        *(wf / "results/native").glob(f"{model}/11/r0.json"),
-    ]
-    return {str(p.relative_to(wf)): json.loads(p.read_text()) for p in files}
-
-
 def test_smollm2_through_the_workflow_in_every_arm_and_natively(tmp_path, task_stages, base_url):
     import pandas as pd
     from tau2.data_model.simulation import Results
@@ -65,11 +44,11 @@ def test_smollm2_through_the_workflow_in_every_arm_and_natively(tmp_path, task_s
     net_log = tmp_path / "net.log"
     env = {**guarded_env(net_log), "OPENAI_API_KEY": "local"}  # loopback only; the server takes any key
     target = ("results/trials.parquet", "--configfile")
-    config = local_config(wf, base_url)
+    config = local_model_config(wf, base_url)
     snakemake(wf, *target, str(config), env=env)
     assert not net_log.exists(), net_log.read_text()
 
-    first = outputs(wf)
+    first = local_model_records(wf, "smollm2")
     assert len(first) == 4
     protocol_errors = []
     for arm in ARMS:
@@ -100,7 +79,7 @@ def test_smollm2_through_the_workflow_in_every_arm_and_natively(tmp_path, task_s
     # next option: the target goes before it.
     rerun = snakemake(wf, *target, str(config), "--forcerun", "episodes", "native", env=env)
     assert planned_jobs(rerun) == {"episodes": 1, "native": 1, "trials": 1}
-    second = outputs(wf)
+    second = local_model_records(wf, "smollm2")
     assert second.keys() == first.keys()
     for path, record in second.items():
         if "native" in path:
@@ -119,9 +98,9 @@ def test_smollm2_under_structured_output_sends_well_formed_messages(tmp_path, ta
     add_task_stages(wf, task_stages)
     env = {**guarded_env(tmp_path / "net.log"), "OPENAI_API_KEY": "local"}
     # Two turns each: enough for a message, its answer and the next message.
-    config = local_config(wf, base_url, models=["smollm2_json"], arms=list(ARMS), budget=2)
+    config = local_model_config(wf, base_url, models=["smollm2_json"], arms=list(ARMS), budget=2)
     snakemake(wf, "results/trials.parquet", "--configfile", str(config), env=env)
-    records = outputs(wf, "smollm2_json")
+    records = local_model_records(wf, "smollm2_json")
     assert len(records) == len(ARMS)
     replies = 0
     for path, record in records.items():
