@@ -53,23 +53,38 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))  # stable: the rest keep their order
 
 
-@pytest.fixture(scope="session")
-def task_stages(tmp_path_factory) -> Path:
-    """A workflow copy with the task stages built (tests/workflow_helpers.py, TASK_STAGE_STEPS),
-    once per test session: the parallel workers share one build, the first to ask builds it
-    under a file lock while the others wait."""
-    from workflow_helpers import build_task_stages
-
+def _built_once(tmp_path_factory, name: str, build) -> Path:
+    """`build(path)` once per test session: the parallel workers share one build, the first to ask
+    builds it under a file lock while the others wait. Those who use it only read it."""
     base = tmp_path_factory.getbasetemp()
     shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # xdist: one base per worker
-    built, done = shared / "task-stages", shared / "task-stages.done"
-    with (shared / "task-stages.lock").open("w") as lock:
+    built, done = shared / name, shared / f"{name}.done"
+    with (shared / f"{name}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not done.exists():
             shutil.rmtree(built, ignore_errors=True)  # a build that failed half-way
-            build_task_stages(built)
+            build(built)
             done.touch()
     return built
+
+
+@pytest.fixture(scope="session")
+def task_stages(tmp_path_factory) -> Path:
+    """A workflow copy with the task stages built (tests/workflow_helpers.py, TASK_STAGE_STEPS)."""
+    from workflow_helpers import build_task_stages
+
+    return _built_once(tmp_path_factory, "task-stages", build_task_stages)
+
+
+@pytest.fixture(scope="session")
+def smoke_build(tmp_path_factory) -> Path:
+    """A workflow copy with the smoke design built from nothing by Snakemake, every outbound
+    connection refused and recorded in `smoke.net.log` inside it (tests/workflow_helpers.py,
+    build_smoke). The smoke design's end-to-end test checks it; the SLURM test compares what its
+    jobs write with it."""
+    from workflow_helpers import build_smoke
+
+    return _built_once(tmp_path_factory, "smoke-build", build_smoke)
 
 
 @pytest.fixture(scope="session")

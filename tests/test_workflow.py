@@ -6,12 +6,13 @@ checkout's results/.
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from workflow_helpers import copy_workflow, guarded_env, planned_jobs, snakemake
+from workflow_helpers import SMOKE_NET_LOG, copy_workflow, guarded_env, planned_jobs, snakemake
 
 
 @pytest.fixture(scope="module")
@@ -110,14 +111,14 @@ def test_the_network_guard_catches_an_outbound_connection(tmp_path):
     assert "example.org" in log.read_text()
 
 
-def test_smoke_profile_end_to_end(tmp_path):
+def test_smoke_profile_end_to_end(smoke_build, tmp_path):
     """The 16-trial smoke design through every stage up to the figures, with every outbound
-    connection refused and recorded (none may be attempted); then the rerun guarantees."""
+    connection refused and recorded (none may be attempted; the session's build, tests/conftest.py);
+    then the rerun guarantees."""
     import pandas as pd
 
-    wf = copy_workflow(tmp_path)
-    net_log = tmp_path / "net.log"
-    snakemake(wf, "--configfile", "config/smoke.yaml", env=guarded_env(net_log))
+    wf = smoke_build
+    net_log = wf / SMOKE_NET_LOG
     assert not net_log.exists(), f"outbound connections attempted offline:\n{net_log.read_text()}"
     native_logs = "".join(p.read_text() for p in (wf / "logs" / "native").glob("*.log"))
     assert "connect" not in native_logs.lower() and "github" not in native_logs.lower()
@@ -147,6 +148,7 @@ def test_smoke_profile_end_to_end(tmp_path):
     unchanged = snakemake(wf, "-n", "--configfile", "config/smoke.yaml")
     assert "Nothing to be done" in unchanged.stdout + unchanged.stderr
 
+    wf = shutil.copytree(smoke_build, tmp_path / "wf", symlinks=True)  # an edit, in a copy: others read the build
     profiles = wf / "config" / "scripted_agents.yaml"
     text = profiles.read_text()
     profiles.write_text(

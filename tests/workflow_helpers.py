@@ -52,6 +52,17 @@ def build_task_stages(dest: Path) -> Path:
     return dest
 
 
+SMOKE_NET_LOG = "smoke.net.log"
+
+
+def build_smoke(dest: Path) -> Path:
+    """A workflow copy with the smoke design built through every stage by Snakemake, with the
+    network guard on (its log, if any connection was attempted: `dest / SMOKE_NET_LOG`)."""
+    copy_workflow(dest)
+    snakemake(dest, "--configfile", "config/smoke.yaml", env=guarded_env(dest / SMOKE_NET_LOG))
+    return dest
+
+
 def add_task_stages(wf: Path, stages: Path, dirs: tuple[str, ...] = TASK_STAGE_DIRS) -> None:
     """Copy built task stages into a workflow copy, modification times included: Snakemake then
     takes them as built (they are newer than the copied config and older than anything a run
