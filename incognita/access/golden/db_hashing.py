@@ -15,6 +15,11 @@ comparing the models with `==`) equals its clean counterpart's reuses the clean 
 only the handful a run changed are dumped again. That takes the hash of the 1.5 MB retail
 database from about 80 ms (upstream's dump and `json.dumps` of everything) to about 12.
 
+A run's private database (`upstream_replay.RetailWorld.private_toolkit`) holds its tables as
+`HandedOutTable`s, which note the records they hand out: a record no tool was given since the
+table was last clean is the clean record object, unchanged, and is not even fingerprinted (for
+a retail episode, most of the 1,000 orders). A table that was iterated counts as handed out whole.
+
 The one case the fingerprint cannot see: pydantic writes an int held in a float field as a
 float (1 as 1.0) where `json.dumps` writes it as an int, so a tool that replaced 1.0 by 1
 would keep the clean text where upstream prints `1`. Retail's tools never retype a value
@@ -33,6 +38,56 @@ from typing import Any
 
 def _text(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=str)
+
+
+class HandedOutTable(dict):
+    """A table of records that notes which records it handed out since `reset()`: by key
+    (`[]`, `get`, `setdefault`, assignment) or all of them (`whole`, after any iteration or
+    bulk change). Its own reads never count (the hasher reads through `dict`'s methods)."""
+
+    __slots__ = ("handed", "whole")
+
+    def __init__(self, records: dict):
+        super().__init__(records)
+        self.handed: set = set()
+        self.whole = False
+
+    def reset(self) -> None:
+        self.handed.clear()
+        self.whole = False
+
+    def __getitem__(self, key):
+        self.handed.add(key)
+        return super().__getitem__(key)
+
+    def get(self, key, default=None):
+        self.handed.add(key)
+        return super().get(key, default)
+
+    def setdefault(self, key, default=None):
+        self.handed.add(key)
+        return super().setdefault(key, default)
+
+    def __setitem__(self, key, value):
+        self.handed.add(key)
+        super().__setitem__(key, value)
+
+
+def _handing_out_all(name: str):
+    method = getattr(dict, name)
+
+    def wrapper(self, *args, **kwargs):
+        self.whole = True
+        return method(self, *args, **kwargs)
+
+    wrapper.__name__ = name
+    return wrapper
+
+
+# Every other way to reach a table's records counts as handing out all of them.
+for _name in ("__iter__", "__reversed__", "values", "items", "copy", "update", "pop", "popitem"):
+    setattr(HandedOutTable, _name, _handing_out_all(_name))
+del _name
 
 
 def _fingerprint(record: Any) -> bytes | None:
@@ -80,11 +135,13 @@ class CleanDbHasher:
     def _table_text(self, name: str, records: dict, changed: list[str]) -> str:
         clean_parts, fingerprints = self._tables[name], self._fingerprints[name]
         # A run rarely adds or removes a record: then the keys and their order are the clean ones.
-        keys = clean_parts if records.keys() == clean_parts.keys() else sorted(records)
+        keys = clean_parts if dict.keys(records) == clean_parts.keys() else sorted(dict.keys(records))
+        # Records a HandedOutTable never handed out are the clean objects: no need to look.
+        handed = records.handed if isinstance(records, HandedOutTable) and not records.whole else None
         parts = []
         for key in keys:
-            record, clean = records[key], fingerprints.get(key)
-            if clean is not None and _fingerprint(record) == clean:
+            record, clean = dict.__getitem__(records, key), fingerprints.get(key)
+            if clean is not None and ((handed is not None and key not in handed) or _fingerprint(record) == clean):
                 parts.append(clean_parts[key])
             else:
                 changed.append(key)
@@ -101,7 +158,7 @@ class CleanDbHasher:
         changed: dict[str, list[str]] | None = {}
         for name in self._fields:
             value = getattr(db, name)
-            if name in self._tables and isinstance(value, dict) and all(isinstance(k, str) for k in value):
+            if name in self._tables and isinstance(value, dict) and all(isinstance(k, str) for k in dict.keys(value)):
                 keys: list[str] = []
                 texts[name] = self._table_text(name, value, keys)
                 if keys and changed is not None:

@@ -150,6 +150,12 @@ class RetailWorld:
             if self._pool:
                 return self._pool.pop()
         toolkit = self.toolkit()
+        from incognita.access.golden.db_hashing import HandedOutTable
+
+        # Tables that note the records they hand out: `release` then looks only at those.
+        for name, value in list(toolkit.db.__dict__.items()):
+            if isinstance(value, dict):
+                setattr(toolkit.db, name, HandedOutTable(value))
         gc.freeze()  # it will be given back and reused: keep the collector from walking it
         return toolkit
 
@@ -169,6 +175,9 @@ class RetailWorld:
                         del table[key]
                     else:
                         table[key] = record_type.model_validate(self._raw[name][key])
+            for value in toolkit.db.__dict__.values():
+                if hasattr(value, "reset"):
+                    value.reset()  # clean again: nothing handed out
             with self._lock:
                 self._pool.append(toolkit)
         return digest

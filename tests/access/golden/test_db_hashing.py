@@ -58,6 +58,39 @@ def test_added_removed_and_nested_changes(world):
     assert db.get_hash() == world.clean_hash()
 
 
+def test_a_run_database_looks_only_at_the_records_it_handed_out(world, monkeypatch):
+    """A pooled database's tables note what they hand out: the hash looks again only at those
+    records (counted), and a change made through an index, `get` or an iteration is still seen.
+    The expected hashes are upstream's, of a fresh database with the same changes."""
+    from incognita.access.golden import db_hashing
+
+    looked = []
+    fingerprint = db_hashing._fingerprint
+    monkeypatch.setattr(db_hashing, "_fingerprint", lambda record: looked.append(record) or fingerprint(record))
+    world.release(world.private_toolkit())  # the hasher's clean fingerprints are taken before counting
+    looked.clear()
+
+    toolkit, fresh = world.private_toolkit(), world.fresh_db()
+    assert isinstance(toolkit.db.orders, db_hashing.HandedOutTable)
+    first, second = sorted(dict.keys(toolkit.db.orders))[5:7]
+    for db in (toolkit.db, fresh):
+        db.orders[first].status = "cancelled"
+        db.orders.get(second).items[0].price += 1.0
+    assert world.release(toolkit) == fresh.get_hash()
+    assert len(looked) == 2  # the two orders handed out; no other record was fingerprinted
+    assert toolkit.db.orders.handed == set()  # clean again, nothing handed out
+
+    looked.clear()
+    toolkit, fresh = world.private_toolkit(), world.fresh_db()
+    user_id = min(fresh.users)
+    for db in (toolkit.db, fresh):
+        next(user for key, user in db.users.items() if key == user_id).name.first_name = "Iterated"
+    assert toolkit.db.users.whole
+    assert world.release(toolkit) == fresh.get_hash()
+    assert len(looked) == len(fresh.users)  # iterated: every user looked at
+    assert toolkit.db.get_hash() == world.clean_hash()
+
+
 class _Item(BaseModel):
     name: str
     tags: list[str]
