@@ -85,7 +85,7 @@ def _handing_out_all(name: str):
 
 
 # Every other way to reach a table's records counts as handing out all of them.
-for _name in ("__iter__", "__reversed__", "values", "items", "copy", "update", "pop", "popitem"):
+for _name in ("__iter__", "__reversed__", "values", "items", "copy", "update", "__ior__", "pop", "popitem"):
     setattr(HandedOutTable, _name, _handing_out_all(_name))
 del _name
 
