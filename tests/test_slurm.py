@@ -107,7 +107,7 @@ def runs(request, tmp_path_factory, task_stages, smoke_build):
         print("\n" + ", ".join(f"{k} {v:.1f} s" for k, v in times.items()))
         yield {
             "wf": wf,
-            "local": smoke_build,
+            "built_locally": smoke_build,
             "before": before,
             "net_log": net_log,
             "slurm": slurm,
@@ -157,7 +157,7 @@ def test_every_job_ran_as_a_slurm_job(runs):
 def test_outputs_equal_a_local_run(runs):
     """Every file the SLURM jobs wrote is a file of the smoke design built locally from nothing (the
     session's build) and equals it, and the SLURM run wrote every file of that build it was not given."""
-    wf, local = runs["wf"], runs["local"]
+    wf, local = runs["wf"], runs["built_locally"]
     by_slurm = written_since(wf, runs["before"])
     built_locally = set(snapshot(local))
     assert by_slurm <= built_locally, f"written only under SLURM: {sorted(by_slurm - built_locally)[:10]}"

@@ -35,6 +35,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from incognita.access.golden.db_hashing import HandedOutTable
 from incognita.common.io import InputError, read_json, sha256_file
 
 
@@ -150,8 +151,6 @@ class RetailWorld:
             if self._pool:
                 return self._pool.pop()
         toolkit = self.toolkit()
-        from incognita.access.golden.db_hashing import HandedOutTable
-
         # Tables that note the records they hand out: `release` then looks only at those.
         for name, value in list(toolkit.db.__dict__.items()):
             if isinstance(value, dict):
@@ -176,7 +175,7 @@ class RetailWorld:
                     else:
                         table[key] = record_type.model_validate(self._raw[name][key])
             for value in toolkit.db.__dict__.values():
-                if hasattr(value, "reset"):
+                if isinstance(value, HandedOutTable):
                     value.reset()  # clean again: nothing handed out
             with self._lock:
                 self._pool.append(toolkit)
