@@ -32,6 +32,7 @@ READER_VERSION = read_constant("incognita.access.reader.trial_reading", "READER_
 # Model and participant entries are checked before any job is planned: a bad one stops even
 # a dry run with one line naming the config key and the value.
 # The design (arms, models, tasks from the frozen corpus) is read and checked here too.
+from incognita.access.arm_registry import registry_path
 from incognita.access.cells import design_from_config, episode_record, native_result, repaired_tasks
 from incognita.access.episodes.scripted.entries import check_entries
 from incognita.access.taxonomy import HARNESS_ARMS
@@ -44,6 +45,7 @@ try:
     DESIGN = design_from_config(config)
 except InputError as exc:
     raise WorkflowError(str(exc)) from None
+ARM_REGISTRY = registry_path(config)  # what each arm of the design is (config/arms.yaml)
 # Model backends find the response cache and the price table through the environment, so
 # moving the cache never invalidates finished episodes.
 _RUNTIME_ENV = {"INCOGNITA_CACHE_DIR": (config.get("cache") or {}).get("dir"), "INCOGNITA_PRICES": config.get("prices")}
@@ -82,10 +84,13 @@ def get_design_models():
 
 
 def get_prompt_files():
+    from incognita.access.arm_registry import arm_registry
     from incognita.access.episodes.prompts import PromptSet
+    from incognita.access.reference.partition import load_partition
 
-    prompts = PromptSet(Path(config["prompts"]))
-    files = {str(p) for arm in get_episode_arms() for p in prompts.files_for(arm)}
+    prompts, registry = PromptSet(Path(config["prompts"])), arm_registry(ARM_REGISTRY)
+    partition = load_partition(config["golden"]["partition"])
+    files = {str(p) for arm in get_episode_arms() for p in prompts.files_for(registry.arm(arm), partition)}
     if config["participants"].get("judge"):
         files.add(str(Path(config["prompts"]) / "judge.md"))
     return sorted(files)

@@ -13,6 +13,7 @@ rule episodes:
         golden="results/golden/{task}.json",
         db=f"{SOURCE_DIR}/db.json",
         partition=config["golden"]["partition"],
+        arm_registry=ARM_REGISTRY,
         locks_verified="results/reference/locks_verified.txt",
         prompts=get_prompt_files(),
         vocabulary=config["vocabulary"],  # the policy terms scripted agents know
@@ -51,7 +52,7 @@ rule episodes:
         "--reps {params.reps} --arms {params.arms} --seed {params.seed} --budget {params.budget} "
         "--customer {params.customer:q} --service {params.service:q} --judge {params.judge:q} "
         "--information-channel {params.information_channel} --card {input.card} --golden {input.golden} "
-        "--db {input.db} --partition {input.partition} --prompts {params.prompts_dir} "
+        "--db {input.db} --partition {input.partition} --arm-registry {input.arm_registry} --prompts {params.prompts_dir} "
         "--scripted-agents {params.scripted_agents} --vocabulary {input.vocabulary} --pacing {params.pacing:q} "
         "--out-dir results/episodes > {log} 2>&1"
 

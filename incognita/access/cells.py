@@ -96,10 +96,25 @@ def design_from_config(config: dict) -> AccessDesign:
 
 
 def design_arms(config: dict) -> tuple[str, ...]:
-    arms = tuple(config["design"]["arms"])
-    unknown = [a for a in arms if a not in ALL_ARMS]
+    """`design.arms`: arms of the arm registry (incognita.access.arm_registry), and native."""
+    from incognita.access.arm_registry import arm_registry, registry_path
+
+    arms, registry = tuple(config["design"]["arms"]), arm_registry(registry_path(config))
+    unknown = [a for a in arms if a not in registry.names and a != NATIVE]
     if unknown:
-        raise InputError(f"config key design.arms: unknown arm(s) {unknown} (expected {', '.join(ALL_ARMS)})")
+        raise InputError(
+            f"config key design.arms: unknown arm(s) {unknown} (registered in {registry.path}: "
+            f"{', '.join(registry.names)}; and {NATIVE}, the upstream harness)"
+        )
+    unread = [a for a in arms if a not in ALL_ARMS]
+    if unread:  # the reader, statistics and figures still name the paper's arms (issue #28)
+        raise InputError(
+            f"config key design.arms: {unread} are registered in {registry.path}, but the reader, "
+            f"statistics and figures read only {', '.join(ALL_ARMS)} so far"
+        )
+    duplicated = sorted({a for a in arms if arms.count(a) > 1})
+    if duplicated:
+        raise InputError(f"config key design.arms: {duplicated} listed more than once")
     return arms
 
 

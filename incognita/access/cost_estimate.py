@@ -14,7 +14,6 @@ length; the model sums that exactly for the assumed lengths.
 from __future__ import annotations
 
 import dataclasses
-import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -131,7 +130,12 @@ class Role:
 class Estimator:
     def __init__(self, cfg: dict, prices: PriceTable, assumptions: Assumptions, cards_dir: str | None = None):
         self.cfg, self.prices, self.a = cfg, prices, assumptions
-        self.prompt_tokens = _prompt_tokens(cfg.get("prompts"))
+        from incognita.access.arm_registry import arm_registry, registry_path
+        from incognita.access.reference.partition import load_partition
+
+        self.arms = arm_registry(registry_path(cfg))
+        self.partition = load_partition(cfg["golden"]["partition"])
+        self.prompt_tokens = _prompt_tokens(cfg.get("prompts"), self.arms, self.partition)
         self.design = design_from_config(cfg)
         self.tasks = list(self.design.tasks)
         judged = (cfg.get("evaluation") or {}).get("information_channel", "substring") == "judge"
@@ -164,7 +168,9 @@ class Estimator:
         """Add `episodes` episodes of `arm` with this agent to the lines."""
         a, pt = self.a, self.prompt_tokens
         turns = a.agent_turns(arm)
-        tools = TOOL_TOKENS_ALL if arm == "direct" else 0
+        entry = self.arms.arm(arm)
+        owners = entry.owners(self.partition)
+        tools = TOOL_TOKENS_ALL if entry.agent_executes else 0
         growth = a.growth["agent_tool"] * a.tool_calls[arm] + a.growth["agent_message"] * (turns - a.tool_calls[arm])
         self._add(
             lines[agent_key],
@@ -187,8 +193,9 @@ class Estimator:
         if a.service_messages[arm]:
             service = self.role(self.cfg["participants"]["service"], "participants.service")
             s_calls = a.service_messages[arm] * a.service_steps[arm]
-            spread = a.desks_engaged if arm == "social" else 1.0
-            system = pt["vega"] + TOOL_TOKENS_ALL if arm == "indirect" else pt["desk"] + TOOL_TOKENS_DESK
+            spread = a.desks_engaged if len(owners) > 1 else 1.0  # the task's desks share the messages
+            holds_all = len(owners) == 1  # one holder of every tool sees all their schemas
+            system = pt["service_" + arm] + (TOOL_TOKENS_ALL if holds_all else TOOL_TOKENS_DESK)
             prompt = spread * conversation(s_calls / spread, system, a.growth["service"])
             self._add(lines["service"], service, s_calls, prompt, "service", episodes)
         judge_entry = self.cfg["participants"].get("judge")
@@ -313,21 +320,23 @@ def wall_time(est: Estimator, lines: list[Line], *, rpm: float | None, tpm: floa
 # --------------------------------------------------------------------------- inputs
 
 
-@functools.cache
-def _prompt_tokens(prompts_dir: str | None) -> dict[str, float]:
-    """System-prompt sizes in tokens, from the config's prompt files."""
-    from incognita.access.episodes.prompts import SOCIAL_DESKS, PromptSet
+def _prompt_tokens(prompts_dir: str | None, arms, partition) -> dict[str, float]:
+    """System-prompt sizes in tokens, from the config's prompt files: per registered arm, the
+    agent's (`agent_<arm>`) and the mean over its holders' (`service_<arm>`)."""
+    from incognita.access.episodes.prompts import PromptSet
 
     if not prompts_dir or not Path(prompts_dir).is_dir():
         raise InputError(f"prompts: {prompts_dir!r} is not a directory of prompt files")
     ps = PromptSet(Path(prompts_dir))
-    desks = [len(ps.desk(d)) for d in SOCIAL_DESKS]
-    chars = {
-        "agent_direct": len(ps.agent("direct", ["USER"])),
-        "agent_indirect": len(ps.agent("indirect", ["USER", "Vega"])),
-        "agent_social": len(ps.agent("social", ["USER", *SOCIAL_DESKS])),
-        "vega": len(ps.vega()),
-        "desk": sum(desks) / len(desks),
+    chars = {}
+    for name, arm in arms.arms.items():
+        owners = arm.owners(partition)
+        recipients = ["USER"] if arm.agent_executes else ["USER", *owners]
+        chars["agent_" + name] = len(ps.agent(arm, recipients))
+        if not arm.agent_executes:
+            sizes = [len(ps.service(arm, h, set(partition.tools) <= tools)) for h, tools in owners.items()]
+            chars["service_" + name] = sum(sizes) / len(sizes)
+    chars |= {
         "customer": len(ps.read("customer/behaviour.md")),
         "judge": len(ps.read("judge.md")),
     }

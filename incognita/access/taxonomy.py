@@ -7,7 +7,10 @@ is meaningful: it is the order of tables, figure panels and the viewer's columns
 - An *arm* is an access condition of the paper (Section 3): `direct` (the agent holds the
   tools), `indirect` (one declared holder, Vega), `social` (six undeclared role-isolated
   desks). `native` is the unmodified upstream harness: an external anchor, not a condition,
-  run by the native stage rather than our harness.
+  run by the native stage rather than our harness. What each of our arms *is* (who holds the
+  tools, what the agent is told, its prompts) is its entry in the arm registry
+  (incognita.access.arm_registry, config/arms.yaml); these are the names the reader, the
+  statistics and the figures read.
 - A *failure type* is the reader's label of a failed trial (Appendix B, docs/reader.md):
   the first stage of the acquisition-to-execution chain that broke.
 - A *process measure* is a per-trial indicator the reader computes beside success.

@@ -9,6 +9,7 @@ import json
 
 import click
 
+from incognita.access.arm_registry import DEFAULT_PATH as ARM_REGISTRY
 from incognita.access.cells import EPISODES_DIR
 from incognita.common.fan_out import resolve_workers, workers_option
 from incognita.common.io import InputError
@@ -38,6 +39,7 @@ from incognita.common.pacing import pacing_option, with_pacing
 @click.option("--golden", "golden_path", required=True)
 @click.option("--db", "db_path", default="data/source/retail/db.json", show_default=True)
 @click.option("--partition", "partition_path", default="config/partition.yaml", show_default=True)
+@click.option("--arm-registry", default=ARM_REGISTRY, show_default=True, help="what each arm is")
 @click.option("--prompts", "prompts_dir", default="config/prompts", show_default=True)
 @click.option("--scripted-agents", default="config/scripted_agents.yaml", show_default=True)
 @click.option(
@@ -73,6 +75,7 @@ def episodes(
     golden_path,
     db_path,
     partition_path,
+    arm_registry,
     prompts_dir,
     scripted_agents,
     vocabulary,
@@ -101,6 +104,7 @@ def episodes(
         customer=customer_spec,
         service=service_spec,
         prompts_dir=prompts_dir,
+        arm_registry=arm_registry,
         scripted_agents=scripted_agents,
         vocabulary=vocabulary,
         judge=None if judge_spec == "none" else judge_spec,

@@ -35,10 +35,6 @@ AGENT, USER, ENVIRONMENT = "agent", "USER", "ENVIRONMENT"
 MAX_PARTICIPANT_STEPS = 8  # tool calls a participant may make before it must reply
 
 
-def recipients(arm: str, desks: tuple[str, ...]) -> list[str]:
-    return {"direct": [USER], "indirect": [USER, "Vega"], "social": [USER, *desks]}[arm]
-
-
 @dataclass
 class Participant:
     name: str
@@ -126,7 +122,8 @@ class Episode:
     def __init__(
         self,
         *,
-        arm: str,
+        arm_entry,
+        recipients: list[str],
         card: dict,
         gold_hash: str,
         gateway: Gateway,
@@ -134,23 +131,24 @@ class Episode:
         agent: Backend,
         customer: Backend,
         service: dict[str, Backend],
-        desks: tuple[str, ...],
         seed: int,
         budget: int,
         record: EpisodeRecord,
         judge: Backend | None = None,
         information_channel: str = "substring",
     ):
-        self.arm, self.card, self.gold_hash, self.gateway = arm, card, gold_hash, gateway
+        # arm_entry: an arm_registry.Arm; recipients: whom the agent may write to (Harness.recipients)
+        self.arm, self.card, self.gold_hash, self.gateway = arm_entry, card, gold_hash, gateway
         self.prompts, self.seed, self.budget, self.record = prompts, seed, budget, record
         self.judge, self.information_channel = judge, information_channel
-        self.allowed = recipients(arm, desks)
+        self.allowed = list(recipients)
         self.gate = DisclosureGate(card)
-        self.agent = Participant(AGENT, agent, prompts.agent(arm, self.allowed), [])
+        self.agent = Participant(AGENT, agent, prompts.agent(arm_entry, self.allowed), [])
+        every_tool = gateway.tools_of(AGENT) | frozenset().union(*(gateway.tools_of(n) for n in service))
         self.agent_schema = agent_output_schema(self.allowed)
         self.customer = Participant(USER, customer, "", [])
         self.service = {
-            name: Participant(name, b, prompts.vega() if name == "Vega" else prompts.desk(name), [])
+            name: Participant(name, b, prompts.service(arm_entry, name, gateway.tools_of(name) == every_tool), [])
             for name, b in service.items()
         }
         self.events: list = []

@@ -20,16 +20,17 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
+from incognita.access.arm_registry import DEFAULT_PATH as ARM_REGISTRY
+from incognita.access.arm_registry import arm_registry, registry_path
 from incognita.access.cells import design_from_config, episode_record
 from incognita.access.episodes.agent_plan import plan_from_golden
-from incognita.access.episodes.episode_loop import Episode, recipients
+from incognita.access.episodes.episode_loop import USER, Episode
 from incognita.access.episodes.prompts import PromptSet
 from incognita.access.episodes.records import EpisodeRecord
 from incognita.access.episodes.scripted import make_backend
 from incognita.access.episodes.tool_gateway import Gateway
 from incognita.access.golden.provenance import load_vocabulary
 from incognita.access.reference.partition import Partition, load_partition
-from incognita.access.taxonomy import HARNESS_ARMS as ARMS
 from incognita.access.taxonomy import NATIVE
 from incognita.common.backends.base import entry_param, split_entry
 from incognita.common.environment import describe
@@ -66,6 +67,7 @@ class HarnessSettings:
     prices: str | None = None  # price table; None = $INCOGNITA_PRICES or config/prices.yaml
     information_channel: str = "substring"  # substring | judge (incognita.access.episodes.evaluation)
     vocabulary: str = "config/vocabulary.yaml"  # the public policy vocabulary scripted agents know
+    arm_registry: str = ARM_REGISTRY  # what each arm is (incognita.access.arm_registry)
 
     @classmethod
     def from_config(cls, cfg: dict) -> HarnessSettings:
@@ -85,6 +87,7 @@ class HarnessSettings:
             prices=cfg.get("prices"),
             information_channel=(cfg.get("evaluation") or {}).get("information_channel", "substring"),
             vocabulary=cfg.get("vocabulary", "config/vocabulary.yaml"),
+            arm_registry=registry_path(cfg),
         )
 
     def __post_init__(self) -> None:
@@ -120,6 +123,7 @@ class Harness:
         self.world = RetailWorld(db_path)
         gc.freeze()  # the loaded database never changes; keep it out of the collector's way
         self.partition: Partition = load_partition(partition_path)
+        self.arms = arm_registry(design.arm_registry)
         self.prompts = PromptSet(Path(design.prompts_dir))
         self.profiles = read_yaml(design.scripted_agents) or {}
         # What any agent of the domain knows: the tools' names, descriptions and parameters,
@@ -135,11 +139,11 @@ class Harness:
         self.vocabulary = load_vocabulary(design.vocabulary)
 
     def _owners(self, arm: str) -> dict[str, frozenset[str]]:
-        if arm == "direct":
-            return {"agent": frozenset(self.partition.tools)}
-        if arm == "indirect":
-            return {"Vega": frozenset(self.partition.tools)}
-        return {d: frozenset(self.partition.tools_of(d, "social")) for d in self.partition.desks("social")}
+        return self.arms.arm(arm).owners(self.partition)
+
+    def recipients(self, arm: str) -> list[str]:
+        """Whom the agent may write to under `arm`: the customer, then the tools' holders."""
+        return [USER, *(h for h in self._owners(arm) if not self.arms.arm(arm).agent_executes)]
 
     @staticmethod
     def _split(entry: str | dict, where: str) -> tuple[str, dict]:
@@ -161,22 +165,19 @@ class Harness:
         same (loopback_twins)."""
         return {
             "tools": sorted(tools),
-            "remit": self._remit(desk),
+            "remit": self.prompts.holder_parts(desk, holds_all=set(tools) == set(self.partition.tools))["role"],
             "confirm_writes": True,
             "write_tools": sorted(t for t in tools if self.world.tool_types.get(t) == "write"),  # Gateway.is_write
         }
-
-    def _remit(self, desk: str) -> str:
-        """The role text a desk describes its work from: its prompt file's role (Vega's is
-        the single desk's role)."""
-        return self.prompts.read("service/role_all.md") if desk == "Vega" else self.prompts.desk_parts(desk)["role"]
 
     def _agent_context(self, spec: str, arm: str, golden: dict, seed: int) -> dict:
         context = {
             "arm": arm,
             "seed": seed,
             "plan": plan_from_golden(golden),
-            "recipients": recipients(arm, self.partition.desks("social")),
+            "recipients": self.recipients(arm),
+            "agent_executes": self.arms.arm(arm).agent_executes,
+            "holders_declared": self.arms.arm(arm).declared,
         }
         family, _, name = spec.partition(":")
         if family == "scripted":
@@ -187,7 +188,7 @@ class Harness:
             context["profile"] = {"name": name, **self.profiles[name]}
             context["tools"], context["vocabulary"] = self.tools, self.vocabulary
             context["holders"] = (
-                {t: self.partition.holder(t, arm) for t in self.partition.tools} if arm != "direct" else {}
+                {} if self.arms.arm(arm).agent_executes else self.arms.arm(arm).holder_of(self.partition)
             )
         return context
 
@@ -203,8 +204,7 @@ class Harness:
         golden_sha: str,
         position: int = 0,
     ) -> EpisodeRecord:
-        if arm not in ARMS:
-            raise InputError(f"unknown arm {arm!r} (expected one of {', '.join(ARMS)})")
+        self.arms.arm(arm)  # an unregistered arm: an error naming the registry
         entry = self.design.models.get(model)
         if entry is None:
             raise InputError(f"model {model!r} is not in the config's models ({', '.join(self.design.models)})")
@@ -239,7 +239,6 @@ class Harness:
             reference={"golden_sha256": golden_sha, "gold_hash": golden["replay"]["upstream_hash"]},
         )
         episode = Episode(
-            arm=arm,
             card=card,
             gold_hash=golden["replay"]["upstream_hash"],
             gateway=gateway,
@@ -247,7 +246,8 @@ class Harness:
             agent=agent,
             customer=customer,
             service=service,
-            desks=self.partition.desks("social"),
+            arm_entry=self.arms.arm(arm),
+            recipients=self.recipients(arm),
             seed=seed,
             budget=self.design.budget,
             record=record,

@@ -25,6 +25,7 @@ from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 
+from incognita.access.arm_registry import registry_path
 from incognita.access.episodes.harness import Harness, HarnessSettings, cell_seed
 from incognita.access.episodes.scripted import make_backend
 from incognita.common.backends.base import Backend
@@ -91,6 +92,7 @@ class AccessTwins:
             prompts_dir=str(root / cfg["prompts"]),
             scripted_agents=str(root / cfg["scripted_agents"]),
             vocabulary=str(root / cfg.get("vocabulary", "config/vocabulary.yaml")),
+            arm_registry=str(root / registry_path(cfg)),
         )
         harness = Harness(design, str(root / cfg["source"]["dir"] / "db.json"), str(root / cfg["golden"]["partition"]))
         return cls(harness, root / "results/cards", root / "results/golden")

@@ -19,6 +19,8 @@ from incognita.common.io import InputError
 
 SOCIAL_DESKS = ("Aster", "Boreal", "Cygnus", "Dorian", "Elara", "Fenn")
 BLOCKS = "customer/request_blocks.yaml"  # which tasks get a request block, and which requests
+ROLE_ALL, RULES_ALL = "service/role_all.md", "service/rules_all.md"  # the all-roles text (Vega's, the direct agent's)
+CONDUCT = "service/conduct.md"  # every holder's conduct block
 
 
 @dataclass(frozen=True)
@@ -36,44 +38,40 @@ class PromptSet:
                 raise InputError(f"{path}: prompt file not found") from None
         return self._cache[rel]
 
-    def files_for(self, arm: str) -> list[Path]:
-        """The prompt files an arm's cells depend on (a workflow input: editing one re-runs those cells)."""
-        common = ["agent/preamble.md", "customer/behaviour.md", "customer/requests.md", BLOCKS]
-        per_arm = {
-            "direct": ["agent/direct.md", "service/role_all.md", "service/rules_all.md"],
-            "indirect": [
-                "agent/mediated.md",
-                "service/vega.md",
-                "service/conduct.md",
-                "service/role_all.md",
-                "service/rules_all.md",
-            ],
-            "social": ["agent/mediated.md", "service/desk.md", "service/conduct.md"]
-            + [f"service/desks/{d.lower()}.md" for d in SOCIAL_DESKS],
-        }
-        return [self.root / rel for rel in common + per_arm[arm]]
+    def files_for(self, arm, partition) -> list[Path]:
+        """The prompt files the cells of `arm` (an arm_registry.Arm, bound to `partition`) depend
+        on: a workflow input, so editing one re-runs those cells."""
+        rel = ["agent/preamble.md", "customer/behaviour.md", "customer/requests.md", BLOCKS, arm.agent_prompt]
+        if arm.agent_executes:  # the agent is the service: its template carries the all-roles text
+            rel += [ROLE_ALL, RULES_ALL]
+        else:
+            rel += [arm.service_prompt, CONDUCT]
+            for holder, tools in arm.owners(partition).items():
+                rel += [ROLE_ALL, RULES_ALL] if set(partition.tools) <= tools else [self._desk_file(holder)]
+        return [self.root / r for r in dict.fromkeys(rel)]
 
-    def agent(self, arm: str, recipients: list[str]) -> str:
-        preamble = self.read("agent/preamble.md")
-        if arm == "direct":
-            return self.read("agent/direct.md").format(
-                preamble=preamble,
-                service_role=self.read("service/role_all.md"),
-                service_rules=self.read("service/rules_all.md"),
-            )
-        return self.read("agent/mediated.md").format(
-            preamble=preamble, recipients=", ".join(recipients), recipient_choices=" | ".join(recipients)
+    def agent(self, arm, recipients: list[str]) -> str:
+        """The evaluated agent's prompt: the arm's template, filled in. A template takes what it
+        names: {preamble}, the all-roles text ({service_role}, {service_rules}; where the agent is
+        the service) and the recipients ({recipients}, {recipient_choices})."""
+        return self.read(arm.agent_prompt).format(
+            preamble=self.read("agent/preamble.md"),
+            service_role=self.read(ROLE_ALL),
+            service_rules=self.read(RULES_ALL),
+            recipients=", ".join(recipients),
+            recipient_choices=" | ".join(recipients),
         )
 
-    def vega(self) -> str:
-        return self.read("service/vega.md").format(
-            service_role=self.read("service/role_all.md"),
-            conduct=self.read("service/conduct.md"),
-            service_rules=self.read("service/rules_all.md"),
-        )
+    @staticmethod
+    def _desk_file(holder: str) -> str:
+        return f"service/desks/{holder.lower()}.md"
 
-    def desk_parts(self, desk: str) -> dict:
-        rel = f"service/desks/{desk.lower()}.md"
+    def holder_parts(self, holder: str, holds_all: bool) -> dict:
+        """A holder's role and rules: a holder of every tool speaks from the all-roles text
+        (Vega's), a holder of some from its own file's front matter (a desk's)."""
+        if holds_all:
+            return {"role": self.read(ROLE_ALL), "rules": self.read(RULES_ALL)}
+        rel = self._desk_file(holder)
         text = self.read(rel)
         try:
             _, front, _ = text.split("---", 2)
@@ -82,12 +80,21 @@ class PromptSet:
         except (ValueError, KeyError, TypeError, yaml.YAMLError) as exc:
             raise InputError(f"{self.root / rel}: expected YAML front matter with 'role' and 'rules' ({exc})") from None
 
-    def desk(self, desk: str) -> str:
-        parts = self.desk_parts(desk)
+    def service(self, arm, holder: str, holds_all: bool) -> str:
+        """A holder's prompt: the arm's service template with the holder's role, the shared
+        conduct block and its rules ({service_rules} as they are, {desk_rules} in an
+        <operating_rules> block when there are any)."""
+        parts = self.holder_parts(holder, holds_all)
         rules = f"\n<operating_rules>\n{parts['rules']}\n</operating_rules>" if parts["rules"] else ""
         return (
-            self.read("service/desk.md")
-            .format(desk_role=parts["role"], conduct=self.read("service/conduct.md"), desk_rules=rules)
+            self.read(arm.service_prompt)
+            .format(
+                service_role=parts["role"],
+                desk_role=parts["role"],
+                conduct=self.read(CONDUCT),
+                service_rules=parts["rules"],
+                desk_rules=rules,
+            )
             .strip()
         )
 

@@ -78,6 +78,8 @@ def _scripted_classes():
             schemas = [tool_schema(t) for t in tools]
             context = {
                 "arm": "direct",
+                "agent_executes": True,  # the native harness's agent holds the tools, as in the direct arm
+                "holders_declared": True,
                 "seed": self.seed,
                 "recipients": [USER],
                 "holders": {},

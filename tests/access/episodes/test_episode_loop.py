@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from incognita.access.arm_registry import arm_registry
 from incognita.access.cards.card import build_card
 from incognita.access.episodes.episode_loop import Episode
 from incognita.access.episodes.prompts import PromptSet
@@ -85,13 +86,11 @@ def card0(tasks, db, meta):
     return build_card(tasks["0"], db, meta)
 
 
+ARMS = arm_registry(ROOT / "config" / "arms.yaml")
+
+
 def run(world, partition, card, arm, agent, budget=50, service=None, gold_hash="gold"):
-    if arm == "direct":
-        owners = {"agent": frozenset(partition.tools)}
-    elif arm == "indirect":
-        owners = {"Vega": frozenset(partition.tools)}
-    else:
-        owners = {d: frozenset(partition.tools_of(d, "social")) for d in DESKS}
+    owners = ARMS.arm(arm).owners(partition)
     gateway = Gateway(world, owners)
     if service is None:
         service = {
@@ -109,7 +108,8 @@ def run(world, partition, card, arm, agent, budget=50, service=None, gold_hash="
         }
     record = EpisodeRecord(cell={"arm": arm}, seed=1, models={}, code_version="test", card={}, reference={})
     ep = Episode(
-        arm=arm,
+        arm_entry=ARMS.arm(arm),
+        recipients=["USER", *(o for o in owners if o != "agent")],
         card=card,
         gold_hash=gold_hash,
         gateway=gateway,
@@ -117,7 +117,6 @@ def run(world, partition, card, arm, agent, budget=50, service=None, gold_hash="
         agent=agent,
         customer=ScriptedCustomer("customer", {"card": card}),
         service=service,
-        desks=DESKS,
         seed=1,
         budget=budget,
         record=record,
@@ -272,7 +271,8 @@ def run_judged(world, partition, card, judge):
     gateway = Gateway(world, {"Vega": frozenset(partition.tools)})
     record = EpisodeRecord(cell={}, seed=1, models={}, code_version="test", card={}, reference={})
     ep = Episode(
-        arm="indirect",
+        arm_entry=ARMS.arm("indirect"),
+        recipients=["USER", "Vega"],
         card=card,
         gold_hash=world.clean_hash(),
         gateway=gateway,
@@ -280,7 +280,6 @@ def run_judged(world, partition, card, judge):
         agent=Puppet([msg("USER", "Hello there")]),
         customer=ScriptedCustomer("customer", {"card": card}),
         service={"Vega": ScriptedDesk("desk", "Vega", {"tools": sorted(partition.tools)})},
-        desks=DESKS,
         seed=1,
         budget=10,
         record=record,

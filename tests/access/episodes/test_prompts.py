@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from incognita.access.arm_registry import arm_registry
 from incognita.access.episodes.prompts import BLOCKS, PromptSet, mask
+from incognita.access.reference.partition import load_partition
 from incognita.common.io import InputError
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -39,7 +41,11 @@ def test_the_prompt_is_the_same_in_every_arm_for_a_memory_state(repaired_card):
     card = repaired_card("2")
     prompts = PromptSet(PROMPTS)
     assert prompts.customer(card, {}, []) == PromptSet(PROMPTS).customer(card, {}, ["x"])
-    assert all(PROMPTS / BLOCKS in prompts.files_for(arm) for arm in ("direct", "indirect", "social"))
+    registry, partition = (
+        arm_registry(ROOT / "config" / "arms.yaml"),
+        load_partition(ROOT / "config" / "partition.yaml"),
+    )
+    assert all(PROMPTS / BLOCKS in prompts.files_for(arm, partition) for arm in registry.arms.values())
 
 
 def test_a_bad_block_index_names_the_file_and_the_task(repaired_card, tmp_path):

@@ -94,17 +94,21 @@ class Profile:
 
 
 class ScriptedAgent(EntryPicker, Reconsidering, Telling):
-    """One instance per episode. Context: plan, arm, recipients, holders (oracle only), profile."""
+    """One instance per episode. Context: plan, recipients, what the arm says (agent_executes: it
+    holds the tools; holders_declared: it is told who does), holders, profile. The holders map is
+    read only where it is declared, or by the oracle profile, which knows it by design."""
 
     def __init__(self, profile: Profile, context: dict):
         self.spec = f"scripted:{profile.name}"
         self.profile = profile
         self.plan: Plan = context["plan"]
-        self.arm: str = context["arm"]
+        self.agent_executes: bool = context["agent_executes"]
+        self.holders_declared: bool = context["holders_declared"]
         self.desks: list[str] = [r for r in context["recipients"] if r != "USER"]
         self.holders: dict[str, str] = dict(context.get("holders") or {}) if profile.discovery == "oracle" else {}
-        if self.arm == "indirect":
-            self.holders = {c.name: "Vega" for c in self.plan.calls}
+        if self.holders_declared and not self.agent_executes:
+            known = context["holders"]
+            self.holders = {c.name: known[c.name] for c in self.plan.calls}
         self.tools: dict[str, dict] = dict(context.get("tools") or {})
         self.vocabulary: dict[str, list[str]] = {k: list(v) for k, v in (context.get("vocabulary") or {}).items()}
         self.rng = random.Random(context["seed"])
@@ -150,7 +154,7 @@ class ScriptedAgent(EntryPicker, Reconsidering, Telling):
         try:
             if self.profile.gives_up_at_once:
                 raise GiveUp("this agent does nothing, by design")
-            if self.arm == "social" and self.profile.discovery == "survey":
+            if not self.holders_declared and self.profile.discovery == "survey":
                 yield from self._survey()
             yield from self._listen()
             yield from self._work()
@@ -275,7 +279,7 @@ class ScriptedAgent(EntryPicker, Reconsidering, Telling):
     def _execute(self, call: PlannedCall, args: dict, tolerate_failure: bool):
         """Have the call run (itself, Vega, or the right desk); keep its whole result: which
         parts matter is decided afterwards, by matching them against what the customer said."""
-        if self.arm == "direct":
+        if self.agent_executes:
             content = yield {"kind": "tool", "name": call.name, "args": args}
             if content.startswith("Error:"):
                 self.failure = refusal_reason(content)

@@ -804,7 +804,7 @@ def test_remit_is_told_from_the_desks_own_role_text(who, world, partition):
     from incognita.access.episodes.prompts import PromptSet
     from incognita.access.episodes.scripted.scripted_desk import first_person
 
-    role = PromptSet(ROOT / "config" / "prompts").desk_parts(who)["role"]
+    role = PromptSet(ROOT / "config" / "prompts").holder_parts(who, holds_all=False)["role"]
     desk = ScriptedDesk("default", who, {"tools": list(partition.tools_of(who, "social")), "remit": role})
     reply = DeskRun(desk).send(say("What do you handle?", tag("remit")))
     assert tags_of(reply, "handles") == [first_person(role)]
