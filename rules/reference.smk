@@ -1,7 +1,7 @@
 # Reference stage: the coordination reference and the checks on frozen artifacts.
 #
 # The coordination reference is rebuilt from the golden trajectories, the cards (for
-# withholds_disclosure) and the partition, then checked against its lock in
+# withholds_disclosure), the partition and the arm registry, then checked against its lock in
 # config/locks.yaml: a change upstream that alters the reference makes this rule fail
 # instead of feeding a different reference downstream.
 #
@@ -18,6 +18,7 @@ rule reference:
         golden=expand("results/golden/{task}.json", task=get_all_tasks()),
         cards=expand("results/cards/{task}.json", task=get_all_tasks()),
         partition=config["golden"]["partition"],
+        arm_registry=ARM_REGISTRY,
         locks="config/locks.yaml",
     output:
         "results/reference/coordination.json",
@@ -34,7 +35,7 @@ rule reference:
         corpus=config["corpus"]["file"],
     shell:
         "python -m incognita reference --golden-dir results/golden --cards-dir results/cards"
-        " --partition {input.partition} --out {output} --locks {input.locks}"
+        " --partition {input.partition} --arm-registry {input.arm_registry} --out {output} --locks {input.locks}"
         " --corpus {params.corpus} > {log} 2>&1"
 
 

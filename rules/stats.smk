@@ -19,6 +19,9 @@ rule stats:
     params:
         out_dir=lambda w, output: os.path.dirname(output[0]),
         seed=DESIGN.seed,
+        models=",".join(DESIGN.models),
+        arms=",".join(DESIGN.rotation),
     shell:
         "python -m incognita stats --trials {input.trials} --interpretation {input.interpretation} "
-        "--locks {input.locks} --out {params.out_dir} --seed {params.seed} > {log} 2>&1"
+        "--locks {input.locks} --out {params.out_dir} --seed {params.seed} "
+        "--models {params.models} --arms {params.arms} > {log} 2>&1"

@@ -63,12 +63,8 @@ class Twins:
 
     def _twin(self, role: str, context: dict):
         if role == "agent":
-            arm = context["arm"]
-            holders = (
-                {t: self.harness.partition.holder(t, arm) for t in self.harness.partition.tools}
-                if arm != "direct"
-                else {}
-            )
+            arm = self.harness.arms.arm(context["arm"])
+            holders = {} if arm.agent_executes else arm.holder_of(self.harness.partition)
             return make_backend(
                 f"scripted:{MODEL}",
                 role,

@@ -120,7 +120,8 @@ def test_the_graph_sees_lazy_and_submodule_imports():
     # cli.py imports each package's commands through importlib (names in a tuple), so the
     # graph must at least see the top-level import of `incognita.common.io` there
     assert "incognita.common.io" in graph["incognita.cli"]
-    assert "incognita.access.taxonomy" in graph["incognita.access.reference.partition"]
+    assert "incognita.access.arm_registry" in graph["incognita.access.reference.coordination"]
+    assert "incognita.access.arm_registry" in graph["incognita.access.cells"]  # inside design_arms
 
 
 def test_no_import_cycle():

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from incognita.access.selection.corpus import load_corpus
-from incognita.access.taxonomy import ALL_ARMS, NATIVE
+from incognita.access.taxonomy import NATIVE
 from incognita.common.io import InputError
 
 # Where the stages write, relative to the workflow's directory (the commands' defaults).
@@ -105,12 +105,6 @@ def design_arms(config: dict) -> tuple[str, ...]:
         raise InputError(
             f"config key design.arms: unknown arm(s) {unknown} (registered in {registry.path}: "
             f"{', '.join(registry.names)}; and {NATIVE}, the upstream harness)"
-        )
-    unread = [a for a in arms if a not in ALL_ARMS]
-    if unread:  # the reader, statistics and figures still name the paper's arms (issue #28)
-        raise InputError(
-            f"config key design.arms: {unread} are registered in {registry.path}, but the reader, "
-            f"statistics and figures read only {', '.join(ALL_ARMS)} so far"
         )
     duplicated = sorted({a for a in arms if arms.count(a) > 1})
     if duplicated:

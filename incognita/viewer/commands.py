@@ -16,6 +16,7 @@ from incognita.access.cells import COORDINATION_REFERENCE, EPISODES_DIR, NATIVE_
 @click.option("--episodes", default=EPISODES_DIR, show_default=True, help="episode records")
 @click.option("--native", default=NATIVE_DIR, show_default=True, help="native harness results")
 @click.option("--partition", default="config/partition.yaml", show_default=True, help="who holds which tool")
+@click.option("--arm-registry", default="config/arms.yaml", show_default=True, help="which holder map each arm uses")
 @click.option(
     "--collabsim",
     default="results/collabsim",
@@ -32,6 +33,7 @@ def view_command(
     episodes: str,
     native: str,
     partition: str,
+    arm_registry: str,
     collabsim: str,
     no_collabsim: bool,
     serve: bool,
@@ -41,7 +43,10 @@ def view_command(
     from incognita.viewer.site import Inputs, build
 
     cs = None if no_collabsim or not Path(collabsim, "runs").is_dir() else Path(collabsim)
-    built = build(Inputs(Path(trials), Path(reference), Path(episodes), Path(native), Path(partition), cs), out)
+    inputs = Inputs(
+        Path(trials), Path(reference), Path(episodes), Path(native), Path(partition), cs, Path(arm_registry)
+    )
+    built = build(inputs, out)
     click.echo(
         f"{out}: {built['trials']} trials, {built['runs']} CollabSim runs, "
         f"{built['bytes'] / 1e6:.1f} MB; open {Path(out, 'index.html').resolve().as_uri()}"

@@ -8,7 +8,6 @@ from pathlib import Path
 
 from incognita.access.episodes.records import EpisodeRecord, event_to_dict
 from incognita.access.reader import trial_reading as reader
-from incognita.access.taxonomy import HARNESS_ARMS
 from incognita.common.io import InputError, read_json
 from incognita.viewer.checklist import checklist
 from incognita.viewer.failure_rule import explain
@@ -16,13 +15,14 @@ from incognita.viewer.failure_rule import explain
 ENVIRONMENT = "ENVIRONMENT"
 
 
-def service_side(partition_path: str | Path) -> dict[str, list[str]]:
-    """Per arm, who holds tools in the partition: Vega, or all six desks. Every episode of an
-    arm gets these lanes, so its layout does not depend on who happened to act."""
+def service_side(partition_path: str | Path, registry_path: str | Path) -> dict[str, list[str]]:
+    """Per registered arm, who holds its tools: the agent, Vega, or all six desks. Every episode
+    of an arm gets these lanes, so its layout does not depend on who happened to act."""
+    from incognita.access.arm_registry import arm_registry
     from incognita.access.reference.partition import load_partition
 
     partition = load_partition(partition_path)
-    return {arm: sorted(partition.desks(arm)) for arm in HARNESS_ARMS}
+    return {name: sorted(arm.owners(partition)) for name, arm in arm_registry(registry_path).arms.items()}
 
 
 def lanes(record: EpisodeRecord, service: list[str]) -> list[str]:

@@ -45,6 +45,15 @@ class Inputs:
     native: Path
     partition: Path = Path("config/partition.yaml")  # who holds the tools: the lanes of each arm
     collabsim: Path | None = None  # results/collabsim, or None to leave CollabSim out
+    arm_registry: Path = Path("config/arms.yaml")  # which holder map each arm uses
+
+
+def _names(rows: list[dict]) -> dict:
+    """The family's names for the pages: the paper's arms, then any other registered arm the
+    trials have (in the trials table's order, the registry's)."""
+    names = taxonomy.as_json()
+    names["arms"] += [a for a in dict.fromkeys(r["arm"] for r in rows) if a not in names["arms"]]
+    return names
 
 
 def script(key: str, payload: Any) -> str:
@@ -67,7 +76,7 @@ def _source(inputs: Inputs, row: dict) -> Path:
 
 
 def _trial_pages(inputs: Inputs, rows: list[dict], reference: dict, out: Path) -> None:
-    service = service_side(inputs.partition)
+    service = service_side(inputs.partition, inputs.arm_registry)
     for row in rows:
         detail = trial_detail(row)
         if row["arm"] == taxonomy.NATIVE:
@@ -132,7 +141,7 @@ def build(inputs: Inputs, out: str | Path) -> dict:
             "trials": index_table(rows),
             "tasks": task_summaries(reference, {r["task"] for r in rows}),
             "runs": collabsim.runs_index(inputs.collabsim, runs) if runs else None,
-            "taxonomy": taxonomy.as_json(),  # the arms and failure types the pages lay out
+            "taxonomy": _names(rows),  # the arms and failure types the pages lay out
         }
         _write(tmp, "data/index.js", "index", index)
     except BaseException:

@@ -90,8 +90,7 @@ def test_the_design_lists_registered_arms_only(tmp_path):
     assert cells.design_arms(config) == ("direct", "native")
     with pytest.raises(InputError, match=r"design\.arms: unknown arm\(s\) \['solo'\] \(registered in .*arms\.yaml"):
         cells.design_arms({**config, "design": {"arms": ["direct", "solo"]}})
-    with pytest.raises(InputError, match=r"\['social_copy'\] are registered in .*, but the reader"):
-        cells.design_arms({**config, "design": {"arms": ["social_copy"]}})
+    assert cells.design_arms({**config, "design": {"arms": ["social_copy", "social"]}}) == ("social_copy", "social")
     with pytest.raises(InputError, match=r"\['direct'\] listed more than once"):
         cells.design_arms({**config, "design": {"arms": ["direct", "direct"]}})
 

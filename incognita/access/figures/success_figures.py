@@ -24,6 +24,7 @@ from incognita.access.figures.figure_drawing import (
 )
 from incognita.access.figures.figure_inputs import Stats, ordered
 from incognita.access.figures.figure_style import ARM_ORDER, CONDITIONS, CONTRASTS, arm_label, arm_tick, fmt_signed
+from incognita.access.taxonomy import NATIVE
 
 # --- Figure 2: success and the paired differences ------------------------------------------------
 
@@ -46,7 +47,8 @@ def fig2_success(stats: Stats) -> Figure:
 
 def _success_slopes(stats: Stats, ax: Axes) -> None:
     succ = stats["success"]
-    arms = [a for a in CONDITIONS if a in set(succ["arm"])] or list(ordered(succ["arm"], ARM_ORDER))
+    # The conditions first, then any other registered arm; native is drawn in its own panel.
+    arms = [a for a in ordered(succ["arm"], CONDITIONS) if a != NATIVE] or list(ordered(succ["arm"], ARM_ORDER))
     table = succ.pivot_table(index="model", columns="arm", values="success", aggfunc="first")
     x = np.arange(len(arms))
     for m in [m for m in stats.models if m in table.index]:

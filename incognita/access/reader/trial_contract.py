@@ -15,8 +15,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from incognita.access.taxonomy import HARNESS_ARMS as ARMS
-from incognita.access.taxonomy import PROCESS_MEASURES
+from incognita.access.taxonomy import NATIVE, PROCESS_MEASURES
 from incognita.common.io import InputError, atomic_write, atomic_write_text
 
 if TYPE_CHECKING:  # pandas is imported where tables are built: the workflow imports this module at parse time
@@ -198,7 +197,7 @@ def check_extra_rows(rows: Iterable[dict]) -> list[dict]:
         absent = [c for c in (*_KEYS, "excluded", "success", "termination") if c not in row]
         if absent:
             raise InputError(f"{where}: missing column(s) {', '.join(absent)}")
-        if row["arm"] in ARMS:
+        if row["arm"] != NATIVE:
             raise InputError(f"{where}: arm {row['arm']!r} is read from episode records, not passed in")
         filled = [c for c in _NOT_FOR_EXTRA if not _missing(row.get(c))]
         if filled:

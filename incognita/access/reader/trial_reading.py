@@ -25,7 +25,7 @@ from incognita.access.episodes.records import (
     ToolProposal,
 )
 from incognita.access.reader.trial_contract import NA, PROCESS_COLUMNS, TrialRow
-from incognita.access.taxonomy import HARNESS_ARMS as ARMS
+from incognita.access.taxonomy import NATIVE
 from incognita.common.io import InputError
 
 # Bumped when a definition in docs/reader.md changes meaning: the workflow passes it as a
@@ -354,8 +354,8 @@ def trial_cell(record: EpisodeRecord) -> dict:
     for key in ("arm", "model", "task", "rep"):
         if key not in cell:
             raise InputError(f"episode record {cell}: cell.{key}: missing")
-    if cell["arm"] not in ARMS:
-        raise InputError(f"episode record {cell}: cell.arm: {cell['arm']!r} is not one of {', '.join(ARMS)}")
+    if not isinstance(cell["arm"], str) or cell["arm"] == NATIVE:
+        raise InputError(f"episode record {cell}: cell.arm: {cell['arm']!r} is not an arm of our harness")
     return {
         "arm": cell["arm"],
         "model": str(cell["model"]),
@@ -372,6 +372,11 @@ def read_trial(record: EpisodeRecord, reference_task: dict) -> TrialRow:
     arm = cell["arm"]
     if str(reference_task.get("task_id")) != cell["task"]:
         raise InputError(f"episode {cell}: reference task {reference_task.get('task_id')!r} is not task {cell['task']}")
+    if arm not in reference_task["arms"]:
+        raise InputError(
+            f"episode {cell}: arm {arm!r} is not in the coordination reference (its arms: "
+            f"{', '.join(reference_task['arms'])}; rebuild it with the arm registry that ran the episode)"
+        )
     trace = Trace(record.events)
     required = reference_task["arms"][arm]["required_calls"]
     excluded = record.error is not None or record.termination == "error"

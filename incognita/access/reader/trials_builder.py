@@ -19,7 +19,6 @@ from incognita.access.cells import episode_records
 from incognita.access.episodes.records import EpisodeRecord
 from incognita.access.reader.trial_contract import TrialRow, check_extra_rows, frame
 from incognita.access.reader.trial_reading import read_trial, trial_cell
-from incognita.access.taxonomy import HARNESS_ARMS as ARMS
 from incognita.access.taxonomy import NATIVE
 from incognita.common.io import InputError, read_json
 
@@ -114,7 +113,7 @@ def build_trials(
     check_one_version(made_from)
     rows += check_extra_rows([{k: v for k, v in r.items() if k not in _PROVENANCE} for r in extra_rows])
     df = frame(rows)
-    arm_order = {a: i for i, a in enumerate((*ARMS, NATIVE))}
+    arm_order = {a: i for i, a in enumerate((*reference["arms"], NATIVE))}  # the registry's order
     df = df.sort_values(
         ["arm", "model", "task", "rep"],
         key=lambda s: (

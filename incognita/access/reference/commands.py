@@ -14,6 +14,7 @@ import click
 @click.option("--golden-dir", default="results/golden", show_default=True, help="golden trajectories {task}.json")
 @click.option("--cards-dir", default="results/cards", show_default=True, help="task cards {task}.json")
 @click.option("--partition", "partition_path", default="config/partition.yaml", show_default=True)
+@click.option("--arm-registry", default="config/arms.yaml", show_default=True, help="the arms to project onto")
 @click.option("--out", default="results/reference/coordination.json", show_default=True)
 @click.option("--locks", "locks_path", default="config/locks.yaml", show_default=True)
 @click.option(
@@ -25,13 +26,20 @@ import click
 )
 @click.option("--no-verify", is_flag=True, help="development only: do not check the result against its lock")
 def reference(
-    golden_dir: str, cards_dir: str, partition_path: str, out: str, locks_path: str, corpus_path: str, no_verify: bool
+    golden_dir: str,
+    cards_dir: str,
+    partition_path: str,
+    arm_registry: str,
+    out: str,
+    locks_path: str,
+    corpus_path: str,
+    no_verify: bool,
 ) -> None:
     """Project golden trajectories onto the arms: the coordination reference (hash-locked)."""
     from incognita.access.reference import coordination as ref
     from incognita.common.io import read_yaml
 
-    built = ref.build_reference(golden_dir, cards_dir, partition_path)
+    built = ref.build_reference(golden_dir, cards_dir, partition_path, arm_registry)
     ref.write_reference(built, out)
     t = built["totals"]
     levels = ", ".join(f"{k}:{v}" for k, v in t["levels"].items())

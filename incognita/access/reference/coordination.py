@@ -1,8 +1,9 @@
-"""The coordination reference: each golden trajectory projected onto each access arm.
+"""The coordination reference: each golden trajectory projected onto each registered arm.
 
-Projection changes only who executes a call: the evaluated agent (direct), Vega
-(indirect) or the desk that holds the tool (social). From the projection we read, per task
-and arm, the items the trajectory reader scores against:
+Projection changes only who executes a call, as the arm's entry in the arm registry says
+(incognita.access.arm_registry): the evaluated agent (direct), Vega (indirect) or the desk
+that holds the tool (social). From the projection we read, per task and arm, the items the
+trajectory reader scores against:
 
 - required calls: the golden calls marked `counted`. Intended failures and reads that only
   explore stay in the call list (with their executors) but are never required; since
@@ -11,11 +12,11 @@ and arm, the items the trajectory reader scores against:
   the answer, `match: count` / `count_available`, and reads the golden stage inserted at
   the end of the trajectory for an item no other result holds) is counted by the golden
   stage and so required; a golden file where it is not is refused.
-- role assignments (social arm only): one per distinct (desk, tool) pair among the required
-  calls, listing the calls it covers. Finding the desk that holds a tool and getting it to
-  use that tool is one piece of coordination however often the tool is used afterwards.
-  The process does not exist where the holder is declared (direct, indirect), so there
-  it is null (absent), never zero.
+- role assignments (arms whose holders are undeclared: social): one per distinct (desk, tool)
+  pair among the required calls, listing the calls it covers. Finding the desk that holds a
+  tool and getting it to use that tool is one piece of coordination however often the tool
+  is used afterwards. The process does not exist where the holder is declared (direct,
+  indirect), so there it is null (absent), never zero.
 - information items, identical in every arm:
   * customer facts: the distinct disclosure-gate tokens that the provenance of any required
     call consumes, including the tokens that select an element from a policy vocabulary or
@@ -25,8 +26,8 @@ and arm, the items the trajectory reader scores against:
     accepted with those arguments).
   Values from the opening line or from the customer's own request block are not gated and
   leave no token, so they are not items.
-- desks engaged: the distinct social-arm holders of the required calls; its size is the
-  task's stratification level for corpus selection.
+- desks engaged: the distinct holders of the required calls in the paper's six-desk map
+  (LEVEL_MAP); its size is the task's stratification level for corpus selection.
 
 See docs/reference.md for the definitions and for how totals compare with the paper's.
 """
@@ -38,7 +39,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from incognita.access.reference.partition import ARMS, Partition, load_partition
+from incognita.access.arm_registry import DEFAULT_PATH as ARM_REGISTRY
+from incognita.access.arm_registry import ArmRegistry, arm_registry
+from incognita.access.reference.partition import Partition, load_partition
 from incognita.common.io import (
     InputError,
     read_json,
@@ -52,6 +55,10 @@ GOLDEN_SCHEMA_VERSIONS = {1}
 # Bumped when a definition above changes meaning (documented in docs/reference.md).
 DEFINITIONS_VERSION = 1
 
+# The holder map whose desks define a task's level (the paper's stratification), and the arm
+# whose role assignments the paper totals (PAPER_TOTALS).
+LEVEL_MAP = "social"
+PAPER_ROLE_ARM = "social"
 PAPER_TOTALS = {"tasks": 18, "calls": 146, "counted": 114, "role_assignments": 89, "information_items": 138}
 
 # The golden format is read in either of two layouts: the one first agreed (card and replay
@@ -235,10 +242,13 @@ def sources_of(call: dict, path: Path | str = "<golden>") -> _Sources:
 # --------------------------------------------------------------------------- projection
 
 
-def project_task(golden: dict, flags: dict, partition: Partition, path: str | Path = "<golden>") -> dict:
-    """Project one golden trajectory onto the three arms (see the module docstring)."""
+def project_task(
+    golden: dict, flags: dict, partition: Partition, registry: ArmRegistry, path: str | Path = "<golden>"
+) -> dict:
+    """Project one golden trajectory onto every registered arm (see the module docstring)."""
     path = Path(path)
     calls = golden["calls"]
+    holder_of = {name: arm.holder_of(partition) for name, arm in registry.arms.items()}
     executors: list[dict[str, str]] = []
     for call in calls:
         if call["name"] not in partition.tools:
@@ -247,7 +257,7 @@ def project_task(golden: dict, flags: dict, partition: Partition, path: str | Pa
                 f"calls[{call['index']}].name",
                 f"tool {call['name']!r} is not in the partition ({partition.path})",
             )
-        executors.append({arm: partition.holder(call["name"], arm) for arm in ARMS})
+        executors.append({name: holder_of[name][call["name"]] for name in registry.names})
 
     required = [c for c in calls if c["counted"]]
     customer: dict[str, list[int]] = {}
@@ -322,7 +332,7 @@ def project_task(golden: dict, flags: dict, partition: Partition, path: str | Pa
             )
 
     arms: dict[str, dict] = {}
-    for arm in ARMS:
+    for arm in registry.names:
         req = [
             {
                 "index": c["index"],
@@ -334,7 +344,7 @@ def project_task(golden: dict, flags: dict, partition: Partition, path: str | Pa
             for c in required
         ]
         arm_executors = sorted({r["executor"] for r in req})
-        if arm == "social":
+        if not registry.arm(arm).declared:
             pairs: dict[tuple[str, str], list[int]] = {}
             for r in req:
                 pairs.setdefault((r["executor"], r["name"]), []).append(r["index"])
@@ -350,7 +360,7 @@ def project_task(golden: dict, flags: dict, partition: Partition, path: str | Pa
             "n_information_items": n_items,
         }
 
-    desks = arms["social"]["executors"]
+    desks = sorted({partition.holder(c["name"], LEVEL_MAP) for c in required})
     writes = [c["name"] for c in required if c["tool_type"] == "write"]
     return {
         "task_id": golden["task_id"],
@@ -393,7 +403,7 @@ def task_totals(task: dict) -> dict:
         "tasks": 1,
         "calls": task["n_calls"],
         "counted": task["n_counted"],
-        "role_assignments": task["arms"]["social"]["n_role_assignments"],
+        "role_assignments": task["arms"][PAPER_ROLE_ARM]["n_role_assignments"],
         "information_items": len(items["customer"]) + len(items["service"]),
         "customer_facts": len(items["customer"]),
         "service_facts": len(items["service"]),
@@ -440,17 +450,19 @@ def format_totals(t: dict) -> str:
     )
 
 
-def build_reference(golden_dir: str | Path, cards_dir: str | Path, partition_path: str | Path) -> dict:
-    partition = load_partition(partition_path)
+def build_reference(
+    golden_dir: str | Path, cards_dir: str | Path, partition_path: str | Path, registry_path: str | Path = ARM_REGISTRY
+) -> dict:
+    partition, arms = load_partition(partition_path), arm_registry(registry_path)
     tasks: dict[str, dict] = {}
     for gpath in golden_files(golden_dir):
         golden = load_golden(gpath)
         flags = load_card_flags(cards_dir, golden, gpath)
-        tasks[golden["task_id"]] = project_task(golden, flags, partition, gpath)
+        tasks[golden["task_id"]] = project_task(golden, flags, partition, arms, gpath)
     reference = {
         "schema_version": SCHEMA_VERSION,
         "definitions_version": DEFINITIONS_VERSION,
-        "arms": list(ARMS),
+        "arms": list(arms.names),
         "partition": {"version": partition.version, "sha256": partition.content_sha256},
         "tasks": tasks,
     }

@@ -1,9 +1,10 @@
-"""The tool partition: which participant holds which retail tool in each access arm.
+"""The tool partition: holder maps, each placing every retail tool with exactly one holder.
 
-`config/partition.yaml` is the single source. Under the direct arm the evaluated agent
-executes every call itself; under the indirect arm one declared participant (Vega) holds
-all fifteen tools; under the social arm six desks split them, each tool with exactly one
-desk. This module loads and checks that file and answers `holder(tool, arm)`.
+`config/partition.yaml` is the single source of who holds what; an arm of the arm registry
+(incognita.access.arm_registry) names the map it uses, or has the agent hold every tool
+(the direct arm). The paper's maps: `indirect`, where one declared participant (Vega) holds
+all fifteen tools, and `social`, where six desks split them. This module loads and checks
+that file and answers `holder(tool, map)`.
 
 It also carries the decorrelation check: the desk names are alphabetical (Aster..Fenn), so
 an agent could try them in list order; the check measures how far that order agrees with
@@ -18,7 +19,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from incognita.access.taxonomy import HARNESS_ARMS as ARMS
 from incognita.common.io import InputError, read_yaml, sha256_file, sha256_obj
 
 DEFAULT_PATH = "config/partition.yaml"
@@ -46,12 +46,10 @@ RETAIL_TOOLS = (
     "transfer_to_human_agents",
 )
 
-_ALLOWED_HOLDERS = {"indirect": (INDIRECT_HOLDER,), "social": SOCIAL_DESKS}
-
 
 @dataclass(frozen=True)
 class Partition:
-    """A validated partition. `holders[arm][tool]` is the participant that executes `tool`."""
+    """A validated partition. `holders[map][tool]` is the participant that executes `tool`."""
 
     path: str
     version: int
@@ -64,24 +62,19 @@ class Partition:
         """Hash of what the file means (version and holders), blind to comments and layout."""
         return sha256_obj({"version": self.version, "holders": self.holders})
 
-    def holder(self, tool: str, arm: str) -> str:
-        if arm not in ARMS:
-            raise InputError(f"{self.path}: unknown arm {arm!r} (expected one of {', '.join(ARMS)})")
+    def holder(self, tool: str, holder_map: str) -> str:
+        if holder_map not in self.holders:
+            raise InputError(f"{self.path}: no holder map {holder_map!r} (it has {', '.join(self.holders)})")
         if tool not in self.tools:
             raise InputError(f"{self.path}: unknown tool {tool!r} (not one of the {len(self.tools)} retail tools)")
-        if arm == "direct":
-            return DIRECT_EXECUTOR
-        return self.holders[arm][tool]
+        return self.holders[holder_map][tool]
 
-    def desks(self, arm: str = "social") -> tuple[str, ...]:
-        if arm == "direct":
-            return (DIRECT_EXECUTOR,)
-        return _ALLOWED_HOLDERS[arm]
+    def desks(self, holder_map: str = "social") -> tuple[str, ...]:
+        """The map's holders, in alphabetical order (the order an agent is offered them)."""
+        return tuple(sorted(set(self.holders[holder_map].values())))
 
-    def tools_of(self, desk: str, arm: str = "social") -> tuple[str, ...]:
-        if arm == "direct":
-            return self.tools if desk == DIRECT_EXECUTOR else ()
-        return tuple(t for t in self.tools if self.holders[arm][t] == desk)
+    def tools_of(self, desk: str, holder_map: str = "social") -> tuple[str, ...]:
+        return tuple(t for t in self.tools if self.holders[holder_map][t] == desk)
 
 
 def _fail(path: Path, key: str, message: str) -> InputError:
@@ -103,7 +96,7 @@ def load_partition(path: str | Path = DEFAULT_PATH) -> Partition:
     doc = read_yaml(path)
     if not isinstance(doc, dict):
         raise _fail(path, "<top level>", "expected a mapping")
-    unknown_top = set(doc) - {"version", "tools", "arms"}
+    unknown_top = set(doc) - {"version", "tools", "holder_maps"}
     if unknown_top:
         raise _fail(path, sorted(unknown_top)[0], "unknown key")
     version = doc.get("version")
@@ -118,43 +111,29 @@ def load_partition(path: str | Path = DEFAULT_PATH) -> Partition:
     if missing:
         raise _fail(path, "tools", f"missing retail tool(s): {', '.join(missing)}")
 
-    arms = doc.get("arms")
-    if not isinstance(arms, dict):
-        raise _fail(path, "arms", "expected a mapping with direct, indirect and social")
-    for arm in arms:
-        if arm not in ARMS:
-            raise _fail(path, f"arms.{arm}", f"unknown arm (expected one of {', '.join(ARMS)})")
-    for arm in ARMS:
-        if arm not in arms:
-            raise _fail(path, f"arms.{arm}", "missing")
-
-    direct = arms["direct"]
-    if not isinstance(direct, dict) or direct.get("executor") != DIRECT_EXECUTOR or set(direct) != {"executor"}:
-        raise _fail(path, "arms.direct", f"expected exactly {{executor: {DIRECT_EXECUTOR}}}")
-
+    maps = doc.get("holder_maps")
+    if not isinstance(maps, dict) or not maps:
+        raise _fail(path, "holder_maps", "expected a mapping of map names to {holders: {holder: [tools]}}")
     holders: dict[str, dict[str, str]] = {}
-    for arm in ("indirect", "social"):
-        block = arms[arm]
-        key = f"arms.{arm}"
+    for name, block in maps.items():
+        key = f"holder_maps.{name}"
         if not isinstance(block, dict) or set(block) != {"holders"} or not isinstance(block["holders"], dict):
-            raise _fail(path, key, "expected a mapping with one key, holders: {desk: [tools]}")
+            raise _fail(path, key, "expected a mapping with one key, holders: {holder: [tools]}")
         table: dict[str, str] = {}
         for desk, desk_tools in block["holders"].items():
             dkey = f"{key}.holders.{desk}"
-            if desk not in _ALLOWED_HOLDERS[arm]:
-                raise _fail(path, dkey, f"unknown desk (expected one of {', '.join(_ALLOWED_HOLDERS[arm])})")
-            for tool in _tool_list(path, dkey, desk_tools):
+            if not (isinstance(desk, str) and desk.isalpha() and desk[0].isupper()) or desk == DIRECT_EXECUTOR:
+                raise _fail(path, dkey, "a holder's name is one capitalised word (it is whom the agent writes to)")
+            if not _tool_list(path, dkey, desk_tools):
+                raise _fail(path, dkey, "holds no tool")
+            for tool in desk_tools:
                 if tool in table:
                     raise _fail(path, dkey, f"tool {tool!r} is already held by {table[tool]} (each tool exactly once)")
                 table[tool] = desk
         unplaced = [t for t in RETAIL_TOOLS if t not in table]
         if unplaced:
             raise _fail(path, f"{key}.holders", f"tool(s) held by no desk: {', '.join(unplaced)}")
-        holders[arm] = {t: table[t] for t in RETAIL_TOOLS}
-
-    if arms["social"]["holders"].keys() != set(SOCIAL_DESKS):
-        idle = sorted(set(SOCIAL_DESKS) - set(arms["social"]["holders"]))
-        raise _fail(path, "arms.social.holders", f"desk(s) holding no tool: {', '.join(idle)}")
+        holders[name] = {t: table[t] for t in RETAIL_TOOLS}
 
     return Partition(
         path=str(path),
@@ -170,9 +149,9 @@ def _cached(path: str) -> Partition:
     return load_partition(path)
 
 
-def holder(tool: str, arm: str, path: str | Path = DEFAULT_PATH) -> str:
-    """Who executes `tool` under `arm`: 'agent' (direct), 'Vega' (indirect) or a desk (social)."""
-    return _cached(str(path)).holder(tool, arm)
+def holder(tool: str, holder_map: str, path: str | Path = DEFAULT_PATH) -> str:
+    """Who holds `tool` in `holder_map`: 'Vega' (indirect) or a desk (social)."""
+    return _cached(str(path)).holder(tool, holder_map)
 
 
 # --------------------------------------------------------------------------- decorrelation

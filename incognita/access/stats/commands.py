@@ -1,4 +1,5 @@
-"""Commands of the statistics stage: every statistic from the trials table, and the power check.
+"""Commands of the statistics stage: every statistic from the trials table, the power check, and
+the design planner (`incognita plan`).
 
 Kept free of pandas/scipy at import time: the CLI imports this module at start-up.
 """
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from incognita.access.cells import TRIALS_TABLE, design_models
+from incognita.access.cells import CARDS_DIR, TRIALS_TABLE, design_models
 from incognita.access.stats.power import parse_gap, required_tasks
 
 
@@ -21,6 +22,26 @@ def config_model_order(config_path: str | Path) -> list[str] | None:
     if not path.exists():
         return None
     return list(design_models(read_yaml(path) or {})) or None
+
+
+def check_design_arms(trials, arms: list[str] | None, where: str) -> None:
+    """Every arm of the trials table is an arm of the design: a trials table from another
+    design, or a misspelt arm, stops here."""
+    from incognita.common.io import InputError
+
+    unknown = sorted(set(trials["arm"].astype(str)) - set(arms or ()))
+    if arms and unknown:
+        raise InputError(f"trials: arm: {', '.join(unknown)} not in {where} ({', '.join(arms)})")
+
+
+def config_arms(config_path: str | Path) -> list[str] | None:
+    """design.arms of a workflow config, None when it has none or does not exist."""
+    from incognita.access.cells import design_arms
+    from incognita.common.io import read_yaml
+
+    path = Path(config_path)
+    config = (read_yaml(path) or {}) if path.exists() else {}
+    return list(design_arms(config)) if "design" in config else None
 
 
 def load_trials(path: str | Path):
@@ -47,19 +68,35 @@ def load_trials(path: str | Path):
     "config_path",
     default="config/config.yaml",
     show_default=True,
-    help="model order of the tables (design.models, else models); ignored if absent",
+    help="model order of the tables (design.models, else models) and the design's arms; ignored if absent",
 )
+@click.option("--models", "models_csv", default=None, help="the design's models, in order (overrides --config's)")
+@click.option("--arms", "arms_csv", default=None, help="the design's arms (overrides --config's)")
 @click.option("--out", "out_dir", default="results/stats", show_default=True)
 @click.option("--splits", type=int, default=4000, show_default=True, help="split-half splits")
 @click.option("--seed", type=int, default=20260820, show_default=True, help="split-half seed")
 def stats_command(
-    trials_path: str, interpretation_path: str, locks_path: str, config_path: str, out_dir: str, splits: int, seed: int
+    trials_path: str,
+    interpretation_path: str,
+    locks_path: str,
+    config_path: str,
+    models_csv: str | None,
+    arms_csv: str | None,
+    out_dir: str,
+    splits: int,
+    seed: int,
 ) -> None:
     """Every statistic of the paper from the trials table, as CSV and Markdown under OUT."""
     from incognita.access.stats.stats_stage import run_stats
 
     trials = load_trials(trials_path)
-    order = config_model_order(config_path)
+    # The workflow passes the design's models and arms (a --configfile may change them); by
+    # hand, a config file gives them.
+    if arms_csv:
+        check_design_arms(trials, [a for a in arms_csv.split(",") if a], "--arms")
+    else:
+        check_design_arms(trials, config_arms(config_path), f"{config_path}'s design.arms")
+    order = [m for m in models_csv.split(",") if m] if models_csv else config_model_order(config_path)
     if order:
         present = set(trials["model"].astype(str))
         order = [m for m in order if m in present] or None
@@ -90,4 +127,108 @@ def power_command(sd: float, gap_text: str, alpha: float, power_: float, resolut
     click.echo(n)
 
 
-COMMANDS = [stats_command, power_command]
+def _int_list(text: str, option: str, low: int) -> list[int]:
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise click.BadParameter(f"expected comma-separated integers, got {text!r}", param_hint=option) from None
+    if not values or min(values) < low:
+        raise click.BadParameter(f"expected integers of at least {low}, got {text!r}", param_hint=option)
+    return sorted(set(values))
+
+
+@click.command("plan")
+@click.option("--trials", "trials_path", default=None, help="pilot trials table: resample its tasks and repetitions")
+@click.option(
+    "--assume", "assume_path", default=None, help="assumed success rates (YAML, config/plan_assumptions.yaml)"
+)
+@click.option("--config", "config_path", default="config/config.yaml", show_default=True, help="the design to price")
+@click.option(
+    "--prices", "prices_path", default=None, help="price table (default: the config's, else config/prices.yaml)"
+)
+@click.option("--cards-dir", default=CARDS_DIR, show_default=True, help="task cards, for the judge's share of tasks")
+@click.option("--interpretation", "interpretation_path", default="config/interpretation.yaml", show_default=True)
+@click.option("--locks", "locks_path", default="config/locks.yaml", show_default=True)
+@click.option("--tasks", "tasks_text", default="6,12,18,24,36", show_default=True, help="task counts to try")
+@click.option("--reps", "reps_text", default="1,2,3,4", show_default=True, help="repetition counts to try")
+@click.option("--sims", type=click.IntRange(min=100), default=2000, show_default=True, help="simulations per design")
+@click.option("--seed", type=int, default=20260820, show_default=True)
+@click.option("--rpm", type=click.FloatRange(min=0, min_open=True), default=None, help="requests per minute allowed")
+@click.option("--tpm", type=click.FloatRange(min=0, min_open=True), default=None, help="tokens per minute allowed")
+@click.option("--latency", type=click.FloatRange(min=0), default=5.0, show_default=True, help="mean seconds per call")
+@click.option("--out", "out_dir", default="results/plan", show_default=True)
+def plan_command(
+    trials_path: str | None,
+    assume_path: str | None,
+    config_path: str,
+    prices_path: str | None,
+    cards_dir: str,
+    interpretation_path: str,
+    locks_path: str,
+    tasks_text: str,
+    reps_text: str,
+    sims: int,
+    seed: int,
+    rpm: float | None,
+    tpm: float | None,
+    latency: float,
+    out_dir: str,
+) -> None:
+    """Power of each pre-specified contrast, expected separated pairs and price of every design
+    (tasks x repetitions), by simulation from a pilot trials table or from assumed success rates.
+
+    Writes plan.csv, plan.md, plan.png and plan.pdf under OUT.
+    """
+    import time
+
+    from incognita.access.figures.planner_figure import save_plan_figure
+    from incognita.access.stats import design_planner as dp
+    from incognita.access.stats.interpretation import load_interpretation
+
+    if (trials_path is None) == (assume_path is None):
+        raise click.UsageError("give exactly one of --trials (a pilot trials table) and --assume (a YAML file)")
+    tasks = _int_list(tasks_text, "--tasks", 2)
+    reps = _int_list(reps_text, "--reps", 1)
+    interp = load_interpretation(interpretation_path, locks_path)
+    check = None
+    if trials_path:
+        pop = dp.pilot_population(load_trials(trials_path), config_model_order(config_path), trials_path)
+        header = [f"source: pilot trials {trials_path} ({'; '.join(pop.notes)}); tasks and repetitions resampled"]
+    else:
+        pop, check = dp.load_assumptions(assume_path)
+        header = [
+            f"source: assumed success rates {assume_path} (tau {pop.tau:g}, interaction {pop.interaction:g} "
+            "on the log-odds scale)"
+        ]
+    pricing = dp.price_unit(config_path, pop.models, prices_path, cards_dir)
+    started = time.perf_counter()
+    table = dp.plan(pop, interp, tasks, reps, sims, seed, pricing, {"rpm": rpm, "tpm": tpm, "latency": latency})
+    agreement = dp.agreement_table(pop, check, interp, sims, seed) if check else None
+    elapsed = time.perf_counter() - started
+    limits = ", ".join(x for x in (rpm and f"{rpm:,.0f} requests/min", tpm and f"{tpm:,.0f} tokens/min") if x)
+    header += [
+        f"{len(tasks) * len(reps)} designs x {sims} simulations, seed {seed}; contrasts and {interp.confidence:.0%} "
+        f"t intervals from {interpretation_path} (version {interp.version})",
+        f"priced with {config_path}: models {', '.join(pricing.models)}; arms {', '.join(pricing.arms)}; "
+        + "; ".join(pricing.notes),
+        f"wall time at {limits}, {latency:g} s per call (as `incognita estimate`)"
+        if limits
+        else "wall time: not computed (give --rpm and/or --tpm)",
+    ]
+    out = Path(out_dir)
+    paths = dp.write_plan(table, out, header, agreement) + save_plan_figure(table, out)
+    _echo_plan(table, agreement)
+    click.echo(f"{out_dir}: {', '.join(p.name for p in paths)} ({len(tasks) * len(reps)} designs, {elapsed:.1f} s)")
+
+
+def _echo_plan(table, agreement) -> None:
+    from incognita.access.stats.design_planner import designs_table
+    from incognita.common.tables import to_markdown
+
+    click.echo(to_markdown(designs_table(table), digits=2), nl=False)
+    if agreement is not None:
+        cols = ["arm", "gap_sd", "largest_gap", "tasks", "analytic_power", "simulated_power", "mc_se"]
+        click.echo(to_markdown(agreement[cols], digits=4), nl=False)
+
+
+COMMANDS = [stats_command, power_command, plan_command]

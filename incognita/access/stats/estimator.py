@@ -40,9 +40,9 @@ def validate_trials(trials: pd.DataFrame, source: str = "trials") -> pd.DataFram
     missing = [c for c in REQUIRED_COLUMNS if c not in trials.columns]
     if missing:
         raise InputError(f"{source}: missing column(s) {', '.join(missing)}")
-    bad_arms = sorted(set(trials["arm"].astype(str)) - set(ARMS))
-    if bad_arms:
-        raise InputError(f"{source}: arm: unknown value(s) {', '.join(bad_arms)} (expected one of {', '.join(ARMS)})")
+    # Any arm of the registry the reader read (incognita.access.arm_registry); only a missing name is wrong.
+    if trials["arm"].isna().any() or (trials["arm"].astype(str).str.strip() == "").any():
+        raise InputError(f"{source}: arm: empty value(s)")
     scored = trials[~trials["excluded"].astype(bool)]
     bad = scored["success"].dropna()
     bad = bad[~bad.isin([0.0, 1.0])]
@@ -112,6 +112,8 @@ def model_order(trials: pd.DataFrame, models: list[str] | None = None) -> list[s
 
 
 def arms_present(trials: pd.DataFrame) -> list[str]:
-    """Arms with at least one trial, in the canonical order."""
-    have = set(trials["arm"].astype(str))
-    return [a for a in ARMS if a in have]
+    """Arms with at least one trial: the paper's conditions in the canonical order, then any
+    other registered arm in the table's order (the reader's: the registry's), then native."""
+    found = list(dict.fromkeys(trials["arm"].astype(str)))
+    ours = [a for a in ARMS if a in found and a != NATIVE] + [a for a in found if a not in ARMS]
+    return ours + [NATIVE] * (NATIVE in found)

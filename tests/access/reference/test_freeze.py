@@ -32,6 +32,7 @@ def work(tmp_path, monkeypatch) -> Path:
     shutil.copytree(FIX / "reference_golden", "results/golden")
     shutil.copytree(FIX / "reference_cards", "results/cards")
     shutil.copy(PARTITION, tmp_path / "partition.yaml")
+    shutil.copy(ROOT / "config" / "arms.yaml", tmp_path / "arms.yaml")
     res = _reference()
     assert res.exit_code == 2 and "has not been frozen" in res.output  # nothing locked yet
     return tmp_path
@@ -48,6 +49,8 @@ def _reference(*extra: str):
             "results/cards",
             "--partition",
             "partition.yaml",
+            "--arm-registry",
+            "arms.yaml",
             "--out",
             "results/reference/coordination.json",
             "--locks",
@@ -98,10 +101,27 @@ def test_upstream_change_is_refused_by_the_reference_stage(work):
 def test_partition_change_is_refused_by_the_reference_stage(work):
     freeze("locks.yaml")
     doc = yaml.safe_load(Path("partition.yaml").read_text())
-    doc["arms"]["social"]["holders"]["Fenn"].remove("calculate")
-    doc["arms"]["social"]["holders"]["Boreal"].append("calculate")
+    doc["holder_maps"]["social"]["holders"]["Fenn"].remove("calculate")
+    doc["holder_maps"]["social"]["holders"]["Boreal"].append("calculate")
     Path("partition.yaml").write_text(yaml.safe_dump(doc))
     assert _reference().exit_code == 2
+
+
+def test_a_registered_arm_changes_the_reference_until_refrozen(work):
+    """The reference projects onto every registered arm: a new one is a new reference."""
+    freeze("locks.yaml")
+    assert _reference().exit_code == 0
+    doc = yaml.safe_load(Path("arms.yaml").read_text())
+    doc["arms"]["social_declared"] = {**doc["arms"]["social"], "declared": True}
+    Path("arms.yaml").write_text(yaml.safe_dump(doc))
+    res = _reference()
+    assert res.exit_code == 2 and "refused" in res.output
+    built = json.loads(Path("results/reference/coordination.json").read_text())
+    assert built["arms"] == ["direct", "indirect", "social", "social_declared"]
+    task = next(iter(built["tasks"].values()))
+    assert task["arms"]["social_declared"]["role_assignments"] is None  # declared: no discovery to measure
+    social, declared = task["arms"]["social"], task["arms"]["social_declared"]
+    assert [c["executor"] for c in declared["required_calls"]] == [c["executor"] for c in social["required_calls"]]
 
 
 def test_refreeze_needs_bump_and_bumps_the_version(work):

@@ -35,7 +35,6 @@ def test_every_tool_has_exactly_one_holder_per_arm():
     p = load_partition(PARTITION)
     assert len(p.tools) == 15
     for tool in RETAIL_TOOLS:
-        assert p.holder(tool, "direct") == "agent"
         assert p.holder(tool, "indirect") == "Vega"
         assert p.holder(tool, "social") in SOCIAL_DESKS
     assert sum(len(p.tools_of(d)) for d in SOCIAL_DESKS) == 15
@@ -68,44 +67,56 @@ def test_tool_list_matches_the_pinned_toolkit():
 
 
 def test_tool_held_twice_is_refused(tmp_path, doc):
-    doc["arms"]["social"]["holders"]["Dorian"].append("calculate")
-    with pytest.raises(InputError, match=r"partition.yaml: arms.social.holders.(Dorian|Fenn): .*calculate"):
+    doc["holder_maps"]["social"]["holders"]["Dorian"].append("calculate")
+    with pytest.raises(InputError, match=r"partition.yaml: holder_maps.social.holders.(Dorian|Fenn): .*calculate"):
         load_partition(_write(tmp_path, doc))
 
 
 def test_tool_held_by_nobody_is_refused(tmp_path, doc):
-    doc["arms"]["social"]["holders"]["Fenn"].remove("calculate")
-    with pytest.raises(InputError, match=r"arms.social.holders: tool\(s\) held by no desk: calculate"):
+    doc["holder_maps"]["social"]["holders"]["Fenn"].remove("calculate")
+    with pytest.raises(InputError, match=r"holder_maps.social.holders: tool\(s\) held by no desk: calculate"):
         load_partition(_write(tmp_path, doc))
 
 
 def test_unknown_tool_is_refused_with_its_key(tmp_path, doc):
-    doc["arms"]["social"]["holders"]["Cygnus"].append("think")
-    with pytest.raises(InputError, match=r"partition.yaml: arms.social.holders.Cygnus: unknown tool 'think'"):
+    doc["holder_maps"]["social"]["holders"]["Cygnus"].append("think")
+    with pytest.raises(InputError, match=r"partition.yaml: holder_maps.social.holders.Cygnus: unknown tool 'think'"):
         load_partition(_write(tmp_path, doc))
 
 
-def test_unknown_desk_is_refused_with_its_key(tmp_path, doc):
-    doc["arms"]["social"]["holders"]["Gale"] = doc["arms"]["social"]["holders"].pop("Fenn")
-    with pytest.raises(InputError, match=r"partition.yaml: arms.social.holders.Gale: unknown desk"):
+def test_a_holder_is_one_capitalised_word_holding_something(tmp_path, doc):
+    holders = doc["holder_maps"]["social"]["holders"]
+    holders["front desk"] = holders.pop("Fenn")
+    with pytest.raises(InputError, match=r"partition.yaml: holder_maps.social.holders.front desk: a holder's name"):
+        load_partition(_write(tmp_path, doc))
+    holders["Fenn"] = holders.pop("front desk")
+    holders["Gale"] = []
+    with pytest.raises(InputError, match=r"holder_maps.social.holders.Gale: holds no tool"):
         load_partition(_write(tmp_path, doc))
 
 
-def test_vega_only_in_the_indirect_arm(tmp_path, doc):
-    doc["arms"]["indirect"]["holders"] = {"Aster": doc["arms"]["indirect"]["holders"]["Vega"]}
-    with pytest.raises(InputError, match=r"arms.indirect.holders.Aster: unknown desk"):
-        load_partition(_write(tmp_path, doc))
+def test_a_new_map_is_checked_like_the_papers(tmp_path, doc):
+    """Three desks with merged remits: a map of its own, every tool exactly once."""
+    social = doc["holder_maps"]["social"]["holders"]
+    merged = {"Aster": social["Aster"] + social["Elara"], "Boreal": social["Boreal"] + social["Fenn"]}
+    merged["Cygnus"] = social["Cygnus"] + social["Dorian"]
+    doc["holder_maps"]["merged"] = {"holders": merged}
+    p = load_partition(_write(tmp_path, doc))
+    assert p.desks("merged") == ("Aster", "Boreal", "Cygnus")
+    assert p.holder("get_order_details", "merged") == "Cygnus" and p.holder("calculate", "merged") == "Boreal"
+    # The paper's maps, and so the hash the coordination reference records, are unchanged.
+    assert p.holders["social"] == load_partition(PARTITION).holders["social"]
 
 
-def test_missing_arm_and_bad_query(tmp_path, doc):
-    del doc["arms"]["indirect"]
-    with pytest.raises(InputError, match=r"arms.indirect: missing"):
+def test_missing_maps_and_bad_query(tmp_path, doc):
+    del doc["holder_maps"]
+    with pytest.raises(InputError, match=r"holder_maps: expected a mapping"):
         load_partition(_write(tmp_path, doc))
     p = load_partition(PARTITION)
     with pytest.raises(InputError, match="unknown tool"):
         p.holder("think", "social")
-    with pytest.raises(InputError, match="unknown arm"):
-        p.holder("calculate", "native")
+    with pytest.raises(InputError, match=r"no holder map 'direct' \(it has indirect, social\)"):
+        p.holder("calculate", "direct")
 
 
 def test_desk_names_are_decorrelated_from_the_workflow_order():

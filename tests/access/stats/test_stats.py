@@ -149,8 +149,8 @@ def test_comparison_uses_only_tasks_present_on_both_sides(interp):
 def test_validation_names_the_problem(synth):
     with pytest.raises(InputError, match="missing column.*cost_episode_usd"):
         validate_trials(synth.drop(columns=["cost_episode_usd"]))
-    with pytest.raises(InputError, match="arm: unknown value.*centralised"):
-        validate_trials(synth.assign(arm=synth["arm"].replace("direct", "centralised")))
+    with pytest.raises(InputError, match="arm: empty value"):
+        validate_trials(synth.assign(arm=synth["arm"].replace("direct", " ")))
     with pytest.raises(InputError, match="duplicate trial"):
         validate_trials(pd.concat([synth, synth.iloc[:1]]))
     bad = synth.copy()
@@ -492,6 +492,11 @@ def test_stats_command_end_to_end(locked, synth, tmp_path):
     assert list(pd.read_csv(out / "success.csv")["model"][:4]) == ["m4", "m3", "m2", "m1"]
     res = CliRunner().invoke(stats_command, ["--trials", str(tmp_path / "none.parquet"), "--out", str(out)])
     assert res.exit_code != 0 and "trials table not found" in str(res.exception)
+    # A config whose design lacks one of the table's arms: a table from another design, refused.
+    config.write_text(config.read_text() + "design: {arms: [direct, indirect, social]}\n")
+    res = CliRunner().invoke(stats_command, ["--trials", str(trials), "--config", str(config), "--out", str(out)])
+    assert res.exit_code != 0 and "trials: arm: native not in" in str(res.exception)
+    assert "design.arms (direct, indirect, social)" in str(res.exception)
 
 
 def test_primary_report_says_when_the_agents_are_scripted():

@@ -238,7 +238,7 @@ def shuffled(tmp_path_factory, source_dir):
     random.Random(13).shuffle(tools)
     holders = {desk: tools[i :: len(SOCIAL_DESKS)] for i, desk in enumerate(SOCIAL_DESKS)}
     doc = yaml.safe_load((ROOT / "config/partition.yaml").read_text())
-    doc["arms"]["social"]["holders"] = holders
+    doc["holder_maps"]["social"]["holders"] = holders
     (root / "partition.yaml").write_text(yaml.safe_dump(doc))
     shutil.copytree(ROOT / "config/prompts", root / "prompts")
     roles = {}
