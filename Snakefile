@@ -18,7 +18,7 @@ wildcard_constraints:
     task=r"\d+",
     rep=r"\d+",
     model=r"[A-Za-z0-9][A-Za-z0-9._-]*",
-    arm="|".join(HARNESS_ARMS),
+    arm="|".join(ARM_PATTERNS),
     cs_task="|".join(COLLABSIM_TASKS),
     cs_condition=r"[a-z0-9_]+",
     cs_model=r"[A-Za-z0-9][A-Za-z0-9._-]*",

@@ -82,6 +82,7 @@ def main() -> None:
 
     from incognita.access.cards.source import upstream_dir
     from incognita.access.episodes.prompts import PromptSet
+    from incognita.access.arm_registry import arm_registry
     from incognita.access.golden.upstream_replay import RetailWorld
     from incognita.common.backends import openai as ob
     from incognita.common.cache import ResponseCache
@@ -93,7 +94,8 @@ def main() -> None:
     world = RetailWorld(db if db.exists() else upstream_dir("retail") / "db.json")
     tools = [s.openai_schema for _, s in sorted(world.tool_schemas().items())]
     prompts = PromptSet(ROOT / "config/prompts")
-    base = build_request(args.turns, tools, prompts.agent("direct", ["USER"]))
+    direct = arm_registry(ROOT / "config/arms.yaml").arm("direct")
+    base = build_request(args.turns, tools, prompts.agent(direct, ["USER"]))
     requests = [variant(base, i) for i in range(args.calls)]
     settings = ob.Settings.from_dict("bench-model", {"temperature": 0}, "bench")
     bodies = [ob.request_body(settings, r) for r in requests]

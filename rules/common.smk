@@ -3,6 +3,7 @@ import functools
 import importlib
 import json
 import os
+import re
 import sys
 
 import yaml
@@ -35,7 +36,7 @@ READER_VERSION = read_constant("incognita.access.reader.trial_reading", "READER_
 from incognita.access.arm_registry import registry_path
 from incognita.access.cells import design_from_config, episode_record, native_result, repaired_tasks
 from incognita.access.episodes.scripted.entries import check_entries
-from incognita.access.taxonomy import HARNESS_ARMS
+from incognita.access.stats.exploratory_spec import spec_from_config
 from incognita.collabsim.design import DESIGNS as COLLABSIM_DESIGNS
 from incognita.collabsim.tasks import TASKS as COLLABSIM_TASKS
 from incognita.common.io import InputError
@@ -43,9 +44,11 @@ from incognita.common.io import InputError
 try:
     check_entries(config)
     DESIGN = design_from_config(config)
+    EXPLORATORY = spec_from_config(config, DESIGN.rotation)  # comparisons beyond the frozen analysis
 except InputError as exc:
     raise WorkflowError(str(exc)) from None
 ARM_REGISTRY = registry_path(config)  # what each arm of the design is (config/arms.yaml)
+ARM_PATTERNS = [re.escape(a) for a in DESIGN.episode_arms]  # the `arm` wildcard ('+' is literal)
 # Model backends find the response cache and the price table through the environment, so
 # moving the cache never invalidates finished episodes.
 _RUNTIME_ENV = {"INCOGNITA_CACHE_DIR": (config.get("cache") or {}).get("dir"), "INCOGNITA_PRICES": config.get("prices")}
@@ -212,9 +215,9 @@ def get_labelled_fixtures():
 
 
 def get_stats_outputs():
-    from incognita.access.stats.outputs import OUTPUT_FILES
+    from incognita.access.stats.outputs import EXPLORATORY_FILES, OUTPUT_FILES
 
-    return list(OUTPUT_FILES)
+    return list(OUTPUT_FILES) + ([] if EXPLORATORY.empty else list(EXPLORATORY_FILES))
 
 
 def get_final_targets():

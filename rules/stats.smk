@@ -21,7 +21,8 @@ rule stats:
         seed=DESIGN.seed,
         models=",".join(DESIGN.models),
         arms=",".join(DESIGN.rotation),
+        exploratory=EXPLORATORY.to_json(),
     shell:
         "python -m incognita stats --trials {input.trials} --interpretation {input.interpretation} "
         "--locks {input.locks} --out {params.out_dir} --seed {params.seed} "
-        "--models {params.models} --arms {params.arms} > {log} 2>&1"
+        "--models {params.models} --arms {params.arms} --exploratory {params.exploratory:q} > {log} 2>&1"

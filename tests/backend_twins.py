@@ -44,12 +44,14 @@ class Twins:
         self.harness, self.to_request, self.role_of = harness, to_request, role_of
         self.by_role: dict[str, object] = {}
         self.keep = False  # True: reuse the twins of the previous run (resuming an interrupted cell)
-        self.desks = {}  # every holder's system prompt, in every arm with holders -> its name
-        for arm in harness.arms.arms.values():
+        self.desks = {}  # every holder's system prompt, in the design's arms with holders -> its name
+        for arm in map(harness.arms.arm, (a for a in harness.design.arms if a != "native")):
             if not arm.agent_executes:
                 for holder, tools in arm.owners(harness.partition).items():
                     holds_all = set(harness.partition.tools) <= tools
-                    self.desks[harness.prompts.service(arm, holder, holds_all)] = holder
+                    self.desks[harness.prompts.service(arm, holder, holds_all, list(arm.owners(harness.partition)))] = (
+                        holder
+                    )
         self.verdicts: list[bool] = []
         self.bodies: list[dict] = []
 

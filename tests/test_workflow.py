@@ -67,7 +67,10 @@ def test_a_bad_model_entry_stops_a_dry_run_with_one_line(workflow, tmp_path, ove
 @pytest.mark.parametrize(
     "overlay, line",
     [
-        ("design:\n  arms: [direct, tools]\n", "config key design.arms: unknown arm(s) ['tools'] (expected direct,"),
+        (
+            "design:\n  arms: [direct, tools]\n",
+            "config key design.arms: unknown arm(s) ['tools'] (registered in config/arms.yaml: direct,",
+        ),
         ("design:\n  models: [nosuch]\n", "config key design.models: ['nosuch'] are not keys of models"),
         ("design:\n  tasks: ['5']\n", "config key design.tasks: ['5'] are not in the frozen corpus"),
     ],

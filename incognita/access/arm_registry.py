@@ -27,7 +27,9 @@ DEFAULT_PATH = "config/arms.yaml"
 CONFIG_KEY = "arm_registry"  # the workflow config's key for the registry file (optional; DEFAULT_PATH)
 AGENT_HOLDS = "agent"  # `holders: agent`: the evaluated agent calls every tool itself
 _FIELDS = {"holders", "declared", "prompts"}
+_OPTIONAL = {"names": None, "referral": False}  # optional fields and their defaults
 _PROMPT_FIELDS = {"agent", "service"}
+DEFAULT_CONDUCT = "service/conduct.md"  # prompts.conduct when an entry gives none
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,9 @@ class Arm:
     agent_prompt: str  # a template under the prompts directory
     service_prompt: str | None  # every holder's template; None when the agent holds the tools
     source: str  # the registry file, for errors
+    conduct_prompt: str = DEFAULT_CONDUCT  # every holder's conduct block
+    names: tuple[tuple[str, str], ...] = ()  # (the map's holder, the name the agent sees it by)
+    referral: bool = False  # a holder asked for another's work names that holder (and only that)
 
     @property
     def agent_executes(self) -> bool:
@@ -54,7 +59,19 @@ class Arm:
                 f"{self.source}: arms.{self.name}.holders: {self.holders!r} is not a holder map of "
                 f"{partition.path} (it has {', '.join(sorted(partition.holders))})"
             )
-        return {h: frozenset(t for t, who in table.items() if who == h) for h in sorted(set(table.values()))}
+        shown = dict(self.names)
+        unknown = sorted(set(shown) - set(table.values()))
+        if unknown:
+            raise InputError(
+                f"{self.source}: arms.{self.name}.names: {', '.join(unknown)} hold(s) nothing in map "
+                f"{self.holders!r} of {partition.path}"
+            )
+        held = {shown.get(h, h): frozenset(t for t, who in table.items() if who == h) for h in set(table.values())}
+        return {h: held[h] for h in sorted(held)}
+
+    def prompt_name(self, holder: str) -> str:
+        """The holder's name in the partition (its role file's name) for the name the agent sees."""
+        return {shown: own for own, shown in self.names}.get(holder, holder)
 
     def holder_of(self, partition) -> dict[str, str]:
         """tool -> who executes it under this arm (the agent itself when it holds the tools), in the
@@ -94,18 +111,32 @@ def _entry(path: Path, name: str, doc) -> Arm:
     key = f"arms.{name}"
     if not isinstance(doc, dict):
         raise _fail(path, key, f"expected a mapping with {', '.join(sorted(_FIELDS))}")
-    unknown, missing = sorted(set(doc) - _FIELDS), sorted(_FIELDS - set(doc))
+    unknown, missing = sorted(set(doc) - _FIELDS - set(_OPTIONAL)), sorted(_FIELDS - set(doc))
     if unknown:
-        raise _fail(path, f"{key}.{unknown[0]}", f"unknown field (expected {', '.join(sorted(_FIELDS))})")
+        known = ", ".join(sorted(_FIELDS | set(_OPTIONAL)))
+        raise _fail(path, f"{key}.{unknown[0]}", f"unknown field (expected {known})")
     if missing:
         raise _fail(path, f"{key}.{missing[0]}", "missing")
     holders = _text(path, f"{key}.holders", doc["holders"])
     if not isinstance(doc["declared"], bool):
         raise _fail(path, f"{key}.declared", f"expected true or false, got {doc['declared']!r}")
     prompts = doc["prompts"]
-    if not isinstance(prompts, dict) or set(prompts) != _PROMPT_FIELDS:
-        raise _fail(path, f"{key}.prompts", f"expected a mapping with exactly {', '.join(sorted(_PROMPT_FIELDS))}")
+    if not isinstance(prompts, dict) or not _PROMPT_FIELDS <= set(prompts) <= _PROMPT_FIELDS | {"conduct"}:
+        raise _fail(
+            path,
+            f"{key}.prompts",
+            f"expected a mapping with {', '.join(sorted(_PROMPT_FIELDS))} (and optionally conduct)",
+        )
     service = _text(path, f"{key}.prompts.service", prompts["service"], optional=True)
+    conduct = _text(path, f"{key}.prompts.conduct", prompts.get("conduct", DEFAULT_CONDUCT))
+    names = doc.get("names") or {}
+    if not isinstance(names, dict) or not all(is_holder_name(k) and is_holder_name(v) for k, v in names.items()):
+        raise _fail(path, f"{key}.names", "expected a mapping of holder names to one capitalised word each")
+    if len(set(names.values())) != len(names):
+        raise _fail(path, f"{key}.names", "two holders would be shown by the same name")
+    referral = doc.get("referral", False)
+    if not isinstance(referral, bool):
+        raise _fail(path, f"{key}.referral", f"expected true or false, got {referral!r}")
     if (holders == AGENT_HOLDS) != (service is None):
         raise _fail(
             path,
@@ -114,6 +145,10 @@ def _entry(path: Path, name: str, doc) -> Arm:
         )
     if holders == AGENT_HOLDS and not doc["declared"]:
         raise _fail(path, f"{key}.declared", "an agent that holds the tools knows it: expected true")
+    if holders == AGENT_HOLDS and (names or referral):
+        raise _fail(
+            path, f"{key}.{'names' if names else 'referral'}", "there are no holders when the agent holds the tools"
+        )
     return Arm(
         name=name,
         holders=holders,
@@ -121,7 +156,15 @@ def _entry(path: Path, name: str, doc) -> Arm:
         agent_prompt=_text(path, f"{key}.prompts.agent", prompts["agent"]),
         service_prompt=service,
         source=str(path),
+        conduct_prompt=conduct,
+        names=tuple(names.items()),
+        referral=referral,
     )
+
+
+def is_holder_name(name) -> bool:
+    """A holder's name is one capitalised word: whom the agent writes to, and never `agent`."""
+    return isinstance(name, str) and name.isalpha() and name[0].isupper()
 
 
 def load_arm_registry(path: str | Path = DEFAULT_PATH) -> ArmRegistry:

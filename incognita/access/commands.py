@@ -87,9 +87,10 @@ def estimate_cmd(
             f"{ln.label[:19]:<20}{ln.model[:25]:<26}{ln.calls:>9.0f}{prompt:>10}{output:>10}{ln.cost_usd:>12.2f}{note}"
         )
     episodes = len(design.tasks) * len(design.models) * design.repetitions
+    width = max(map(len, by_arm), default=9)
     for arm, ln in by_arm.items():
         click.echo(
-            f"arm {arm:<9} {episodes} episodes, {ln.calls:.0f} calls, ${ln.cost_usd:.2f} "
+            f"arm {arm:<{width}} {episodes} episodes, {ln.calls:.0f} calls, ${ln.cost_usd:.2f} "
             f"(${ln.cost_usd / max(episodes, 1):.3f} per episode)"
         )
     total = sum(ln.cost_usd for ln in lines)

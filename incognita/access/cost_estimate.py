@@ -164,14 +164,25 @@ class Estimator:
             calls * episodes, prompt * episodes, completion * episodes, self._cost(role, prompt, completion) * episodes
         )
 
+    def assumed_like(self, arm: str) -> str:
+        """The arm whose per-episode assumptions `arm` takes: its own when the assumptions name it,
+        else the paper's arm of the same access structure (the agent holds the tools: direct; one
+        holder: indirect; several: social)."""
+        if arm in self.a.customer_messages:
+            return arm
+        entry = self.arms.arm(arm)
+        return (
+            "direct" if entry.agent_executes else ("indirect" if len(entry.owners(self.partition)) == 1 else "social")
+        )
+
     def episode(self, arm: str, agent: Role, lines: dict[str, Line], episodes: float, agent_key: str) -> None:
         """Add `episodes` episodes of `arm` with this agent to the lines."""
-        a, pt = self.a, self.prompt_tokens
-        turns = a.agent_turns(arm)
+        a, pt, like = self.a, self.prompt_tokens, self.assumed_like(arm)
+        turns = a.agent_turns(like)
         entry = self.arms.arm(arm)
         owners = entry.owners(self.partition)
         tools = TOOL_TOKENS_ALL if entry.agent_executes else 0
-        growth = a.growth["agent_tool"] * a.tool_calls[arm] + a.growth["agent_message"] * (turns - a.tool_calls[arm])
+        growth = a.growth["agent_tool"] * a.tool_calls[like] + a.growth["agent_message"] * (turns - a.tool_calls[like])
         self._add(
             lines[agent_key],
             agent,
@@ -181,7 +192,7 @@ class Estimator:
             episodes,
         )
         customer = self.role(self.cfg["participants"]["customer"], "participants.customer")
-        c_calls = a.customer_messages[arm] * a.customer_steps
+        c_calls = a.customer_messages[like] * a.customer_steps
         self._add(
             lines["customer"],
             customer,
@@ -190,9 +201,9 @@ class Estimator:
             "customer",
             episodes,
         )
-        if a.service_messages[arm]:
+        if a.service_messages[like]:
             service = self.role(self.cfg["participants"]["service"], "participants.service")
-            s_calls = a.service_messages[arm] * a.service_steps[arm]
+            s_calls = a.service_messages[like] * a.service_steps[like]
             spread = a.desks_engaged if len(owners) > 1 else 1.0  # the task's desks share the messages
             holds_all = len(owners) == 1  # one holder of every tool sees all their schemas
             system = pt["service_" + arm] + (TOOL_TOKENS_ALL if holds_all else TOOL_TOKENS_DESK)
@@ -334,7 +345,9 @@ def _prompt_tokens(prompts_dir: str | None, arms, partition) -> dict[str, float]
         recipients = ["USER"] if arm.agent_executes else ["USER", *owners]
         chars["agent_" + name] = len(ps.agent(arm, recipients))
         if not arm.agent_executes:
-            sizes = [len(ps.service(arm, h, set(partition.tools) <= tools)) for h, tools in owners.items()]
+            sizes = [
+                len(ps.service(arm, h, set(partition.tools) <= tools, list(owners))) for h, tools in owners.items()
+            ]
             chars["service_" + name] = sum(sizes) / len(sizes)
     chars |= {
         "customer": len(ps.read("customer/behaviour.md")),

@@ -31,7 +31,9 @@ def lanes(record: EpisodeRecord, service: list[str]) -> list[str]:
     and ENVIRONMENT, which runs the tools and receives FINAL."""
     seen = set(service)
     for e in record.events:
-        seen.update(getattr(e, name, None) for name in ("sender", "recipient", "proposer", "actor"))
+        seen.update(
+            getattr(e, name, None) for name in ("sender", "recipient", "proposer", "actor", "referrer", "holder")
+        )
     middle = sorted(p for p in seen if p and p not in (reader.AGENT, reader.USER, ENVIRONMENT))
     return [reader.AGENT, reader.USER, *middle, ENVIRONMENT]
 

@@ -139,7 +139,7 @@ def build(inputs: Inputs, out: str | Path) -> dict:
         index = {
             "version": VIEWER_VERSION,
             "trials": index_table(rows),
-            "tasks": task_summaries(reference, {r["task"] for r in rows}),
+            "tasks": task_summaries(reference, {r["task"] for r in rows}, {r["arm"] for r in rows}),
             "runs": collabsim.runs_index(inputs.collabsim, runs) if runs else None,
             "taxonomy": _names(rows),  # the arms and failure types the pages lay out
         }

@@ -109,8 +109,9 @@ def trial_detail(row: dict) -> dict:
     return {k: row.get(k) for k in (*(c[0] for c in COLUMNS), *DETAIL) if k in row}
 
 
-def task_summaries(reference: dict, tasks: set[str]) -> dict:
-    """Per task of the design, what the per-task view puts above its grid."""
+def task_summaries(reference: dict, tasks: set[str], arms: set[str] | None = None) -> dict:
+    """Per task of the design, what the per-task view puts above its grid (for the design's
+    `arms`; the reference has every registered arm)."""
     out = {}
     for task in sorted(tasks, key=lambda t: (len(t), t)):
         entry = reference["tasks"].get(task)
@@ -130,6 +131,7 @@ def task_summaries(reference: dict, tasks: set[str]) -> dict:
                     "role_assignments": spec.get("n_role_assignments"),
                 }
                 for arm, spec in entry["arms"].items()
+                if arms is None or arm in arms
             },
         }
     return out

@@ -39,8 +39,8 @@ def shipped_entries() -> dict:
 
 def test_the_shipped_entries_are_the_papers_three_arms(partition):
     registry = load_arm_registry(SHIPPED)
-    assert registry.names == ("direct", "indirect", "social")
-    direct, indirect, social = (registry.arm(a) for a in registry.names)
+    assert registry.names[:3] == ("direct", "indirect", "social")
+    direct, indirect, social = (registry.arm(a) for a in registry.names[:3])
     assert direct.owners(partition) == {"agent": frozenset(partition.tools)}
     assert indirect.owners(partition) == {"Vega": frozenset(partition.tools)}
     assert list(social.owners(partition)) == list(SOCIAL_DESKS)  # alphabetical, as the agent is offered them
@@ -59,8 +59,13 @@ def test_the_shipped_entries_are_the_papers_three_arms(partition):
         (lambda a: a["indirect"]["prompts"].update(service=None), "arms.indirect.prompts.service: null exactly"),
         (lambda a: a["direct"]["prompts"].update(service="service/desk.md"), "arms.direct.prompts.service"),
         (lambda a: a["direct"].update(declared=False), "arms.direct.declared: an agent that holds the tools"),
-        (lambda a: a["social"]["prompts"].pop("agent"), "arms.social.prompts: expected a mapping with exactly"),
+        (lambda a: a["social"]["prompts"].pop("agent"), "arms.social.prompts: expected a mapping with agent, service"),
         (lambda a: a.update(native=a["direct"]), "arms.native: reserved"),
+        (lambda a: a["social"].update(referral="yes"), "arms.social.referral: expected true or false"),
+        (lambda a: a["social"].update(names={"Aster": "the accounts desk"}), "arms.social.names: expected a mapping"),
+        (lambda a: a["social"].update(names={"Aster": "Desk", "Boreal": "Desk"}), "arms.social.names: two holders"),
+        (lambda a: a["direct"].update(referral=True), "arms.direct.referral: there are no holders"),
+        (lambda a: a["social"]["prompts"].update(conduct=""), "arms.social.prompts.conduct: expected a file name"),
         (lambda a: a.update({"so cial": a["direct"]}), "arms.so cial: an arm's name"),
     ],
 )
@@ -75,12 +80,16 @@ def test_a_bad_entry_names_its_file_and_key(tmp_path, change, key):
 
 def test_a_holder_map_the_partition_lacks_is_named_when_the_arm_is_bound(tmp_path, partition):
     arms = shipped_entries()
-    arms["social"]["holders"] = "merged"
+    arms["social"]["holders"] = "pairs"
     registry = load_arm_registry(write_registry(tmp_path, arms))
-    with pytest.raises(InputError, match=r"arms\.social\.holders: 'merged' is not a holder map of .*partition\.yaml"):
+    with pytest.raises(InputError, match=r"arms\.social\.holders: 'pairs' is not a holder map of .*partition\.yaml"):
         registry.arm("social").owners(partition)
-    with pytest.raises(InputError, match=r"no arm 'solo' \(registered: direct, indirect, social\)"):
+    with pytest.raises(InputError, match=r"no arm 'solo' \(registered: direct, indirect, social, social\+map"):
         registry.arm("solo")
+    arms["social"].update(holders="social", names={"Vega": "Desk"})
+    registry = load_arm_registry(write_registry(tmp_path, arms))
+    with pytest.raises(InputError, match=r"arms\.social\.names: Vega hold\(s\) nothing in map 'social'"):
+        registry.arm("social").owners(partition)
 
 
 def test_the_design_lists_registered_arms_only(tmp_path):

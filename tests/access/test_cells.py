@@ -100,7 +100,7 @@ def test_models_are_design_models_or_every_model(config):
 def test_an_unknown_arm_names_design_arms(config, tmp_path):
     with pytest.raises(
         InputError,
-        match=r"^config key design\.arms: unknown arm\(s\) \['tools'\] \(registered in config/arms.yaml: direct, indirect, social; and native",
+        match=r"^config key design\.arms: unknown arm\(s\) \['tools'\] \(registered in config/arms.yaml: direct, indirect, social, social\+map, ",
     ):
         design_from_config(with_design(config, arms=["direct", "tools"]))
     # The schema leaves the names to the arm registry; check-config still refuses them, in one line.

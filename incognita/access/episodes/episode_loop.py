@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from incognita.access.episodes.disclosure_gate import RELEASE_TOOL, DisclosureGate, release_field_schema
 from incognita.access.episodes.evaluation import evaluate
 from incognita.access.episodes.prompts import PromptSet
-from incognita.access.episodes.records import EpisodeRecord, Message, ProtocolError, Truncation, Usage
+from incognita.access.episodes.records import EpisodeRecord, Message, ProtocolError, Referral, Truncation, Usage
 from incognita.access.episodes.tool_gateway import Gateway
 from incognita.common.backends.base import (
     Backend,
@@ -148,7 +148,9 @@ class Episode:
         self.agent_schema = agent_output_schema(self.allowed)
         self.customer = Participant(USER, customer, "", [])
         self.service = {
-            name: Participant(name, b, prompts.service(arm_entry, name, gateway.tools_of(name) == every_tool), [])
+            name: Participant(
+                name, b, prompts.service(arm_entry, name, gateway.tools_of(name) == every_tool, list(service)), []
+            )
             for name, b in service.items()
         }
         self.events: list = []
@@ -308,8 +310,16 @@ class Episode:
         else:
             reply = self._service_reply(self.service[action.recipient], action.text)
         self._log(Message(turn=self.turn, sender=action.recipient, recipient=AGENT, text=reply))
+        if self.arm.referral and action.recipient != USER:
+            self._note_referral(action.recipient, reply)
         a.history.append(Turn("user", f"From {action.recipient}: {reply}"))
         return False
+
+    def _note_referral(self, referrer: str, reply: str) -> None:
+        """A reply naming exactly one other holder (as a word) refers the agent to it."""
+        named = [h for h in self.service if h != referrer and re.search(rf"\b{re.escape(h)}\b", reply)]
+        if len(named) == 1:
+            self._log(Referral(turn=self.turn, referrer=referrer, holder=named[0]))
 
     def _finish(self, termination: str, wall: float) -> None:
         r = self.record

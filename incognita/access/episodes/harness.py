@@ -159,16 +159,22 @@ class Harness:
         runtime = {"settings": settings, "cache_dir": self.design.cache_dir, "prices": self.design.prices, "cell": cell}
         return make_backend(spec, role, {**context, **runtime})
 
-    def desk_context(self, desk: str, tools: frozenset[str]) -> dict:
+    def desk_context(self, arm: str, desk: str, tools: frozenset[str]) -> dict:
         """What a service participant's backend is built with: its tools, its remit, and which of
-        its tools write (the gateway asks for confirmation of those). The access twins build the
-        same (loopback_twins)."""
-        return {
+        its tools write (the gateway asks for confirmation of those); where the arm's holders
+        refer, who holds every other tool (its prompt's directory says the same in role words).
+        The access twins build the same (loopback_twins)."""
+        entry = self.arms.arm(arm)
+        holds_all = set(tools) == set(self.partition.tools)
+        context = {
             "tools": sorted(tools),
-            "remit": self.prompts.holder_parts(desk, holds_all=set(tools) == set(self.partition.tools))["role"],
+            "remit": self.prompts.holder_parts(desk, holds_all, entry)["role"],
             "confirm_writes": True,
             "write_tools": sorted(t for t in tools if self.world.tool_types.get(t) == "write"),  # Gateway.is_write
         }
+        if entry.referral:
+            context["refer"] = {t: h for t, h in entry.holder_of(self.partition).items() if h != desk}
+        return context
 
     def _agent_context(self, spec: str, arm: str, golden: dict, seed: int) -> dict:
         context = {
@@ -179,6 +185,9 @@ class Harness:
             "agent_executes": self.arms.arm(arm).agent_executes,
             "holders_declared": self.arms.arm(arm).declared,
         }
+        entry, holders = self.arms.arm(arm), context["recipients"][1:]
+        if entry.declared and len(holders) > 1:  # what its prompt's capability map says, in role words
+            context["declared_roles"] = {h: self.prompts.holder_parts(h, False, entry)["role"] for h in holders}
         family, _, name = spec.partition(":")
         if family == "scripted":
             if name not in self.profiles:
@@ -221,7 +230,7 @@ class Harness:
             if name == "agent":
                 continue
             service[name] = self._make(
-                self.design.service, name, self.desk_context(name, tools), "participants.service", cell
+                self.design.service, name, self.desk_context(arm, name, tools), "participants.service", cell
             )
         judge = self._make(self.design.judge, "judge", {}, "participants.judge", cell) if self.design.judge else None
         record = EpisodeRecord(

@@ -138,7 +138,7 @@ class AccessTwins:
         if role not in owners or role == "agent":
             raise ValueError(f"arm {arm} has no service participant {role!r} (holders: {', '.join(owners)})")
         _expect(profile, DESK_PROFILE, role, model)
-        return make_backend(f"scripted:{DESK_PROFILE}", role, h.desk_context(role, owners[role]))
+        return make_backend(f"scripted:{DESK_PROFILE}", role, h.desk_context(arm, role, owners[role]))
 
     def _task(self, task: str) -> tuple[dict, dict]:
         with self._lock:

@@ -20,7 +20,6 @@ from incognita.common.io import InputError
 SOCIAL_DESKS = ("Aster", "Boreal", "Cygnus", "Dorian", "Elara", "Fenn")
 BLOCKS = "customer/request_blocks.yaml"  # which tasks get a request block, and which requests
 ROLE_ALL, RULES_ALL = "service/role_all.md", "service/rules_all.md"  # the all-roles text (Vega's, the direct agent's)
-CONDUCT = "service/conduct.md"  # every holder's conduct block
 
 
 @dataclass(frozen=True)
@@ -45,33 +44,54 @@ class PromptSet:
         if arm.agent_executes:  # the agent is the service: its template carries the all-roles text
             rel += [ROLE_ALL, RULES_ALL]
         else:
-            rel += [arm.service_prompt, CONDUCT]
+            rel += [arm.service_prompt, arm.conduct_prompt]
             for holder, tools in arm.owners(partition).items():
-                rel += [ROLE_ALL, RULES_ALL] if set(partition.tools) <= tools else [self._desk_file(holder)]
+                holds_all = set(partition.tools) <= tools
+                rel += [ROLE_ALL, RULES_ALL] if holds_all else [self._desk_file(arm.prompt_name(holder))]
         return [self.root / r for r in dict.fromkeys(rel)]
 
     def agent(self, arm, recipients: list[str]) -> str:
         """The evaluated agent's prompt: the arm's template, filled in. A template takes what it
         names: {preamble}, the all-roles text ({service_role}, {service_rules}; where the agent is
-        the service) and the recipients ({recipients}, {recipient_choices})."""
-        return self.read(arm.agent_prompt).format(
+        the service), the recipients ({recipients}, {recipient_choices}) and, in an arm that
+        declares several holders, {capability_map}: each holder with its role text."""
+        template = self.read(arm.agent_prompt)
+        holders = [r for r in recipients if r != "USER"]
+        declares_map = arm.declared and len(holders) > 1  # one holder: declared by being the only one
+        if declares_map != ("{capability_map}" in template):
+            raise InputError(
+                f"{arm.source}: arms.{arm.name}.prompts.agent: {self.root / arm.agent_prompt} "
+                + (
+                    "must carry {capability_map}: the arm declares several holders"
+                    if declares_map
+                    else "carries {capability_map}, which only an arm declaring several holders fills"
+                )
+            )
+        return template.format(
             preamble=self.read("agent/preamble.md"),
             service_role=self.read(ROLE_ALL),
             service_rules=self.read(RULES_ALL),
             recipients=", ".join(recipients),
             recipient_choices=" | ".join(recipients),
+            capability_map=self.capability_map(arm, holders) if declares_map else "",
         )
+
+    def capability_map(self, arm, holders: list[str]) -> str:
+        """One line per holder with the role text it was given, word for word (never its tools'
+        names): what an arm that declares its holders tells the agent, and a referring desk."""
+        return "\n".join(f"- {h}: {' '.join(self.holder_parts(h, False, arm)['role'].split())}" for h in holders)
 
     @staticmethod
     def _desk_file(holder: str) -> str:
         return f"service/desks/{holder.lower()}.md"
 
-    def holder_parts(self, holder: str, holds_all: bool) -> dict:
+    def holder_parts(self, holder: str, holds_all: bool, arm=None) -> dict:
         """A holder's role and rules: a holder of every tool speaks from the all-roles text
-        (Vega's), a holder of some from its own file's front matter (a desk's)."""
+        (Vega's), a holder of some from its own file's front matter (a desk's; under an arm that
+        renames its holders, the file of the name in the partition)."""
         if holds_all:
             return {"role": self.read(ROLE_ALL), "rules": self.read(RULES_ALL)}
-        rel = self._desk_file(holder)
+        rel = self._desk_file(arm.prompt_name(holder) if arm is not None else holder)
         text = self.read(rel)
         try:
             _, front, _ = text.split("---", 2)
@@ -80,18 +100,31 @@ class PromptSet:
         except (ValueError, KeyError, TypeError, yaml.YAMLError) as exc:
             raise InputError(f"{self.root / rel}: expected YAML front matter with 'role' and 'rules' ({exc})") from None
 
-    def service(self, arm, holder: str, holds_all: bool) -> str:
-        """A holder's prompt: the arm's service template with the holder's role, the shared
+    def service(self, arm, holder: str, holds_all: bool, holders: list[str] = ()) -> str:
+        """A holder's prompt: the arm's service template with the holder's role, the arm's
         conduct block and its rules ({service_rules} as they are, {desk_rules} in an
-        <operating_rules> block when there are any)."""
-        parts = self.holder_parts(holder, holds_all)
+        <operating_rules> block when there are any). In an arm whose holders refer, the conduct
+        block's {directory} lists the other `holders` with their role texts."""
+        parts = self.holder_parts(holder, holds_all, arm)
         rules = f"\n<operating_rules>\n{parts['rules']}\n</operating_rules>" if parts["rules"] else ""
+        conduct = self.read(arm.conduct_prompt)
+        if arm.referral != ("{directory}" in conduct):
+            raise InputError(
+                f"{arm.source}: arms.{arm.name}.prompts.conduct: {self.root / arm.conduct_prompt} "
+                + (
+                    "must carry {directory}: the arm's holders refer"
+                    if arm.referral
+                    else "carries {directory}, which only an arm whose holders refer fills"
+                )
+            )
+        if arm.referral:
+            conduct = conduct.format(directory=self.capability_map(arm, [h for h in holders if h != holder]))
         return (
             self.read(arm.service_prompt)
             .format(
                 service_role=parts["role"],
                 desk_role=parts["role"],
-                conduct=self.read(CONDUCT),
+                conduct=conduct,
                 service_rules=parts["rules"],
                 desk_rules=rules,
             )

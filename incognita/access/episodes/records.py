@@ -79,14 +79,27 @@ class ProtocolError:
 
 
 @dataclass(frozen=True)
+class Referral:
+    """In an arm whose holders refer: a holder's reply to the agent named one other holder (the
+    one it sends the agent to). Detected from the reply's words, whatever plays the holder."""
+
+    type: ClassVar[str] = "referral"
+    turn: int
+    referrer: str
+    holder: str
+
+
+@dataclass(frozen=True)
 class Truncation:
     type: ClassVar[str] = "truncation"
     turn: int
     budget: int
 
 
-EVENT_TYPES = {cls.type: cls for cls in (Message, ToolProposal, GatewayDecision, Disclosure, ProtocolError, Truncation)}
-Event = Message | ToolProposal | GatewayDecision | Disclosure | ProtocolError | Truncation
+EVENT_TYPES = {
+    cls.type: cls for cls in (Message, ToolProposal, GatewayDecision, Disclosure, ProtocolError, Referral, Truncation)
+}
+Event = Message | ToolProposal | GatewayDecision | Disclosure | ProtocolError | Referral | Truncation
 
 
 def event_to_dict(event: Event) -> dict:

@@ -68,7 +68,7 @@ class Stats:
 # --- reading -----------------------------------------------------------------------------
 
 
-def _read_table(path: Path, columns: Sequence[str], numeric: Sequence[str]) -> pd.DataFrame:
+def read_stats_table(path: Path, columns: Sequence[str], numeric: Sequence[str]) -> pd.DataFrame:
     if not path.is_file():
         raise InputError(f"{path}: file not found (written by the statistics stage)")
     try:
@@ -125,7 +125,9 @@ def model_order(success: pd.DataFrame) -> tuple[str, ...]:
 def load_stats(stats_dir: Path) -> Stats:
     """Read and check every CSV the figures use; all problems surface before any drawing."""
     stats_dir = Path(stats_dir)
-    tables = {name: _read_table(stats_dir / f"{name}.csv", cols, num) for name, (cols, num) in STATS_INPUTS.items()}
+    tables = {
+        name: read_stats_table(stats_dir / f"{name}.csv", cols, num) for name, (cols, num) in STATS_INPUTS.items()
+    }
     sep = tables["separability"]
     sep["excludes_zero"] = _as_bool(sep["excludes_zero"], stats_dir / "separability.csv", "excludes_zero")
     if tables["success"].empty:

@@ -7,7 +7,8 @@ registry is touched and rendering is the same on a headless machine.
 
 This module lists the outputs and writes them; the inputs are read in figure_inputs, each
 figure is drawn in its group's module (success_figures: 2 and 5, breakdown_figures: 3,
-separation_figures: 4 and 7, cost_figures: 6) and the tables in figure_tables.
+separation_figures: 4 and 7, cost_figures: 6) and the tables in figure_tables. Figure 8
+(unbundle_figures) is drawn only when the statistics include the unbundling table.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from incognita.access.figures.figure_inputs import Stats, load_stats
 from incognita.access.figures.figure_tables import write_tables
 from incognita.access.figures.separation_figures import fig4_separability, fig7_split_half
 from incognita.access.figures.success_figures import fig2_success, fig5_native
+from incognita.access.figures.unbundle_figures import fig8_unbundle, read_unbundling
 from incognita.common.plotting import FIGURE_FORMATS, RC, save_figure
 
 FIGURE_STEMS = ("fig2_success", "fig3_breakdown", "fig4_separability", "fig5_native", "fig6_cost", "fig7_split_half")
@@ -45,6 +47,7 @@ FIGURE_BUILDERS: dict[str, Callable[[Stats], Figure]] = {
 def make_figures(stats_dir: Path, out_dir: Path) -> list[Path]:
     """Render every figure and table of `FIGURES` from `stats_dir` into `out_dir`; returns the paths."""
     stats = load_stats(Path(stats_dir))
+    unbundling = read_unbundling(stats_dir)  # a design with an exploratory block only; checked before drawing
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
@@ -53,4 +56,7 @@ def make_figures(stats_dir: Path, out_dir: Path) -> list[Path]:
             written += save_figure(FIGURE_BUILDERS[stem](stats), out_dir, stem)
     written += write_tables(stats, out_dir)
     assert [p.name for p in written] == FIGURES, "FIGURES and the writers disagree"
+    if unbundling is not None:
+        with matplotlib.rc_context(RC):
+            written += save_figure(fig8_unbundle(stats, unbundling), out_dir, "fig8_unbundle")
     return written

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from incognita.access.arm_registry import is_holder_name
 from incognita.common.io import InputError, read_yaml, sha256_file, sha256_obj
 
 DEFAULT_PATH = "config/partition.yaml"
@@ -122,7 +123,7 @@ def load_partition(path: str | Path = DEFAULT_PATH) -> Partition:
         table: dict[str, str] = {}
         for desk, desk_tools in block["holders"].items():
             dkey = f"{key}.holders.{desk}"
-            if not (isinstance(desk, str) and desk.isalpha() and desk[0].isupper()) or desk == DIRECT_EXECUTOR:
+            if not is_holder_name(desk):
                 raise _fail(path, dkey, "a holder's name is one capitalised word (it is whom the agent writes to)")
             if not _tool_list(path, dkey, desk_tools):
                 raise _fail(path, dkey, "holds no tool")

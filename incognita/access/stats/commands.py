@@ -6,6 +6,7 @@ Kept free of pandas/scipy at import time: the CLI imports this module at start-u
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
@@ -44,6 +45,20 @@ def config_arms(config_path: str | Path) -> list[str] | None:
     return list(design_arms(config)) if "design" in config else None
 
 
+def _exploratory(text: str | None, config_path: str | Path):
+    """The exploratory spec from --exploratory, else from the config's `exploratory` block."""
+    from incognita.access.stats.exploratory_spec import spec_from_doc
+    from incognita.common.io import InputError, read_yaml
+
+    if text:
+        try:
+            return spec_from_doc(json.loads(text), None, "--exploratory")
+        except json.JSONDecodeError as exc:
+            raise InputError(f"--exploratory: not JSON ({exc.msg}): {text[:120]!r}") from None
+    path = Path(config_path)
+    return spec_from_doc((read_yaml(path) or {}).get("exploratory"), None) if path.exists() else None
+
+
 def load_trials(path: str | Path):
     """The trials table from Parquet (or CSV), with a clear error when it is missing or unreadable."""
     import pandas as pd
@@ -72,6 +87,12 @@ def load_trials(path: str | Path):
 )
 @click.option("--models", "models_csv", default=None, help="the design's models, in order (overrides --config's)")
 @click.option("--arms", "arms_csv", default=None, help="the design's arms (overrides --config's)")
+@click.option(
+    "--exploratory",
+    "exploratory_json",
+    default=None,
+    help="JSON of the config's exploratory block (contrasts, unbundle); default: --config's, if any",
+)
 @click.option("--out", "out_dir", default="results/stats", show_default=True)
 @click.option("--splits", type=int, default=4000, show_default=True, help="split-half splits")
 @click.option("--seed", type=int, default=20260820, show_default=True, help="split-half seed")
@@ -82,6 +103,7 @@ def stats_command(
     config_path: str,
     models_csv: str | None,
     arms_csv: str | None,
+    exploratory_json: str | None,
     out_dir: str,
     splits: int,
     seed: int,
@@ -101,7 +123,14 @@ def stats_command(
         present = set(trials["model"].astype(str))
         order = [m for m in order if m in present] or None
     paths = run_stats(
-        trials, Path(interpretation_path), Path(out_dir), locks_path=locks_path, models=order, splits=splits, seed=seed
+        trials,
+        Path(interpretation_path),
+        Path(out_dir),
+        locks_path=locks_path,
+        models=order,
+        splits=splits,
+        seed=seed,
+        exploratory=_exploratory(exploratory_json, config_path),
     )
     click.echo(f"{out_dir}: {len(paths)} files from {len(trials)} trials")
 

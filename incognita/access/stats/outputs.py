@@ -21,3 +21,6 @@ TABLE_NAMES = (
     "information_channel",
 )
 OUTPUT_FILES = tuple(f"{name}.{ext}" for name in TABLE_NAMES for ext in ("csv", "md")) + ("primary.md",)
+# Written only when the config has an `exploratory` block (incognita.access.stats.exploratory).
+EXPLORATORY_TABLES = ("exploratory", "unbundling")
+EXPLORATORY_FILES = tuple(f"{name}.{ext}" for name in EXPLORATORY_TABLES for ext in ("csv", "md"))

@@ -15,6 +15,8 @@ from incognita.access.stats.estimator import (
     task_means,
     validate_trials,
 )
+from incognita.access.stats.exploratory import exploratory_table, unbundling_table
+from incognita.access.stats.exploratory_spec import ExploratorySpec
 from incognita.access.stats.interpretation import load_interpretation
 from incognita.access.stats.report import primary_markdown
 from incognita.access.stats.splithalf import DEFAULT_SEED, DEFAULT_SPLITS
@@ -46,8 +48,10 @@ def build_tables(
     models: list[str] | None = None,
     splits: int = DEFAULT_SPLITS,
     seed: int = DEFAULT_SEED,
+    exploratory: ExploratorySpec | None = None,
 ) -> dict[str, pd.DataFrame | str]:
-    """Every output in memory: table name -> DataFrame, plus `primary` -> the Markdown report."""
+    """Every output in memory: table name -> DataFrame, plus `primary` -> the Markdown report;
+    with an exploratory spec, its two tables too (incognita.access.stats.exploratory)."""
     trials = validate_trials(trials)
     if trials.empty:
         raise InputError("trials: the table has no rows")
@@ -72,6 +76,12 @@ def build_tables(
     out["audit_approach"] = T.audit_approach_table(trials, arms, models)
     out["acquisition"] = T.acquisition_table(trials, arms, models)
     out["information_channel"] = T.information_channel_table(trials, arms, models)
+    if exploratory is not None and not exploratory.empty:
+        missing = sorted(exploratory.arms - set(arms))
+        if missing:
+            raise InputError(f"exploratory: arm(s) {', '.join(missing)} have no trials")
+        out["exploratory"] = exploratory_table(means, models, interp.confidence, exploratory)
+        out["unbundling"] = unbundling_table(means["all"], arms, models, interp.confidence, exploratory)
     out["primary"] = primary_markdown(
         interp,
         out["success"],
@@ -93,6 +103,7 @@ def run_stats(
     models: list[str] | None = None,
     splits: int = DEFAULT_SPLITS,
     seed: int = DEFAULT_SEED,
+    exploratory: ExploratorySpec | None = None,
 ) -> list[Path]:
     """Verify the interpretation table's lock, compute every table, write them; return the paths.
 
@@ -100,7 +111,7 @@ def run_stats(
     (default: order of first appearance in `trials`).
     """
     interp = load_interpretation(interpretation_path, locks_path)
-    tables = build_tables(trials, interp, models, splits, seed)
+    tables = build_tables(trials, interp, models, splits, seed, exploratory)
     out_dir = Path(out_dir)
     paths: list[Path] = []
     for name, table in tables.items():

@@ -5,7 +5,7 @@
 (function () {
   const EPISODE_KINDS = [["message", "messages", true], ["tool_proposal", "tool proposals", true],
     ["gateway_decision", "gateway decisions", true], ["disclosure", "disclosures", true],
-    ["protocol_error", "protocol errors", true], ["truncation", "truncation", true]];
+    ["protocol_error", "protocol errors", true], ["referral", "referrals", true], ["truncation", "truncation", true]];
   const NATIVE_KINDS = [["message", "messages", true], ["tool_proposal", "tool calls", true],
     ["tool_result", "tool results", true], ["note", "system", true]];
   const STATUS = { accepted: "ok", not_owner: "bad", inadmissible: "bad", error: "bad", ok: "ok",
@@ -40,6 +40,8 @@
         return [e.actor, null, [V.h("div", { class: "who" }, V.badge("protocol error", "bad"), ` by ${e.actor}`),
           V.h("div", { class: "reason" }, "reason: ", e.reason), V.h("details", {}, V.h("summary", {}, "raw output"),
             V.h("pre", {}, e.raw || ""))]];
+      case "referral":  /* an arm whose holders refer: the reply just before named one other holder */
+        return [e.referrer, e.holder, [V.h("div", { class: "who" }, V.badge("referral", ""), ` ${e.referrer} sends the agent to ${e.holder}`)]];
       case "truncation":
         return [ENV, null, [V.h("div", { class: "who" }, V.badge("truncated", "bad"), ` the turn budget (${e.budget}) ran out`)]];
       default:

@@ -28,17 +28,29 @@ def ref() -> dict:
 def test_executors_per_arm(ref):
     task = ref["tasks"]["903"]
     execs = {c["name"]: c["executor"] for c in task["calls"]}
-    assert execs["calculate"] == {"direct": "agent", "indirect": "Vega", "social": "Fenn"}
+    assert execs["calculate"] == {
+        "direct": "agent",
+        "indirect": "Vega",
+        "social": "Fenn",
+        "social+map": "Fenn",
+        "social+referral": "Fenn",
+        "social-3": "Linden",  # the merged desks (config/partition.yaml, holder_maps.merged)
+        "social+named": "PendingOrders",  # Fenn, under its descriptive name
+    }
     assert execs["find_user_id_by_email"]["social"] == "Elara"
     assert task["arms"]["direct"]["executors"] == ["agent"]
     assert task["arms"]["indirect"]["executors"] == ["Vega"]
     assert task["arms"]["social"]["executors"] == ["Aster", "Cygnus", "Dorian", "Elara", "Fenn"]
     # The same required calls in every arm, with the same reference arguments.
-    calls = {
-        arm: [(r["index"], r["arguments"]) for r in task["arms"][arm]["required_calls"]]
-        for arm in ("direct", "indirect", "social")
-    }
-    assert calls["direct"] == calls["indirect"] == calls["social"]
+    calls = {arm: [(r["index"], r["arguments"]) for r in task["arms"][arm]["required_calls"]] for arm in ref["arms"]}
+    assert all(c == calls["direct"] for c in calls.values())
+    # Role assignments exist only where the holders are undeclared.
+    assert [a for a in ref["arms"] if task["arms"][a]["role_assignments"] is not None] == [
+        "social",
+        "social+referral",
+        "social-3",
+        "social+named",
+    ]
 
 
 def test_uncounted_calls_stay_listed_but_out_of_the_denominators(ref):

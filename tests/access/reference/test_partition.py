@@ -100,10 +100,12 @@ def test_a_new_map_is_checked_like_the_papers(tmp_path, doc):
     social = doc["holder_maps"]["social"]["holders"]
     merged = {"Aster": social["Aster"] + social["Elara"], "Boreal": social["Boreal"] + social["Fenn"]}
     merged["Cygnus"] = social["Cygnus"] + social["Dorian"]
-    doc["holder_maps"]["merged"] = {"holders": merged}
+    doc["holder_maps"]["merged_again"] = {"holders": merged}
     p = load_partition(_write(tmp_path, doc))
-    assert p.desks("merged") == ("Aster", "Boreal", "Cygnus")
-    assert p.holder("get_order_details", "merged") == "Cygnus" and p.holder("calculate", "merged") == "Boreal"
+    assert p.desks("merged_again") == ("Aster", "Boreal", "Cygnus")
+    assert (
+        p.holder("get_order_details", "merged_again") == "Cygnus" and p.holder("calculate", "merged_again") == "Boreal"
+    )
     # The paper's maps, and so the hash the coordination reference records, are unchanged.
     assert p.holders["social"] == load_partition(PARTITION).holders["social"]
 
@@ -115,7 +117,7 @@ def test_missing_maps_and_bad_query(tmp_path, doc):
     p = load_partition(PARTITION)
     with pytest.raises(InputError, match="unknown tool"):
         p.holder("think", "social")
-    with pytest.raises(InputError, match=r"no holder map 'direct' \(it has indirect, social\)"):
+    with pytest.raises(InputError, match=r"no holder map 'direct' \(it has indirect, social, merged\)"):
         p.holder("calculate", "direct")
 
 

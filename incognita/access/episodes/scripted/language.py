@@ -26,6 +26,8 @@ parsing free text. Kinds:
                       #result <json>          requested parts of a result ({pointer: value})
                       #failed <reason>        the call was attempted and refused
                       #decline                outside this desk's remit
+                      #refer <holder>         outside this desk's remit; <holder> handles it
+                                              (only in an arm whose holders refer)
                       #missing <argument>     the request lacks a detail
 """
 
@@ -53,6 +55,7 @@ KINDS = (
     "result",
     "failed",
     "decline",
+    "refer",
     "missing",
 )
 _TAG = re.compile(r"^#(" + "|".join(re.escape(k) for k in sorted(KINDS, key=len, reverse=True)) + r")(?:\s+(.*))?$")

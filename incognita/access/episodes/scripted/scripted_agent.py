@@ -105,11 +105,17 @@ class ScriptedAgent(EntryPicker, Reconsidering, Telling):
         self.agent_executes: bool = context["agent_executes"]
         self.holders_declared: bool = context["holders_declared"]
         self.desks: list[str] = [r for r in context["recipients"] if r != "USER"]
+        self.tools: dict[str, dict] = dict(context.get("tools") or {})
         self.holders: dict[str, str] = dict(context.get("holders") or {}) if profile.discovery == "oracle" else {}
-        if self.holders_declared and not self.agent_executes:
+        if self.holders_declared and "declared_roles" in context:
+            # Several holders, each declared with its role text: placed from those words, as a
+            # survey places them from the holders' replies (the oracle keeps the true map).
+            described = {name: tool["description"] for name, tool in self.tools.items()}
+            for tool, desk in map_replies(context["declared_roles"], described).items():
+                self.holders.setdefault(tool, desk)
+        elif self.holders_declared and not self.agent_executes:  # one holder, declared by being the only one
             known = context["holders"]
             self.holders = {c.name: known[c.name] for c in self.plan.calls}
-        self.tools: dict[str, dict] = dict(context.get("tools") or {})
         self.vocabulary: dict[str, list[str]] = {k: list(v) for k, v in (context.get("vocabulary") or {}).items()}
         self.rng = random.Random(context["seed"])
         self.released: dict[str, str] = {}
@@ -296,7 +302,13 @@ class ScriptedAgent(EntryPicker, Reconsidering, Telling):
             reply = yield _msg(holder, text)
             if first(reply, "confirm?"):
                 reply = yield _msg(holder, say("Yes, please go ahead.", tag("yes")))
-            if first(reply, "decline"):
+            referred = first(reply, "refer")
+            if referred and referred.payload in self.desks and referred.payload != holder:
+                # Sent on: the named holder is tried next (still a dead end here, counted as one).
+                self._dead_end(call.name, holder)
+                self.holders[call.name] = referred.payload
+                continue
+            if first(reply, "decline") or referred:
                 self._dead_end(call.name, holder)
                 continue
             result = first(reply, "result")

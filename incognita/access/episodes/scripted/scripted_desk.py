@@ -10,7 +10,8 @@ own previous reply, and the gateway's answers to the calls it proposed:
   person, or, without one, the short `area` phrase. It names no tool and points to no one
   else; what the agent makes of it is the agent's business (incognita.access.episodes.scripted.discovery).
 * `#call <tool> <json>` for a tool the desk does not hold is declined plainly (`#decline`),
-  without naming another participant or the tool.
+  without naming another participant or the tool; in an arm whose holders refer (`refer` in
+  the context: tool -> holder), the reply names the holder and nothing else (`#refer <holder>`).
 * `#call` with arguments that are not JSON gets `#missing arguments`.
 * A read it holds is proposed as a tool call; when the gateway's answer comes back the
   desk reports it: accepted -> a brief line plus `#result {pointer: value}` for the
@@ -129,6 +130,7 @@ class ScriptedDesk:
         self.area = first_person(remit) if remit else _one_line(context.get("area") or "customer service requests")
         self.write_tools = frozenset(context.get("write_tools", ()))
         self.confirm_writes = bool(context.get("confirm_writes", True))
+        self.refer: dict[str, str] = dict(context.get("refer") or {})  # tool -> its holder, where desks refer
 
     # -- reading the history ---------------------------------------------------------------
 
@@ -175,6 +177,11 @@ class ScriptedDesk:
             tool, arguments = parse_call(call_tag.payload)
             if not tool:
                 return self._text(opening, self._missing_request())
+            if tool not in self.tools and tool in self.refer:
+                holder = self.refer[tool]
+                return self._text(
+                    opening, say(f"That is not mine to handle; {holder} handles it.", tag("refer", holder))
+                )
             if tool not in self.tools:
                 return self._text(
                     opening, say("That is outside what I handle, so I can't help with it.", tag("decline"))
