@@ -19,7 +19,9 @@ Step language of a fixture (one step = one agent turn):
   (optional) makes the disclosure gate release those fields, and the customer answers with
   their values. `ask: TOKEN` instead records a request the gate refuses (unknown token).
 - `{to: PARTICIPANT, say: TEXT, call: CALL}`: a message to Vega or a desk, which then
-  proposes CALL. Without `to`, CALL is the agent's own (direct arm).
+  proposes CALL. Without `to`, CALL is the agent's own (direct arm). `reply: TEXT` instead of
+  `call`: the participant only answers, with that text (a refusal, or a referral: "Cygnus
+  handles product details").
 - CALL: `{tool, args, status: accepted|error|not_owner|inadmissible, result, write}`;
   `status` defaults to accepted, `write` to false.
 
@@ -70,6 +72,8 @@ def _events(steps: list, where: str) -> list[dict]:
             events.append(_message(turn, "agent", to, str(step.get("say", ""))))
         if to == "USER":
             events += _customer_reply(turn, step, where)
+        if to not in (None, "USER") and "reply" in step:
+            events.append(_message(turn, to, "agent", str(step["reply"])))
         if "call" in step:
             events += _call(turn, to or "agent", step["call"], f"{where}: step {turn}")
             if to is not None:
