@@ -9,7 +9,6 @@ from incognita.access.stats.exploratory_spec import spec_from_config
 from incognita.common.io import read_yaml
 from incognita.common.schema import validate
 
-
 BASE_CONFIG = "config.yaml"  # what an overlay (config/smoke.yaml, config/unbundle.yaml) extends, beside it
 
 
