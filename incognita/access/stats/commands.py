@@ -156,6 +156,17 @@ def power_command(sd: float, gap_text: str, alpha: float, power_: float, resolut
     click.echo(n)
 
 
+def _registered_arms(config_path: str | Path) -> tuple[str, ...]:
+    """The arms a plan may name: the config's arm registry's, and native."""
+    from incognita.access.arm_registry import arm_registry, registry_path
+    from incognita.access.taxonomy import NATIVE
+    from incognita.common.io import read_yaml
+
+    path = Path(config_path)
+    config = (read_yaml(path) or {}) if path.exists() else {}
+    return (*arm_registry(registry_path(config)).names, NATIVE)
+
+
 def _int_list(text: str, option: str, low: int) -> list[int]:
     try:
         values = [int(v) for v in text.split(",") if v.strip()]
@@ -220,11 +231,12 @@ def plan_command(
     reps = _int_list(reps_text, "--reps", 1)
     interp = load_interpretation(interpretation_path, locks_path)
     check = None
+    known = _registered_arms(config_path)
     if trials_path:
-        pop = dp.pilot_population(load_trials(trials_path), config_model_order(config_path), trials_path)
+        pop = dp.pilot_population(load_trials(trials_path), config_model_order(config_path), trials_path, known)
         header = [f"source: pilot trials {trials_path} ({'; '.join(pop.notes)}); tasks and repetitions resampled"]
     else:
-        pop, check = dp.load_assumptions(assume_path)
+        pop, check = dp.load_assumptions(assume_path, known)
         header = [
             f"source: assumed success rates {assume_path} (tau {pop.tau:g}, interaction {pop.interaction:g} "
             "on the log-odds scale)"

@@ -54,7 +54,15 @@ from incognita.access.taxonomy import ALL_ARMS
 from incognita.common.io import InputError, atomic_write_text, read_yaml
 from incognita.common.tables import to_markdown
 
-ARMS = ALL_ARMS  # the arm axis of every array here, in this order
+ARMS = ALL_ARMS  # the paper's arms: first on every arm axis, then any other arm a population has
+
+
+def arm_axis(found) -> tuple[str, ...]:
+    """A population's arm axis: the paper's arms, then the others in the order they were found."""
+    found = list(dict.fromkeys(map(str, found)))
+    return (*ARMS, *(a for a in found if a not in ARMS))
+
+
 _DECIMALS = 12  # the estimator's rounding (intervals.snap): identical models never "exclude zero"
 _GH = np.polynomial.hermite_e.hermegauss(24)  # nodes and weights for expectations over N(0, 1)
 _GH_NODES, _GH_WEIGHTS = _GH[0], _GH[1] / _GH[1].sum()
@@ -72,7 +80,7 @@ def _snap(x: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)  # arrays inside: identity, not value, equality
 class Population:
-    """Success probabilities of simulated tasks, per arm (ARMS order) and model."""
+    """Success probabilities of simulated tasks, per arm (`arms` order) and model."""
 
     kind: str  # "pilot" or "assumed"
     models: tuple[str, ...]
@@ -82,10 +90,13 @@ class Population:
     tau: float = 0.0
     interaction: float = 0.0
     notes: tuple[str, ...] = field(default=())
+    arms: tuple[str, ...] = ARMS  # the arm axis of `probs` and `rates` (arm_axis)
     _parts: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def has(self, arm: str, model: str) -> bool:
-        a, m = ARMS.index(arm), self.models.index(model)
+        if arm not in self.arms:
+            return False
+        a, m = self.arms.index(arm), self.models.index(model)
         if self.kind == "pilot":
             return bool(np.isfinite(self.probs[:, a, m]).any())
         return bool(np.isfinite(self.rates[a, m]))
@@ -116,7 +127,7 @@ class Population:
         return mean, math.sqrt(max(within / n_reps + between, 0.0))
 
     def _moment_parts(self, x: tuple[str, str], y: tuple[str, str]) -> tuple[float, float, float]:
-        (ax, mx), (ay, my) = ((ARMS.index(a), self.models.index(m)) for a, m in (x, y))
+        (ax, mx), (ay, my) = ((self.arms.index(a), self.models.index(m)) for a, m in (x, y))
         if self.kind == "pilot":
             px, py = self.probs[:, ax, mx], self.probs[:, ay, my]
             keep = np.isfinite(px) & np.isfinite(py)
@@ -150,15 +161,20 @@ def intercepts(rates: np.ndarray, scale: float) -> np.ndarray:
     return np.select([~np.isfinite(r), r <= 0, r >= 1], [np.nan, -np.inf, np.inf], b)
 
 
-def pilot_population(trials: pd.DataFrame, models: list[str] | None = None, source: str = "trials") -> Population:
+def pilot_population(
+    trials: pd.DataFrame, models: list[str] | None = None, source: str = "trials", known_arms=None
+) -> Population:
     """The pilot's tasks with the observed success share of each (arm, model); excluded trials
-    dropped. Models in the order of `models` (those the table has), then the table's order."""
+    dropped. Models in the order of `models` (those the table has), then the table's order.
+    With `known_arms` (the arm registry's, and native), any other arm is an error."""
     missing = [c for c in ("arm", "model", "task", "success") if c not in trials.columns]
     if missing:
         raise InputError(f"{source}: missing column(s) {', '.join(missing)}")
-    bad = sorted(set(trials["arm"].astype(str)) - set(ARMS))
+    if trials["arm"].isna().any():
+        raise InputError(f"{source}: arm: empty value(s)")
+    bad = sorted(set(trials["arm"].astype(str)) - set(known_arms)) if known_arms is not None else []
     if bad:
-        raise InputError(f"{source}: arm: unknown value(s) {', '.join(bad)} (expected one of {', '.join(ARMS)})")
+        raise InputError(f"{source}: arm: unknown value(s) {', '.join(bad)} (expected one of {', '.join(known_arms)})")
     excluded = trials["excluded"].astype(bool) if "excluded" in trials.columns else False
     s = trials[~excluded].dropna(subset=["success"]).astype({"task": str, "model": str, "arm": str})
     odd = s.loc[~s["success"].isin([0, 1]), "success"]
@@ -171,11 +187,12 @@ def pilot_population(trials: pd.DataFrame, models: list[str] | None = None, sour
     order = first + [m for m in present if m not in first]
     share = s.groupby(["task", "arm", "model"])["success"].mean()
     tasks = sorted(set(s["task"]))
-    index = pd.MultiIndex.from_product([tasks, ARMS, order], names=["task", "arm", "model"])
-    probs = share.reindex(index).to_numpy(dtype=float).reshape(len(tasks), len(ARMS), len(order))
+    arms = arm_axis(s["arm"])  # any registered arm the pilot ran
+    index = pd.MultiIndex.from_product([tasks, arms, order], names=["task", "arm", "model"])
+    probs = share.reindex(index).to_numpy(dtype=float).reshape(len(tasks), len(arms), len(order))
     reps = s.groupby(["task", "arm", "model"]).size()
     note = f"{len(tasks)} tasks, {reps.min()}-{reps.max()} scored repetitions per task and cell"
-    return Population("pilot", tuple(order), source, probs=probs, notes=(note,))
+    return Population("pilot", tuple(order), source, probs=probs, notes=(note,), arms=arms)
 
 
 # --- the assumptions file ------------------------------------------------------------------------
@@ -223,8 +240,9 @@ def _mapping(path: Path, key: str, value: object) -> dict:
     return value
 
 
-def load_assumptions(path: str | Path) -> tuple[Population, AnalyticCheck | None]:
-    """The assumed population and the optional analytic check, every error naming its key."""
+def load_assumptions(path: str | Path, known_arms=None) -> tuple[Population, AnalyticCheck | None]:
+    """The assumed population and the optional analytic check, every error naming its key. With
+    `known_arms` (the arm registry's, and native), an arm outside them is an error."""
     path = Path(path)
     doc = _mapping(path, "(top level)", read_yaml(path))
     unknown = sorted(set(map(str, doc)) - set(ASSUMPTION_KEYS))
@@ -237,13 +255,17 @@ def load_assumptions(path: str | Path) -> tuple[Population, AnalyticCheck | None
     interaction = _number(path, "heterogeneity.interaction", het.get("interaction", 0.0), 0.0, 10.0)
     success = _mapping(path, "success", doc.get("success"))
     models = tuple(str(m) for m in success)
-    rates = np.full((len(ARMS), len(models)), np.nan)
-    for j, (model, cells) in enumerate(zip(models, success.values())):
-        for arm, rate in _mapping(path, f"success.{model}", cells).items():
-            if arm not in ARMS:
-                raise InputError(f"{path}: success.{model}.{arm}: unknown arm (expected one of {', '.join(ARMS)})")
-            rates[ARMS.index(arm), j] = _rate(path, f"success.{model}.{arm}", rate)
-    pop = Population("assumed", models, str(path), rates=rates, tau=tau, interaction=interaction)
+    cells = {model: _mapping(path, f"success.{model}", c) for model, c in zip(models, success.values())}
+    arms = arm_axis(arm for c in cells.values() for arm in c)  # any registered arm, by its name
+    rates = np.full((len(arms), len(models)), np.nan)
+    for j, model in enumerate(models):
+        for arm, rate in cells[model].items():
+            if known_arms is not None and arm not in known_arms:
+                raise InputError(
+                    f"{path}: success.{model}.{arm}: unknown arm (expected one of {', '.join(known_arms)})"
+                )
+            rates[arms.index(str(arm)), j] = _rate(path, f"success.{model}.{arm}", rate)
+    pop = Population("assumed", models, str(path), rates=rates, tau=tau, interaction=interaction, arms=arms)
     return pop, _analytic_check(path, doc.get("analytic_check"))
 
 
@@ -327,10 +349,12 @@ def _share(hit: np.ndarray) -> tuple[float, float]:
     return p, math.sqrt(p * (1 - p) / hit.size)
 
 
-def contrast_hits(means: np.ndarray, interp: Interpretation, contrast: Contrast, model_index: int) -> np.ndarray:
-    """Per simulated design (axis 0 of `means`), whether the stage would decide `supports` (the
-    primary contrast) or `supporting_excludes_zero` (a supporting one) for this model."""
-    a, b = ARMS.index(contrast.minuend), ARMS.index(contrast.subtrahend)
+def contrast_hits(
+    means: np.ndarray, interp: Interpretation, contrast: Contrast, model_index: int, arms: tuple[str, ...] = ARMS
+) -> np.ndarray:
+    """Per simulated design (axis 0 of `means`, its arm axis `arms`), whether the stage would
+    decide `supports` (the primary contrast) or `supporting_excludes_zero` (a supporting one)."""
+    a, b = arms.index(contrast.minuend), arms.index(contrast.subtrahend)
     x, y = means[:, :, a, model_index], means[:, :, b, model_index]
     iv = paired_intervals(x - y, interp.confidence)
     xy = np.stack([x, y])
@@ -343,14 +367,14 @@ def contrast_hits(means: np.ndarray, interp: Interpretation, contrast: Contrast,
     return iv.excludes_zero & ~bound
 
 
-def separated_pairs(means: np.ndarray, arm: str, confidence: float) -> np.ndarray:
+def separated_pairs(means: np.ndarray, arm: str, confidence: float, arms: tuple[str, ...] = ARMS) -> np.ndarray:
     """Per simulated design, the model pairs of `arm` whose interval excludes zero (every pair of
     the models in order, as paper_tables.separability_tables counts them on subset `all`)."""
     pairs = list(combinations(range(means.shape[-1]), 2))
     if not pairs:
         return np.zeros(len(means), dtype=int)
     left, right = (list(ix) for ix in zip(*pairs))
-    a = ARMS.index(arm)
+    a = arms.index(arm)
     d = np.moveaxis(means[:, :, a, left] - means[:, :, a, right], 1, -1)  # (sims, pairs, tasks)
     return paired_intervals(d, confidence).excludes_zero.sum(axis=1)
 
@@ -372,7 +396,7 @@ def evaluate_point(
             if not (pop.has(contrast.minuend, model) and pop.has(contrast.subtrahend, model)):
                 rows.append({**row, "available": False})  # unavailable, not zero power
                 continue
-            value, se = _share(contrast_hits(means, interp, contrast, j))
+            value, se = _share(contrast_hits(means, interp, contrast, j, pop.arms))
             gap, sd = pop.moments((contrast.minuend, model), (contrast.subtrahend, model), n_reps)
             signed = interp.direction * gap if primary else gap
             rows.append(
@@ -380,12 +404,12 @@ def evaluate_point(
                 | {"analytic": analytic_power(sd, signed, n_tasks, alpha, either_side=not primary)}
             )
     n_pairs = math.comb(len(pop.models), 2)
-    for arm in ARMS:
+    for arm in pop.arms:
         row = {**base, "quantity": "separated_pairs", "target": arm, "model": "", "role": "exploratory"}
         if not pop.has_any(arm) or not n_pairs:
             rows.append({**row, "available": False, "pairs": n_pairs})
             continue
-        count = separated_pairs(means, arm, interp.confidence)
+        count = separated_pairs(means, arm, interp.confidence, pop.arms)
         analytic = 0.0
         for i, k in combinations(range(len(pop.models)), 2):
             gap, sd = pop.moments((arm, pop.models[i]), (arm, pop.models[k]), n_reps)
@@ -542,7 +566,7 @@ def agreement_table(
     rows = []
     for row in check.rows:
         where = f"{pop.source}: analytic_check.arms.{row.arm}"
-        level = float(np.nanmean(pop.rates[ARMS.index(row.arm)])) if pop.has_any(row.arm) else float("nan")
+        level = float(np.nanmean(pop.rates[pop.arms.index(row.arm)])) if pop.has_any(row.arm) else float("nan")
         if not math.isfinite(level):
             raise InputError(f"{where}: no success rate for this arm under success")
         rows.append(analytic_agreement(row, level, pop.tau, check, interp.confidence, sims, seed, where))

@@ -225,10 +225,15 @@ def test_pilot_table_errors_name_the_column():
     with pytest.raises(InputError, match="pilot.csv: missing column.*success"):
         dp.pilot_population(trials.drop(columns=["success"]), source="pilot.csv")
     with pytest.raises(InputError, match="arm: unknown value.*socail"):
-        dp.pilot_population(trials.replace({"arm": {"social": "socail"}}))
+        dp.pilot_population(trials.replace({"arm": {"social": "socail"}}), known_arms=KNOWN)
+    # Without a registry to check against, any arm is an arm of its own (a registered one, say).
+    pop = dp.pilot_population(trials.replace({"arm": {"social": "social+map"}}))
+    assert pop.arms[-1] == "social+map" and pop.has_any("social+map") and not pop.has_any("social")
 
 
 # --- the assumptions file ------------------------------------------------------------------------
+
+KNOWN = ("direct", "indirect", "social", "native")  # what the command passes: the registry's arms
 
 
 def test_the_example_assumptions_file_loads():
@@ -264,7 +269,7 @@ def test_bad_assumptions_name_the_key(tmp_path, text, key):
     path = tmp_path / "bad.yaml"
     path.write_text(text + "\n", encoding="utf-8")
     with pytest.raises(InputError) as err:
-        dp.load_assumptions(path)
+        dp.load_assumptions(path, KNOWN)
     assert str(path) in str(err.value) and key in str(err.value)
 
 
