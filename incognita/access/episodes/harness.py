@@ -177,15 +177,16 @@ class Harness:
         return context
 
     def _agent_context(self, spec: str, arm: str, golden: dict, seed: int) -> dict:
+        entry = self.arms.arm(arm)
         context = {
             "arm": arm,
             "seed": seed,
             "plan": plan_from_golden(golden),
             "recipients": self.recipients(arm),
-            "agent_executes": self.arms.arm(arm).agent_executes,
-            "holders_declared": self.arms.arm(arm).declared,
+            "agent_executes": entry.agent_executes,
+            "holders_declared": entry.declared,
         }
-        entry, holders = self.arms.arm(arm), context["recipients"][1:]
+        holders = context["recipients"][1:]
         if entry.declared and len(holders) > 1:  # what its prompt's capability map says, in role words
             context["declared_roles"] = {h: self.prompts.holder_parts(h, False, entry)["role"] for h in holders}
         family, _, name = spec.partition(":")
@@ -196,9 +197,7 @@ class Harness:
                 )
             context["profile"] = {"name": name, **self.profiles[name]}
             context["tools"], context["vocabulary"] = self.tools, self.vocabulary
-            context["holders"] = (
-                {} if self.arms.arm(arm).agent_executes else self.arms.arm(arm).holder_of(self.partition)
-            )
+            context["holders"] = {} if entry.agent_executes else entry.holder_of(self.partition)
         return context
 
     def run_cell(

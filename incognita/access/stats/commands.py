@@ -15,14 +15,17 @@ from incognita.access.cells import CARDS_DIR, TRIALS_TABLE, design_models
 from incognita.access.stats.power import parse_gap, required_tasks
 
 
-def config_model_order(config_path: str | Path) -> list[str] | None:
-    """Model order of a workflow config: its design's models (incognita.access.cells)."""
+def read_config(config_path: str | Path) -> dict:
+    """A workflow config as written ({} when the file does not exist: the options it gives are optional)."""
     from incognita.common.io import read_yaml
 
     path = Path(config_path)
-    if not path.exists():
-        return None
-    return list(design_models(read_yaml(path) or {})) or None
+    return (read_yaml(path) or {}) if path.exists() else {}
+
+
+def config_model_order(config: dict) -> list[str] | None:
+    """Model order of a workflow config: its design's models (incognita.access.cells)."""
+    return list(design_models(config)) or None
 
 
 def check_design_arms(trials, arms: list[str] | None, where: str) -> None:
@@ -35,28 +38,24 @@ def check_design_arms(trials, arms: list[str] | None, where: str) -> None:
         raise InputError(f"trials: arm: {', '.join(unknown)} not in {where} ({', '.join(arms)})")
 
 
-def config_arms(config_path: str | Path) -> list[str] | None:
-    """design.arms of a workflow config, None when it has none or does not exist."""
+def config_arms(config: dict) -> list[str] | None:
+    """design.arms of a workflow config, None when it has none."""
     from incognita.access.cells import design_arms
-    from incognita.common.io import read_yaml
 
-    path = Path(config_path)
-    config = (read_yaml(path) or {}) if path.exists() else {}
     return list(design_arms(config)) if "design" in config else None
 
 
-def _exploratory(text: str | None, config_path: str | Path):
+def _exploratory(text: str | None, config: dict):
     """The exploratory spec from --exploratory, else from the config's `exploratory` block."""
     from incognita.access.stats.exploratory_spec import spec_from_doc
-    from incognita.common.io import InputError, read_yaml
+    from incognita.common.io import InputError
 
     if text:
         try:
             return spec_from_doc(json.loads(text), None, "--exploratory")
         except json.JSONDecodeError as exc:
             raise InputError(f"--exploratory: not JSON ({exc.msg}): {text[:120]!r}") from None
-    path = Path(config_path)
-    return spec_from_doc((read_yaml(path) or {}).get("exploratory"), None) if path.exists() else None
+    return spec_from_doc(config.get("exploratory"), None)
 
 
 def load_trials(path: str | Path):
@@ -111,14 +110,14 @@ def stats_command(
     """Every statistic of the paper from the trials table, as CSV and Markdown under OUT."""
     from incognita.access.stats.stats_stage import run_stats
 
-    trials = load_trials(trials_path)
+    trials, config = load_trials(trials_path), read_config(config_path)
     # The workflow passes the design's models and arms (a --configfile may change them); by
     # hand, a config file gives them.
     if arms_csv:
         check_design_arms(trials, [a for a in arms_csv.split(",") if a], "--arms")
     else:
-        check_design_arms(trials, config_arms(config_path), f"{config_path}'s design.arms")
-    order = [m for m in models_csv.split(",") if m] if models_csv else config_model_order(config_path)
+        check_design_arms(trials, config_arms(config), f"{config_path}'s design.arms")
+    order = [m for m in models_csv.split(",") if m] if models_csv else config_model_order(config)
     if order:
         present = set(trials["model"].astype(str))
         order = [m for m in order if m in present] or None
@@ -130,7 +129,7 @@ def stats_command(
         models=order,
         splits=splits,
         seed=seed,
-        exploratory=_exploratory(exploratory_json, config_path),
+        exploratory=_exploratory(exploratory_json, config),
     )
     click.echo(f"{out_dir}: {len(paths)} files from {len(trials)} trials")
 
@@ -156,14 +155,11 @@ def power_command(sd: float, gap_text: str, alpha: float, power_: float, resolut
     click.echo(n)
 
 
-def _registered_arms(config_path: str | Path) -> tuple[str, ...]:
+def _registered_arms(config: dict) -> tuple[str, ...]:
     """The arms a plan may name: the config's arm registry's, and native."""
     from incognita.access.arm_registry import arm_registry, registry_path
     from incognita.access.taxonomy import NATIVE
-    from incognita.common.io import read_yaml
 
-    path = Path(config_path)
-    config = (read_yaml(path) or {}) if path.exists() else {}
     return (*arm_registry(registry_path(config)).names, NATIVE)
 
 
@@ -231,9 +227,10 @@ def plan_command(
     reps = _int_list(reps_text, "--reps", 1)
     interp = load_interpretation(interpretation_path, locks_path)
     check = None
-    known = _registered_arms(config_path)
+    config = read_config(config_path)
+    known = _registered_arms(config)
     if trials_path:
-        pop = dp.pilot_population(load_trials(trials_path), config_model_order(config_path), trials_path, known)
+        pop = dp.pilot_population(load_trials(trials_path), config_model_order(config), trials_path, known)
         header = [f"source: pilot trials {trials_path} ({'; '.join(pop.notes)}); tasks and repetitions resampled"]
     else:
         pop, check = dp.load_assumptions(assume_path, known)
