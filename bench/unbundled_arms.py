@@ -1,0 +1,95 @@
+"""The scripted rules of the unbundled arms (issue #28) on all 114 upstream tasks, not only the corpus.
+
+Two rules are general and are measured here where they act:
+- an agent told several holders' role texts places the tools from those words
+  (scripted/discovery.map_replies, as its survey places them from the desks' replies): how many
+  of the 15 tools it places, and how many of those on the right desk;
+- a desk that refers names the holder of the tool it was asked for; the agent tries that holder.
+
+Then every scripted profile runs in social and the four arms that unbundle it on every task
+with a card and a golden trajectory (one repetition, the design seed), and the table gives
+success per arm and profile, agent messages per episode, and referral events.
+
+Usage: python bench/unbundled_arms.py [--results DIR] [--profiles surveyor,prober,hasty,impatient] [--quick]
+Needs DIR/cards and DIR/golden for all tasks (default DIR: results/, built by `bin/run`), and the
+source database under data/source/retail. --quick runs two tasks with one profile (for CI).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+ARMS = ("social", "social+map", "social+referral", "social-3", "social+named")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--results", default=str(ROOT / "results"))
+    parser.add_argument("--profiles", default="surveyor,prober,hasty,impatient")
+    parser.add_argument("--quick", action="store_true", help="two tasks, the surveyor only")
+    args = parser.parse_args()
+
+    from incognita.access.episodes.harness import Harness, HarnessSettings
+    from incognita.access.episodes.records import Message, Referral
+    from incognita.access.episodes.scripted.discovery import map_replies
+    from incognita.common.io import read_json
+
+    results = Path(args.results)
+    tasks = sorted((p.stem for p in (results / "golden").glob("*.json")), key=int)
+    if not tasks:
+        sys.exit(f"error: no golden trajectories under {results / 'golden'}: run bin/run first")
+    profiles = ["surveyor"] if args.quick else [p for p in args.profiles.split(",") if p]
+    tasks = tasks[:2] if args.quick else tasks
+    design = HarnessSettings(
+        arms=ARMS,
+        models={p: f"scripted:{p}" for p in profiles},
+        repetitions=1,
+        seed=20260820,  # the design seed of config/config.yaml
+        budget=300,
+        customer="scripted:customer",
+        service="scripted:desk",
+        prompts_dir=str(ROOT / "config/prompts"),
+        scripted_agents=str(ROOT / "config/scripted_agents.yaml"),
+        arm_registry=str(ROOT / "config/arms.yaml"),
+    )
+    harness = Harness(design, str(ROOT / "data/source/retail/db.json"), str(ROOT / "config/partition.yaml"))
+
+    arm = harness.arms.arm("social+map")
+    roles = {h: harness.prompts.holder_parts(h, False, arm)["role"] for h in arm.owners(harness.partition)}
+    placed = map_replies(roles, {name: tool["description"] for name, tool in harness.tools.items()})
+    truth = arm.holder_of(harness.partition)
+    right = sum(truth[t] == d for t, d in placed.items())
+    print(f"declared map: {len(placed)} of {len(truth)} tools placed from the role texts, {right} on the right desk")
+
+    counts: dict = defaultdict(lambda: [0, 0, 0, 0])  # episodes, successes, agent messages, referrals
+    start = time.perf_counter()
+    for task in tasks:
+        card, golden = read_json(results / "cards" / f"{task}.json"), read_json(results / "golden" / f"{task}.json")
+        for name in ARMS:
+            for profile in profiles:
+                record = harness.run_cell(name, profile, task, 0, card, "-", golden, "-")
+                c = counts[(name, profile)]
+                c[0] += 1
+                c[1] += bool(record.success)
+                c[2] += sum(isinstance(e, Message) and e.sender == "agent" for e in record.events)
+                c[3] += sum(isinstance(e, Referral) for e in record.events)
+    seconds = time.perf_counter() - start
+    print(f"{len(tasks)} tasks x {len(ARMS)} arms x {len(profiles)} profiles in {seconds:.0f} s\n")
+    print("| arm | " + " | ".join(profiles) + " | agent messages per episode | referrals |")
+    print("|---|" + "---|" * (len(profiles) + 2))
+    for name in ARMS:
+        cells = [counts[(name, p)] for p in profiles]
+        rates = " | ".join(f"{c[1] / c[0]:.3f}" for c in cells)
+        episodes = sum(c[0] for c in cells)
+        print(f"| {name} | {rates} | {sum(c[2] for c in cells) / episodes:.1f} | {sum(c[3] for c in cells)} |")
+
+
+if __name__ == "__main__":
+    main()
