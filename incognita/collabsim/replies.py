@@ -11,6 +11,8 @@ def json_reply(raw: str | None) -> tuple[object, str | None]:
     if text.startswith("```"):
         text = text.strip("`").removeprefix("json").strip()
     try:
-        return json.loads(text), None
+        # strict=False: a raw tab or newline inside a string (what a JSON grammar on a llama.cpp
+        # server can let through) leaves the document's meaning clear, so it is not a format error.
+        return json.loads(text, strict=False), None
     except json.JSONDecodeError as exc:
         return None, f"not JSON ({exc.msg} at character {exc.pos})"
