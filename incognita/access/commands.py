@@ -9,6 +9,7 @@ Imports of the stage's modules stay inside the commands, so `incognita --help` s
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import click
 
@@ -50,6 +51,19 @@ def _fmt_tokens(n: float) -> str:
     show_default=True,
     help="mean seconds per call, for the wall time with --rpm/--tpm",
 )
+@click.option(
+    "--from",
+    "from_path",
+    default=None,
+    help="fit the assumptions first: to a run's trials table (results/trials.parquet) or to published "
+    "figures (config/cost_calibration.yaml)",
+)
+@click.option(
+    "--write-assumptions",
+    "write_path",
+    default=None,
+    help="with --from: write the fitted assumptions to this YAML file (for --assumptions)",
+)
 def estimate_cmd(
     config_path: str,
     prices_path: str | None,
@@ -58,18 +72,26 @@ def estimate_cmd(
     rpm: float | None,
     tpm: float | None,
     latency: float,
+    from_path: str | None,
+    write_path: str | None,
 ) -> None:
     """Expected model calls, tokens and cost of a config, per role and arm, before anything is paid for.
 
     With --rpm and/or --tpm, also the shortest wall time at those limits (one limit for all the calls).
+    With --from, the assumptions are first fitted to observed agent actions and prices per arm.
     """
     from incognita.access.cost_estimate import Assumptions, Estimator
     from incognita.access.workflow_config import load_config
+    from incognita.common.io import InputError
     from incognita.common.prices import load_prices, resolve_path
 
+    if write_path and not from_path:
+        raise InputError("--write-assumptions needs --from (there is nothing fitted to write)")
     cfg = load_config(config_path)
     table = load_prices(resolve_path(prices_path or cfg.get("prices")))
     est = Estimator(cfg, table, Assumptions.load(assumptions_path), cards_dir)
+    if from_path:
+        _fit_assumptions(est, config_path, from_path, write_path)
     lines, by_arm = est.run()
     design = est.design
     click.echo(
@@ -109,6 +131,40 @@ def estimate_cmd(
     click.echo("assumptions: docs/models.md (override with --assumptions FILE); cache hits are not counted")
     if rpm or tpm:
         _echo_wall_time(est, lines, rpm, tpm, latency)
+
+
+def _fit_assumptions(est, config_path: str, from_path: str, write_path: str | None) -> None:
+    """Fit `est`'s assumptions to what `from_path` observed (incognita.access.cost_calibration), print
+    the fit, and leave the fitted assumptions in `est` for the estimate that follows."""
+    import yaml
+
+    from incognita.access.cost_calibration import fit, observations
+    from incognita.common.io import InputError, atomic_write_text
+
+    obs = observations(from_path)
+    if obs.models and set(obs.models) != set(est.design.models):
+        raise InputError(
+            f"{from_path}: measured models {', '.join(obs.models)}; {config_path}'s design has "
+            f"{', '.join(est.design.models)} (fit a run on the config it was made with)"
+        )
+    if obs.config and Path(obs.config) != Path(config_path):
+        click.echo(f"note: {from_path} was recorded with {obs.config}; fitting on {config_path}")
+    result = fit(est, obs)
+    click.echo(f"fit to {from_path}:")
+    click.echo(f"  {'arm':<10}{'episodes':>9}{'actions':>9}{'observed':>10}{'before':>10}{'fitted':>10}  assumption")
+    for r in result.rows:
+        n = "-" if r.observed.episodes is None else str(r.observed.episodes)
+        what = f"{r.assumption} ({r.meaning}): {r.before_value:.3g} -> {r.after_value:.3g}" if r.assumption else "-"
+        click.echo(
+            f"  {r.arm:<10}{n:>9}{r.observed.agent_actions:>9.1f}{'$' + format(r.observed.usd_per_episode, '.3f'):>10}"
+            f"{'$' + format(r.before_usd, '.3f'):>10}{'$' + format(r.after_usd, '.3f'):>10}  {what}"
+        )
+    for why in result.skipped:
+        click.echo(f"  not fitted: {why}")
+    if write_path:
+        header = f"# Assumptions fitted by `incognita estimate --config {config_path} --from {from_path}`\n"
+        atomic_write_text(write_path, header + yaml.safe_dump(result.overrides(), sort_keys=True))
+        click.echo(f"  wrote {write_path} (use with --assumptions)")
 
 
 def _minutes(seconds: float) -> str:

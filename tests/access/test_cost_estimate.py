@@ -107,7 +107,7 @@ def test_assumptions_override_and_reject_unknown_keys(tmp_path):
     path = tmp_path / "a.yaml"
     path.write_text("reasoning: {high: 3000}\ncached_share: 0\n")
     a = Assumptions.load(str(path))
-    assert a.reasoning["high"] == 3000 and a.reasoning["low"] == 250 and a.cached_share == 0
+    assert a.reasoning["high"] == 3000 and a.reasoning["low"] == Assumptions().reasoning["low"] and a.cached_share == 0
     path.write_text("turns: 3\n")
     with pytest.raises(InputError, match="unknown assumption"):
         Assumptions.load(str(path))
@@ -128,6 +128,10 @@ def test_estimate_command_on_the_paper_and_the_default_config(monkeypatch):
 # --------------------------------------------------------------------------- wall time
 
 
+# The hand counts below take these calls per service message, whatever the defaults become.
+HAND_STEPS = {"indirect": 1.8, "social": 1.4}
+
+
 @pytest.fixture
 def small(paper):
     """The paper's design cut to one agent and one repetition: 18 tasks x 3 arms = 54 episodes."""
@@ -135,9 +139,11 @@ def small(paper):
 
 
 def test_wall_time_takes_the_largest_bound(small):
-    est = Estimator(small, load_prices(ROOT / "config/prices.yaml"), Assumptions(), cards_dir=None)
+    est = Estimator(
+        small, load_prices(ROOT / "config/prices.yaml"), Assumptions(service_steps=HAND_STEPS), cards_dir=None
+    )
     lines, _ = est.run()
-    # By hand, calls per episode from the default assumptions (judge: 7 of 18 tasks):
+    # By hand, calls per episode from the default assumptions but HAND_STEPS (judge: 7 of 18 tasks):
     #   direct:   agent 6 + 7.4 + 1 = 14.4, customer 6 x 1.5 = 9                     -> 23.4
     #   indirect: agent 6 + 6.2 + 1 = 13.2, customer 9, service 6.2 x 1.8 = 11.16     -> 33.36
     #   social:   agent 6 + 19.2 + 1 = 26.2, customer 9, service 19.2 x 1.4 = 26.88  -> 62.08
@@ -163,7 +169,9 @@ def test_wall_time_counts_only_api_calls(small):
         **small,
         "participants": {**small["participants"], "judge": {"spec": "scripted:judge"}},
     }
-    est = Estimator(offline, load_prices(ROOT / "config/prices.yaml"), Assumptions(), cards_dir=None)
+    est = Estimator(
+        offline, load_prices(ROOT / "config/prices.yaml"), Assumptions(service_steps=HAND_STEPS), cards_dir=None
+    )
     lines, _ = est.run()
     w = wall_time(est, lines, rpm=100, tpm=None, latency=5)
     assert w.calls == pytest.approx(18 * (23.4 + 33.36 + 62.08))
@@ -174,7 +182,9 @@ def test_estimate_command_prints_the_wall_time_only_when_asked(small, tmp_path, 
     monkeypatch.chdir(ROOT)
     config = tmp_path / "small.yaml"
     config.write_text(yaml.safe_dump(small))
-    args = ["--config", str(config), "--cards-dir", "/nonexistent"]
+    steps = tmp_path / "steps.yaml"
+    steps.write_text(yaml.safe_dump({"service_steps": HAND_STEPS}))
+    args = ["--config", str(config), "--cards-dir", "/nonexistent", "--assumptions", str(steps)]
     plain = CliRunner().invoke(estimate_cmd, args)
     assert plain.exit_code == 0, plain.output
     assert "wall time" not in plain.output
