@@ -11,6 +11,9 @@ rule trials:
         reference="results/reference/coordination.json",
         locks_verified="results/reference/locks_verified.txt",
         labelled=get_labelled_fixtures(),
+        cards=expand("results/cards/{task}.json", task=get_design_tasks()),  # the participant audit
+        partition=config["golden"]["partition"],
+        arm_registry=ARM_REGISTRY,
     output:
         parquet="results/trials.parquet",
         csv="results/trials.csv",
@@ -28,4 +31,5 @@ rule trials:
         labelled=lambda wildcards, input: Path(input.labelled[0]).parent,
     shell:
         "python -m incognita trials --reference {input.reference} --out {output.parquet} --csv {output.csv} "
-        "--validation {output.validation} --labelled {params.labelled} {input.episodes} {input.native} > {log} 2>&1"
+        "--validation {output.validation} --labelled {params.labelled} --cards-dir results/cards "
+        "--partition {input.partition} --arm-registry {input.arm_registry} {input.episodes} {input.native} > {log} 2>&1"

@@ -14,6 +14,9 @@ is meaningful: it is the order of tables, figure panels and the viewer's columns
 - A *failure type* is the reader's label of a failed trial (Appendix B, docs/reader.md):
   the first stage of the acquisition-to-execution chain that broke.
 - A *process measure* is a per-trial indicator the reader computes beside success.
+- A *finding* is the participant-fidelity audit's mark on one participant reply
+  (incognita.access.reader.participant_audit, docs/fidelity.md); an *attribution* is what the
+  findings make of an acquisition failure.
 """
 
 from __future__ import annotations
@@ -38,6 +41,27 @@ PROCESS_MEASURES = (
     "service_information",
     "execution",
 )
+# The audit's findings: on a service participant's reply (a desk, Vega), then on the customer's.
+SERVICE_FINDINGS = (
+    "ungrounded_value",  # a value in no result of its own and not in the messages it was sent
+    "misreported_value",  # the same, where its own results hold values of that shape: it contradicts them
+    "refused_in_remit",  # sent a needed read's arguments, neither proposed the read nor asked for a detail
+    "claimed_unmade_change",  # says a change is made when it made none (answers on another's behalf)
+    "named_participant",  # names another participant where the arm has no referral
+    "referred_elsewhere",  # sends the asker elsewhere where the arm has no referral
+    "formatted_list",  # a list or heading in its prose
+    "named_tool",  # a tool's name in its prose
+)
+CUSTOMER_FINDINGS = (
+    "customer_invented_value",  # a value neither its visible card, its memory nor the agent gave it
+    "customer_gate_bypass",  # a gated field's value before the gate released it
+    "customer_confirmed_outside_memory",  # agreed to a restated value that differs from its card
+)
+FINDING_KINDS = SERVICE_FINDINGS + CUSTOMER_FINDINGS
+# The failure types the audit attributes, and its attributions (first match wins).
+ATTRIBUTED_FAILURES = ("requested_not_obtained", "never_requested")
+ATTRIBUTIONS = ("participant_refused_in_remit", "participant_misreported", "no_participant_fault_found")
+
 # Per-trial counts the reader reports beside the indicators.
 COUNT_MEASURES = ("agent_actions", "messages", "unanswerable_questions", "non_reference_reads")
 
@@ -49,4 +73,6 @@ def as_json() -> dict:
         "harness_arms": list(HARNESS_ARMS),
         "failure_types": list(FAILURE_TYPES),
         "process_measures": list(PROCESS_MEASURES),
+        "finding_kinds": list(FINDING_KINDS),
+        "attributions": list(ATTRIBUTIONS),
     }

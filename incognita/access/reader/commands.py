@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from incognita.access.cells import COORDINATION_REFERENCE, EPISODES_DIR, NATIVE_DIR, TRIALS_TABLE
+from incognita.access.cells import CARDS_DIR, COORDINATION_REFERENCE, EPISODES_DIR, NATIVE_DIR, TRIALS_TABLE
 
 
 @click.command()
@@ -33,14 +33,38 @@ from incognita.access.cells import COORDINATION_REFERENCE, EPISODES_DIR, NATIVE_
     show_default=True,
     help="the hand-labelled trajectories the reader is checked against ('none' to skip)",
 )
-def trials(paths, episodes_dir, reference_path, locks_path, out, csv_path, validation_path, labelled_dir) -> None:
+@click.option(
+    "--cards-dir", default=CARDS_DIR, show_default=True, help="the task cards the episodes ran with (for the audit)"
+)
+@click.option("--partition", "partition_path", default="config/partition.yaml", show_default=True)
+@click.option("--arm-registry", "registry_path", default="config/arms.yaml", show_default=True)
+@click.option("--no-audit", is_flag=True, help="skip the participant-fidelity audit (its columns stay NA)")
+def trials(
+    paths,
+    episodes_dir,
+    reference_path,
+    locks_path,
+    out,
+    csv_path,
+    validation_path,
+    labelled_dir,
+    cards_dir,
+    partition_path,
+    registry_path,
+    no_audit,
+) -> None:
     """Read episode records and native results (PATHS, told apart by content) against the frozen
     reference: one row per trial, plus the reader's validation (hand-labelled trajectories, then
-    the injected failure types of the scripted agents)."""
+    the injected failure types of the scripted agents) and the participant-fidelity audit of
+    every Incognita episode (docs/fidelity.md)."""
+    from incognita.access.reader.participant_audit import AuditInputs
     from incognita.access.reader.reader_stage import run_reader
 
     labelled = None if labelled_dir == "none" else labelled_dir
-    for line in run_reader(paths, episodes_dir, reference_path, locks_path, out, csv_path, validation_path, labelled):
+    inputs = None if no_audit else AuditInputs(cards_dir, partition_path, registry_path)
+    for line in run_reader(
+        paths, episodes_dir, reference_path, locks_path, out, csv_path, validation_path, labelled, inputs
+    ):
         click.echo(line)
 
 

@@ -24,13 +24,14 @@ def run_reader(
     csv_path: str | Path,
     validation_path: str | Path,
     labelled_dir: str | Path | None = None,
+    audit_inputs=None,
 ) -> list[str]:
     """The reader stage (`incognita trials`): read episode records and native results against the
     frozen reference, write the trials table and the reader's validation (incognita.access.reader.validation:
     the hand-labelled set in `labelled_dir`, then the injection check); return a summary."""
     paths = list(paths)
     episodes, native = split_inputs(paths) if paths else (episode_files(episodes_dir), [])
-    df = build_trials(episodes, Path(reference_path), native, locks_path)
+    df = build_trials(episodes, Path(reference_path), native, locks_path, audit_inputs)
     write_trials(df, out, csv_path)
     failed = int(df["failure_type"].notna().sum())
     summary = [

@@ -15,13 +15,14 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from incognita.access.taxonomy import NATIVE, PROCESS_MEASURES
+from incognita.access.taxonomy import FINDING_KINDS, NATIVE, PROCESS_MEASURES
 from incognita.common.io import InputError, atomic_write, atomic_write_text
 
 if TYPE_CHECKING:  # pandas is imported where tables are built: the workflow imports this module at parse time
     import pandas as pd
 
 PROCESS_COLUMNS = PROCESS_MEASURES
+FINDING_COLUMNS = tuple(f"findings_{kind}" for kind in FINDING_KINDS)
 # Columns fixed by the data contract (statistics and figures read these).
 CONTRACT_COLUMNS = (
     "arm",
@@ -76,6 +77,8 @@ _INT_COLUMNS = (
     "gate_withheld_facts",
     "level",
     "injected_slips",
+    "participant_messages",
+    *FINDING_COLUMNS,
 )
 _STR_COLUMNS = (
     "arm",
@@ -90,6 +93,7 @@ _STR_COLUMNS = (
     "injected_failure",
     "agent_backend",
     "agent_structured_output",
+    "failure_attribution",
 )
 NA = float("nan")
 
@@ -146,6 +150,21 @@ class TrialRow:
     injected_slips: int | None
     # How the agent's answers were constrained: none (as the paper), or the entry's structured_output kind.
     agent_structured_output: str | None
+    # The participant-fidelity audit (incognita.access.reader.participant_audit): replies audited,
+    # findings per kind, and the attribution of an acquisition failure. NA where it did not run.
+    participant_messages: int | None = None
+    failure_attribution: str | None = None
+    findings_ungrounded_value: int | None = None
+    findings_misreported_value: int | None = None
+    findings_refused_in_remit: int | None = None
+    findings_claimed_unmade_change: int | None = None
+    findings_named_participant: int | None = None
+    findings_referred_elsewhere: int | None = None
+    findings_formatted_list: int | None = None
+    findings_named_tool: int | None = None
+    findings_customer_invented_value: int | None = None
+    findings_customer_gate_bypass: int | None = None
+    findings_customer_confirmed_outside_memory: int | None = None
 
 
 def frame(rows: Iterable[dict]) -> pd.DataFrame:

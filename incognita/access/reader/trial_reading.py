@@ -30,7 +30,7 @@ from incognita.common.io import InputError
 
 # Bumped when a definition in docs/reader.md changes meaning: the workflow passes it as a
 # param, so the trials table is rebuilt then and only then.
-READER_VERSION = 2
+READER_VERSION = 3
 
 
 AGENT, USER = "agent", "USER"
@@ -366,8 +366,9 @@ def trial_cell(record: EpisodeRecord) -> dict:
     }
 
 
-def read_trial(record: EpisodeRecord, reference_task: dict) -> TrialRow:
-    """Read one episode against its task's entry in the coordination reference."""
+def read_trial(record: EpisodeRecord, reference_task: dict, audit_inputs=None) -> TrialRow:
+    """Read one episode against its task's entry in the coordination reference; with
+    `audit_inputs` (participant_audit.AuditInputs) also audit its participants' replies."""
     cell = trial_cell(record)
     arm = cell["arm"]
     if str(reference_task.get("task_id")) != cell["task"]:
@@ -387,6 +388,7 @@ def read_trial(record: EpisodeRecord, reference_task: dict) -> TrialRow:
     process = {k: NA for k in PROCESS_COLUMNS} if excluded else _process(trace, reference_task, arm)
     channels = record.channels or {}
     truth = record.ground_truth or {}
+    audited = _audit(record, trace, reference_task, audit_inputs, reading.label if failed else None)
     return TrialRow(
         **cell,
         error=record.error if record.error is not None else ("termination: error" if excluded else None),
@@ -419,7 +421,31 @@ def read_trial(record: EpisodeRecord, reference_task: dict) -> TrialRow:
         level=reference_task.get("level"),
         injected_slips=truth.get("slips"),
         agent_structured_output=structured_output((record.models or {}).get("agent")),
+        **audited,
     )
+
+
+def _audit(record: EpisodeRecord, trace: Trace, reference_task: dict, inputs, failure_type: str | None) -> dict:
+    """The participant-fidelity audit's columns for one episode ({} without its inputs: NA)."""
+    from incognita.access.reader.participant_audit import attribute, audit, counts
+
+    if inputs is None:
+        return {}
+    cell = record.cell
+    arm = cell["arm"]
+    needed = [
+        (f.holder, f.key[0], json.loads(f.key[1]))
+        for f in required_facts(reference_task, arm)
+        if f.kind == "service" and f.holder != AGENT and not _obtained(f, trace)
+    ]
+    card = inputs.card(str(cell["task"]), (record.card or {}).get("sha256"))
+    findings = audit(record.events, card, inputs.arm(arm), needed)
+    replies = sum(1 for e in record.events if isinstance(e, Message) and e.sender != AGENT and e.recipient == AGENT)
+    return {
+        "participant_messages": replies,
+        "failure_attribution": attribute(failure_type, findings),
+        **{f"findings_{kind}": n for kind, n in counts(findings).items()},
+    }
 
 
 def structured_output(entry: str | None) -> str | None:

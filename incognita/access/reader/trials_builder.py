@@ -57,14 +57,14 @@ def load_record(path: Path, data: Any = None) -> EpisodeRecord:
     return record
 
 
-def _read_one(path: Path, tasks: dict) -> tuple[TrialRow, str | None]:
+def _read_one(path: Path, tasks: dict, audit_inputs=None) -> tuple[TrialRow, str | None]:
     """The trial row of one record, and the sha256 of the card it was made from."""
     record = load_record(path)
     task = str(record.cell.get("task"))
     if task not in tasks:
         raise InputError(f"{path}: cell.task: task {task!r} is not in the coordination reference")
     try:
-        return read_trial(record, tasks[task]), (record.card or {}).get("sha256")
+        return read_trial(record, tasks[task], audit_inputs), (record.card or {}).get("sha256")
     except InputError as exc:
         raise InputError(f"{path}: {exc}") from None
     except (ValueError, TypeError, KeyError, AttributeError) as exc:  # a record damaged inside its events
@@ -98,14 +98,16 @@ def build_trials(
     reference_path: Path,
     extra_rows: Iterable[dict] = (),
     locks_path: str | Path = "config/locks.yaml",
+    audit_inputs=None,
 ) -> pd.DataFrame:
-    """One row per trial: every episode record, plus rows built elsewhere (native trials)."""
+    """One row per trial: every episode record, plus rows built elsewhere (native trials); with
+    `audit_inputs` (participant_audit.AuditInputs) the participant-fidelity audit's columns too."""
     from incognita.access.episodes.run_archive import check_one_version
 
     reference = load_reference_locked(reference_path, locks_path)
     rows, made_from = [], []
     for path in map(Path, episode_paths):
-        row, card_sha = _read_one(path, reference["tasks"])
+        row, card_sha = _read_one(path, reference["tasks"], audit_inputs)
         rows.append(asdict(row))
         made_from.append((str(path), row.task, card_sha))
     extra_rows = list(extra_rows)

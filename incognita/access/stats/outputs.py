@@ -19,6 +19,8 @@ TABLE_NAMES = (
     "audit_approach",
     "acquisition",
     "information_channel",
+    "participant_fidelity",
+    "attribution",
 )
 OUTPUT_FILES = tuple(f"{name}.{ext}" for name in TABLE_NAMES for ext in ("csv", "md")) + ("primary.md",)
 # Written only when the config has an `exploratory` block (incognita.access.stats.exploratory).

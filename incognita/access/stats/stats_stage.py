@@ -17,6 +17,7 @@ from incognita.access.stats.estimator import (
 )
 from incognita.access.stats.exploratory import exploratory_table, unbundling_table
 from incognita.access.stats.exploratory_spec import ExploratorySpec
+from incognita.access.stats.fidelity_tables import attribution_table, participant_fidelity_table
 from incognita.access.stats.interpretation import load_interpretation
 from incognita.access.stats.report import primary_markdown
 from incognita.access.stats.splithalf import DEFAULT_SEED, DEFAULT_SPLITS
@@ -76,6 +77,8 @@ def build_tables(
     out["audit_approach"] = T.audit_approach_table(trials, arms, models)
     out["acquisition"] = T.acquisition_table(trials, arms, models)
     out["information_channel"] = T.information_channel_table(trials, arms, models)
+    out["participant_fidelity"] = participant_fidelity_table(trials, arms, models)
+    out["attribution"] = attribution_table(trials, arms, models)
     if exploratory is not None and not exploratory.empty:
         missing = sorted(exploratory.arms - set(arms))
         if missing:

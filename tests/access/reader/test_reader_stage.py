@@ -58,12 +58,17 @@ def test_trials_command(locked, tmp_path):
         "--validation",
         str(out / "stats" / "reader_validation.csv"),
     ]
+    # The hand-made fixtures have no cards: the audit stops on the first, naming it.
+    res = CliRunner().invoke(main, ["trials", *args, "--cards-dir", str(tmp_path), *map(str, EPISODES)])
+    assert res.exit_code == 2 and "no card for task" in res.output and str(tmp_path) in res.output
+    args.append("--no-audit")
     res = CliRunner().invoke(main, ["trials", *args, *map(str, EPISODES), str(native)])
     assert res.exit_code == 0, res.output
     assert "11 trials (1 native, 1 excluded, 7 failed and labelled)" in res.output
     df = pd.read_parquet(out / "trials.parquet")
     row = df[df.arm == "native"].iloc[0]
     assert row.success == 0.0 and pd.isna(row.failure_type) and row.cost_episode_usd == 0.75
+    assert df["participant_messages"].isna().all() and df["failure_attribution"].isna().all()  # not audited
     assert (out / "stats" / "reader_validation.md").exists()
     # With no paths, every record under --episodes is read.
     episodes = tmp_path / "episodes"
