@@ -20,6 +20,8 @@ rule trials:
         validation="results/stats/reader_validation.csv",
         validation_labelled="results/stats/reader_validation_labelled.csv",
         validation_md="results/stats/reader_validation.md",
+        fidelity_validation="results/stats/participant_fidelity_validation.csv",
+        fidelity_validation_md="results/stats/participant_fidelity_validation.md",
     log:
         "logs/trials.log",
     benchmark:

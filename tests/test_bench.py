@@ -30,6 +30,7 @@ ON_BUILT_CARDS = [
     ("native_vs_harness.py", ["--quick"], "ratio ours/upstream per message"),
     ("episodes.py", ["--quick"], "harness per episode"),
     ("unbundled_arms.py", ["--quick"], "| social+map |"),
+    ("participant_audit.py", ["--quick"], "| misreported_value |"),
 ]
 
 

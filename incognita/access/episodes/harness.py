@@ -223,14 +223,14 @@ class Harness:
         spec = self._split(entry, where)[0]
         cell = {"family": "access", "arm": arm, "model": model, "task": task, "rep": rep}
         agent = self._make(entry, "agent", self._agent_context(spec, arm, golden, seed), where, cell)
-        customer = self._make(self.design.customer, "USER", {"card": card}, "participants.customer", cell)
+        # The cell's seed reaches the participants for the faults a scripted one may be set to inject.
+        customer = self._make(self.design.customer, "USER", {"card": card, "seed": seed}, "participants.customer", cell)
         service = {}
         for name, tools in owners.items():
             if name == "agent":
                 continue
-            service[name] = self._make(
-                self.design.service, name, self.desk_context(arm, name, tools), "participants.service", cell
-            )
+            context = {**self.desk_context(arm, name, tools), "seed": seed}
+            service[name] = self._make(self.design.service, name, context, "participants.service", cell)
         judge = self._make(self.design.judge, "judge", {}, "participants.judge", cell) if self.design.judge else None
         record = EpisodeRecord(
             cell={"arm": arm, "model": model, "task": task, "rep": rep, "schedule_position": position},
@@ -264,6 +264,9 @@ class Harness:
         )
         record = episode.run()
         record.ground_truth = dict(getattr(agent, "ground_truth", {}) or {})
+        dice = [getattr(p, "dice", None) for p in (customer, *service.values())]
+        if any(dice):  # only where faults were set: a faithful design's records are unchanged
+            record.ground_truth["participant_faults"] = [i for d in dice if d for i in d.injected]
         if getattr(judge, "totals", None) is not None and judge.totals.calls:
             record.usage["judge"] = judge.totals  # the judge is called outside the loop's own accounting
         return record

@@ -369,3 +369,35 @@ class AuditInputs:
                 "rebuild the cards or re-run the episodes"
             )
         return cached["doc"]
+
+
+# --------------------------------------------------------------------------- scored against injected faults
+
+
+def score_against_injected(events: list, findings: list[Finding], injected: list[dict]) -> dict:
+    """How the findings meet the faults a scripted participant injected (its ground truth,
+    incognita.access.episodes.scripted.participant_faults): per finding kind, the faults injected,
+    those found (a finding of that kind on that participant's reply), the findings, and those
+    that found an injected fault. A fault is found by a finding on the very reply that carries it."""
+    reply_of: dict[int, int] = {}
+    seen: dict[str, int] = {}
+    for i, e in enumerate(events):
+        if isinstance(e, Message) and e.recipient == AGENT and e.sender != AGENT:
+            seen[e.sender] = seen.get(e.sender, 0) + 1
+            reply_of[i] = seen[e.sender]
+    marks = {(f.kind, f.participant, reply_of.get(f.event)) for f in findings}
+    truth = {(i["finding"], i["participant"], i["reply"]) for i in injected}
+    out = {}
+    for kind in FINDING_KINDS:
+        t = {x for x in truth if x[0] == kind}
+        m = {x for x in marks if x[0] == kind}
+        n_findings = sum(1 for f in findings if f.kind == kind)
+        out[kind] = {
+            "injected": len(t),
+            "found": len(t & m),
+            "findings": n_findings,
+            "true_findings": sum(
+                1 for f in findings if f.kind == kind and (kind, f.participant, reply_of.get(f.event)) in truth
+            ),
+        }
+    return out

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from incognita.access.reader.fidelity_validation import write_fidelity_validation
 from incognita.access.reader.trial_contract import write_trials
 from incognita.access.reader.trials_builder import build_trials, episode_files, split_inputs
 from incognita.access.reader.validation import validate
@@ -40,4 +41,7 @@ def run_reader(
             f"{failed} failed and labelled)"
         )
     ]
-    return summary + validate(df, labelled_dir, validation_path)
+    summary += validate(df, labelled_dir, validation_path)
+    if audit_inputs is not None:
+        summary += write_fidelity_validation(df, Path(validation_path).parent)
+    return summary

@@ -94,6 +94,7 @@ _STR_COLUMNS = (
     "agent_backend",
     "agent_structured_output",
     "failure_attribution",
+    "participant_faults_scored",
 )
 NA = float("nan")
 
@@ -165,6 +166,7 @@ class TrialRow:
     findings_customer_invented_value: int | None = None
     findings_customer_gate_bypass: int | None = None
     findings_customer_confirmed_outside_memory: int | None = None
+    participant_faults_scored: str | None = None  # JSON, where scripted participants injected faults
 
 
 def frame(rows: Iterable[dict]) -> pd.DataFrame:

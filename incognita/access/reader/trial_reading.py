@@ -427,7 +427,7 @@ def read_trial(record: EpisodeRecord, reference_task: dict, audit_inputs=None) -
 
 def _audit(record: EpisodeRecord, trace: Trace, reference_task: dict, inputs, failure_type: str | None) -> dict:
     """The participant-fidelity audit's columns for one episode ({} without its inputs: NA)."""
-    from incognita.access.reader.participant_audit import attribute, audit, counts
+    from incognita.access.reader.participant_audit import attribute, audit, counts, score_against_injected
 
     if inputs is None:
         return {}
@@ -441,10 +441,14 @@ def _audit(record: EpisodeRecord, trace: Trace, reference_task: dict, inputs, fa
     card = inputs.card(str(cell["task"]), (record.card or {}).get("sha256"))
     findings = audit(record.events, card, inputs.arm(arm), needed)
     replies = sum(1 for e in record.events if isinstance(e, Message) and e.sender != AGENT and e.recipient == AGENT)
+    injected = (record.ground_truth or {}).get("participant_faults")
+    scored = None if injected is None else score_against_injected(record.events, findings, injected)
     return {
         "participant_messages": replies,
         "failure_attribution": attribute(failure_type, findings),
         **{f"findings_{kind}": n for kind, n in counts(findings).items()},
+        # Where scripted participants injected faults: the audit against them (participant_audit).
+        "participant_faults_scored": None if scored is None else json.dumps(scored, sort_keys=True),
     }
 
 

@@ -8,7 +8,8 @@ InputError line naming the config key and the value.
 What is checked: the spec has a known family; a `scripted:` spec names a profile that
 exists for its role (an evaluated agent's profile in the scripted-agents file, `customer`
 for the customer, `desk` for the service side) and carries no settings (a scripted
-participant has no sampling to set); an API entry's settings are its backend family's own
+participant has no sampling to set, a customer or desk only the faults it may inject for the
+participant audit's validation); an API entry's settings are its backend family's own
 (`incognita.common.backends.openai.Settings`, `...anthropic.AnthropicSettings`: the check a job applies).
 """
 
@@ -50,8 +51,22 @@ def check_entry(
 
 
 def _check_scripted(key: str, name: str, settings: dict, profiles: Iterable[str], participant: str | None) -> None:
-    if settings:
-        raise InputError(f"config key {key}: scripted:{name} takes no settings, got {', '.join(sorted(settings))}")
+    # A scripted customer or desk takes one setting, the faults it injects (participant_faults).
+    side = {"customer": "customer", "service": "service"}.get(participant or "")
+    allowed = {"faults"} if side else set()
+    if set(settings) - allowed:
+        raise InputError(
+            f"config key {key}: scripted:{name} takes no settings"
+            + (" but faults" if allowed else "")
+            + f", got {', '.join(sorted(set(settings) - allowed))}"
+        )
+    if "faults" in settings:
+        from incognita.access.episodes.scripted.participant_faults import check_faults
+
+        try:
+            check_faults(settings["faults"], side, f"config key {key}")
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
     if participant is not None:
         expected = SCRIPTED_PARTICIPANTS.get(participant)
         if expected is None:

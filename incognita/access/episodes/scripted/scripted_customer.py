@@ -41,12 +41,14 @@ own `#request` lines in the conversation, matched against the masked card texts.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 
 from incognita.access.episodes.disclosure_gate import RELEASE_TOOL
 from incognita.access.episodes.scripted.conditions import condition_kind, is_refusal_condition, replaces_demand
 from incognita.access.episodes.scripted.language import parse, say, tag
+from incognita.access.episodes.scripted.participant_faults import FaultDice
 from incognita.common.backends.base import ModelRequest, ModelResponse, ToolCall, Turn
 
 # --------------------------------------------------------------------------- masking
@@ -113,6 +115,8 @@ class ScriptedCustomer:
         self.name = name
         self.spec = f"scripted:{name}"
         card = context["card"]
+        self.fields = [(f["token"], str(f["value"])) for f in card.get("fields", [])]
+        self.dice = FaultDice(context, "customer", "USER")  # injected faults (none unless the entry sets them)
         rules = masking_rules(card)
         blocks = [r for r in card.get("requests", []) if r.get("demand")]
         # The demands, masked, in card order; for each, its refusal fallbacks, masked, in card order.
@@ -240,7 +244,37 @@ class ScriptedCustomer:
             )
             return ModelResponse(text=None, tool_calls=calls)
 
-        return ModelResponse(text=self._reply(tags, asks, released_before, answered_now, messages))
+        text = self._reply(tags, asks, released_before, answered_now, messages)
+        if self.dice:
+            text = self._faulty(text, messages, {*released_before, *answered_now})
+        return ModelResponse(text=text)
+
+    def _faulty(self, text: str, messages, released: set) -> str:
+        """The reply with the faults the dice inject into it (if any), each a sentence of its own."""
+        reply = 1 + sum(1 for t in messages if t.role == "assistant" and t.content and not t.tool_calls)
+        if self.dice.roll("invent_value", reply):
+            digits = int(hashlib.sha256(f"{self.dice.seed}/{reply}".encode()).hexdigest(), 16) % 10**7
+            text += f"\nMy other order is #W{digits:07d}."
+            self.dice.record("invent_value", reply)
+        if self.dice.roll("bypass_gate", reply):
+            # A value that is not in its memory in any form: not said by the agent, and sharing no
+            # word with a released value (several fields may hold "most expensive").
+            said = " ".join(t.content or "" for t in messages if t.role == "user").lower()
+            memory = {w for token, v in self.fields if token in released for w in re.findall(r"\w+", v.lower())}
+            value = next(
+                (
+                    v
+                    for token, v in self.fields
+                    if token not in released
+                    and v.lower() not in said
+                    and not memory & set(re.findall(r"\w+", v.lower()))
+                ),
+                None,
+            )
+            if value is not None:
+                text += f"\nIn case it helps: {value}."
+                self.dice.record("bypass_gate", reply)
+        return text
 
     def _reply(self, tags, asks, released_before, answered_now, messages) -> str:
         prose: list[str] = []

@@ -30,10 +30,12 @@ accepts a JSON array of pointers (`#want ["/Action Camera"]`) for keys containin
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 
 from incognita.access.episodes.scripted.language import first, parse, parse_call, say, tag
+from incognita.access.episodes.scripted.participant_faults import FaultDice
 from incognita.access.golden.provenance import escape_token, result_doc
 from incognita.common.backends.base import ModelRequest, ModelResponse, ToolCall
 
@@ -131,6 +133,7 @@ class ScriptedDesk:
         self.write_tools = frozenset(context.get("write_tools", ()))
         self.confirm_writes = bool(context.get("confirm_writes", True))
         self.refer: dict[str, str] = dict(context.get("refer") or {})  # tool -> its holder, where desks refer
+        self.dice = FaultDice(context, "service", role)  # injected faults (none unless the entry sets them)
 
     # -- reading the history ---------------------------------------------------------------
 
@@ -183,6 +186,21 @@ class ScriptedDesk:
                     opening, say(f"That is not mine to handle; {holder} handles it.", tag("refer", holder))
                 )
             if tool not in self.tools:
+                if self.dice.roll("claim_change", self._reply_number(messages)):
+                    self.dice.record("claim_change", self._reply_number(messages))
+                    return self._text(opening, say("I have processed that for you."))
+                if self.dice.roll("refer_elsewhere", self._reply_number(messages)):
+                    self.dice.record("refer_elsewhere", self._reply_number(messages))
+                    return self._text(opening, say("That is not mine; please ask another desk.", tag("decline")))
+                return self._text(
+                    opening, say("That is outside what I handle, so I can't help with it.", tag("decline"))
+                )
+            if (
+                tool not in self.write_tools
+                and isinstance(arguments, dict)
+                and self.dice.roll("refuse_in_remit", tool, json.dumps(arguments, sort_keys=True))
+            ):
+                self.dice.record("refuse_in_remit", self._reply_number(messages))
                 return self._text(
                     opening, say("That is outside what I handle, so I can't help with it.", tag("decline"))
                 )
@@ -212,6 +230,31 @@ class ScriptedDesk:
         return ModelResponse(text=self._missing_request())
 
     # -- pieces ----------------------------------------------------------------------------
+
+    @staticmethod
+    def _reply_number(messages) -> int:
+        """Which of its replies to the agent this one is (1 = the first)."""
+        return 1 + sum(1 for t in messages if t.role == "assistant" and t.content and not t.tool_calls)
+
+    def _faulty_report(self, messages, call: ToolCall, prose: str, values: dict) -> tuple[str, dict]:
+        """An accepted result's report with the faults the dice inject into it (if any)."""
+        reply = self._reply_number(messages)
+        if self.dice.roll("misreport", reply):
+            altered = _altered(values)
+            if altered is not None:
+                values = altered
+                self.dice.record("misreport", reply)
+        if self.dice.roll("invent_value", reply):
+            day = 1 + int(hashlib.sha256(f"{self.dice.seed}/{self.role}/{reply}".encode()).hexdigest(), 16) % 28
+            prose += f" It was recorded on 2031-03-{day:02d}."
+            self.dice.record("invent_value", reply)
+        if self.dice.roll("name_tool", reply):
+            prose += f" I used {call.name} for it."
+            self.dice.record("name_tool", reply)
+        if self.dice.roll("format_list", reply):
+            prose = "Here is what I found:\n- " + prose
+            self.dice.record("format_list", reply)
+        return prose, values
 
     def _needs_confirmation(self, tool: str) -> bool:
         return self.confirm_writes and tool in self.write_tools
@@ -275,9 +318,11 @@ class ScriptedDesk:
             for pointer in wants:
                 value = resolve_pointer(result, pointer)
                 values[pointer] = None if value is _MISSING else value
-            return say(f"{done} Here are the details you asked for.", tag("result", json.dumps(values)))
+            prose, values = self._faulty_report(messages, call, f"{done} Here are the details you asked for.", values)
+            return say(prose, tag("result", json.dumps(values)))
         if _is_scalar(result):
-            return say(f"{done} Here is the answer.", tag("result", json.dumps({"": result})))
+            prose, values = self._faulty_report(messages, call, f"{done} Here is the answer.", {"": result})
+            return say(prose, tag("result", json.dumps(values)))
         if isinstance(result, dict):
             summary = {f"/{escape_token(k)}": v for k, v in result.items() if _is_scalar(v) and v is not None}
             more = [k for k, v in result.items() if not _is_scalar(v)]
@@ -288,9 +333,33 @@ class ScriptedDesk:
                     + ", ".join(k.replace("_", " ") for k in more)
                     + "; ask for any of them if you need specifics."
                 )
+            prose, summary = self._faulty_report(messages, call, prose, summary)
             return say(prose, tag("result", json.dumps(summary)))
         count = len(result) if isinstance(result, list) else 0
         return say(f"{done} It lists {count} entries; ask for the ones you need.", tag("result", json.dumps({})))
+
+
+_SHAPED_ID = re.compile(r"#W\d{7}|\d{10}|[a-z]+_[a-z]+_\d{4}|\w+_card_\d{5,}")
+
+
+def _altered(value):
+    """`value` with its first identifier or amount (depth first, keys in order) changed, or None
+    when it holds none: a misreport the audit can see (a status word or a name it cannot)."""
+    if isinstance(value, float):
+        return round(value * 1.37 + 0.11, 2)
+    if isinstance(value, str) and _SHAPED_ID.fullmatch(value):
+        return value[:-1] + str((int(value[-1]) + 1) % 10)
+    if isinstance(value, dict):
+        for key in sorted(value):
+            changed = _altered(value[key])
+            if changed is not None:
+                return {**value, key: changed}
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            changed = _altered(item)
+            if changed is not None:
+                return [*value[:i], changed, *value[i + 1 :]]
+    return None
 
 
 _PERSON = (

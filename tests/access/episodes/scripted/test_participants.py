@@ -810,3 +810,86 @@ def test_remit_is_told_from_the_desks_own_role_text(who, world, partition):
     assert tags_of(reply, "handles") == [first_person(role)]
     assert first_person(role).startswith("I am the ") and " you " not in f" {first_person(role).lower()} "
     no_names(reply, partition)
+
+
+# --------------------------------------------------------------------------- injected faults (participant audit)
+
+
+def faulty_desk(who: str, world, partition, faults: dict) -> ScriptedDesk:
+    desk = make_desk(who, world, partition)
+    context = {
+        "tools": sorted(desk.tools),
+        "area": AREAS[who],
+        "write_tools": sorted(desk.write_tools),
+        "seed": 7,
+        "settings": {"faults": faults},
+    }
+    return ScriptedDesk("desk", who, context)
+
+
+ORDER_CALL = call_tag("get_order_details", {"order_id": "#W2378156"})
+
+
+def test_a_desk_without_faults_injects_nothing(world, partition, gateway):
+    plain = DeskRun(make_desk("Dorian", world, partition), gateway).send(
+        say("Order?", ORDER_CALL, tag("want", "/user_id"))
+    )
+    zero = faulty_desk("Dorian", world, partition, {"misreport": 0.0})
+    assert DeskRun(zero, gateway).send(say("Order?", ORDER_CALL, tag("want", "/user_id"))) == plain
+    assert zero.dice.injected == [] and not make_desk("Dorian", world, partition).dice
+
+
+def test_a_misreporting_desk_alters_a_reported_value_and_records_it(world, partition, gateway):
+    desk = faulty_desk("Dorian", world, partition, {"misreport": 1.0})
+    run = DeskRun(desk, gateway)
+    run.send(say("Hello.", tag("remit")))
+    reply = run.send(say("Order?", ORDER_CALL, tag("want", "/user_id")))
+    reported = json.loads(tags_of(reply, "result")[0])["/user_id"]  # the order's user is yusuf_rossi_9620
+    assert reported != "yusuf_rossi_9620" and reported[:-1] == "yusuf_rossi_962"
+    assert desk.dice.injected == [
+        {"participant": "Dorian", "fault": "misreport", "finding": "misreported_value", "reply": 2}
+    ]
+
+
+def test_a_desk_refusing_inside_its_remit_keeps_refusing_that_request(world, partition, gateway):
+    desk = faulty_desk("Dorian", world, partition, {"refuse_in_remit": 1.0})
+    run = DeskRun(desk, gateway)
+    assert tags_of(run.send(ORDER_CALL), "decline") == [""] and tags_of(run.send(ORDER_CALL), "decline") == [""]
+    assert run.proposals() == [] and [i["reply"] for i in desk.dice.injected] == [1, 2]
+
+
+def test_faulty_declines_and_reports_say_what_the_audit_looks_for(world, partition, gateway):
+    desk = faulty_desk("Cygnus", world, partition, {"claim_change": 1.0})
+    assert DeskRun(desk, gateway).send(ORDER_CALL) == "I have processed that for you."
+    desk = faulty_desk("Cygnus", world, partition, {"refer_elsewhere": 1.0})
+    assert "ask another desk" in DeskRun(desk, gateway).send(ORDER_CALL)
+    desk = faulty_desk("Dorian", world, partition, {"name_tool": 1.0, "format_list": 1.0, "invent_value": 1.0})
+    reply = DeskRun(desk, gateway).send(say("Order?", ORDER_CALL, tag("want", "/status")))
+    assert reply.startswith("Here is what I found:\n- ") and "I used get_order_details" in reply
+    assert re.search(r"recorded on 2031-03-\d\d\.", reply)
+    assert [i["fault"] for i in desk.dice.injected] == ["invent_value", "name_tool", "format_list"]
+
+
+def test_a_faulty_customer_invents_and_bypasses_the_gate(card):
+    run = CustomerRun(card)
+    run.customer = ScriptedCustomer(
+        "customer", {"card": card, "seed": 3, "settings": {"faults": {"invent_value": 1.0, "bypass_gate": 1.0}}}
+    )
+    reply = run.send(say("Could I have your zip code?", tag("ask", "zip")))
+    assert re.search(r"My other order is #W\d{7}\.", reply)
+    assert "In case it helps: Yusuf Rossi." in reply  # the first field the gate has not released
+    assert run.gate.released == {"zip": "19122"}  # the gate released only what was asked
+    assert [i["fault"] for i in run.customer.dice.injected] == ["invent_value", "bypass_gate"]
+    assert {i["reply"] for i in run.customer.dice.injected} == {2}  # after the opening line
+
+
+@pytest.mark.parametrize(
+    "faults, message",
+    [
+        ({"mislead": 0.1}, "faults.mislead: unknown fault for the service"),
+        ({"misreport": 2}, r"faults.misreport: expected a probability in \[0, 1\]"),
+    ],
+)
+def test_bad_faults_name_the_key(faults, message, world, partition):
+    with pytest.raises(ValueError, match=message):
+        faulty_desk("Dorian", world, partition, faults)

@@ -1,0 +1,105 @@
+"""The participant audit's rules on all 114 upstream tasks, not only the corpus (issue #29).
+
+Runs the scripted population in direct, indirect and social on every task with a card and a
+golden trajectory (one repetition, the design seed) twice: with faithful participants (every
+finding is then a false alarm, or a real slip of the scripted customer: it agrees to whatever
+the agent restates) and with the faults of config/fidelity.yaml injected (recall and precision
+per finding kind against the injected ground truth). Prints both tables and the time taken.
+
+Usage: python bench/participant_audit.py [--results DIR] [--profiles surveyor,prober,hasty] [--quick]
+Needs DIR/cards, DIR/golden and DIR/reference/coordination.json for all tasks (default DIR:
+results/, built by `bin/run`), and the source database under data/source/retail. --quick runs
+two tasks with one profile (for CI).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+ARMS = ("direct", "indirect", "social")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--results", default=str(ROOT / "results"))
+    parser.add_argument("--profiles", default="surveyor,prober,hasty")
+    parser.add_argument("--quick", action="store_true", help="two tasks, the surveyor only")
+    args = parser.parse_args()
+
+    from incognita.access.episodes.harness import Harness, HarnessSettings
+    from incognita.access.reader.fidelity_validation import fidelity_table
+    from incognita.access.reader.participant_audit import AuditInputs
+    from incognita.access.reader.trial_contract import FINDING_COLUMNS, frame
+    from incognita.access.reader.trial_reading import read_trial
+    from incognita.common.io import read_json, read_yaml, sha256_file
+
+    results = Path(args.results)
+    tasks = sorted((p.stem for p in (results / "golden").glob("*.json")), key=int)
+    if not tasks:
+        sys.exit(f"error: no golden trajectories under {results / 'golden'}: run bin/run first")
+    profiles = ["surveyor"] if args.quick else [p for p in args.profiles.split(",") if p]
+    tasks = tasks[:2] if args.quick else tasks
+    reference = read_json(results / "reference" / "coordination.json")["tasks"]
+    inputs = AuditInputs(results / "cards", ROOT / "config/partition.yaml", ROOT / "config/arms.yaml")
+    faulty = read_yaml(ROOT / "config/fidelity.yaml")["participants"]
+
+    def run(customer, service):
+        design = HarnessSettings(
+            arms=ARMS,
+            models={p: f"scripted:{p}" for p in profiles},
+            repetitions=1,
+            seed=20260820,  # the design seed of config/config.yaml
+            budget=300,
+            customer=customer,
+            service=service,
+            prompts_dir=str(ROOT / "config/prompts"),
+            scripted_agents=str(ROOT / "config/scripted_agents.yaml"),
+            arm_registry=str(ROOT / "config/arms.yaml"),
+        )
+        harness = Harness(design, str(ROOT / "data/source/retail/db.json"), str(ROOT / "config/partition.yaml"))
+        rows = []
+        for task in tasks:
+            card_path = results / "cards" / f"{task}.json"
+            card, golden = read_json(card_path), read_json(results / "golden" / f"{task}.json")
+            for arm in ARMS:
+                for profile in profiles:
+                    record = harness.run_cell(arm, profile, task, 0, card, sha256_file(card_path), golden, "-")
+                    rows.append(asdict(read_trial(record, reference[task], inputs)))
+        return frame(rows)
+
+    start = time.perf_counter()
+    faithful = run("scripted:customer", "scripted:desk")
+    injected = run(faulty["customer"], faulty["service"])
+    seconds = time.perf_counter() - start
+    print(f"{len(tasks)} tasks x {len(ARMS)} arms x {len(profiles)} profiles, twice, in {seconds:.0f} s\n")
+
+    replies = int(faithful["participant_messages"].sum())
+    print(f"faithful participants: {len(faithful)} episodes, {replies} replies audited")
+    print("| finding | findings | per 100 replies | episodes with one |")
+    print("|---|---|---|---|")
+    for col in FINDING_COLUMNS:
+        n = faithful[col].astype(int)
+        print(
+            f"| {col.removeprefix('findings_')} | {n.sum()} | {100 * n.sum() / max(replies, 1):.2f} | {(n > 0).sum()} |"
+        )
+
+    print(f"\ninjected faults (config/fidelity.yaml): {len(injected)} episodes")
+    print("| finding | injected | found | recall | findings | true | precision |")
+    print("|---|---|---|---|---|---|---|")
+    for row in fidelity_table(injected).itertuples():
+        fmt = lambda x: "-" if x != x else f"{x:.3f}"  # noqa: E731 (NaN: nothing to divide)
+        print(
+            f"| {row.finding} | {row.injected} | {row.found} | {fmt(row.recall)} | {row.findings} | "
+            f"{row.true_findings} | {fmt(row.precision)} |"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,85 @@
+"""The participant audit scored against faults the scripted participants injected on purpose:
+real episodes of our harness (task stages built once per session), read by the reader."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+
+import pandas as pd
+import pytest
+from workflow_helpers import scripted_harness
+
+from incognita.access.reader.fidelity_validation import fidelity_table, write_fidelity_validation
+from incognita.access.reader.participant_audit import AuditInputs
+from incognita.access.reader.trial_contract import frame
+from incognita.access.reader.trial_reading import read_trial
+from incognita.common.io import read_json, sha256_file
+
+ARMS = ("direct", "indirect", "social")
+TASKS = ("0", "46", "59")
+SERVICE = {
+    "spec": "scripted:desk",
+    "faults": {
+        "misreport": 0.5,
+        "invent_value": 0.3,
+        "claim_change": 0.5,
+        "refer_elsewhere": 0.5,
+        "name_tool": 0.3,
+        "format_list": 0.3,
+    },
+}
+CUSTOMER = {"spec": "scripted:customer", "faults": {"invent_value": 0.3, "bypass_gate": 0.3}}
+
+
+@pytest.fixture(scope="module")
+def trials(task_stages, source_dir) -> pd.DataFrame:
+    harness = scripted_harness(
+        source_dir,
+        ARMS,
+        {"prober": "scripted:prober", "surveyor": "scripted:surveyor"},
+        customer=CUSTOMER,
+        service=SERVICE,
+    )
+    reference = read_json(task_stages / "results/reference/coordination.json")["tasks"]
+    inputs = AuditInputs(
+        task_stages / "results/cards", task_stages / "config/partition.yaml", task_stages / "config/arms.yaml"
+    )
+    rows = []
+    for task in TASKS:
+        card_path, golden_path = task_stages / f"results/cards/{task}.json", task_stages / f"results/golden/{task}.json"
+        card, golden = read_json(card_path), read_json(golden_path)
+        for arm in ARMS:
+            for model in ("prober", "surveyor"):
+                record = harness.run_cell(arm, model, task, 0, card, sha256_file(card_path), golden, "-")
+                rows.append(asdict(read_trial(record, reference[task], inputs)))
+    return frame(rows)
+
+
+def test_every_injected_fault_is_found_and_every_finding_is_one(trials):
+    table = fidelity_table(trials).set_index("finding")
+    injected = table[table["injected"] > 0]
+    # Each injected kind occurred (the probabilities are high enough on these 18 episodes) ...
+    assert set(injected.index) >= {
+        "misreported_value",
+        "ungrounded_value",
+        "claimed_unmade_change",
+        "referred_elsewhere",
+        "customer_invented_value",
+        "customer_gate_bypass",
+    }
+    # ... and the audit found each on the reply that carries it, and nothing else.
+    assert (injected["recall"] == 1.0).all() and (injected["precision"] == 1.0).all()
+    assert (table["findings"] == table["true_findings"]).all()
+
+
+def test_the_trials_carry_the_scores_and_the_stage_writes_the_table(trials, tmp_path):
+    assert trials["participant_faults_scored"].notna().all()
+    one = json.loads(trials["participant_faults_scored"].iloc[0])
+    assert set(one) == set(fidelity_table(trials)["finding"])
+    lines = write_fidelity_validation(trials, tmp_path)
+    assert "18 trials with injected participant faults" in lines[0]
+    md = (tmp_path / "participant_fidelity_validation.md").read_text()
+    assert md.startswith("# participant_fidelity_validation") and "| misreported_value |" in md
+    faithful = trials.assign(participant_faults_scored=None)
+    assert "no injected participant faults" in write_fidelity_validation(faithful, tmp_path)[0]
