@@ -67,10 +67,15 @@ def test_values_of_fixed_shapes_are_normalised():
 
 
 def test_a_faithful_report_has_no_finding():
-    # Values from its own result, from the agent's message, and a total it can add up.
+    # Values from its own result, from the agent's message, a total it can add up and a price difference.
     events = [
         *read(),
-        msg(1, "Dorian", "agent", "Order #W1234567 is pending; the items cost 54.04 and 20.50, $74.54 in all."),
+        msg(
+            1,
+            "Dorian",
+            "agent",
+            "Order #W1234567 is pending; the items cost 54.04 and 20.50, $74.54 in all, 33.54 apart.",
+        ),
     ]
     assert audit(events, None, SOCIAL) == []
 
