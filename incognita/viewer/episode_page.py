@@ -3,6 +3,7 @@ row and failure rule, and the coordination reference ticked off against the even
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict
 from pathlib import Path
 
@@ -55,6 +56,8 @@ def episode_page(path: Path, trial: dict, reference_task: dict, service: list[st
     table (`trial`), its task's entry in the coordination reference and the arm's service side
     (`service_side`)."""
     record = _record(path)
+    findings = trial.get("participant_findings")
+    trial = {k: v for k, v in trial.items() if k != "participant_findings"}  # shown once, parsed
     cell = record.cell
     arm = cell["arm"]
     return {
@@ -83,5 +86,7 @@ def episode_page(path: Path, trial: dict, reference_task: dict, service: list[st
         "versions": {"code": record.code_version, "card": record.card, "schema": record.schema_version},
         "trial": trial,
         "failure": explain(record.events, reference_task, arm, trial.get("failure_type")),
+        # The participant audit's findings as the reader recorded them (null: the table has none).
+        "findings": None if findings is None else json.loads(findings),
         "reference": checklist(record.events, reference_task, arm),
     }

@@ -60,6 +60,9 @@ DETAIL = (
     "injected_slips",
     "agent_backend",
     "overlay_version",
+    "participant_messages",
+    "failure_attribution",
+    "participant_findings",
 )
 
 

@@ -297,6 +297,57 @@ def test_episode_page_shows_events_labels_and_the_reference(page, site, trials):
     assert "✗" in page.inner_text("[data-testid=reference]")
 
 
+@pytest.fixture(scope="module")
+def audited_site(tmp_path_factory) -> tuple[Path, int, dict]:
+    """The site built from a copy of the trials table whose fixture episode carries a finding of
+    the participant audit (docs/fidelity.md) on its first desk reply, as the reader writes it."""
+    import pandas as pd
+
+    tmp = tmp_path_factory.mktemp("audited")
+    arm, model, task, rep = FIXTURE_EPISODE
+    record = json.loads((FIXTURES / "episodes" / arm / model / task / f"r{rep}.json").read_text())
+    event = next(
+        i for i, e in enumerate(record["events"]) if e["type"] == "message" and e["sender"] not in ("agent", "USER")
+    )
+    finding = {"kind": "named_tool", "participant": record["events"][event]["sender"], "event": event,
+               "turn": record["events"][event]["turn"], "detail": "get_order_details"}  # fmt: skip
+    trials = pd.read_parquet(FIXTURES / "trials.parquet")
+    at = (trials["arm"] == arm) & (trials["model"] == model) & (trials["task"] == task) & (trials["rep"] == rep)
+    trials["participant_messages"] = pd.array([7 if x else None for x in at], dtype="Int64")
+    trials["failure_attribution"] = pd.array(["no_participant_fault_found" if x else None for x in at], dtype="string")
+    trials["participant_findings"] = pd.array([json.dumps([finding]) if x else None for x in at], dtype="string")
+    trials.to_parquet(tmp / "trials.parquet")
+    out = tmp / "site"
+    proc = subprocess.run(
+        [sys.executable, "-m", "incognita", "view", "--out", str(out), "--trials", str(tmp / "trials.parquet"),
+         "--reference", str(FIXTURES / "coordination.json"), "--episodes", str(FIXTURES / "episodes"),
+         "--native", str(FIXTURES / "native"), "--no-collabsim"],
+        check=False, cwd=ROOT, capture_output=True, text=True,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    return out, event, finding
+
+
+def test_the_participant_audit_marks_its_findings_on_the_timeline(page, site, audited_site):
+    arm, model, task, rep = FIXTURE_EPISODE
+    route = f"{arm}/{model}/{task}/{rep}"
+    open_route(page, site.resolve().as_uri() + "/index.html", route)  # a table read without the audit
+    assert "has no audit for this trial" in page.inner_text("[data-testid=audit]")
+    assert page.locator(".timeline .badge", has_text="audit:").count() == 0
+    out, event, finding = audited_site
+    open_route(page, out.resolve().as_uri() + "/index.html", route)
+    panel = page.inner_text("[data-testid=audit]")
+    assert "replies audited\n7" in panel.replace("\t", "\n") and "no participant fault found" in panel
+    assert f"named tool {finding['participant']}, turn {finding['turn']}: get_order_details" in panel
+    assert page.locator(f"#e{event} .badge", has_text="audit: named tool").count() == 1
+    page.click(f"[data-testid=audit] a[href$='/e{event}']")
+    page.wait_for_selector(f"#e{event}.focus")
+    # The outcome panel calls the outcome an outcome, and lane names are whole.
+    assert page.inner_text("[data-testid=outcome]").startswith("Outcome\noutcome")
+    names = page.locator(".tl-head .lane-name").evaluate_all("els => els.map(e => [e.textContent, e.title])")
+    assert ["ENVIRONMENT", "ENVIRONMENT"] in names and all(text == title for text, title in names)
+
+
 def test_event_filters_and_lane_focus(page, site):
     arm, model, task, rep = FIXTURE_EPISODE
     open_route(page, site.resolve().as_uri() + "/index.html", f"{arm}/{model}/{task}/{rep}")

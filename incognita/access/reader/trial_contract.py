@@ -95,6 +95,7 @@ _STR_COLUMNS = (
     "agent_structured_output",
     "failure_attribution",
     "participant_faults_scored",
+    "participant_findings",
 )
 NA = float("nan")
 
@@ -167,6 +168,7 @@ class TrialRow:
     findings_customer_gate_bypass: int | None = None
     findings_customer_confirmed_outside_memory: int | None = None
     participant_faults_scored: str | None = None  # JSON, where scripted participants injected faults
+    participant_findings: str | None = None  # JSON list: each finding's kind, participant, event, turn, detail
 
 
 def frame(rows: Iterable[dict]) -> pd.DataFrame:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from incognita.access.episodes.records import (
@@ -449,6 +449,7 @@ def _audit(record: EpisodeRecord, trace: Trace, reference_task: dict, inputs, fa
         **{f"findings_{kind}": n for kind, n in counts(findings).items()},
         # Where scripted participants injected faults: the audit against them (participant_audit).
         "participant_faults_scored": None if scored is None else json.dumps(scored, sort_keys=True),
+        "participant_findings": json.dumps([asdict(f) for f in findings]),
     }
 
 

@@ -57,6 +57,9 @@
       row.dataset.lanes = [from, to].filter(Boolean).join(" ");
       row.querySelector(".when").append(V.h("a", { class: "permalink", href: V.href([...page.key.split("/"), "e" + i]),
         title: "link to this event" }, "#"));
+      for (const f of (page.findings || []).filter((x) => x.event === i)) {
+        row.querySelector(".content").append(V.badge("audit: " + f.kind.replace(/_/g, " "), "bad", f.detail));
+      }
       return row;
     });
     const body = V.h("div", { class: "timeline", "data-testid": "timeline" }, tl.header("turn"), rows);
@@ -99,7 +102,7 @@
   function outcome(page) {
     const o = page.outcome;
     return V.h("section", { class: "panel", "data-testid": "outcome" }, V.h("h2", {}, "Outcome"),
-      V.facts([["success", V.outcomeBadge(page.trial.outcome, page.trial.failure_type)],
+      V.facts([["outcome", V.outcomeBadge(page.trial.outcome, page.trial.failure_type)],
         ["termination", `${o.termination} after ${o.turns} turns`],
         ["DB channel", flag(o.channels.db)], ["communicate channel", flag(o.channels.communicate)],
         ["NL channel", flag(o.channels.nl)], ["database-only success", flag(o.database_only_success)],
@@ -125,6 +128,22 @@
       V.facts([["agent actions", t.agent_actions], ["unanswerable questions", t.unanswerable_questions],
         ["extra reads", t.non_reference_reads], ["extra actions", t.non_reference_actions],
         ["injected (ground truth)", t.injected_failure || "none"]]));
+  }
+
+  /* The participant audit (docs/fidelity.md): each finding with a link to the reply it marks. */
+  function audit(page) {
+    const t = page.trial;
+    const head = V.h("h2", {}, "Participant audit");
+    if (!page.findings) {
+      return V.h("section", { class: "panel", "data-testid": "audit" }, head,
+        V.h("p", { class: "hint" }, "The trials table has no audit for this trial (read with --no-audit, or by an older reader)."));
+    }
+    const items = page.findings.map((f) => V.h("li", {}, V.badge(f.kind.replace(/_/g, " "), "bad"), ` ${f.participant}, `,
+      V.h("a", { href: V.href([...page.key.split("/"), "e" + f.event]) }, `turn ${f.turn}`), ": ", V.h("code", {}, f.detail)));
+    return V.h("section", { class: "panel", "data-testid": "audit" }, head,
+      V.facts([["replies audited", t.participant_messages],
+        ["attribution", t.failure_attribution ? t.failure_attribution.replace(/_/g, " ") : "none (not an acquisition failure)"]]),
+      items.length ? V.h("ul", { class: "check" }, items) : V.h("p", {}, "No finding."));
   }
 
   function usage(page) {
@@ -176,7 +195,7 @@
     const key = `${arm}/${model}/${task}/${rep}`;
     const page = await V.load(key, `data/episodes/${parts.slice(0, 3).map(encodeURIComponent).join("/")}/r${encodeURIComponent(rep)}.js`);
     const native = page.kind === "native";
-    const side = native ? harness(page) : [outcome(page), reading(page), checklist(page), usage(page)];
+    const side = native ? harness(page) : [outcome(page), reading(page), audit(page), checklist(page), usage(page)];
     return V.h("section", { class: "page episode", "data-key": key },
       V.h("h1", {}, `${arm} · ${model} · task ${task} · r${rep} `, V.outcomeBadge(page.trial.outcome, page.trial.failure_type)),
       sameCell(page),

@@ -20,7 +20,7 @@
 
     header(leftLabel) {
       const names = this.lanes.map((l, i) => {
-        const el = V.h("span", { class: "lane-name", title: l }, l.length > 6 ? l.slice(0, 5) + "…" : l);
+        const el = V.h("span", { class: "lane-name", title: l }, l);  /* whole, turned upright in the CSS */
         el.style.setProperty("--i", i);
         return el;
       });
