@@ -271,7 +271,7 @@ def test_episode_page_shows_events_labels_and_the_reference(page, site, trials):
     assert row["failure_type"].item() == FIXTURE_LABEL  # the fixture is what this test says it is
     record = json.loads((FIXTURES / "episodes" / arm / model / task / f"r{rep}.json").read_text())
     open_route(page, site.resolve().as_uri() + "/index.html", "trials")
-    page.click(f"a[href='#{arm}/{model}/{task}/{rep}']")  # the index row links to its episode
+    page.click(f"a[href^='#{arm}/{model}/{task}/{rep}?in=trials']")  # the index row links to its episode
     page.wait_for_selector(f"[data-key='{arm}/{model}/{task}/{rep}']")
     # One lane per participant: the agent, the customer, all six desks, the environment.
     lanes = page.locator(".tl-head .lane-name").evaluate_all("els => els.map(e => e.title)")
@@ -362,6 +362,37 @@ def test_event_filters_and_lane_focus(page, site):
     assert all("Boreal" in lanes.split() for lanes in visible.evaluate_all("els => els.map(e => e.dataset.lanes)"))
 
 
+def test_previous_and_next_follow_the_filtered_list_and_filters_live_in_the_address(page, site, trials):
+    base = site.resolve().as_uri() + "/index.html"
+    open_route(page, base, "trials?arm=social&sort=task")
+    social = trials[trials["arm"] == "social"].sort_values("task", kind="stable")
+    keys = [f"social/{r.model}/{r.task}/{r.rep}" for r in social.itertuples()]
+    page.locator("table.grid tbody tr.row").first.click()
+    page.wait_for_selector(f"[data-key='{keys[0]}']")
+    assert "in=trials" in page.url and "arm=social" in page.url
+    nav = page.inner_text("[data-testid=list-nav]")
+    assert f"1 of {len(keys)} in the list" in nav
+    page.click("[data-testid=list-nav] a[data-testid=next]")
+    page.wait_for_selector(f"[data-key='{keys[1]}']")
+    assert f"2 of {len(keys)}" in page.inner_text("[data-testid=list-nav]")
+    page.click("[data-testid=list-nav] a[data-testid=previous]")
+    page.wait_for_selector(f"[data-key='{keys[0]}']")
+    # The event-kind and lane filters go into the address, and come back from it.
+    page.uncheck(".tl-filters input[data-kind=message]")
+    page.select_option(".tl-filters select[data-filter=lane]", "USER")
+    assert "hide=message" in page.url and "lane=USER" in page.url
+    url = page.url
+    page.goto("about:blank")
+    page.goto(url)
+    page.wait_for_selector("body[data-ready]")
+    assert not page.is_checked(".tl-filters input[data-kind=message]")
+    assert page.input_value(".tl-filters select[data-filter=lane]") == "USER"
+    assert page.locator(".timeline .tl-row[data-kind=message]:visible").count() == 0
+    page.click("[data-testid=list-nav] a:has-text('the list')")
+    page.wait_for_selector("table.grid")
+    assert rows(page) == len(keys)
+
+
 def test_native_run_renders_from_the_harness_format(page, site):
     doc = json.loads((FIXTURES / "native" / "surveyor" / "11" / "r0.json").read_text())
     sim = doc["simulations"][0]
@@ -383,6 +414,13 @@ def test_matched_views_put_the_arms_side_by_side(page, site, trials):
     open_route(page, base, "compare/impatient/11/0")
     assert page.locator(".compare-col").count() == 4
     assert page.locator(".compare-col[data-arm=native] .compare-row").count() > 0
+    # At 1400 px, long JSON wraps inside its column: nothing scrolls sideways.
+    page.set_viewport_size({"width": 1400, "height": 900})
+    overflowing = page.evaluate(
+        "[...document.querySelectorAll('.compare-col, .content, code.json')]"
+        ".filter(e => e.clientWidth > 0 && e.scrollWidth > e.clientWidth + 1).length"
+    )
+    assert overflowing == 0
 
 
 def test_the_pages_take_the_arms_and_failure_types_from_the_site_data(page, site):
@@ -424,6 +462,17 @@ def test_collabsim_index_and_run_with_probes_at_their_actions(page, site, tmp_pa
         ".tl-row[data-kind=action] details.probe, .tl-row[data-kind=message] details.probe"
     ).count() == len(probes)
     assert page.locator(".timeline .tl-row[data-kind]").count() == len(events) - len(probes)
+    # The counter and the probe switch say how many probes are folded into the rows.
+    rows_n = len(events) - len(probes)
+    counter = page.inner_text("[data-testid=event-count]")
+    assert counter == f"{rows_n} of {rows_n} events shown, {len(probes)} probes inside them"
+    assert page.locator(".tl-filters label", has_text=f"probes ({len(probes)})").count() == 1
+    page.set_viewport_size({"width": 1400, "height": 900})  # payloads wrap beside the side panel
+    overflowing = page.evaluate(
+        "[...document.querySelectorAll('.content, aside, code.json')]"
+        ".filter(e => e.clientWidth > 0 && e.scrollWidth > e.clientWidth + 1).length"
+    )
+    assert overflowing == 0
     from playwright.sync_api import expect  # installed: the browser fixture skipped otherwise
 
     first = page.locator("details.probe").first

@@ -2,7 +2,8 @@
      #trials?<filters>                 the trials index (the default)
      #tasks, #task/<id>                tasks; one task across arms and models
      #compare/<model>/<task>/<rep>     one cell in every arm, side by side
-     #<arm>/<model>/<task>/<rep>[/e<n>]  an episode or native run [pointing at event n]
+     #<arm>/<model>/<task>/<rep>[/e<n>][?...]  an episode or native run [pointing at event n]; its
+                                       query keeps its filters (hide, lane) and the list it came from (in=trials&...)
      #collabsim?<filters>              CollabSim runs
      #collabsim/<task>/<condition>/<model>/<design>/s<seed>[/ev<id>]  one run */
 "use strict";
@@ -23,7 +24,7 @@
     if (head === "compare") return [await V.compareView(parts.slice(1, 4)), "tasks"];
     if (head === "collabsim" && parts.length === 1) return [V.collabsimView(query), "collabsim"];
     if (head === "collabsim" && parts.length >= 6) return [await V.runView(parts.slice(0, 6)), "collabsim", parts[6]];
-    if (parts.length >= 4) return [await V.episodeView(parts.slice(0, 4)), "trials", parts[4]];
+    if (parts.length >= 4) return [await V.episodeView(parts.slice(0, 4), query), "trials", parts[4]];
     return [V.errorBox("Nothing at this address: " + location.hash), ""];
   }
 

@@ -92,10 +92,12 @@
     const tl = new V.Timeline(page.lanes);
     const byId = {};
     const rows = [];
+    let folded = 0;  /* probes drawn inside the row of the action they follow */
     for (const e of page.events) {
       const probe = e.kind === "probe" || e.kind === "probe_error";
       if (probe && byId[e.follows]) {
         byId[e.follows].querySelector(".content").append(probeBlock(e));
+        folded += 1;
         continue;
       }
       const [from, to, content] = probe ? [e.actor, null, [probeBlock(e)]] : drawing(e);
@@ -107,9 +109,10 @@
     const body = V.h("div", { class: "timeline", "data-testid": "timeline" }, tl.header("step · time"), rows);
     const counts = {};
     for (const row of rows) counts[row.dataset.kind] = (counts[row.dataset.kind] || 0) + 1;
-    const filters = V.timelineFilters(KINDS.filter(([k]) => counts[k]), page.lanes, body, counts);
+    const filters = V.timelineFilters(KINDS.filter(([k]) => counts[k]), page.lanes, body, counts,
+      folded ? `, ${folded} probes inside them` : "");
     const probes = V.h("label", {}, V.h("input", { type: "checkbox", checked: true, "data-kind": "probes",
-      onchange: (ev) => body.classList.toggle("hide-probes", !ev.target.checked) }), "probes");
+      onchange: (ev) => body.classList.toggle("hide-probes", !ev.target.checked) }), `probes (${folded})`);
     filters.el.prepend(probes);
     filters.apply();
     return V.h("div", { class: "tl-wrap" }, filters.el, body);

@@ -49,7 +49,41 @@
     }
   }
 
-  function timeline(page, kinds) {
+  /* The episode's filters in the address (hide=<kinds>&lane=<lane>), beside the list it was opened from. */
+  function addressFilters(page, query) {
+    const hide = query.get("hide");
+    return {
+      hidden: hide === null ? undefined : hide.split(",").filter(Boolean),
+      lane: query.get("lane") || "",
+      onChange: (state) => {
+        const q = new URLSearchParams(query);
+        if (state.hidden.size) q.set("hide", [...state.hidden].join(",")); else q.delete("hide");
+        if (state.lane) q.set("lane", state.lane); else q.delete("lane");
+        history.replaceState(null, "", V.href(page.key.split("/"), q));
+      },
+    };
+  }
+
+  /* Previous and next through the trials list the page was opened from (in=trials and that
+     list's filters and sort in the address), recomputed from the index. */
+  function listNav(page, query) {
+    if (query.get("in") !== "trials") return "";
+    const { columns, rows } = V.index().trials;
+    const table = new V.Table(columns, rows, { state: V.tableState(query, columns.map((c) => c.name)) });
+    const pos = table.pos;
+    const keys = table.sorted(table.filtered(null)).map((r) => [r[pos.arm], r[pos.model], r[pos.task], r[pos.rep]].join("/"));
+    const at = keys.indexOf(page.key);
+    const list = new URLSearchParams([...query].filter(([k]) => k !== "hide" && k !== "lane"));
+    const back = new URLSearchParams([...list].filter(([k]) => k !== "in"));
+    const go = (i, label) => i >= 0 && i < keys.length
+      ? V.h("a", { href: V.href(keys[i].split("/"), list), "data-testid": label }, label === "previous" ? "← previous" : "next →")
+      : V.h("span", { class: "muted" }, label === "previous" ? "← previous" : "next →");
+    return V.h("nav", { class: "list-nav", "data-testid": "list-nav" }, go(at - 1, "previous"), " · ",
+      at >= 0 ? `${at + 1} of ${keys.length} in ` : `not in the ${keys.length} trials of `,
+      V.h("a", { href: V.href(["trials"], back) }, "the list"), " · ", go(at + 1, "next"));
+  }
+
+  function timeline(page, kinds, query) {
     const tl = new V.Timeline(page.lanes);
     const rows = page.events.map((e, i) => {
       const [from, to, content] = drawing(e);
@@ -65,7 +99,7 @@
     const body = V.h("div", { class: "timeline", "data-testid": "timeline" }, tl.header("turn"), rows);
     const counts = {};
     for (const e of page.events) counts[e.type] = (counts[e.type] || 0) + 1;
-    const filters = V.timelineFilters(kinds, page.lanes, body, counts);
+    const filters = V.timelineFilters(kinds, page.lanes, body, counts, "", addressFilters(page, query));
     filters.apply();
     return V.h("div", { class: "tl-wrap" }, filters.el, body);
   }
@@ -190,7 +224,7 @@
       V.h("a", { href: V.href(["task", c.task]) }, `task ${c.task} across arms and models`));
   }
 
-  V.episodeView = async function (parts) {
+  V.episodeView = async function (parts, query = new URLSearchParams()) {
     const [arm, model, task, rep] = parts;
     const key = `${arm}/${model}/${task}/${rep}`;
     const page = await V.load(key, `data/episodes/${parts.slice(0, 3).map(encodeURIComponent).join("/")}/r${encodeURIComponent(rep)}.js`);
@@ -198,8 +232,8 @@
     const side = native ? harness(page) : [outcome(page), reading(page), audit(page), checklist(page), usage(page)];
     return V.h("section", { class: "page episode", "data-key": key },
       V.h("h1", {}, `${arm} · ${model} · task ${task} · r${rep} `, V.outcomeBadge(page.trial.outcome, page.trial.failure_type)),
-      sameCell(page),
-      V.h("div", { class: "split" }, timeline(page, native ? NATIVE_KINDS : EPISODE_KINDS), V.h("aside", {}, side)));
+      listNav(page, query), sameCell(page),
+      V.h("div", { class: "split" }, timeline(page, native ? NATIVE_KINDS : EPISODE_KINDS, query), V.h("aside", {}, side)));
   };
 
   /* #compare/<model>/<task>/<rep>: the same cell in every arm, side by side, without lanes. */

@@ -80,8 +80,10 @@
   };
 
   /* The event-kind switches and the lane focus above a timeline; `apply` re-filters the rows. */
-  V.timelineFilters = function (kinds, lanes, container, counts) {
-    const state = { hidden: new Set(), lane: "" };
+  V.timelineFilters = function (kinds, lanes, container, counts, aside = "", initial = {}) {
+    /* initial: {hidden: [kinds], lane, onChange(state)}: the state read from and kept in the address. */
+    const state = { hidden: new Set(initial.hidden || []), lane: lanes.includes(initial.lane) ? initial.lane : "" };
+    const changed = () => { if (initial.onChange) initial.onChange(state); };
     const apply = () => {
       let shown = 0;
       for (const row of container.querySelectorAll(".tl-row[data-kind]")) {
@@ -90,17 +92,17 @@
         row.hidden = !visible;
         shown += visible;
       }
-      counter.textContent = `${shown} of ${container.querySelectorAll(".tl-row[data-kind]").length} events shown`;
+      counter.textContent = `${shown} of ${container.querySelectorAll(".tl-row[data-kind]").length} events shown${aside}`;
     };
     const counter = V.h("span", { class: "counter", "data-testid": "event-count" });
     const boxes = kinds.map(([kind, label, on]) => {
-      if (!on) state.hidden.add(kind);
-      const box = V.h("input", { type: "checkbox", checked: on, "data-kind": kind,
-        onchange: (e) => { e.target.checked ? state.hidden.delete(kind) : state.hidden.add(kind); apply(); } });
+      if (!on && !initial.hidden) state.hidden.add(kind);
+      const box = V.h("input", { type: "checkbox", checked: !state.hidden.has(kind), "data-kind": kind,
+        onchange: (e) => { e.target.checked ? state.hidden.delete(kind) : state.hidden.add(kind); apply(); changed(); } });
       return V.h("label", { class: "kind " + kind }, box, `${label} (${counts[kind] || 0})`);
     });
-    const select = V.h("select", { "data-filter": "lane", onchange: (e) => { state.lane = e.target.value; apply(); } },
-      V.h("option", { value: "" }, "every lane"), lanes.map((l) => V.h("option", { value: l }, l)));
+    const select = V.h("select", { "data-filter": "lane", onchange: (e) => { state.lane = e.target.value; apply(); changed(); } },
+      V.h("option", { value: "" }, "every lane"), lanes.map((l) => V.h("option", { value: l, selected: l === state.lane }, l)));
     return { el: V.h("div", { class: "tl-filters" }, boxes, V.h("label", {}, "only ", select), counter), apply };
   };
 })();

@@ -6,13 +6,17 @@
     return Object.fromEntries(V.index().trials.columns.map((c, i) => [c.name, i]));
   }
 
-  function trialHref(row, pos) {
-    return V.episodeHref(row[pos.arm], row[pos.model], row[pos.task], row[pos.rep]);
+  function trialHref(row, pos, list) {
+    return V.href([row[pos.arm], row[pos.model], row[pos.task], row[pos.rep]], list);
   }
+
+  /* The index's current filters and sort, for an episode opened from it (previous / next). */
+  let listQuery = null;
+  const fromList = () => listQuery ? new URLSearchParams([["in", "trials"], ...listQuery()]) : undefined;
 
   function trialCell(row, col, pos) {
     const v = row[pos[col.name]];
-    if (col.name === "arm") return V.h("td", {}, V.h("a", { href: trialHref(row, pos), title: "open the episode" }, v));
+    if (col.name === "arm") return V.h("td", {}, V.h("a", { href: trialHref(row, pos, fromList()), title: "open the episode" }, v));
     if (col.name === "task") return V.h("td", {}, V.h("a", { href: V.href(["task", v]), title: "this task in every arm" }, v));
     if (col.name === "outcome") return V.h("td", {}, V.outcomeBadge(v));
     if (col.kind === "text") return V.h("td", {}, V.isMissing(v) ? "" : v);
@@ -42,10 +46,11 @@
     const table = new V.Table(columns, rows, {
       state: V.tableState(query, columns.map((c) => c.name)),
       cell: (row, col) => trialCell(row, col, pos),
-      onRow: (row) => { location.hash = trialHref(row, pos); },
+      onRow: (row) => { location.hash = trialHref(row, pos, fromList()); },
       summary: (shown, total) => trialSummary(shown, total, pos),
       onState: (state) => history.replaceState(null, "", V.href(["trials"], V.stateQuery(state))),
     });
+    listQuery = () => V.stateQuery(table.state);
     return V.h("section", { class: "page" },
       V.h("h1", {}, "Trials"),
       V.h("p", { class: "hint" }, "One row per trial. Choose values or type a number filter (>0.5, <=3, 2..5, none) ",
