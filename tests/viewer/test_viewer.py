@@ -255,6 +255,28 @@ def test_filters_narrow_to_the_right_count_and_stay_in_the_link(page, site, tria
     assert rows(page) == want
 
 
+def test_a_column_chooser_hides_columns_and_keeps_the_choice_in_the_address(page, site):
+    open_route(page, site.resolve().as_uri() + "/index.html", "trials?arm=social")
+    headers = lambda: page.locator("table.grid thead tr:first-child th").count()  # noqa: E731
+    before = headers()
+    assert page.inner_text("[data-testid=columns] summary") == f"columns ({before} of {before})"
+    page.click("[data-testid=columns] summary")
+    page.uncheck("[data-testid=columns] input[data-col=turns]")
+    assert headers() == before - 1 and "cols=" in page.url and "turns" not in page.url.split("cols=")[1]
+    assert "arm=social" in page.url  # the filters stay
+    url = page.url
+    page.goto("about:blank")
+    page.goto(url)
+    page.wait_for_selector("body[data-ready]")
+    assert headers() == before - 1
+    assert page.locator("table.grid thead button.sort[data-col=turns]").count() == 0
+    # A filter no trial passes (no fixture trial is excluded) says so instead of showing nothing.
+    open_route(page, site.resolve().as_uri() + "/index.html", "trials?outcome=excluded")
+    assert rows(page) == 0 and page.inner_text("[data-testid=empty]") == (
+        "No row of 16 matches these filters: outcome excluded."
+    )
+
+
 def test_sorting_by_a_number_column(page, site, trials):
     open_route(page, site.resolve().as_uri() + "/index.html", "trials?sort=-turns")
     first = page.locator("table.grid tbody tr.row").first

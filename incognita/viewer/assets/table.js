@@ -36,8 +36,10 @@
       this.rows = rows;
       this.opt = options;
       this.pos = Object.fromEntries(columns.map((c, i) => [c.name, i]));
-      this.visible = (options.visible || columns.map((c) => c.name)).filter((n) => n in this.pos);
-      this.state = { filters: { ...(options.state.filters || {}) }, sort: options.state.sort || "" };
+      this.defaultVisible = (options.visible || columns.map((c) => c.name)).filter((n) => n in this.pos);
+      this.state = { filters: { ...(options.state.filters || {}) }, sort: options.state.sort || "",
+        cols: (options.state.cols || []).filter((n) => n in this.pos) };
+      this.visible = this.state.cols.length ? this.state.cols : this.defaultVisible;
       this.controls = {};
     }
 
@@ -81,9 +83,29 @@
       const table = V.h("table", { class: "grid windowed" }, this.colgroup(), V.h("thead", {}, head, filters), this.body);
       table.style.width = this.width + "px";
       this.scroller = V.h("div", { class: "scroll", onscroll: () => this.schedule() }, table);
-      this.el = V.h("div", { class: "table-wrap" }, this.count, this.scroller);
+      this.el = V.h("div", { class: "table-wrap" }, V.h("div", { class: "table-tools" }, this.count, this.chooser()),
+        this.scroller);
       this.update();
       return this.el;
+    }
+
+    /* A menu of every column, to show or hide it; the choice is in the address (cols=...). */
+    chooser() {
+      const shown = new Set(this.visible);
+      const boxes = this.columns.map((col) => V.h("label", { title: col.title || col.label },
+        V.h("input", { type: "checkbox", "data-col": col.name, checked: shown.has(col.name),
+          onchange: (e) => {
+            e.target.checked ? shown.add(col.name) : shown.delete(col.name);
+            if (!shown.size) { shown.add(col.name); e.target.checked = true; return; }  // keep one column
+            this.visible = this.columns.map((c) => c.name).filter((n) => shown.has(n));
+            const same = this.visible.join() === this.defaultVisible.join();
+            this.state.cols = same ? [] : this.visible;
+            this.el.replaceWith(this.render());
+            this.el.querySelector("details.columns").open = true;
+            this.changed();
+          } }), " ", col.label));
+      return V.h("details", { class: "columns", "data-testid": "columns" },
+        V.h("summary", {}, `columns (${this.visible.length} of ${this.columns.length})`), V.h("div", { class: "column-list" }, boxes));
     }
 
     /* Fixed column widths from the longest value of each column, so the rows drawn while
@@ -179,6 +201,11 @@
         return tr;
       };
       const frag = document.createDocumentFragment();
+      if (!n) {  /* say so, and which filter leaves nothing (an outcome no trial has, say) */
+        const active = Object.entries(this.state.filters).filter(([, v]) => v !== "").map(([k, v]) => `${k} ${v}`);
+        frag.append(V.h("tr", { class: "empty" }, V.h("td", { colspan: this.visible.length, "data-testid": "empty" },
+          `No row of ${this.rows.length} matches ${active.length ? "these filters: " + active.join(", ") : "this view"}.`)));
+      }
       if (first > 0) frag.append(spacer(first));
       for (const row of this.shown.slice(first, last)) frag.append(this.row(row));
       if (last < n) frag.append(spacer(n - last));
@@ -200,13 +227,15 @@
   V.tableState = function (query, names) {
     const filters = {};
     for (const [k, v] of query.entries()) if (names.includes(k)) filters[k] = v;
-    return { filters, sort: query.get("sort") || "" };
+    const cols = (query.get("cols") || "").split(",").filter((n) => names.includes(n));
+    return { filters, sort: query.get("sort") || "", cols };
   };
 
   V.stateQuery = function (state) {
     const q = new URLSearchParams();
     for (const [k, v] of Object.entries(state.filters)) if (v !== "") q.set(k, v);
     if (state.sort) q.set("sort", state.sort);
+    if (state.cols && state.cols.length) q.set("cols", state.cols.join(","));
     return q;
   };
 })();
