@@ -29,6 +29,7 @@ from incognita.viewer import VIEWER_VERSION
 from incognita.viewer import collabsim_pages as collabsim
 from incognita.viewer.episode_page import episode_page, service_side
 from incognita.viewer.native_page import native_page
+from incognita.viewer.search_index import SearchIndex
 from incognita.viewer.trial_index import (
     index_table,
     load_trials,
@@ -75,7 +76,7 @@ def _source(inputs: Inputs, row: dict) -> Path:
     return path
 
 
-def _trial_pages(inputs: Inputs, rows: list[dict], reference: dict, out: Path) -> None:
+def _trial_pages(inputs: Inputs, rows: list[dict], reference: dict, out: Path, search: SearchIndex) -> None:
     service = service_side(inputs.partition, inputs.arm_registry)
     for row in rows:
         detail = trial_detail(row)
@@ -85,17 +86,27 @@ def _trial_pages(inputs: Inputs, rows: list[dict], reference: dict, out: Path) -
             page = episode_page(
                 _source(inputs, row), detail, reference["tasks"][row["task"]], service.get(row["arm"], [])
             )
-        _write(out, f"data/episodes/{row['arm']}/{row['model']}/{row['task']}/r{row['rep']}.js", page["key"], page)
+        rel = f"data/episodes/{row['arm']}/{row['model']}/{row['task']}/r{row['rep']}.js"
+        _write(out, rel, page["key"], page)
+        search.add_page(page["key"], rel, page["events"], lambda i, e: f"e{i}")
 
 
-def _run_pages(runs: list[Path], out: Path) -> None:
+def _run_pages(runs: list[Path], out: Path, search: SearchIndex) -> None:
     for run in runs:
         rel = f"data/runs/{'/'.join(run.parts[-5:])}"
         page = collabsim.run_page(run)
         _write(out, f"{rel}.js", page["key"], page)
+        search.add_page(page["key"], f"{rel}.js", page["events"], _run_event_link)
         if page["observations"] is not None:
             seen = collabsim.observations_page(run)
             _write(out, f"{rel}.observations.js", seen["key"], seen)
+
+
+def _run_event_link(i: int, event: dict) -> str:
+    """A CollabSim event's link part; a probe is drawn inside the row of the event it follows."""
+    if event.get("kind") in ("probe", "probe_error") and event.get("follows") is not None:
+        return f"ev{event['follows']}"
+    return f"ev{event['id']}"
 
 
 def _copy_assets(out: Path) -> None:
@@ -133,9 +144,11 @@ def build(inputs: Inputs, out: str | Path) -> dict:
     shutil.rmtree(tmp, ignore_errors=True)
     try:
         _copy_assets(tmp)
-        _trial_pages(inputs, rows, reference, tmp)
+        search = SearchIndex()
+        _trial_pages(inputs, rows, reference, tmp, search)
         if runs:
-            _run_pages(runs, tmp)
+            _run_pages(runs, tmp, search)
+        _write(tmp, "data/search.js", "search", search.compressed())  # loaded on the first search
         index = {
             "version": VIEWER_VERSION,
             "trials": index_table(rows),

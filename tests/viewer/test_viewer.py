@@ -415,6 +415,27 @@ def test_previous_and_next_follow_the_filtered_list_and_filters_live_in_the_addr
     assert rows(page) == len(keys)
 
 
+def test_search_finds_events_links_them_and_narrows_the_index(page, site):
+    base = site.resolve().as_uri() + "/index.html"
+    open_route(page, base, "trials")
+    page.fill("[data-testid=search-input]", "pwned onerror")  # words of the injected markup, in any order
+    page.press("[data-testid=search-input]", "Enter")
+    page.wait_for_selector("[data-testid=search-count]")
+    arm, model, task, rep = HOSTILE_EPISODE
+    assert page.inner_text("[data-testid=search-count]").startswith("1 events in 1 pages")
+    hit = page.locator(f"ol.hits > li[data-hit='{arm}/{model}/{task}/{rep}']")
+    assert hit.count() == 1
+    assert "onerror" in hit.inner_text() and page.evaluate("window.pwned") is None  # text, never markup
+    hit.locator("ul a").first.click()
+    page.wait_for_selector(".tl-row.focus")
+    assert page.locator(".tl-row.focus").inner_text().count("pwned") >= 1
+    # The index narrowed to the trials whose events hold the words.
+    open_route(page, base, "trials?q=pwned")
+    assert rows(page) == 1 and "pwned" in page.inner_text("[data-testid=search-filter]")
+    open_route(page, base, "search?q=zzzunfound")
+    assert page.inner_text("[data-testid=search-count]").startswith("0 events in 0 pages")
+
+
 def test_native_run_renders_from_the_harness_format(page, site):
     doc = json.loads((FIXTURES / "native" / "surveyor" / "11" / "r0.json").read_text())
     sim = doc["simulations"][0]

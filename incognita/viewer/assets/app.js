@@ -1,5 +1,6 @@
 /* The router: the address after # names the view, so every view is a link.
-     #trials?<filters>                 the trials index (the default)
+     #trials?<filters>[&q=<words>]     the trials index (the default), q: only trials whose events hold the words
+     #search?q=<words>                 full-text search over every event
      #tasks, #task/<id>                tasks; one task across arms and models
      #compare/<model>/<task>/<rep>     one cell in every arm, side by side
      #<arm>/<model>/<task>/<rep>[/e<n>][?...]  an episode or native run [pointing at event n]; its
@@ -18,7 +19,8 @@
   /* The view for a route, and the event to point at, if any. */
   async function viewFor(parts, query) {
     const head = parts[0] || "trials";
-    if (head === "trials") return [V.trialsView(query), "trials"];
+    if (head === "trials") return [await V.trialsView(query), "trials"];
+    if (head === "search") return [await V.searchView(query), "search"];
     if (head === "tasks") return [V.tasksView(), "tasks"];
     if (head === "task") return [V.taskView(parts[1]), "tasks"];
     if (head === "compare") return [await V.compareView(parts.slice(1, 4)), "tasks"];
@@ -61,6 +63,7 @@
     document.body.dataset.ready = location.hash || "#";
   };
 
+  document.getElementById("search-slot").append(V.searchForm(""));
   window.addEventListener("hashchange", V.render);
   V.render().then(() => { V.firstRender = performance.now(); });
 })();

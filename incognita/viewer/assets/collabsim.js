@@ -122,8 +122,7 @@
      outweighs the events), loaded and decompressed when asked for; one fold per observation,
      its JSON built when opened. */
   async function readObservations(data) {
-    const bytes = Uint8Array.from(atob(data.gzip_base64), (c) => c.charCodeAt(0));
-    const text = await new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).text();
+    const text = await V.gunzipText(data.gzip_base64);
     return text.split("\n").filter((line) => line.trim()).map((line) => JSON.parse(line));
   }
 

@@ -66,9 +66,10 @@
 
   /* Previous and next through the trials list the page was opened from (in=trials and that
      list's filters and sort in the address), recomputed from the index. */
-  function listNav(page, query) {
+  async function listNav(page, query) {
     if (query.get("in") !== "trials") return "";
-    const { columns, rows } = V.index().trials;
+    const { columns } = V.index().trials;
+    const rows = await V.trialRows(query);
     const table = new V.Table(columns, rows, { state: V.tableState(query, columns.map((c) => c.name)) });
     const pos = table.pos;
     const keys = table.sorted(table.filtered(null)).map((r) => [r[pos.arm], r[pos.model], r[pos.task], r[pos.rep]].join("/"));
@@ -232,7 +233,7 @@
     const side = native ? harness(page) : [outcome(page), reading(page), audit(page), checklist(page), usage(page)];
     return V.h("section", { class: "page episode", "data-key": key },
       V.h("h1", {}, `${arm} · ${model} · task ${task} · r${rep} `, V.outcomeBadge(page.trial.outcome, page.trial.failure_type)),
-      listNav(page, query), sameCell(page),
+      await listNav(page, query), sameCell(page),
       V.h("div", { class: "split" }, timeline(page, native ? NATIVE_KINDS : EPISODE_KINDS, query), V.h("aside", {}, side)));
   };
 

@@ -40,19 +40,35 @@
       ` · ${count((r) => r[pos.outcome] === "excluded")} excluded`);
   }
 
-  V.trialsView = function (query) {
-    const { columns, rows } = V.index().trials;
+  /* The index's rows, narrowed to the trials whose events hold the words of q= when it is set. */
+  V.trialRows = async function (query) {
+    const { rows } = V.index().trials;
+    const q = (query.get("q") || "").trim();
+    if (!q) return rows;
+    const pos = trialPositions();
+    const pages = await V.searchPages(q);
+    return rows.filter((r) => pages.has([r[pos.arm], r[pos.model], r[pos.task], r[pos.rep]].join("/")));
+  };
+
+  V.trialsView = async function (query) {
+    const { columns } = V.index().trials;
+    const rows = await V.trialRows(query);
+    const q = (query.get("q") || "").trim();
+    const withQ = (params) => { if (q) params.set("q", q); return params; };
     const pos = trialPositions();
     const table = new V.Table(columns, rows, {
       state: V.tableState(query, columns.map((c) => c.name)),
       cell: (row, col) => trialCell(row, col, pos),
       onRow: (row) => { location.hash = trialHref(row, pos, fromList()); },
       summary: (shown, total) => trialSummary(shown, total, pos),
-      onState: (state) => history.replaceState(null, "", V.href(["trials"], V.stateQuery(state))),
+      onState: (state) => history.replaceState(null, "", V.href(["trials"], withQ(V.stateQuery(state)))),
     });
-    listQuery = () => V.stateQuery(table.state);
+    listQuery = () => withQ(V.stateQuery(table.state));
     return V.h("section", { class: "page" },
       V.h("h1", {}, "Trials"),
+      q ? V.h("p", { "data-testid": "search-filter" }, `Only the trials whose events hold every word of “${q}” (`,
+        V.h("a", { href: V.href(["search"], new URLSearchParams([["q", q]])) }, "the hits"), "; ",
+        V.h("a", { href: V.href(["trials"], V.stateQuery(V.tableState(query, columns.map((c) => c.name)))) }, "all trials"), ").") : "",
       V.h("p", { class: "hint" }, "One row per trial. Choose values or type a number filter (>0.5, <=3, 2..5, none) ",
         "under a header; click a header to sort; click a row to read its episode. The address bar keeps the filters, ",
         "so a filtered view can be linked."),

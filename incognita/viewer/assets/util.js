@@ -62,6 +62,12 @@
 
   V.index = () => received.get("index");
 
+  /* The text of a data file's gzip bytes, shipped as base64 (no server, so no Content-Encoding). */
+  V.gunzipText = async function (base64) {
+    const bytes = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
+    return new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).text();
+  };
+
   /* The access family's names as the site data ships them (incognita.access.taxonomy): the arms
      in table order, native last, and the reader's failure types. */
   V.arms = () => V.index().taxonomy.arms;
