@@ -8,15 +8,12 @@ documents that hold it, as a delta-encoded list in base 36, so the page can answ
 an episode's own data only to show a hit's text. Words in more than half of the documents
 ("you", "the") are left out and listed, so the page can say it ignored them.
 
-Written as `data/search.js` (`viewerData("search", {gzip_base64})`: the JSON gzip-compressed,
-a third of its size); docs/viewer.md, "Search".
+Written as `data/search.js`, gzip-compressed like every page (incognita.viewer.site.compressed);
+docs/viewer.md, "Search".
 """
 
 from __future__ import annotations
 
-import base64
-import gzip
-import json
 import re
 from collections import defaultdict
 from typing import Any
@@ -69,12 +66,6 @@ class SearchIndex:
             self.doc_event.append(link(i, event))
             for w in words(" ".join(_strings(event))):
                 self.postings[w].append(doc)
-
-    def compressed(self) -> dict:
-        """The payload as the site ships it: gzip-compressed JSON, base64 (the page decompresses
-        it with the browser's DecompressionStream, as it does a run's observations)."""
-        raw = json.dumps(self.payload(), separators=(",", ":")).encode()
-        return {"gzip_base64": base64.b64encode(gzip.compress(raw, compresslevel=9, mtime=0)).decode()}
 
     def payload(self) -> dict:
         n = len(self.doc_page)

@@ -15,6 +15,8 @@ moved into place, so a failed build never leaves half a site behind.
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 import shutil
 from dataclasses import dataclass
@@ -62,10 +64,18 @@ def script(key: str, payload: Any) -> str:
     return f"viewerData({json.dumps(key)},{json.dumps(payload, separators=(',', ':'))});\n"
 
 
-def _write(out: Path, rel: str, key: str, payload: Any) -> None:
+def compressed(payload: Any) -> dict:
+    """A page's payload as the site ships it: its JSON gzip-compressed, in base64. The page code
+    decompresses it on load (util.js, V.load); pages shrink about fivefold, so a site of
+    thousands of trials stays copyable (docs/viewer.md, "Size and speed")."""
+    raw = json.dumps(payload, separators=(",", ":")).encode()
+    return {"gzip_json": base64.b64encode(gzip.compress(raw, compresslevel=9, mtime=0)).decode()}
+
+
+def _write(out: Path, rel: str, key: str, payload: Any, compress: bool = False) -> None:
     path = out / rel
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(script(key, payload), encoding="ascii")
+    path.write_text(script(key, compressed(payload) if compress else payload), encoding="ascii")
 
 
 def _source(inputs: Inputs, row: dict) -> Path:
@@ -87,7 +97,7 @@ def _trial_pages(inputs: Inputs, rows: list[dict], reference: dict, out: Path, s
                 _source(inputs, row), detail, reference["tasks"][row["task"]], service.get(row["arm"], [])
             )
         rel = f"data/episodes/{row['arm']}/{row['model']}/{row['task']}/r{row['rep']}.js"
-        _write(out, rel, page["key"], page)
+        _write(out, rel, page["key"], page, compress=True)
         search.add_page(page["key"], rel, page["events"], lambda i, e: f"e{i}")
 
 
@@ -95,7 +105,7 @@ def _run_pages(runs: list[Path], out: Path, search: SearchIndex) -> None:
     for run in runs:
         rel = f"data/runs/{'/'.join(run.parts[-5:])}"
         page = collabsim.run_page(run)
-        _write(out, f"{rel}.js", page["key"], page)
+        _write(out, f"{rel}.js", page["key"], page, compress=True)
         search.add_page(page["key"], f"{rel}.js", page["events"], _run_event_link)
         if page["observations"] is not None:
             seen = collabsim.observations_page(run)
@@ -148,7 +158,7 @@ def build(inputs: Inputs, out: str | Path) -> dict:
         _trial_pages(inputs, rows, reference, tmp, search)
         if runs:
             _run_pages(runs, tmp, search)
-        _write(tmp, "data/search.js", "search", search.compressed())  # loaded on the first search
+        _write(tmp, "data/search.js", "search", search.payload(), compress=True)  # loaded on the first search
         index = {
             "version": VIEWER_VERSION,
             "trials": index_table(rows),

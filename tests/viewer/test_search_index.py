@@ -41,5 +41,7 @@ def test_every_event_is_a_document_and_common_words_are_listed_not_indexed():
     assert payload["doc_page"] == [0, 0, 1, 1] and payload["doc_event"] == ["e0", "e1", "ev7", "ev7"]
     assert payload["common"] == ["hello"] and "hello" not in payload["words"]  # in 3 of 4 documents
     assert decode(payload["words"]["refund"]) == [0, 2] and decode(payload["words"]["40"]) == [2]
-    shipped = json.loads(gzip.decompress(base64.b64decode(index.compressed()["gzip_base64"])))
+    from incognita.viewer.site import compressed
+
+    shipped = json.loads(gzip.decompress(base64.b64decode(compressed(payload)["gzip_json"])))
     assert shipped == payload

@@ -6,7 +6,6 @@
   const SHOWN_PAGES = 50;  // pages listed with their hits; the count covers all
   const SNIPPETS = 20;     // pages whose events' text is loaded to show the hits
 
-  let searchIndex = null;  // decompressed once
   const words = (text) => [...new Set((text.toLowerCase().match(/[a-z0-9]+/g) || []).filter((w) => w.length > 1))];
 
   function postings(encoded) {
@@ -16,11 +15,7 @@
 
   /* The documents holding every indexed word of `q`, and the words left out as too common or unknown. */
   V.searchHits = async function (q) {
-    if (!searchIndex) {
-      const data = await V.load("search", "data/search.js");
-      searchIndex = JSON.parse(await V.gunzipText(data.gzip_base64));
-    }
-    const index = searchIndex;
+    const index = await V.load("search", "data/search.js");
     const asked = words(q);
     const common = asked.filter((w) => index.common.includes(w));
     const used = asked.filter((w) => !common.includes(w));

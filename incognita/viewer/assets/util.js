@@ -41,18 +41,29 @@
   V.json = (value) => JSON.stringify(value) ?? "";
 
   /* Data files are scripts that call viewerData(key, payload): fetch() of local files is
-     blocked under file://, a <script> tag is not. Each file is loaded once. */
+     blocked under file://, a <script> tag is not. Each file is loaded once. A page's payload
+     comes gzip-compressed ({gzip_json: base64}, incognita.viewer.site) and is decompressed here,
+     once, before anyone sees it. */
   const received = new Map();
   const pending = new Map();
   window.viewerData = function (key, payload) { received.set(key, payload); };
 
   V.load = function (key, src) {
+    if (pending.has(key)) return pending.get(key);
     if (received.has(key)) return Promise.resolve(received.get(key));
     if (!pending.has(key)) {
       pending.set(key, new Promise((resolve, reject) => {
         const script = V.h("script", { src: src });
-        script.onload = () => received.has(key) ? resolve(received.get(key))
-          : reject(new Error(src + " did not define " + key));
+        script.onload = () => {
+          if (!received.has(key)) { reject(new Error(src + " did not define " + key)); return; }
+          const data = received.get(key);
+          if (!data || typeof data.gzip_json !== "string") { resolve(data); return; }
+          V.gunzipText(data.gzip_json).then((text) => {
+            const value = JSON.parse(text);
+            received.set(key, value);
+            resolve(value);
+          }, reject);
+        };
         script.onerror = () => { pending.delete(key); reject(new Error("could not load " + src)); };
         document.head.append(script);
       }));
