@@ -455,12 +455,29 @@ def test_matched_views_put_the_arms_side_by_side(page, site, trials):
         (trials["task"] == "11").sum()
     )
     open_route(page, base, "compare/impatient/11/0")
-    assert page.locator(".compare-col").count() == 4
-    assert page.locator(".compare-col[data-arm=native] .compare-row").count() > 0
+    assert page.locator(".compare-head").count() == 4
+    assert page.locator(".compare-cell[data-arm=native] .compare-row").count() > 0
+    # Aligned by turn: every arm's cell of a band holds that arm's events of that turn.
+    record = json.loads((FIXTURES / "episodes" / "social" / "impatient" / "11" / "r0.json").read_text())
+    turns = {e["turn"] for e in record["events"]}
+    for t in turns:
+        n = sum(e["turn"] == t for e in record["events"])
+        assert page.locator(f".compare-cell[data-arm=social][data-turn='{t}'] .compare-row").count() == n
+    # Where social first falls behind direct: fewer reference items there, none fewer before.
+    done = lambda arm, t: int(  # noqa: E731
+        page.inner_text(f".compare-cell[data-arm={arm}][data-turn='{t}'] .progress").split()[1].split("/")[0]
+    )
+    marked = page.locator(".compare-cell.departs[data-arm=social]")
+    assert marked.count() == 1
+    first = int(marked.get_attribute("data-turn"))
+    bands = sorted(int(t) for t in page.locator(".compare-turn[id]").evaluate_all("els => els.map(e => e.textContent)"))
+    assert done("social", first) < done("direct", first)
+    assert all(done("social", t) >= done("direct", t) for t in bands if t < first)
+    assert page.inner_text("[data-testid=departs-social]") == f"falls behind direct at turn {first}"
     # At 1400 px, long JSON wraps inside its column: nothing scrolls sideways.
     page.set_viewport_size({"width": 1400, "height": 900})
     overflowing = page.evaluate(
-        "[...document.querySelectorAll('.compare-col, .content, code.json')]"
+        "[...document.querySelectorAll('.compare-cell, .content, code.json')]"
         ".filter(e => e.clientWidth > 0 && e.scrollWidth > e.clientWidth + 1).length"
     )
     assert overflowing == 0

@@ -237,7 +237,18 @@
       V.h("div", { class: "split" }, timeline(page, native ? NATIVE_KINDS : EPISODE_KINDS, query), V.h("aside", {}, side)));
   };
 
-  /* #compare/<model>/<task>/<rep>: the same cell in every arm, side by side, without lanes. */
+  /* Reference items (information items and required calls) satisfied by the end of `turn`:
+     the coordination reference's progress; null for a page without a reference (native). */
+  function progress(page, turn) {
+    if (!page || !page.reference) return null;
+    const all = [...page.reference.items, ...page.reference.calls];
+    return { done: all.filter((x) => x.at && x.at.turn <= turn).length, total: all.length };
+  }
+
+  /* #compare/<model>/<task>/<rep>: the same cell in every arm, aligned by turn (one band per
+     turn, the arms' events of that turn side by side, scrolling together), each band with each
+     arm's reference progress, and where each arm first falls behind the first harness arm's
+     (direct: the agent holds the tools). */
   V.compareView = async function (parts) {
     const [model, task, rep] = parts;
     const arms = V.arms();
@@ -245,16 +256,51 @@
     const pages = await Promise.all(arms.map((arm) => have.has(`${arm}/${model}/${task}/${rep}`)
       ? V.load(`${arm}/${model}/${task}/${rep}`, `data/episodes/${arm}/${encodeURIComponent(model)}/` +
         `${encodeURIComponent(task)}/r${encodeURIComponent(rep)}.js`) : null));
-    const column = (arm, page) => V.h("div", { class: "compare-col", "data-arm": arm },
-      V.h("h2", {}, page ? V.h("a", { href: V.episodeHref(arm, model, task, rep) }, arm) : arm, " ",
-        page ? V.outcomeBadge(page.trial.outcome, page.trial.failure_type) : V.badge("not in this design", "muted")),
-      page ? page.events.map((e, i) => V.h("div", { class: "compare-row", "data-kind": e.type },
-        V.h("a", { class: "when", href: V.href([arm, model, task, rep, "e" + i]) }, V.isMissing(e.turn) ? "" : String(e.turn)),
-        V.h("div", { class: "content" }, drawing(e)[2]))) : "");
+    /* Each event's turn band: its own turn, or the band before it for one without a turn. */
+    const bands = new Map();
+    pages.forEach((page, a) => {
+      let last = 0;
+      (page ? page.events : []).forEach((e, i) => {
+        const t = V.isMissing(e.turn) ? last : Number(e.turn);
+        last = t;
+        if (!bands.has(t)) bands.set(t, arms.map(() => []));
+        bands.get(t)[a].push([e, i]);
+      });
+    });
+    const turns = [...bands.keys()].sort((x, y) => x - y);
+    const baseArm = V.index().taxonomy.harness_arms[0];  /* the arm where the agent holds the tools */
+    const base = arms.indexOf(baseArm);
+    const departs = arms.map((arm, a) => {  /* the first turn this arm's progress is behind direct's */
+      if (a === base || base < 0 || !pages[a] || !pages[base] || !pages[a].reference) return null;
+      return turns.find((t) => progress(pages[a], t).done < progress(pages[base], t).done) ?? null;
+    });
+    const head = arms.map((arm, a) => V.h("div", { class: "compare-head", "data-arm": arm },
+      V.h("h2", {}, pages[a] ? V.h("a", { href: V.episodeHref(arm, model, task, rep) }, arm) : arm, " ",
+        pages[a] ? V.outcomeBadge(pages[a].trial.outcome, pages[a].trial.failure_type) : V.badge("not in this design", "muted")),
+      departs[a] !== null ? V.h("a", { class: "departs-link", href: "#", "data-testid": "departs-" + arm,
+        onclick: (ev) => { ev.preventDefault(); document.getElementById(`band-${departs[a]}`).scrollIntoView({ block: "center" }); } },
+      `falls behind ${baseArm} at turn ${departs[a]}`) : ""));
+    const rows = turns.map((t) => [V.h("div", { class: "compare-turn", id: `band-${t}` }, String(t)),
+      arms.map((arm, a) => {
+        const p = progress(pages[a], t);
+        const behind = departs[a] === t;
+        return V.h("div", { class: "compare-cell" + (behind ? " departs" : ""), "data-arm": arm, "data-turn": t },
+          bands.get(t)[a].map(([e, i]) => V.h("div", { class: "compare-row", "data-kind": e.type },
+            V.h("a", { class: "when", href: V.href([arm, model, task, rep, "e" + i]) }, "#"),
+            V.h("div", { class: "content" }, drawing(e)[2]))),
+          p ? V.h("div", { class: "progress", title: "reference items satisfied by the end of this turn" },
+            `reference ${p.done}/${p.total}`, behind ? V.badge(
+              `first behind ${baseArm} (${progress(pages[base], t).done}/${p.total})`, "bad") : "") : "");
+      })]);
+    const grid = V.h("div", { class: "compare-grid", "data-testid": "compare" }, V.h("div", { class: "compare-turn" }, "turn"),
+      head, rows);
+    grid.style.setProperty("--arms", arms.length);
     return V.h("section", { class: "page" },
       V.h("h1", {}, `${model} · task ${task} · r${rep} in every arm`),
       V.h("nav", { class: "same-cell" }, V.h("a", { href: V.href(["task", task]) }, `task ${task} across arms and models`)),
-      V.h("div", { class: "compare" }, arms.map((arm, i) => column(arm, pages[i]))));
+      V.h("p", { class: "hint" }, "One band per turn. Under each arm, the reference items (information items and ",
+        `required calls) satisfied by the end of the turn; a red mark where an arm first has fewer than ${baseArm}.`),
+      grid);
   };
 
   /* Bring an event into view and mark it (from a #.../e<n> link). */
