@@ -26,6 +26,7 @@ from incognita.collabsim.tasks import task_class
 from incognita.common.intervals import Paired, paired, welch
 from incognita.common.io import InputError
 from incognita.common.tables import write_table
+from incognita.common.viewer_links import md_link, view_href
 
 COMMUNICATION = ("messages", "rejected_messages", "invalid_actions", "average_message_words")
 UNPAIRED = ("group_size",)
@@ -173,4 +174,29 @@ def run_stats(runs: pd.DataFrame, probes: pd.DataFrame, convergence: pd.DataFram
         "confidence_time": over_time(valid, "confidence"),
         "convergence_time": over_time(convergence, "similarity"),
     }
-    return [p for name, df in tables.items() for p in write_table(df, out_dir, name)]
+    return [p for name, df in tables.items() for p in write_table(df, out_dir, name, _with_run_links(name, df))]
+
+
+# From results/collabsim/stats/ to the viewer's run list (docs/viewer.md): each row of these
+# tables links to the runs behind it.
+VIEWER = "../../viewer/index.html"
+_IDS = ("task", "condition", "model", "design")
+
+
+def _with_run_links(name: str, df: pd.DataFrame) -> pd.DataFrame | None:
+    """The Markdown copy of a table with a `runs` column of links (None: as is)."""
+    if df.empty or not set(_IDS) <= set(df.columns) or name not in ("summary", "effects"):
+        return None
+    md = df.copy()
+
+    def runs(row, condition: str, label: str) -> str:
+        filters = {k: str(row[k]) for k in _IDS} | {"condition": condition}
+        return md_link(label, view_href(VIEWER, "collabsim", **filters))
+
+    if name == "effects":  # a condition against its baseline: both sets of runs
+        md["runs"] = [
+            f"{runs(r, r['condition'], 'condition')}, {runs(r, 'baseline', 'baseline')}" for _, r in md.iterrows()
+        ]
+    else:
+        md["runs"] = [runs(r, r["condition"], "runs") for _, r in md.iterrows()]
+    return md

@@ -436,6 +436,42 @@ def test_search_finds_events_links_them_and_narrows_the_index(page, site):
     assert page.inner_text("[data-testid=search-count]").startswith("0 events in 0 pages")
 
 
+def test_each_composition_count_links_to_exactly_its_trials(page, site, trials):
+    """results/stats/composition.md links every count to the viewer's filtered list: the list
+    holds exactly that many trials (the fixture's table, through the statistics' own code)."""
+    import re
+
+    from incognita.access.stats.paper_tables import composition_table
+    from incognita.access.stats.viewer_links import VIEWER, with_links
+
+    arms, models = list(dict.fromkeys(trials["arm"])), list(dict.fromkeys(trials["model"]))
+    md = with_links("composition", composition_table(trials, arms, models))
+    checked = 0
+    for row in md[md["count"] > 0].itertuples():
+        href = re.fullmatch(r"\[trials\]\((.*)\)", row.trials).group(1)
+        assert href.startswith(VIEWER + "#trials?")
+        open_route(page, site.resolve().as_uri() + "/index.html", href.split("#", 1)[1])
+        assert rows(page) == row.count, (row.arm, row.model, row.outcome)
+        checked += 1
+    assert checked >= 6 and (md["count"] == 0).any() and (md[md["count"] == 0]["trials"] == "").all()
+
+
+def test_a_collabsim_stats_row_links_to_its_runs(page, site):
+    """results/collabsim/stats/summary.md and effects.md link each row to its runs."""
+    import pandas as pd
+
+    from incognita.collabsim.condition_stats import _with_run_links
+
+    ids = {"task": "daytrader", "condition": "communication_bandwidth", "model": "scripted", "design": "persona"}
+    md = _with_run_links("effects", pd.DataFrame([{**ids, "metric": "average_wealth", "n": 1}]))
+    condition, baseline = md["runs"][0].split(", ")
+    href = condition[len("[condition](") : -1]
+    assert href.startswith("../../viewer/index.html#collabsim?") and "condition=baseline" in baseline
+    open_route(page, site.resolve().as_uri() + "/index.html", href.split("#", 1)[1])
+    assert rows(page) == 1  # the one run the fixture site holds
+    assert _with_run_links("design_effects", pd.DataFrame([ids])) is None
+
+
 def test_native_run_renders_from_the_harness_format(page, site):
     doc = json.loads((FIXTURES / "native" / "surveyor" / "11" / "r0.json").read_text())
     sim = doc["simulations"][0]

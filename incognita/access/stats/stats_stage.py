@@ -21,6 +21,7 @@ from incognita.access.stats.fidelity_tables import attribution_table, participan
 from incognita.access.stats.interpretation import load_interpretation
 from incognita.access.stats.report import primary_markdown
 from incognita.access.stats.splithalf import DEFAULT_SEED, DEFAULT_SPLITS
+from incognita.access.stats.viewer_links import with_links
 from incognita.common.io import InputError, atomic_write_text
 from incognita.common.tables import write_table
 
@@ -123,6 +124,7 @@ def run_stats(
             atomic_write_text(path, table)
             paths.append(path)
         else:
-            md = _split_half_md(table) if name == "split_half" else None  # 8 x 4000 rows do not read as Markdown
+            # 8 x 4000 rows do not read as Markdown; other tables link their rows to the viewer.
+            md = _split_half_md(table) if name == "split_half" else with_links(name, table)
             paths += write_table(table, out_dir, name, md)
     return paths

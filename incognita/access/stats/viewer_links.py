@@ -1,0 +1,63 @@
+"""From a number to its trials: the Markdown tables of results/stats/ link each row to the
+filtered list of the trials behind it in the viewer (results/viewer, docs/viewer.md).
+
+A link is relative to results/stats/ (`../viewer/index.html#trials?arm=...&model=...`), so it
+opens from disk beside the built site; the filters are the index's own (a column and a value,
+`(none)` for an empty one), so the list is exactly the rows the number counts. The CSV tables
+stay plain data; only their Markdown copies get the `trials` column.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from incognita.common.viewer_links import NONE, md_link, view_href
+
+VIEWER = "../viewer/index.html"  # from results/stats/
+# A composition outcome as the index's filter: success and excluded are outcomes; a failure
+# type is its own column; a failure the reader does not label (native) has none.
+_OUTCOME_FILTER = {"success": {"outcome": "success"}, "excluded": {"outcome": "excluded"}}
+
+
+def _link(label: str, **filters: str) -> str:
+    """A link to the viewer's index filtered by column=value pairs (in that order)."""
+    return md_link(label, view_href(VIEWER, "trials", **filters))
+
+
+def _composition_filter(outcome: str) -> dict[str, str]:
+    if outcome in _OUTCOME_FILTER:
+        return _OUTCOME_FILTER[outcome]
+    if outcome == "failed_unlabelled":
+        return {"outcome": "failed", "failure_type": NONE}
+    return {"failure_type": outcome}
+
+
+def with_links(name: str, table: pd.DataFrame) -> pd.DataFrame | None:
+    """The Markdown copy of stats table `name`, with a `trials` column of links (None: as is)."""
+    if table.empty:
+        return None
+    md = table.copy()
+    if name == "success":
+        md["trials"] = [_link("trials", arm=a, model=m) for a, m in zip(md["arm"], md["model"])]
+    elif name == "composition":
+        md["trials"] = [
+            _link("trials", arm=a, model=m, **_composition_filter(o)) if n else ""
+            for a, m, o, n in zip(md["arm"], md["model"], md["outcome"], md["count"])
+        ]
+    elif name == "separability":
+        md["trials"] = [
+            f"{_link(a_, arm=arm, model=a_)}, {_link(b_, arm=arm, model=b_)}"
+            for arm, a_, b_ in zip(md["arm"], md["model_a"], md["model_b"])
+        ]
+    elif name == "attribution":
+        md["trials"] = [
+            _link("trials", arm=a, **({} if m == "all" else {"model": m}), failure_type=f)
+            for a, m, f in zip(md["arm"], md["model"], md["failure_type"])
+        ]
+    elif name == "participant_fidelity":
+        md["trials"] = [
+            _link("trials", arm=a, **({} if m == "all" else {"model": m})) for a, m in zip(md["arm"], md["model"])
+        ]
+    else:
+        return None
+    return md
