@@ -493,6 +493,10 @@ def test_matched_views_put_the_arms_side_by_side(page, site, trials):
     open_route(page, base, "compare/impatient/11/0")
     assert page.locator(".compare-head").count() == 4
     assert page.locator(".compare-cell[data-arm=native] .compare-row").count() > 0
+    # One lane set per arm, named in its header: social's six desks, indirect's Vega.
+    lanes = lambda arm: page.locator(f".compare-head[data-arm={arm}] .lane-name").all_inner_texts()  # noqa: E731
+    assert lanes("social") == ["agent", "USER", "Aster", "Boreal", "Cygnus", "Dorian", "Elara", "Fenn", "ENVIRONMENT"]
+    assert lanes("indirect") == ["agent", "USER", "Vega", "ENVIRONMENT"]
     # Aligned by turn: every arm's cell of a band holds that arm's events of that turn.
     record = json.loads((FIXTURES / "episodes" / "social" / "impatient" / "11" / "r0.json").read_text())
     turns = {e["turn"] for e in record["events"]}

@@ -246,7 +246,8 @@
   }
 
   /* #compare/<model>/<task>/<rep>: the same cell in every arm, aligned by turn (one band per
-     turn, the arms' events of that turn side by side, scrolling together), each band with each
+     turn, the arms' events of that turn side by side in narrow lanes, one lane set per arm,
+     scrolling together), each band with each
      arm's reference progress, and where each arm first falls behind the first harness arm's
      (direct: the agent holds the tools). */
   V.compareView = async function (parts) {
@@ -274,20 +275,26 @@
       if (a === base || base < 0 || !pages[a] || !pages[base] || !pages[a].reference) return null;
       return turns.find((t) => progress(pages[a], t).done < progress(pages[base], t).done) ?? null;
     });
+    const NARROW = 16;  // px per lane: four arms' lane sets side by side
+    const timelines = pages.map((page) => page ? new V.Timeline(page.lanes, NARROW) : null);
     const head = arms.map((arm, a) => V.h("div", { class: "compare-head", "data-arm": arm },
       V.h("h2", {}, pages[a] ? V.h("a", { href: V.episodeHref(arm, model, task, rep) }, arm) : arm, " ",
         pages[a] ? V.outcomeBadge(pages[a].trial.outcome, pages[a].trial.failure_type) : V.badge("not in this design", "muted")),
       departs[a] !== null ? V.h("a", { class: "departs-link", href: "#", "data-testid": "departs-" + arm,
         onclick: (ev) => { ev.preventDefault(); document.getElementById(`band-${departs[a]}`).scrollIntoView({ block: "center" }); } },
-      `falls behind ${baseArm} at turn ${departs[a]}`) : ""));
+      `falls behind ${baseArm} at turn ${departs[a]}`) : "",
+      timelines[a] ? timelines[a].header("") : ""));
     const rows = turns.map((t) => [V.h("div", { class: "compare-turn", id: `band-${t}` }, String(t)),
       arms.map((arm, a) => {
         const p = progress(pages[a], t);
         const behind = departs[a] === t;
         return V.h("div", { class: "compare-cell" + (behind ? " departs" : ""), "data-arm": arm, "data-turn": t },
-          bands.get(t)[a].map(([e, i]) => V.h("div", { class: "compare-row", "data-kind": e.type },
-            V.h("a", { class: "when", href: V.href([arm, model, task, rep, "e" + i]) }, "#"),
-            V.h("div", { class: "content" }, drawing(e)[2]))),
+          bands.get(t)[a].map(([e, i]) => {
+            const [from, to, content] = drawing(e);
+            const row = timelines[a].row({ when: "", from, to, kind: e.type, content, cls: "compare-row" });
+            row.querySelector(".when").append(V.h("a", { href: V.href([arm, model, task, rep, "e" + i]) }, "#"));
+            return row;
+          }),
           p ? V.h("div", { class: "progress", title: "reference items satisfied by the end of this turn" },
             `reference ${p.done}/${p.total}`, behind ? V.badge(
               `first behind ${baseArm} (${progress(pages[base], t).done}/${p.total})`, "bad") : "") : "");

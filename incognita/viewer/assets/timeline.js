@@ -6,15 +6,16 @@
   const LANE = 44;  // px per lane; the content column takes the rest
 
   V.Timeline = class {
-    constructor(lanes) {
+    constructor(lanes, laneWidth = LANE) {
       this.lanes = lanes;
+      this.laneWidth = laneWidth;
       this.at = Object.fromEntries(lanes.map((l, i) => [l, i]));
     }
 
     laneArea(children) {
       const el = V.h("div", { class: "lanes" }, children);
       el.style.setProperty("--n", this.lanes.length);
-      el.style.setProperty("--w", LANE + "px");
+      el.style.setProperty("--w", this.laneWidth + "px");
       return el;
     }
 
