@@ -25,7 +25,9 @@ Everything else is compared byte for byte.
 from __future__ import annotations
 
 import argparse
+import base64
 import csv
+import gzip
 import io
 import json
 import re
@@ -78,7 +80,10 @@ def _js_data(data: bytes):
         return text
     key, _, body = text[len("viewerData(") : -2].partition(",")
     try:
-        return json.loads(key), _strip(json.loads(body))
+        payload = json.loads(body)
+        if isinstance(payload, dict) and set(payload) == {"gzip_json"}:  # a compressed page (viewer/site.py)
+            payload = json.loads(gzip.decompress(base64.b64decode(payload["gzip_json"])))
+        return json.loads(key), _strip(payload)
     except json.JSONDecodeError:
         return text
 

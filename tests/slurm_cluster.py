@@ -4,7 +4,9 @@ runs wrote."""
 
 from __future__ import annotations
 
+import base64
 import csv
+import gzip
 import io
 import json
 import os
@@ -143,7 +145,10 @@ def _viewer_page(data: bytes):
     head, sep, rest = text.partition(",")
     if not (head.startswith("viewerData(") and sep and rest.endswith(");\n")):
         return data
-    return json.loads(head.removeprefix("viewerData(")), _without_volatile(json.loads(rest[:-3]))
+    payload = json.loads(rest[:-3])
+    if isinstance(payload, dict) and set(payload) == {"gzip_json"}:  # a compressed page (viewer/site.py)
+        payload = json.loads(gzip.decompress(base64.b64decode(payload["gzip_json"])))
+    return json.loads(head.removeprefix("viewerData(")), _without_volatile(payload)
 
 
 def _without_column(text: str, column: str) -> list[list[str]]:

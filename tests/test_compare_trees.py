@@ -59,3 +59,13 @@ def test_random_run_ids_and_viewer_scripts(tmp_path):
     assert compare_trees.compare(a, b) == ([], [], [], 2)
     (b / "r0.js").write_text('viewerData("k",{"text":"changed"});\n')
     assert compare_trees.compare(a, b)[2] == ["r0.js"]
+    # A compressed page (the viewer's) is compared by its content, wall-clock fields aside.
+    from incognita.viewer.site import compressed
+
+    for root, seconds, text in ((a, 1.5, "hi"), (b, 9.0, "hi")):
+        (root / "r0.js").write_text(
+            f'viewerData("k",{json.dumps(compressed({"wall_time_s": seconds, "text": text}))});\n'
+        )
+    assert compare_trees.compare(a, b)[2] == []
+    (b / "r0.js").write_text(f'viewerData("k",{json.dumps(compressed({"wall_time_s": 1.5, "text": "bye"}))});\n')
+    assert compare_trees.compare(a, b)[2] == ["r0.js"]

@@ -69,7 +69,7 @@ def compressed(payload: Any) -> dict:
     decompresses it on load (util.js, V.load); pages shrink about fivefold, so a site of
     thousands of trials stays copyable (docs/viewer.md, "Size and speed")."""
     raw = json.dumps(payload, separators=(",", ":")).encode()
-    return {"gzip_json": base64.b64encode(gzip.compress(raw, compresslevel=9, mtime=0)).decode()}
+    return {"gzip_json": base64.b64encode(gzip.compress(raw, compresslevel=6, mtime=0)).decode()}
 
 
 def _write(out: Path, rel: str, key: str, payload: Any, compress: bool = False) -> None:
