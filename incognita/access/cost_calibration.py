@@ -186,7 +186,7 @@ class Fit:
 
 
 def per_episode_usd(est: Estimator, a: Assumptions) -> dict[str, float]:
-    """The estimate's mean price of one episode per arm under assumptions `a`."""
+    """The estimate's mean price of one episode per arm under assumptions `a` (which `est` keeps)."""
     est.a = a
     _, by_arm = est.run()
     episodes = max(len(est.tasks) * len(est.design.models) * est.design.repetitions, 1)
@@ -205,7 +205,8 @@ def _solve(f: Callable[[float], float], lo: float, hi: float) -> float | None:
 
 
 def fit(est: Estimator, obs: Observations) -> Fit:
-    """Fit the ladder's assumptions to `obs`, rung by rung, on the design of `est`."""
+    """Fit the ladder's assumptions to `obs`, rung by rung, on the design of `est`; `est` is left
+    with the fitted assumptions (its `a`), for the estimate that follows."""
     start = est.a
     design_arms = set(est.design.episode_arms)
     a = start

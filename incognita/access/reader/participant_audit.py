@@ -186,14 +186,16 @@ def _service_findings(events: list, arm: ArmView) -> list[Finding]:
                 kind = "misreported_value" if shape in own_shapes else "ungrounded_value"
                 add(kind, f"{shape} {value}")
             text = prose(e.text)
-            if _DONE.search(text) and not wrote_since.get(who):
-                add("claimed_unmade_change", _DONE.search(text).group(0))
+            done = _DONE.search(text)
+            if done and not wrote_since.get(who):
+                add("claimed_unmade_change", done.group(0))
             if not arm.referral:
                 others = [h for h in arm.holders if h != who and re.search(rf"\b{re.escape(h)}\b", text)]
                 if others:
                     add("named_participant", ", ".join(others))
-                if _ELSEWHERE.search(text):
-                    add("referred_elsewhere", _ELSEWHERE.search(text).group(0))
+                elsewhere = _ELSEWHERE.search(text)
+                if elsewhere:
+                    add("referred_elsewhere", elsewhere.group(0))
             if any(_LIST_LINE.match(line) for line in text.splitlines()):
                 add("formatted_list", next(line.strip() for line in text.splitlines() if _LIST_LINE.match(line)))
             named = [tool for tool, word in tool_words if word.search(text)]
