@@ -44,9 +44,10 @@ def llm_args(entry: str | dict) -> dict:
 
 
 class _Bridge:
-    """Per-process state of the provider: backends by (role, entry), usage by role for the run on
-    this thread (a job runs its cells on several threads), and the first configuration error (bad
-    key, unknown model), which must stop the job, not a run."""
+    """Per-process state of the provider: backends by (role, entry), the cell and usage by role of
+    the run on this thread (a job runs its cells on several threads, and the backends are shared
+    between them), and the first configuration error (bad key, unknown model), which must stop the
+    job, not a run."""
 
     def __init__(self) -> None:
         self.cache_dir: str | None = None
@@ -68,9 +69,11 @@ class _Bridge:
         self.cache_dir, self.prices = cache_dir, prices
         self.fatal = None  # a new job
 
-    def reset_usage(self) -> None:
-        """A run starts on this thread: its usage starts from zero."""
+    def start_run(self, cell: dict | None = None) -> None:
+        """A run starts on this thread: its usage starts from zero, and its calls name `cell` (sent
+        only by entries with `send_cell`, for a loopback's twins; never part of a request)."""
         self._run.usage = {role: Usage() for role in ROLES}
+        self._run.cell = cell
 
     def backend(self, role: str, entry: dict):
         from incognita.access.episodes.scripted import make_backend
@@ -94,7 +97,9 @@ class _Bridge:
             {"messages": messages, "tools": params.get("tools") or []}, role, seed=int(params.get("seed") or 0)
         )
         try:
-            response = self.backend(role, entry).respond(request)
+            cell = getattr(self._run, "cell", None)
+            backend = self.backend(role, entry)
+            response = backend.respond(request, cell=cell) if cell else backend.respond(request)
         except BackendConfigError as exc:
             with self._lock:
                 self.fatal = self.fatal or exc

@@ -121,6 +121,13 @@ def _profile_names(profiles: str | None) -> tuple[str, ...]:
     return tuple(read_yaml(profiles) or {}) if profiles else ()
 
 
+def twin_cell(cell: NativeCell, overlay: int) -> dict:
+    """What a run's calls name with `send_cell` (a loopback's twins: incognita.access.native.native_twins).
+    The overlay tells a repaired task's run from its archived unrepaired run: same model, task,
+    repetition and seed, but not the same card."""
+    return {"family": "access", "arm": NATIVE, "model": cell.model, "task": cell.task, "rep": cell.rep, "overlay": overlay}
+
+
 def redact(text: str) -> str:
     """Remove anything that looks like a credential from an error message."""
     for var in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
@@ -164,7 +171,7 @@ def run_cell(
     }
     domain = domain or native_env.register_domain()
     start = time.perf_counter()
-    native_models.BRIDGE.reset_usage()
+    native_models.BRIDGE.start_run(twin_cell(cell, overlay))
     try:
         sim = run_task(
             domain=domain,

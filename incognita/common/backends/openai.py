@@ -450,14 +450,16 @@ class OpenAIBackend:
     def _classify(self, exc: Exception) -> tuple[str, str, float | None, str]:
         return _classify(exc)
 
-    def respond(self, request: ModelRequest) -> ModelResponse:
+    def respond(self, request: ModelRequest, cell: dict | None = None) -> ModelResponse:
+        """`cell`, when given, is the cell this call serves in place of the backend's own: the native
+        stage shares one backend between runs on several threads, so its cell travels with each call."""
         started = time.monotonic()
         body = self._body(request)
         key = request_key(body, None if self.settings.deterministic else request.seed)
         entry = self.cache.get(key) if self.cache else None
         hit = entry is not None
         if entry is None:
-            entry = self._fetch(body)
+            entry = self._fetch(body, self.cell if cell is None else cell)
             if self.cache:
                 self.cache.put(key, entry)  # once per answer: a retried call never pays twice
         text, calls = from_message(entry["response"]["message"])
@@ -483,8 +485,8 @@ class OpenAIBackend:
         )
         return ModelResponse(text=text, tool_calls=calls, usage=usage)
 
-    def _fetch(self, body: dict) -> dict:
-        parsed = self._call(body)
+    def _fetch(self, body: dict, cell: dict | None = None) -> dict:
+        parsed = self._call(body, cell)
         u = parsed["usage"]
         cost = self.prices.cost(
             self.settings.model,
@@ -506,14 +508,14 @@ class OpenAIBackend:
             "prices_version": self.prices.version,
         }
 
-    def _call(self, body: dict) -> dict:
+    def _call(self, body: dict, cell: dict | None = None) -> dict:
         client, key = self._client()
         s = self.settings
         pacer = pacer_for(self._endpoint(), s.model, s.limits)
         tokens = estimate_tokens(body)
         options: dict[str, Any] = {"timeout": s.timeout}
-        if s.send_cell and self.cell is not None:
-            options["headers"] = {CELL_HEADER: json.dumps({**self.cell, "role": self.role}, sort_keys=True)}
+        if s.send_cell and cell is not None:
+            options["headers"] = {CELL_HEADER: json.dumps({**cell, "role": self.role}, sort_keys=True)}
         last, failures, throttles = "", 0, 0
         while True:
             with pacer.attempt(tokens):
