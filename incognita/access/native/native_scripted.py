@@ -9,6 +9,11 @@ offline default it *registers* two classes in the harness's registry, nothing is
 - `incognita_scripted_user` (a subclass of the harness's `UserSimulator`): our scripted
   customer, answering from the task card through a disclosure gate of its own.
 
+Both are thin adapters over plain classes, `NativeAgentLogic` and `NativeUserLogic`, which turn
+the harness's new messages into our scripted backend's reply. The loopback twin of a native run
+(incognita.access.native.native_twins) uses the same two classes, so a run whose calls go to an
+endpoint answered by twins plays out as the offline run does.
+
 The native results' reader (incognita.access.native.native_results) recognises the scripted
 agent by its registered name.
 """
@@ -20,7 +25,7 @@ import functools
 import json
 import threading
 
-from incognita.common.backends.base import ModelRequest, Turn
+from incognita.common.backends.base import ModelRequest, ModelResponse, ToolCall, Turn
 from incognita.common.io import InputError, read_json, read_yaml
 
 _LATEST = threading.local()  # each thread's latest scripted agent (ScriptedNativeAgent.latest)
@@ -31,31 +36,129 @@ USER_NAME = "incognita_scripted_user"
 CLOSING = "That is everything for your request. Thank you for contacting us."
 
 
+class NativeAgentLogic:
+    """Our scripted agent's side of a native run, free of the harness's types: the harness's new
+    messages in (tool results, the user's text), the harness's next assistant message out. The
+    registered agent class and the loopback twin (incognita.access.native.native_twins) both use it.
+
+    `args` are the agent's `llm_args` (profile, profiles file, golden trajectory, seed, optionally
+    vocabulary); `schemas` the OpenAI schemas of the harness's tools."""
+
+    def __init__(self, args: dict, schemas: list[dict]):
+        from incognita.access.episodes.agent_plan import plan_from_golden
+        from incognita.access.episodes.episode_loop import USER
+        from incognita.access.episodes.scripted import make_backend
+        from incognita.access.episodes.scripted.scripted_agent import tool_catalog
+
+        profiles = profile_files(args["profiles"])
+        if args["profile"] not in profiles:
+            raise InputError(f"{args['profiles']}: no scripted agent profile {args['profile']!r}")
+        self.seed = int(args["seed"])
+        context = {
+            "arm": "direct",
+            "agent_executes": True,  # the native harness's agent holds the tools, as in the direct arm
+            "holders_declared": True,
+            "seed": self.seed,
+            "recipients": [USER],
+            "holders": {},
+            "plan": plan_from_golden(read_json(args["golden"])),
+            "profile": {"name": args["profile"], **copy.deepcopy(profiles[args["profile"]])},
+            "tools": tool_catalog(schemas, write_tools()),
+            "vocabulary": _vocabulary(args.get("vocabulary", "config/vocabulary.yaml")),
+        }
+        self.backend = make_backend(f"scripted:{args['profile']}", "agent", context)
+        self.history: list[Turn] = []
+        self.schemas = tuple(schemas)
+
+    def reply(self, incoming: list[Turn], system: str) -> ModelResponse:
+        """The next assistant message for the harness's new messages since our last one: `tool`
+        turns (results, with their call's id) and `user` turns (what the user said). The answer
+        is either one tool call or a text (CLOSING once our agent would end the episode)."""
+        from incognita.access.episodes.episode_loop import USER, parse_agent_output
+
+        for turn in incoming:
+            if turn.role == "tool":
+                self.history.append(Turn("tool", _as_json_result(turn.content), tool_call_id=turn.tool_call_id))
+            else:
+                self.history.append(Turn("user", f"From {USER}: {turn.content}"))
+        resp = self.backend.respond(
+            ModelRequest(role="agent", system=system, messages=tuple(self.history), tools=self.schemas, seed=self.seed)
+        )
+        self.history.append(Turn("assistant", resp.text, tool_calls=resp.tool_calls))
+        action = parse_agent_output(resp, [USER])
+        if action.kind == "tool":
+            call = action.call
+            arguments = call.arguments if isinstance(call.arguments, dict) else {}
+            return ModelResponse(tool_calls=(ToolCall(call.id, call.name, arguments),))
+        if action.kind == "message" and action.message_type == "FINAL":
+            return ModelResponse(text=CLOSING)
+        # a message to the user, or output our protocol rejects: the harness sees the text
+        return ModelResponse(text=action.text or resp.text or "")
+
+    @property
+    def ground_truth(self) -> dict:
+        return dict(getattr(self.backend, "ground_truth", {}) or {})
+
+
+class NativeUserLogic:
+    """Our scripted customer's side of a native run, free of the harness's types: the agent's text
+    in, the user's reply out. It answers the harness's greeting with the card's opening line,
+    answers from the card through a disclosure gate, and answers CLOSING with the harness's stop
+    token. The registered user class and the loopback twin both use it."""
+
+    def __init__(self, card: dict):
+        from tau2.user.base import STOP
+
+        from incognita.access.episodes.disclosure_gate import DisclosureGate
+        from incognita.access.episodes.episode_loop import USER
+        from incognita.access.episodes.scripted import make_backend
+
+        self.card, self.stop = card, STOP
+        self.gate = DisclosureGate(card)
+        self.backend = make_backend("scripted:customer", USER, {"card": card})
+        self.history: list[Turn] = []
+
+    def reply(self, agent_text: str) -> str:
+        from incognita.access.episodes.disclosure_gate import release_field_schema
+
+        if not self.history:  # the harness's fixed greeting: answer with the card's opening line
+            self.history.append(Turn("assistant", self.card["opening_line"]))
+            return self.card["opening_line"]
+        if agent_text == CLOSING:
+            return self.stop
+        self.history.append(Turn("user", agent_text))
+        tools = (release_field_schema(self.gate.tokens),)
+        with self.gate.reply_to_agent():
+            return self._answer(tools)
+
+    def _answer(self, tools) -> str:
+        from incognita.access.episodes.episode_loop import USER
+
+        for _ in range(8):
+            resp = self.backend.respond(ModelRequest(role=USER, system="", messages=tuple(self.history), tools=tools))
+            self.history.append(Turn("assistant", resp.text, tool_calls=resp.tool_calls))
+            if not resp.tool_calls:
+                return resp.text or ""
+            for call in resp.tool_calls:
+                event = self.gate.request(call.arguments.get("token", ""), 0)
+                self.history.append(
+                    Turn(
+                        "tool",
+                        json.dumps({"token": event.token, "status": event.status, "value": event.value}),
+                        tool_call_id=call.id,
+                    )
+                )
+        raise RuntimeError("scripted customer gave no reply within 8 steps")
+
+
 def _scripted_classes():
-    """Build the two scripted classes (imports the harness, so only when a native run needs them)."""
+    """Build the two registered classes (imports the harness, so only when a native run needs them):
+    thin adapters between the harness's message types and the logic classes above."""
     from tau2.agent.llm_agent import LLMAgent, LLMAgentState
-    from tau2.data_model.message import (
-        AssistantMessage,
-        MultiToolMessage,
-        ToolCall,
-        ToolMessage,
-        UserMessage,
-    )
-    from tau2.domains.retail.tools import RetailTools
-    from tau2.user.base import STOP, UserState
+    from tau2.data_model.message import AssistantMessage, MultiToolMessage, ToolMessage, UserMessage
+    from tau2.data_model.message import ToolCall as HarnessToolCall
+    from tau2.user.base import UserState
     from tau2.user.user_simulator import UserSimulator
-
-    from incognita.access.episodes.agent_plan import plan_from_golden
-    from incognita.access.episodes.disclosure_gate import DisclosureGate, release_field_schema
-    from incognita.access.episodes.episode_loop import USER, parse_agent_output
-    from incognita.access.episodes.scripted import make_backend
-    from incognita.access.episodes.scripted.scripted_agent import tool_catalog
-    from incognita.access.golden.provenance import load_vocabulary
-
-    # What every run's agent is told about the tools and the policy, built once per process.
-    probe = RetailTools(None)  # tool metadata needs no database
-    writes = {name for name in probe.tools if probe.tool_type(name).value == "write"}
-    vocabularies = functools.cache(load_vocabulary)
 
     class ScriptedNativeAgent(LLMAgent):
         """Our scripted agent behind the harness's agent interface. `llm_args` names its inputs
@@ -70,27 +173,7 @@ def _scripted_classes():
         def __init__(self, tools, domain_policy, llm=None, llm_args=None):
             super().__init__(tools=tools, domain_policy=domain_policy, llm=llm, llm_args=llm_args)
             _LATEST.agent = self
-            args = self.llm_args
-            profiles = profile_files(args["profiles"])
-            if args["profile"] not in profiles:
-                raise InputError(f"{args['profiles']}: no scripted agent profile {args['profile']!r}")
-            self.seed = int(args["seed"])
-            schemas = [tool_schema(t) for t in tools]
-            context = {
-                "arm": "direct",
-                "agent_executes": True,  # the native harness's agent holds the tools, as in the direct arm
-                "holders_declared": True,
-                "seed": self.seed,
-                "recipients": [USER],
-                "holders": {},
-                "plan": plan_from_golden(read_json(args["golden"])),
-                "profile": {"name": args["profile"], **copy.deepcopy(profiles[args["profile"]])},
-                "tools": tool_catalog(schemas, writes),
-                "vocabulary": vocabularies(args.get("vocabulary", "config/vocabulary.yaml")),
-            }
-            self.backend = make_backend(f"scripted:{args['profile']}", "agent", context)
-            self.history: list[Turn] = []
-            self.schemas = tuple(schemas)
+            self.logic = NativeAgentLogic(self.llm_args, [tool_schema(t) for t in tools])
 
         def get_init_state(self, message_history=None):
             return LLMAgentState(system_messages=[], messages=list(message_history or []))
@@ -101,44 +184,22 @@ def _scripted_classes():
         def generate_next_message(self, message, state):
             incoming = message.tool_messages if isinstance(message, MultiToolMessage) else [message]
             state.messages.extend(incoming)
-            for m in incoming:
-                if isinstance(m, ToolMessage):
-                    self.history.append(Turn("tool", _as_json_result(m.content), tool_call_id=m.id))
-                else:
-                    self.history.append(Turn("user", f"From {USER}: {m.content}"))
-            resp = self.backend.respond(
-                ModelRequest(
-                    role="agent",
-                    system=self.system_prompt,
-                    messages=tuple(self.history),
-                    tools=self.schemas,
-                    seed=self.seed,
-                )
-            )
-            self.history.append(Turn("assistant", resp.text, tool_calls=resp.tool_calls))
-            action = parse_agent_output(resp, [USER])
-            if action.kind == "tool":
-                call = action.call
-                out = AssistantMessage(
-                    role="assistant",
-                    tool_calls=[
-                        ToolCall(
-                            id=call.id,
-                            name=call.name,
-                            arguments=call.arguments if isinstance(call.arguments, dict) else {},
-                        )
-                    ],
-                )
-            elif action.kind == "message" and action.message_type == "FINAL":
-                out = AssistantMessage(role="assistant", content=CLOSING)
-            else:  # a message to the user, or output our protocol rejects: the harness sees the text
-                out = AssistantMessage(role="assistant", content=action.text or resp.text or "")
+            turns = [
+                Turn("tool", m.content, tool_call_id=m.id) if isinstance(m, ToolMessage) else Turn("user", m.content)
+                for m in incoming
+            ]
+            resp = self.logic.reply(turns, self.system_prompt)
+            if resp.tool_calls:
+                calls = [HarnessToolCall(id=c.id, name=c.name, arguments=c.arguments) for c in resp.tool_calls]
+                out = AssistantMessage(role="assistant", tool_calls=calls)
+            else:
+                out = AssistantMessage(role="assistant", content=resp.text)
             state.messages.append(out)
             return out, state
 
         @property
         def ground_truth(self) -> dict:
-            return dict(getattr(self.backend, "ground_truth", {}) or {})
+            return self.logic.ground_truth
 
     class ScriptedNativeUser(UserSimulator):
         """Our scripted customer behind the harness's user interface. It answers from the task
@@ -146,10 +207,7 @@ def _scripted_classes():
 
         def __init__(self, tools=None, instructions=None, llm=None, llm_args=None):
             super().__init__(tools=tools, instructions=instructions, llm=llm, llm_args=llm_args)
-            self.card = read_json(self.llm_args["card"])
-            self.gate = DisclosureGate(self.card)
-            self.backend = make_backend("scripted:customer", USER, {"card": self.card})
-            self.history: list[Turn] = []
+            self.logic = NativeUserLogic(read_json(self.llm_args["card"]))
 
         def set_seed(self, seed: int) -> None:
             pass  # deterministic
@@ -159,42 +217,28 @@ def _scripted_classes():
 
         def generate_next_message(self, message, state):
             state.messages.append(message)
-            text = self._reply(message.content or "")
-            out = UserMessage(role="user", content=text)
+            out = UserMessage(role="user", content=self.logic.reply(message.content or ""))
             state.messages.append(out)
             return out, state
 
-        def _reply(self, agent_text: str) -> str:
-            if not self.history:  # the harness's fixed greeting: answer with the card's opening line
-                self.history.append(Turn("assistant", self.card["opening_line"]))
-                return self.card["opening_line"]
-            if agent_text == CLOSING:
-                return STOP
-            self.history.append(Turn("user", agent_text))
-            tools = (release_field_schema(self.gate.tokens),)
-            with self.gate.reply_to_agent():
-                return self._answer(tools)
-
-        def _answer(self, tools) -> str:
-            for _ in range(8):
-                resp = self.backend.respond(
-                    ModelRequest(role=USER, system="", messages=tuple(self.history), tools=tools)
-                )
-                self.history.append(Turn("assistant", resp.text, tool_calls=resp.tool_calls))
-                if not resp.tool_calls:
-                    return resp.text or ""
-                for call in resp.tool_calls:
-                    event = self.gate.request(call.arguments.get("token", ""), 0)
-                    self.history.append(
-                        Turn(
-                            "tool",
-                            json.dumps({"token": event.token, "status": event.status, "value": event.value}),
-                            tool_call_id=call.id,
-                        )
-                    )
-            raise RuntimeError("scripted customer gave no reply within 8 steps")
-
     return ScriptedNativeAgent, ScriptedNativeUser
+
+
+@functools.cache
+def write_tools() -> frozenset[str]:
+    """The retail tools that write, which our scripted agent confirms before calling (tool metadata
+    needs no database); once per process."""
+    from tau2.domains.retail.tools import RetailTools
+
+    probe = RetailTools(None)
+    return frozenset(name for name in probe.tools if probe.tool_type(name).value == "write")
+
+
+@functools.cache
+def _vocabulary(path: str) -> dict:
+    from incognita.access.golden.provenance import load_vocabulary
+
+    return load_vocabulary(path)
 
 
 # Per-process caches of what every run's agent reads again: the profiles file, and each tool's
