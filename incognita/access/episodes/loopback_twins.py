@@ -11,6 +11,9 @@ answer each request with it. So a workflow run through the loopback writes the r
 offline run writes, while the endpoint's latency and rate limits are a real provider's
 (bench/throughput.py).
 
+Native runs (the cell's arm is `native`) go to the native twins (incognita.access.native.native_twins),
+which answer as the offline native run's scripted agent and user.
+
 A scripted participant keeps state between calls, so it must see every call of its cell: a call
 the response cache answers never reaches it. Entries therefore send the cell's seed
 (`send_seed: true`), which keeps identical requests of different cells (the customer's first
@@ -28,6 +31,8 @@ from pathlib import Path
 from incognita.access.arm_registry import registry_path
 from incognita.access.episodes.harness import Harness, HarnessSettings, cell_seed
 from incognita.access.episodes.scripted import make_backend
+from incognita.access.native.native_twins import NativeTwins
+from incognita.access.taxonomy import NATIVE
 from incognita.common.backends.base import Backend
 from incognita.common.backends.openai import CELL_HEADER, read_cell, to_reply, to_request
 from incognita.common.io import read_json, read_yaml
@@ -70,6 +75,8 @@ class AccessTwins:
         self._twins: dict[tuple[str, str], tuple[threading.Lock, Backend]] = {}
         self._inputs: dict[str, tuple[dict, dict]] = {}
         self._lock = threading.RLock()  # guards the two dicts above and `calls`; _build reads inputs under it
+        d = harness.design
+        self.native = NativeTwins(d.scripted_agents, d.vocabulary, d.seed, self.cards_dir, self.golden_dir)
         # Requests answered per cell (its header without the role), for tests and benchmarks.
         self.calls: Counter[str] = Counter()
 
@@ -101,9 +108,12 @@ class AccessTwins:
         cell = read_cell(headers, FAMILY)
         role = str(cell["role"])
         key = json.dumps({k: v for k, v in cell.items() if k != "role"}, sort_keys=True)
-        lock, twin = self._twin(key, cell, role, model)
-        with lock:  # a scripted participant answers one call at a time, in order
-            reply = to_reply(twin.respond(to_request(body, role)))
+        if cell.get("arm") == NATIVE:
+            reply = self.native(cell, served_profile(model), body)
+        else:
+            lock, twin = self._twin(key, cell, role, model)
+            with lock:  # a scripted participant answers one call at a time, in order
+                reply = to_reply(twin.respond(to_request(body, role)))
         with self._lock:
             self.calls[key] += 1
         return reply

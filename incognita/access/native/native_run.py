@@ -125,7 +125,14 @@ def twin_cell(cell: NativeCell, overlay: int) -> dict:
     """What a run's calls name with `send_cell` (a loopback's twins: incognita.access.native.native_twins).
     The overlay tells a repaired task's run from its archived unrepaired run: same model, task,
     repetition and seed, but not the same card."""
-    return {"family": "access", "arm": NATIVE, "model": cell.model, "task": cell.task, "rep": cell.rep, "overlay": overlay}
+    return {
+        "family": "access",
+        "arm": NATIVE,
+        "model": cell.model,
+        "task": cell.task,
+        "rep": cell.rep,
+        "overlay": overlay,
+    }
 
 
 def redact(text: str) -> str:
