@@ -4,7 +4,8 @@ One in-process loopback server (incognita.common.loopback) plays the provider: e
 waits a log-normal latency (median 2 s, sigma 0.5 by default) and the server enforces requests
 and tokens per minute with 429s, as OpenAI does. Behind it scripted twins answer (the access
 family's incognita.access.episodes.loopback_twins, CollabSim's incognita.collabsim.loopback_twins,
-picked by the `family` of each request's X-Incognita-Cell header), so every episode and run
+picked by the `family` of each request's X-Incognita-Cell header; the access twins hand native
+runs to incognita.access.native.native_twins), so every episode and run, native runs included,
 completes as it does offline while the calls cost what a real model's cost in time. Each row
 runs Snakemake on a fresh copy of the workflow (the task stages copied in, fresh response cache
 and pacing directories, so nothing is served from an earlier row) with every model entry pointed
@@ -24,9 +25,9 @@ default a row's --cores is its API jobs minus 5 (at least 2): every API job can 
 (INCOGNITA_WORKERS=1), --cores 2.
 
 Designs (rows: each design at each limit):
-  smoke      config/smoke.yaml's tasks and models, its arms without native: the native anchor
-             runs in the upstream harness, whose requests carry no cell header (no twin could
-             answer them)
+  smoke      config/smoke.yaml's tasks, models and arms, native included: the native job runs
+             the upstream harness's own LLM agent and user simulator, whose calls name their run
+             and are answered by the native twins (a repaired task also runs unrepaired, archived)
   access72   3 arms x 2 models x 4 corpus tasks (levels 2, 3, 4, 6) x 3 repetitions = 72 cells
   collabsim  Shape Factory with 10 traders, simultaneous turns, a probe after every action
              (a condition file written into the copy), both agent designs, one seed: 2 runs of
@@ -37,7 +38,8 @@ calls answered and 429s (the servers' stats); calls per minute from the first re
 last answer, against the limit (per model: the busiest model's server); the ideal
 wall time max(calls / rpm, tokens / tpm, chain) (calls and tokens of the busiest server), where
 the chain is the latency of the longest run of calls that had to wait for each other: an
-episode's calls one after another; a CollabSim run's steps one after another, each a wave of
+episode's calls one after another, as are a native run's (its agent's and user's calls
+alternate); a CollabSim run's steps one after another, each a wave of
 the turns (simultaneous) and then its probe waves (the k-th probes of the agents go together),
 each wave as long as its slowest call (the latencies the server drew, drawn here again); which
 term binds; wall / ideal; the peak resident memory of Snakemake and all its descendants
@@ -72,6 +74,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
+NATIVE = "native"  # the native anchor's arm (incognita.access.taxonomy.NATIVE)
 SEQUENTIAL_JOBS = 4  # the workflow profile's api_calls before issue #26
 KEY_ENV = "INCOGNITA_BENCH_KEY"
 MAX_IN_FLIGHT = 256  # generous: the endpoint's limits, not the client's cap, should bind
@@ -109,8 +112,31 @@ class Design:
             return len(self.arms) * len(self.models) * len(self.tasks) * self.reps
         return len(self.cs_designs)
 
+    @property
+    def native(self) -> bool:
+        return NATIVE in self.arms
+
     def api_jobs(self) -> int:
-        return len(self.models) * len(self.tasks) if self.family == "access" else len(self.cs_designs)
+        """Jobs that call the endpoint: one `episodes` job per (model, task) and one `native` job per
+        model (rules/episodes.smk, rules/native.smk), or one `collabsim_run` job per agent design."""
+        if self.family != "access":
+            return len(self.cs_designs)
+        episodes = len(self.models) * len(self.tasks) if any(a != NATIVE for a in self.arms) else 0
+        return episodes + (len(self.models) if self.native else 0)
+
+    def native_results(self) -> list[str]:
+        """The native results the workflow writes: one per native cell, plus the archived run of
+        each repaired task when the config archives them (`native.archive_unrepaired`)."""
+        from incognita.access.cells import native_result, repaired_tasks
+        from incognita.common.io import read_yaml
+
+        if not self.native:
+            return []
+        archive = read_yaml(ROOT / "config/config.yaml")["native"]["archive_unrepaired"]
+        repaired = set(repaired_tasks(ROOT / "config/repairs")) if archive else set()
+        runs = [(m, t, r, False) for m in self.models for t in self.tasks for r in range(self.reps)]
+        runs += [(m, t, r, True) for m, t, r, _ in runs if t in repaired]
+        return [str(native_result(m, t, r, unrepaired=u)) for m, t, r, u in runs]
 
 
 def designs(quick: bool) -> dict[str, Design]:
@@ -120,9 +146,7 @@ def designs(quick: bool) -> dict[str, Design]:
         return {"quick": Design("quick", "access", ["direct"], ["surveyor"], ["59"], 1)}
     smoke = read_yaml(ROOT / "config/smoke.yaml")["design"]
     return {
-        "smoke": Design(
-            "smoke", "access", [a for a in smoke["arms"] if a != "native"], smoke["models"], smoke["tasks"], 1
-        ),
+        "smoke": Design("smoke", "access", smoke["arms"], smoke["models"], smoke["tasks"], 1),
         # 72 cells: tasks of corpus levels 2, 3, 4 and 6 (the social arm engages that many desks).
         "access72": Design(
             "access72", "access", ["direct", "indirect", "social"], ["surveyor", "prober"], ["59", "11", "3", "100"], 3
@@ -152,6 +176,8 @@ def profiles(d: Design) -> list[str]:
 
 def overlay(d: Design, url: dict[str, str], rpm: int, tpm: int) -> tuple[dict, list[str]]:
     """The row's config overlay and its Snakemake targets; `url` maps each profile to its endpoint."""
+    from incognita.access.cells import native_result
+
     if d.family == "access":
         cfg = {
             "design": {"arms": d.arms, "repetitions": d.reps, "tasks": d.tasks, "models": d.models},
@@ -165,7 +191,8 @@ def overlay(d: Design, url: dict[str, str], rpm: int, tpm: int) -> tuple[dict, l
             # Not a target: the smallest CollabSim design keeps the workflow's parse short.
             "collabsim": {"tasks": {"daytrader": ["baseline"]}, "designs": ["persona"], "seeds": 1},
         }
-        return cfg, ["results/episodes/manifest.tsv"]
+        native = [str(native_result(m, t, r)) for m in d.models for t in d.tasks for r in range(d.reps)]
+        return cfg, ["results/episodes/manifest.tsv", *(native if d.native else [])]
     cfg = {
         "collabsim": {
             "seeds": 1,
@@ -254,7 +281,9 @@ class Dispatch:
 
     def _place(self, family: str, cell: dict, body: dict) -> tuple[str, tuple]:
         """(chain, wave): calls of one wave went out together; a chain's waves one after another.
-        An episode's calls are sequential, each its own wave. A CollabSim run's step is one wave of
+        An episode's calls are sequential, each its own wave; so are a native run's, its agent's
+        and its user's calls in one chain (its cell without the role, which names the run: the
+        overlay version keeps a repaired task's run and its archived unrepaired run apart). A CollabSim run's step is one wave of
         turns (simultaneous), then probe waves: the k-th probe of each agent in the step go together."""
         if family == "access":
             return json.dumps({k: v for k, v in cell.items() if k != "role"}, sort_keys=True), (len(self.calls),)
@@ -447,7 +476,7 @@ def run_row(d: Design, rpm: int, tpm: int, args, stages: Path, scratch: Path, ha
         jobs = planned_jobs(subprocess.CompletedProcess(cmd, code, "", text))
     except StopIteration:
         jobs = {}
-    expected = {"episodes", "episodes_done"} if d.family == "access" else {"collabsim_run"}
+    expected = {"episodes", "episodes_done", "native"} if d.family == "access" else {"collabsim_run"}
     if set(jobs) - expected:
         row.errors.append(f"unexpected jobs {sorted(set(jobs) - expected)} (the task stages were rebuilt?)")
     return row
@@ -459,11 +488,25 @@ def check_outputs(wf: Path, d: Design) -> list[str]:
         records = list((wf / "results/episodes").glob("*/*/*/r*.json"))
         broken = [p for p in records if json.loads(p.read_text()).get("error")]
         problems = [f"{len(broken)} error record(s), e.g. {broken[0]}"] if broken else []
-        if len(records) != d.cells:
-            problems.append(f"{len(records)} records for {d.cells} cells")
+        episode_cells = d.cells - (len(d.models) * len(d.tasks) * d.reps if d.native else 0)
+        if len(records) != episode_cells:
+            problems.append(f"{len(records)} records for {episode_cells} episode cells")
+        native = [wf / p for p in d.native_results()]
+        missing = [p for p in native if not p.exists()]
+        failed = [p for p in native if p.exists() and native_error(p)]
+        if missing:
+            problems.append(f"{len(missing)} of {len(native)} native results missing, e.g. {missing[0]}")
+        if failed:
+            problems.append(f"{len(failed)} native run(s) broke, e.g. {failed[0]}: {native_error(failed[0])}")
         return problems
     found = list((wf / "results/collabsim/runs").glob(f"{CS_TASK}/{CS_CONDITION}/{CS_LABEL}/*/s1/manifest.json"))
     return [] if len(found) == d.cells else [f"{len(found)} of {d.cells} runs finished"]
+
+
+def native_error(path: Path) -> str | None:
+    """The reason a native run broke (our facts in the harness's result), or None."""
+    sim = json.loads(path.read_text())["simulations"][0]
+    return sim["reward_info"]["info"]["incognita"]["error"]
 
 
 # --------------------------------------------------------------------------- the table
