@@ -282,9 +282,10 @@ class Dispatch:
     def _place(self, family: str, cell: dict, body: dict) -> tuple[str, tuple]:
         """(chain, wave): calls of one wave went out together; a chain's waves one after another.
         An episode's calls are sequential, each its own wave; so are a native run's, its agent's
-        and its user's calls in one chain (its cell without the role, which names the run: the
-        overlay version keeps a repaired task's run and its archived unrepaired run apart). A CollabSim run's step is one wave of
-        turns (simultaneous), then probe waves: the k-th probe of each agent in the step go together."""
+        and its user's calls in one chain (the cell without the role names the run; its overlay
+        version keeps a repaired task's run and its archived unrepaired run apart). A CollabSim
+        run's step is one wave of turns (simultaneous), then probe waves: the k-th probe of each
+        agent in the step go together."""
         if family == "access":
             return json.dumps({k: v for k, v in cell.items() if k != "role"}, sort_keys=True), (len(self.calls),)
         from incognita.collabsim.loopback_twins import step_of
