@@ -229,6 +229,34 @@ def test_malformed_tool_arguments_reach_the_loop_as_raw_text(tmp_path, monkeypat
     assert resp.tool_calls[0].arguments == "{not json"  # the gateway rejects it as inadmissible, logged
 
 
+def test_the_cell_header_goes_only_with_send_cell_and_a_calls_cell_replaces_the_backends(tmp_path, monkeypatch):
+    """The native stage shares one backend between runs on several threads, so each call may name
+    its own cell; neither the header nor the cell ever enters the request or its cache key."""
+    seen: list[str | None] = []
+
+    def responder(model, body, headers):
+        seen.append(headers.get(ob.CELL_HEADER.lower()))
+        return "ok"
+
+    request = ModelRequest(role="agent", system="s", messages=(Turn("user", "hi"),))
+    own, call = {"family": "access", "task": "1"}, {"family": "access", "task": "2"}
+    with LoopbackServer(responder, with_headers=True) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", KEY)
+        for send_cell in (False, True):
+            settings = {**FAST, "send_cell": send_cell}
+            backend = make_backend("openai:m", "agent", {"settings": settings, "cache_dir": False, "cell": own})
+            backend.respond(request)
+            backend.respond(request, cell=call)
+        cached = make_backend(
+            "openai:m", "agent", {"settings": {**FAST, "send_cell": True}, "cache_dir": str(tmp_path), "cell": own}
+        )
+        cached.respond(request, cell=call)
+        assert cached.respond(request, cell=own).usage.cache_hits == 1  # the cell is not part of the key
+    sent = [json.loads(h) if h else None for h in seen]
+    assert sent == [None, None, {**own, "role": "agent"}, {**call, "role": "agent"}, {**call, "role": "agent"}]
+
+
 # --------------------------------------------------------------------------- conversions and settings
 
 
