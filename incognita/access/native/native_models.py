@@ -97,9 +97,8 @@ class _Bridge:
             {"messages": messages, "tools": params.get("tools") or []}, role, seed=int(params.get("seed") or 0)
         )
         try:
-            cell = getattr(self._run, "cell", None)
-            backend = self.backend(role, entry)
-            response = backend.respond(request, cell=cell) if cell else backend.respond(request)
+            # The run's cell travels with the call: the backend is shared by the job's threads.
+            response = self.backend(role, entry).respond(request, cell=getattr(self._run, "cell", None))
         except BackendConfigError as exc:
             with self._lock:
                 self.fatal = self.fatal or exc
