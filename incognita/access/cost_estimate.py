@@ -131,6 +131,26 @@ class Role:
         return self.settings.get("reasoning_effort") or "default"
 
 
+def assumed_like(arm: str, assumptions: Assumptions, arms, partition) -> str:
+    """The arm whose per-episode assumptions `arm` takes: its own when the assumptions name it,
+    else the paper's arm of the same access structure (the agent holds the tools: direct; one
+    holder: indirect; several: social). `arms` is the arm registry, `partition` the tools' holders."""
+    if arm in assumptions.customer_messages:
+        return arm
+    entry = arms.arm(arm)
+    return "direct" if entry.agent_executes else ("indirect" if len(entry.owners(partition)) == 1 else "social")
+
+
+def longest_arms(design_arms, arms, partition, share: float = 0.9) -> frozenset[str]:
+    """The arms whose episodes the estimate expects to be the design's longest chains of calls: the
+    agent's expected turns at least `share` of the longest arm's (the harness lets their calls use
+    the pace's reserve, incognita.common.pacing.RESERVE)."""
+    a = Assumptions()
+    turns = {arm: a.agent_turns(assumed_like(arm, a, arms, partition)) for arm in design_arms}
+    top = max(turns.values(), default=0.0)
+    return frozenset(arm for arm, t in turns.items() if t >= share * top)
+
+
 class Estimator:
     def __init__(self, cfg: dict, prices: PriceTable, assumptions: Assumptions, cards_dir: str | None = None):
         self.cfg, self.prices, self.a = cfg, prices, assumptions
@@ -169,15 +189,7 @@ class Estimator:
         )
 
     def assumed_like(self, arm: str) -> str:
-        """The arm whose per-episode assumptions `arm` takes: its own when the assumptions name it,
-        else the paper's arm of the same access structure (the agent holds the tools: direct; one
-        holder: indirect; several: social)."""
-        if arm in self.a.customer_messages:
-            return arm
-        entry = self.arms.arm(arm)
-        return (
-            "direct" if entry.agent_executes else ("indirect" if len(entry.owners(self.partition)) == 1 else "social")
-        )
+        return assumed_like(arm, self.a, self.arms, self.partition)
 
     def episode(self, arm: str, agent: Role, lines: dict[str, Line], episodes: float, agent_key: str) -> None:
         """Add `episodes` episodes of `arm` with this agent to the lines."""

@@ -17,6 +17,12 @@ The mechanism, smallest first:
   call of 2.2 units is not charged 3) nor under-counts;
 - calls in flight: rows in a `flight` table, taken and given back inside SQLite transactions;
   a row whose process has died is reclaimed, so a killed job never leaks a slot;
+- a share held back for the longest chains: a call marked `critical` (the harness marks the cells
+  of the design's longest-expected arm) may use the whole budget; while critical calls have been
+  made within the last window, any other call also takes from a second pair of buckets that hold
+  RESERVE less. A burst of short episodes then cannot spend a whole window and stall the episode
+  that decides when the run ends (at 60/min the sliding window lets 60 calls go in 40 s, then none
+  for 20 s). With no critical call in the window nothing is held back;
 - adaptation (additive increase, multiplicative decrease, as inspect_ai adapts its connections):
   a 429 halves the shared in-flight cap and pauses every caller until its `Retry-After` has
   passed; each success adds 1/cap back until the configured cap; a 5xx holds growth for a
@@ -47,6 +53,9 @@ TOKEN_ROWS = 2000  # rows a full token window holds: tokens are counted in units
 # reach the provider while the one it replaces is still in the provider's window (a 429 that then
 # pauses every caller). 2% keeps 98% of the limit.
 WINDOW_MARGIN = 0.02
+# The share of each limit that only critical calls may use (see the module's docstring).
+RESERVE = 1 / 6
+SPREAD = 12  # while the reserve is held back, other calls get at most 1/SPREAD of their part per 1/SPREAD window
 POLL = 0.02  # seconds between looks at a full flight table or a pause (cheap: one SQLite read)
 GROWTH_HOLD = 60.0  # seconds a 5xx holds the cap's growth
 
@@ -100,7 +109,15 @@ class Pacer:
         self._local = threading.local()
         self._requests = self._bucket(key, "requests", limits.rpm)
         self._token_unit = max(1, math.ceil(limits.tpm / TOKEN_ROWS)) if limits.tpm else 1
-        self._tokens = self._bucket(key, "tokens", limits.tpm and math.ceil(limits.tpm / self._token_unit))
+        token_units = limits.tpm and math.ceil(limits.tpm / self._token_unit)
+        self._tokens = self._bucket(key, "tokens", token_units)
+        # The budget's part that every call may use: RESERVE less (critical calls skip these buckets).
+        general_units = token_units and max(1, math.floor(token_units * (1 - RESERVE)))
+        self._general = (
+            self._bucket(key, "requests_general", limits.rpm and max(1, math.floor(limits.rpm * (1 - RESERVE))), SPREAD),
+            self._bucket(key, "tokens_general", general_units, SPREAD),
+        )
+        self._general_units = general_units and max(1, math.ceil(general_units / SPREAD))  # one call's most
         self._carry, self._carry_lock = 0.0, threading.Lock()  # units owed by this process's earlier calls
         with self._db() as db:
             db.execute("CREATE TABLE IF NOT EXISTS flight (owner TEXT, pid INTEGER, host TEXT, since REAL)")
@@ -108,6 +125,10 @@ class Pacer:
                 "CREATE TABLE IF NOT EXISTS adapt (id INTEGER PRIMARY KEY CHECK (id = 0), cap REAL, "
                 "pause_until REAL, hold_until REAL, throttled INTEGER)"
             )
+            # Until when critical calls have a share held back for them (a table of its own, so
+            # pacing files made before it still open).
+            db.execute("CREATE TABLE IF NOT EXISTS critical (id INTEGER PRIMARY KEY CHECK (id = 0), until REAL)")
+            db.execute("INSERT OR IGNORE INTO critical VALUES (0, 0)")
             db.execute(
                 "INSERT OR IGNORE INTO adapt VALUES (0, ?, 0, 0, 0)",
                 (float(limits.max_in_flight),),
@@ -116,18 +137,19 @@ class Pacer:
             db.execute("UPDATE adapt SET cap = MIN(cap, ?)", (float(limits.max_in_flight),))
 
     # ------------------------------------------------------------------ storage
-    def _bucket(self, key: str, table: str, per_minute: int | None):
+    def _bucket(self, key: str, table: str, per_minute: int | None, spread: int = 1):
+        """A shared sliding-window bucket of `per_minute` units; with `spread` > 1 also at most its
+        share in each 1/spread of the window, so that its units cannot go out in one burst."""
         if not per_minute:
             return None
         from pyrate_limiter import Limiter, Rate, SQLiteBucket
 
+        window_ms = int(self.window * (1 + WINDOW_MARGIN) * 1000)
+        rates = [Rate(per_minute, window_ms)]
+        if spread > 1:
+            rates.insert(0, Rate(max(1, math.ceil(per_minute / spread)), window_ms // spread))
         path = self.path.with_name(f"{key}-{table}.sqlite")
-        bucket = SQLiteBucket.init_from_file(
-            [Rate(per_minute, int(self.window * (1 + WINDOW_MARGIN) * 1000))],
-            table=table,
-            db_path=str(path),
-            use_file_lock=True,
-        )
+        bucket = SQLiteBucket.init_from_file(rates, table=table, db_path=str(path), use_file_lock=True)
         return Limiter(bucket, buffer_ms=10)
 
     @contextmanager
@@ -154,15 +176,25 @@ class Pacer:
 
     # ------------------------------------------------------------------ the caller's side
     @contextmanager
-    def attempt(self, tokens: int):
+    def attempt(self, tokens: int, critical: bool = False):
         """Hold one call's place: wait out a pause, take a flight slot, then the request and its
-        tokens from the minute's budget. The slot is given back however the call ends."""
-        waited = self._take_slot()
+        tokens from the minute's budget (a call that is not critical first from the general part).
+        The slot is given back however the call ends."""
+        waited, held_back = self._take_slot(critical)
         self._local.attempting = True
         try:
+            weight = self._token_weight(tokens)
+            general_requests, general_tokens = self._general
+            if not critical:
+                # Counted in the general part whenever there is room, so that the part is right when
+                # a critical call arrives; waited for only while the reserve is held back.
+                wait = -1 if held_back else 0  # pyrate-limiter: -1 waits for room, 0 only takes what is free
+                if general_requests is not None:
+                    general_requests.try_acquire("requests_general", timeout=wait)
+                if general_tokens is not None and weight:
+                    general_tokens.try_acquire("tokens_general", weight=min(weight, self._general_units), timeout=wait)
             if self._requests is not None:
                 self._requests.try_acquire("requests")
-            weight = self._token_weight(tokens)
             if weight:
                 self._tokens.try_acquire("tokens", weight=weight)
             yield waited
@@ -181,7 +213,8 @@ class Pacer:
             self._carry = owed - weight
         return min(weight, math.ceil(self.limits.tpm / self._token_unit))
 
-    def _take_slot(self) -> float:
+    def _take_slot(self, critical: bool) -> tuple[float, bool]:
+        """Wait for a flight slot: (seconds waited, whether this call must leave the reserve alone)."""
         start = time.monotonic()
         me = threading.get_ident()
         while True:
@@ -196,7 +229,11 @@ class Pacer:
                             "INSERT INTO flight VALUES (?, ?, ?, ?)",
                             (f"{self._owner}:{me}", os.getpid(), socket.gethostname(), now),
                         )
-                        return time.monotonic() - start
+                        if critical:
+                            db.execute("UPDATE critical SET until = MAX(until, ?)", (now + self.window,))
+                            return time.monotonic() - start, False
+                        (until,) = db.execute("SELECT until FROM critical").fetchone()
+                        return time.monotonic() - start, until > now
             time.sleep(max(POLL, min(pause_until - now, 1.0)) if now < pause_until else POLL)
 
     def _give_slot(self) -> None:

@@ -175,3 +175,29 @@ def test_pacing_settings_travel_apart_from_the_entry_and_come_back_whole():
         assert "rpm" not in received
         assert with_pacing(received, pacing) == entry_param(entry)
     assert pacing_map([plain, "scripted:desk"]) == "{}"
+
+
+def test_other_calls_leave_the_reserve_to_critical_calls_only_while_critical_calls_are_made(tmp_path):
+    """rpm 12 in a window of 2.4 s: a call that is not critical may take 10 (RESERVE holds back a
+    sixth), one per twelfth of the window, while a critical call has been made within the window;
+    with none, it may take all 12 at once."""
+    window, limits = 2.4, Limits(rpm=12, tpm=None, max_in_flight=32)
+
+    def timed(pacer, critical=False):
+        start = time.monotonic()
+        with pacer.attempt(1, critical=critical):
+            pass
+        return time.monotonic() - start
+
+    free = Pacer("free", limits, tmp_path, window=window)
+    assert sum(timed(free) for _ in range(12)) < window / 4  # nothing held back: one burst
+
+    held = Pacer("held", limits, tmp_path, window=window)
+    assert timed(held, critical=True) < 0.1
+    spread = [timed(held) for _ in range(10)]
+    # The general part goes out a twelfth of the window at a time, not in one burst ...
+    assert sum(spread) >= 8 * window / 12
+    # ... and once it is spent, a critical call still goes at once while another call waits.
+    assert timed(held, critical=True) < 0.1
+    assert timed(held) >= window / 12 - 0.05
+

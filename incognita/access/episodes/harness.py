@@ -137,6 +137,12 @@ class Harness:
             list(schemas.values()), {t for t in schemas if self.world.tool_types.get(t) == "write"}
         )
         self.vocabulary = load_vocabulary(design.vocabulary)
+        from incognita.access.cost_estimate import longest_arms
+
+        # Cells of these arms are expected to run longest: their calls may use the pace's reserve, so
+        # that a burst of shorter episodes never stalls the chain that decides when a job ends.
+        ours = [arm for arm in design.arms if arm != NATIVE]
+        self.critical_arms = longest_arms(ours, self.arms, self.partition)
 
     def _owners(self, arm: str) -> dict[str, frozenset[str]]:
         return self.arms.arm(arm).owners(self.partition)
@@ -153,10 +159,17 @@ class Harness:
             raise InputError(str(exc)) from None
 
     def _make(self, entry: str | dict, role: str, context: dict, where: str, cell: dict | None = None):
-        """The backend for a config entry; its settings, the cache and price table and the cell it
-        serves (sent only to a loopback that asks for it: the openai family's send_cell) go in the context."""
+        """The backend for a config entry; its settings, the cache and price table, the cell it
+        serves (sent only to a loopback that asks for it: the openai family's send_cell) and whether
+        its calls may use the pace's reserve go in the context."""
         spec, settings = self._split(entry, where)
-        runtime = {"settings": settings, "cache_dir": self.design.cache_dir, "prices": self.design.prices, "cell": cell}
+        runtime = {
+            "settings": settings,
+            "cache_dir": self.design.cache_dir,
+            "prices": self.design.prices,
+            "cell": cell,
+            "critical": cell is not None and cell["arm"] in self.critical_arms,
+        }
         return make_backend(spec, role, {**context, **runtime})
 
     def desk_context(self, arm: str, desk: str, tools: frozenset[str]) -> dict:

@@ -267,8 +267,10 @@ def check_settings(name: str, values: dict, where: str) -> AnthropicSettings:
 
 @register("anthropic", settings_check=check_settings)
 def make_anthropic(name: str, role: str, context: dict) -> AnthropicBackend:
-    """Context keys as for the openai family: settings, cache_dir, prices, cell."""
+    """Context keys as for the openai family: settings, cache_dir, prices, cell, critical."""
     settings = AnthropicSettings.from_dict(name, dict(context.get("settings") or {}), f"anthropic:{name} ({role})")
     cache_dir = context.get("cache_dir")
     cache = None if cache_dir is False else ResponseCache(resolve_dir(cache_dir))
-    return AnthropicBackend(settings, role, cache, _prices(context.get("prices")), context.get("cell"))
+    return AnthropicBackend(
+        settings, role, cache, _prices(context.get("prices")), context.get("cell"), bool(context.get("critical"))
+    )

@@ -418,12 +418,19 @@ class OpenAIBackend:
     FAMILY = "openai"
 
     def __init__(
-        self, settings: Settings, role: str, cache: ResponseCache | None, prices: PriceTable, cell: dict | None = None
+        self,
+        settings: Settings,
+        role: str,
+        cache: ResponseCache | None,
+        prices: PriceTable,
+        cell: dict | None = None,
+        critical: bool = False,
     ):
         self.settings, self.role, self.cache, self.prices = settings, role, cache, prices
         self.spec = f"{self.FAMILY}:{settings.model}"
         self.where = f"{self.spec} ({role})"
         self.cell = cell  # the cell this backend serves, sent only with send_cell (a loopback's twins)
+        self.critical = critical  # its calls may use the pace's reserve (incognita.common.pacing.RESERVE)
         self.totals = Usage()  # this backend's calls, for roles the episode loop does not count (the judge)
         self._totals_lock = threading.Lock()  # the native harness shares a backend between its threads
         self._jitter = random.Random()
@@ -518,7 +525,7 @@ class OpenAIBackend:
             options["headers"] = {CELL_HEADER: json.dumps({**cell, "role": self.role}, sort_keys=True)}
         last, failures, throttles = "", 0, 0
         while True:
-            with pacer.attempt(tokens):
+            with pacer.attempt(tokens, self.critical):
                 try:
                     parsed = self._post(client, body, options)
                 except Exception as exc:  # noqa: BLE001 -- sorted by _classify; anything unexpected fails this episode
@@ -571,8 +578,11 @@ def _prices(configured: str | None) -> PriceTable:
 @register("openai", settings_check=Settings.from_dict)
 def make_openai(name: str, role: str, context: dict) -> OpenAIBackend:
     """Context keys: settings (the role's config entry minus spec), cache_dir (None = default;
-    False = no cache), prices (path of the price table), cell (what the backend serves, for send_cell)."""
+    False = no cache), prices (path of the price table), cell (what the backend serves, for send_cell),
+    critical (its calls belong to the design's longest chains: they may use the pace's reserve)."""
     settings = Settings.from_dict(name, dict(context.get("settings") or {}), f"openai:{name} ({role})")
     cache_dir = context.get("cache_dir")
     cache = None if cache_dir is False else ResponseCache(resolve_dir(cache_dir))
-    return OpenAIBackend(settings, role, cache, _prices(context.get("prices")), context.get("cell"))
+    return OpenAIBackend(
+        settings, role, cache, _prices(context.get("prices")), context.get("cell"), bool(context.get("critical"))
+    )

@@ -87,3 +87,18 @@ def test_cells_finishing_in_reverse_order_still_write_the_sequential_records(har
     reversed_run = records(run(harness, inputs, tmp_path / "reversed", workers=len(ARMS) * 2))
     assert finished[: len(finished) // 2].count("social") >= 1 and finished[-1] == "direct"  # the order did change
     assert reversed_run == one
+
+
+def test_harness_marks_the_longest_expected_arm_as_critical(source_dir):
+    """Cells of the arm the cost model expects to run longest (social, of the paper's arms) may use
+    the reserve; the others leave it. In a design of one arm, every cell is critical."""
+    entry = {"spec": "openai:gpt-x", "base_url": "http://127.0.0.1:9/v1"}
+    harness = scripted_harness(source_dir, ("direct", "indirect", "social", "native"), {"gpt-x": entry})
+    assert harness.critical_arms == {"social"}
+
+    def backend(arm):
+        cell = {"family": "access", "arm": arm, "model": "gpt-x", "task": "11", "rep": 0}
+        return harness._make(entry, "agent", {}, "models.gpt-x", cell)
+
+    assert backend("social").critical and not backend("direct").critical and not backend("indirect").critical
+    assert scripted_harness(source_dir, ("direct",), {}).critical_arms == {"direct"}
