@@ -114,7 +114,9 @@ class Pacer:
         # The budget's part that every call may use: RESERVE less (critical calls skip these buckets).
         general_units = token_units and max(1, math.floor(token_units * (1 - RESERVE)))
         self._general = (
-            self._bucket(key, "requests_general", limits.rpm and max(1, math.floor(limits.rpm * (1 - RESERVE))), SPREAD),
+            self._bucket(
+                key, "requests_general", limits.rpm and max(1, math.floor(limits.rpm * (1 - RESERVE))), SPREAD
+            ),
             self._bucket(key, "tokens_general", general_units, SPREAD),
         )
         self._general_units = general_units and max(1, math.ceil(general_units / SPREAD))  # one call's most
@@ -288,12 +290,14 @@ class Pacer:
                 "SELECT cap, pause_until, hold_until, throttled FROM adapt"
             ).fetchone()
             (flying,) = db.execute("SELECT COUNT(*) FROM flight").fetchone()
+            (critical_until,) = db.execute("SELECT until FROM critical").fetchone()
         return {
             "cap": cap,
             "in_flight": flying,
             "paused_for": max(0.0, pause_until - time.time()),
             "growth_held_for": max(0.0, hold_until - time.time()),
             "throttled": throttled,
+            "reserve_held_for": max(0.0, critical_until - time.time()),
         }
 
 

@@ -200,4 +200,3 @@ def test_other_calls_leave_the_reserve_to_critical_calls_only_while_critical_cal
     # ... and once it is spent, a critical call still goes at once while another call waits.
     assert timed(held, critical=True) < 0.1
     assert timed(held) >= window / 12 - 0.05
-

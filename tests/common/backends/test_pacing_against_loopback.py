@@ -14,7 +14,7 @@ from incognita.common.loopback import LoopbackServer, RateLimits
 PRICES = 'version: 1\nretrieved: "2026-12-03"\nmodels:\n  m: {input: 1.0, output: 1.0}\n'
 
 
-def backend(server, tmp_path, **settings):
+def backend(server, tmp_path, critical=False, **settings):
     (tmp_path / "prices.yaml").write_text(PRICES)
     return make_openai(
         "m",
@@ -23,6 +23,7 @@ def backend(server, tmp_path, **settings):
             "settings": {"base_url": server.base_url, "api_key_env": "LOOPBACK_KEY", "temperature": 0, **settings},
             "cache_dir": str(tmp_path / "cache"),
             "prices": str(tmp_path / "prices.yaml"),
+            "critical": critical,
         },
     )
 
@@ -80,3 +81,19 @@ def test_a_burst_over_the_servers_limit_slows_down_together_and_every_call_is_an
     assert state["throttled"] == stats.rejected_total  # every 429 slowed the shared pace
     assert state["cap"] < 8
     assert b.totals.calls == 12 and b.totals.cache_misses == 12
+
+
+def test_a_critical_backends_calls_hold_the_reserve_back_from_other_calls(tmp_path, monkeypatch):
+    """The harness builds the longest-expected cells' backends with `critical`; their calls make the
+    shared pace hold its reserve back from every other caller for a window."""
+    from incognita.common.pacing import pacer_for
+
+    monkeypatch.setenv("LOOPBACK_KEY", "local")
+    monkeypatch.setenv("INCOGNITA_PACING_DIR", str(tmp_path / "pacing"))
+    with LoopbackServer(lambda model, body: "ok") as server:
+        other = backend(server, tmp_path)
+        other.respond(request(0))
+        pace = pacer_for(server.base_url, "m", other.settings.limits)
+        assert pace.state()["reserve_held_for"] == 0
+        backend(server, tmp_path, critical=True).respond(request(1))
+        assert 55 < pace.state()["reserve_held_for"] <= 60
