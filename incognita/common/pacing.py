@@ -17,12 +17,15 @@ The mechanism, smallest first:
   call of 2.2 units is not charged 3) nor under-counts;
 - calls in flight: rows in a `flight` table, taken and given back inside SQLite transactions;
   a row whose process has died is reclaimed, so a killed job never leaks a slot;
-- a share held back for the longest chains: a call marked `critical` (the harness marks the cells
-  of the design's longest-expected arm) may use the whole budget; while critical calls have been
-  made within the last window, any other call also takes from a second pair of buckets that hold
-  RESERVE less. A burst of short episodes then cannot spend a whole window and stall the episode
-  that decides when the run ends (at 60/min the sliding window lets 60 calls go in 40 s, then none
-  for 20 s). With no critical call in the window nothing is held back;
+- a share of the requests held back for the longest chains: a call marked `critical` (the harness
+  marks the cells of the design's longest-expected arm) may use the whole budget; while critical
+  calls have been made within the last window, any other call also takes its request from a
+  second bucket that holds RESERVE less and releases it a twelfth of the window at a time. A
+  burst of short episodes then cannot spend a whole window and stall the episode that decides
+  when the run ends (at 60/min the sliding window let 60 calls go in 40 s, then none for 20 s).
+  Tokens are not held back: a critical call's prompt is often small, and tokens held for it went
+  unused where tokens bind (bench/throughput.py's smoke row at 60/min: 83% of tpm with tokens
+  held back, 88% without). With no critical call in the window nothing is held back;
 - adaptation (additive increase, multiplicative decrease, as inspect_ai adapts its connections):
   a 429 halves the shared in-flight cap and pauses every caller until its `Retry-After` has
   passed; each success adds 1/cap back until the configured cap; a 5xx holds growth for a
@@ -111,15 +114,9 @@ class Pacer:
         self._token_unit = max(1, math.ceil(limits.tpm / TOKEN_ROWS)) if limits.tpm else 1
         token_units = limits.tpm and math.ceil(limits.tpm / self._token_unit)
         self._tokens = self._bucket(key, "tokens", token_units)
-        # The budget's part that every call may use: RESERVE less (critical calls skip these buckets).
-        general_units = token_units and max(1, math.floor(token_units * (1 - RESERVE)))
-        self._general = (
-            self._bucket(
-                key, "requests_general", limits.rpm and max(1, math.floor(limits.rpm * (1 - RESERVE))), SPREAD
-            ),
-            self._bucket(key, "tokens_general", general_units, SPREAD),
-        )
-        self._general_units = general_units and max(1, math.ceil(general_units / SPREAD))  # one call's most
+        # The requests every call may use: RESERVE less (critical calls skip this bucket).
+        general = limits.rpm and max(1, math.floor(limits.rpm * (1 - RESERVE)))
+        self._general_requests = self._bucket(key, "requests_general", general, SPREAD)
         self._carry, self._carry_lock = 0.0, threading.Lock()  # units owed by this process's earlier calls
         with self._db() as db:
             db.execute("CREATE TABLE IF NOT EXISTS flight (owner TEXT, pid INTEGER, host TEXT, since REAL)")
@@ -180,21 +177,17 @@ class Pacer:
     @contextmanager
     def attempt(self, tokens: int, critical: bool = False):
         """Hold one call's place: wait out a pause, take a flight slot, then the request and its
-        tokens from the minute's budget (a call that is not critical first from the general part).
-        The slot is given back however the call ends."""
+        tokens from the minute's budget (a call that is not critical takes its request from the
+        general part first). The slot is given back however the call ends."""
         waited, held_back = self._take_slot(critical)
         self._local.attempting = True
         try:
             weight = self._token_weight(tokens)
-            general_requests, general_tokens = self._general
-            if not critical:
+            if not critical and self._general_requests is not None:
                 # Counted in the general part whenever there is room, so that the part is right when
-                # a critical call arrives; waited for only while the reserve is held back.
-                wait = -1 if held_back else 0  # pyrate-limiter: -1 waits for room, 0 only takes what is free
-                if general_requests is not None:
-                    general_requests.try_acquire("requests_general", timeout=wait)
-                if general_tokens is not None and weight:
-                    general_tokens.try_acquire("tokens_general", weight=min(weight, self._general_units), timeout=wait)
+                # a critical call arrives; waited for only while the reserve is held back
+                # (pyrate-limiter: -1 waits for room, 0 only takes what is free).
+                self._general_requests.try_acquire("requests_general", timeout=-1 if held_back else 0)
             if self._requests is not None:
                 self._requests.try_acquire("requests")
             if weight:

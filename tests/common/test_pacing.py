@@ -178,9 +178,9 @@ def test_pacing_settings_travel_apart_from_the_entry_and_come_back_whole():
 
 
 def test_other_calls_leave_the_reserve_to_critical_calls_only_while_critical_calls_are_made(tmp_path):
-    """rpm 12 in a window of 2.4 s: a call that is not critical may take 10 (RESERVE holds back a
-    sixth), one per twelfth of the window, while a critical call has been made within the window;
-    with none, it may take all 12 at once."""
+    """rpm 12 in a window of 2.4 s: a call that is not critical may take 10 requests (RESERVE holds
+    back a sixth), one per twelfth of the window, while a critical call has been made within the
+    window; with none, it may take all 12 at once. Tokens are not held back."""
     window, limits = 2.4, Limits(rpm=12, tpm=None, max_in_flight=32)
 
     def timed(pacer, critical=False):
@@ -200,3 +200,10 @@ def test_other_calls_leave_the_reserve_to_critical_calls_only_while_critical_cal
     # ... and once it is spent, a critical call still goes at once while another call waits.
     assert timed(held, critical=True) < 0.1
     assert timed(held) >= window / 12 - 0.05
+
+    # Tokens are never held back: after a critical call, another takes the rest of the window at once.
+    tokens = Pacer("tokens", Limits(rpm=None, tpm=12_000, max_in_flight=32), tmp_path, window=window)
+    assert timed(tokens, critical=True) < 0.1
+    start = time.monotonic()
+    with tokens.attempt(11_000):
+        assert time.monotonic() - start < 0.1
