@@ -413,11 +413,14 @@ def run_row(d: Design, rpm: int, tpm: int, args, stages: Path, scratch: Path, ha
     wf = workflow_copy(scratch / f"{d.name}-{rpm}", stages, d, args.cs_steps)
     if d.family == "access":
         from incognita.access.episodes.loopback_twins import AccessTwins
+        from incognita.access.native.native_twins import NativeTwins
 
         # The harness (database, partition, prompts) is the same for every row; the twins are per row.
         if "harness" not in harness_box:
             harness_box["harness"] = AccessTwins.from_workflow(wf).harness
-        twins = AccessTwins(harness_box["harness"], wf / "results/cards", wf / "results/golden")
+        cards, golden = wf / "results/cards", wf / "results/golden"
+        native = NativeTwins.for_harness(harness_box["harness"], cards, golden)
+        twins = AccessTwins(harness_box["harness"], cards, golden, native)
     else:
         from incognita.collabsim.loopback_twins import CollabSimTwins
 

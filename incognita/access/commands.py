@@ -80,7 +80,8 @@ def estimate_cmd(
     With --rpm and/or --tpm, also the shortest wall time at those limits (one limit for all the calls).
     With --from, the assumptions are first fitted to observed agent actions and prices per arm.
     """
-    from incognita.access.cost_estimate import Assumptions, Estimator
+    from incognita.access.cost_assumptions import Assumptions
+    from incognita.access.cost_estimate import Estimator
     from incognita.access.workflow_config import load_config
     from incognita.common.io import InputError
     from incognita.common.prices import load_prices, resolve_path

@@ -28,7 +28,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from incognita.access.cost_estimate import Assumptions, Estimator
+from incognita.access.cost_assumptions import Assumptions
+from incognita.access.cost_estimate import Estimator
 from incognita.common.io import InputError, read_yaml
 
 

@@ -18,7 +18,8 @@ from incognita.access.cells import (
     record_path,
     repaired_tasks,
 )
-from incognita.access.cost_estimate import Assumptions, Estimator
+from incognita.access.cost_assumptions import Assumptions
+from incognita.access.cost_estimate import Estimator
 from incognita.access.reference.freeze import LockError
 from incognita.access.taxonomy import HARNESS_ARMS
 from incognita.access.workflow_config import load_config

@@ -11,6 +11,7 @@ import yaml
 from click.testing import CliRunner
 
 from incognita.access.commands import estimate_cmd
+from incognita.access.cost_assumptions import Assumptions
 from incognita.access.cost_calibration import (
     Observations,
     Observed,
@@ -20,7 +21,7 @@ from incognita.access.cost_calibration import (
     published,
     with_actions,
 )
-from incognita.access.cost_estimate import Assumptions, Estimator
+from incognita.access.cost_estimate import Estimator
 from incognita.access.workflow_config import load_config
 from incognita.cli import main
 from incognita.common.io import InputError

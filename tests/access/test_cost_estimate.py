@@ -9,7 +9,8 @@ import yaml
 from click.testing import CliRunner
 
 from incognita.access.commands import estimate_cmd
-from incognita.access.cost_estimate import Assumptions, Estimator, conversation, wall_time
+from incognita.access.cost_assumptions import Assumptions
+from incognita.access.cost_estimate import Estimator, conversation, wall_time
 from incognita.access.workflow_config import load_config
 from incognita.common.io import InputError
 from incognita.common.prices import Price, PriceTable, load_prices

@@ -137,7 +137,7 @@ class Harness:
             list(schemas.values()), {t for t in schemas if self.world.tool_types.get(t) == "write"}
         )
         self.vocabulary = load_vocabulary(design.vocabulary)
-        from incognita.access.cost_estimate import longest_arms
+        from incognita.access.cost_assumptions import longest_arms
 
         # Cells of these arms are expected to run longest: their calls may use the pace's reserve, so
         # that a burst of shorter episodes never stalls the chain that decides when a job ends.

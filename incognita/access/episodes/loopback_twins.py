@@ -11,8 +11,9 @@ answer each request with it. So a workflow run through the loopback writes the r
 offline run writes, while the endpoint's latency and rate limits are a real provider's
 (bench/throughput.py).
 
-Native runs (the cell's arm is `native`) go to the native twins (incognita.access.native.native_twins),
-which answer as the offline native run's scripted agent and user.
+Native runs (the cell's arm is `native`) go to the `native` responder given to AccessTwins (the
+native stage's twins, incognita.access.native.native_twins, which answer as the offline native
+run's scripted agent and user); it is passed in so that this stage does not import a later one.
 
 A scripted participant keeps state between calls, so it must see every call of its cell: a call
 the response cache answers never reaches it. Entries therefore send the cell's seed
@@ -25,13 +26,12 @@ from __future__ import annotations
 import json
 import threading
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from incognita.access.arm_registry import registry_path
 from incognita.access.episodes.harness import Harness, HarnessSettings, cell_seed
 from incognita.access.episodes.scripted import make_backend
-from incognita.access.native.native_twins import NativeTwins
 from incognita.access.taxonomy import NATIVE
 from incognita.common.backends.base import Backend
 from incognita.common.backends.openai import CELL_HEADER, read_cell, to_reply, to_request
@@ -69,14 +69,19 @@ def merged_config(paths: list[str | Path]) -> dict:
 class AccessTwins:
     """The responder: `(model, body, headers) -> reply`, safe to call from the server's threads."""
 
-    def __init__(self, harness: Harness, cards_dir: str | Path, golden_dir: str | Path):
+    def __init__(
+        self,
+        harness: Harness,
+        cards_dir: str | Path,
+        golden_dir: str | Path,
+        native: Callable[[dict, str, dict], dict] | None = None,
+    ):
         self.harness = harness
         self.cards_dir, self.golden_dir = Path(cards_dir), Path(golden_dir)
         self._twins: dict[tuple[str, str], tuple[threading.Lock, Backend]] = {}
         self._inputs: dict[str, tuple[dict, dict]] = {}
         self._lock = threading.RLock()  # guards the two dicts above and `calls`; _build reads inputs under it
-        d = harness.design
-        self.native = NativeTwins(d.scripted_agents, d.vocabulary, d.seed, self.cards_dir, self.golden_dir)
+        self.native = native  # (cell, served profile, body) -> reply, for native runs
         # Requests answered per cell (its header without the role), for tests and benchmarks.
         self.calls: Counter[str] = Counter()
 
@@ -109,6 +114,8 @@ class AccessTwins:
         role = str(cell["role"])
         key = json.dumps({k: v for k, v in cell.items() if k != "role"}, sort_keys=True)
         if cell.get("arm") == NATIVE:
+            if self.native is None:
+                raise ValueError(f"cell {key}: a native run, and these twins were given no native responder")
             reply = self.native(cell, served_profile(model), body)
         else:
             lock, twin = self._twin(key, cell, role, model)

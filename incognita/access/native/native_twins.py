@@ -65,6 +65,12 @@ class NativeTwins:
     `profiles` and `vocabulary` are the files the native job reads, `seed` the design's seed (each
     run's seed derives from it), `cards_dir` and `golden_dir` the built task stages."""
 
+    @classmethod
+    def for_harness(cls, harness, cards_dir, golden_dir) -> NativeTwins:
+        """The native twins beside a harness's access twins: its profiles, vocabulary and seed."""
+        d = harness.design
+        return cls(d.scripted_agents, d.vocabulary, d.seed, cards_dir, golden_dir)
+
     def __init__(self, profiles: str | Path, vocabulary: str | Path, seed: int, cards_dir, golden_dir):
         self.profiles, self.vocabulary, self.seed = str(profiles), str(vocabulary), int(seed)
         self.cards_dir, self.golden_dir = Path(cards_dir), Path(golden_dir)

@@ -457,7 +457,8 @@ class Pricing:
 def price_unit(config_path: str, models: tuple[str, ...], prices_path: str | None, cards_dir: str | None) -> Pricing:
     """Run the estimate on the config (its design's models replaced by `models` when the config
     has them all) and divide by its tasks x repetitions."""
-    from incognita.access.cost_estimate import Assumptions, Estimator, api_usage
+    from incognita.access.cost_assumptions import Assumptions
+    from incognita.access.cost_estimate import Estimator, api_usage
     from incognita.access.workflow_config import load_config
     from incognita.common.prices import load_prices, resolve_path
 

@@ -113,3 +113,6 @@ def test_a_request_the_twins_cannot_place_is_refused_with_its_reason(harness, in
     desk = {**cell, "role": "Aster"}
     with pytest.raises(ValueError, match="no service participant 'Aster'"):
         twins("scripted-desk", body, {"x-incognita-cell": json.dumps(desk)})
+    native = {**cell, "arm": "native", "overlay": 1, "role": "user"}
+    with pytest.raises(ValueError, match="given no native responder"):
+        twins("scripted-customer", body, {"x-incognita-cell": json.dumps(native)})

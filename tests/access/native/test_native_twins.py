@@ -1,7 +1,7 @@
 """Native runs behind the loopback: the harness's own LLM classes, answered by the native twins,
 play out as the offline scripted native run.
 
-The twins (incognita.access.native.native_twins, reached through AccessTwins as behind
+The twins (incognita.access.native.native_twins, handed native cells by AccessTwins as behind
 bench/throughput.py) know nothing but the cell header, the served model and the request. The
 runs go at once (`workers`); a repaired task also runs its archived unrepaired task, whose
 agent's first requests are those of the repaired run (same seed), so some of its calls come
@@ -19,6 +19,7 @@ from workflow_helpers import scripted_harness
 
 from incognita.access.episodes.loopback_twins import AccessTwins
 from incognita.access.native.native_run import NativeJob, NativeSettings, run_job
+from incognita.access.native.native_twins import NativeTwins
 from incognita.common.io import write_json
 from incognita.common.loopback import LoopbackServer
 
@@ -81,6 +82,12 @@ def simulation(path: Path) -> dict:
     }
 
 
+def access_twins(harness, inputs: Path) -> AccessTwins:
+    """The access twins with the native twins beside them, as bench/throughput.py builds them."""
+    cards, golden = inputs / "cards", inputs / "golden"
+    return AccessTwins(harness, cards, golden, NativeTwins.for_harness(harness, cards, golden))
+
+
 @pytest.mark.parametrize("workers", [1, 4])
 def test_native_runs_through_the_twins_play_out_as_offline(inputs, source_dir, tmp_path, monkeypatch, workers):
     """One at a time, an archived unrepaired run follows its repaired run, so its first calls
@@ -92,7 +99,7 @@ def test_native_runs_through_the_twins_play_out_as_offline(inputs, source_dir, t
         workers=4,
     )
     harness = scripted_harness(source_dir, ("direct",), {MODEL: f"scripted:{PROFILE}"})
-    twins = AccessTwins(harness, inputs / "cards", inputs / "golden")
+    twins = access_twins(harness, inputs)
     monkeypatch.setenv(KEY_ENV, "local")
     monkeypatch.setenv("INCOGNITA_PACING_DIR", str(tmp_path / "pacing"))
     with LoopbackServer(twins, with_headers=True) as server:
@@ -145,7 +152,7 @@ def test_native_runs_through_the_twins_play_out_as_offline(inputs, source_dir, t
 
 def test_a_native_call_the_twins_cannot_place_is_refused_with_its_reason(inputs, source_dir):
     harness = scripted_harness(source_dir, ("direct",), {MODEL: f"scripted:{PROFILE}"})
-    twins = AccessTwins(harness, inputs / "cards", inputs / "golden")
+    twins = access_twins(harness, inputs)
     body = {"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "Hi"}], "tools": []}
     cell = {"family": "access", "arm": "native", "model": MODEL, "task": "11", "rep": 0, "overlay": 1, "role": "user"}
 
