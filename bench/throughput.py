@@ -74,7 +74,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-NATIVE = "native"  # the native anchor's arm (incognita.access.taxonomy.NATIVE)
+from incognita.access.taxonomy import NATIVE  # noqa: E402 -- after the checkout is on the path
+
 SEQUENTIAL_JOBS = 4  # the workflow profile's api_calls before issue #26
 KEY_ENV = "INCOGNITA_BENCH_KEY"
 MAX_IN_FLIGHT = 256  # generous: the endpoint's limits, not the client's cap, should bind
