@@ -24,7 +24,7 @@ The mechanism, smallest first:
   burst of short episodes then cannot spend a whole window and stall the episode that decides
   when the run ends (at 60/min the sliding window let 60 calls go in 40 s, then none for 20 s).
   Tokens are not held back: a critical call's prompt is often small, and tokens held for it went
-  unused where tokens bind (bench/throughput.py's smoke row at 60/min: 83% of tpm with tokens
+  unused where tokens bind (bench/throughput.py's smoke row at 60/min: 80% of tpm with tokens
   held back, 88% without). With no critical call in the window nothing is held back;
 - adaptation (additive increase, multiplicative decrease, as inspect_ai adapts its connections):
   a 429 halves the shared in-flight cap and pauses every caller until its `Retry-After` has
