@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 
 import pytest
+from workflow_helpers import twin_entry
 
 from incognita.access.episodes.harness import Harness, HarnessSettings
 from incognita.access.episodes.loopback_twins import AccessTwins
@@ -74,8 +75,7 @@ def test_cells_through_the_twins_write_the_offline_records(harness, inputs, tmp_
     with LoopbackServer(twins, with_headers=True) as server:
 
         def entry(model: str) -> dict:
-            common = {"base_url": server.base_url, "api_key_env": KEY_ENV, "temperature": 0, "timeout": 10}
-            return {"spec": f"openai:{model}", **common, "send_cell": True, "send_seed": True, "rpm": None, "tpm": None}
+            return twin_entry(server.base_url, model, KEY_ENV)
 
         served = design({MODEL: entry(f"scripted-{PROFILE}")}, entry("scripted-customer"), entry("scripted-desk"))
         saved, harness.design = harness.design, dataclasses.replace(served, cache_dir=str(tmp_path / "cache"))

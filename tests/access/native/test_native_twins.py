@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from tau2.data_model.simulation import Results
-from workflow_helpers import scripted_harness
+from workflow_helpers import scripted_harness, twin_entry
 
 from incognita.access.episodes.loopback_twins import AccessTwins
 from incognita.access.native.native_run import NativeJob, NativeSettings, run_job
@@ -105,8 +105,7 @@ def test_native_runs_through_the_twins_play_out_as_offline(inputs, source_dir, t
     with LoopbackServer(twins, with_headers=True) as server:
 
         def entry(model: str) -> dict:
-            common = {"base_url": server.base_url, "api_key_env": KEY_ENV, "temperature": 0, "timeout": 10}
-            return {"spec": f"openai:{model}", **common, "send_cell": True, "send_seed": True, "rpm": None, "tpm": None}
+            return twin_entry(server.base_url, model, KEY_ENV)
 
         online_paths = run_job(
             job(
