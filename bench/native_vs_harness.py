@@ -111,7 +111,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="two corpus tasks, one repetition (CI)")
     ap.add_argument("--results", default=str(ROOT / "results"), help="the results tree with cards/ and golden/")
     ap.add_argument(
-        "--out-dir", default=None, help="where the upstream runs are written (default: a temporary directory)"
+        "--out-dir", default=None, help="where the upstream runs are written (default: a temporary directory, removed at the end)"
     )
     args = ap.parse_args()
 
@@ -120,9 +120,14 @@ def main() -> None:
 
     results = Path(args.results)
     if args.out_dir is None:
+        import atexit
+        import shutil
         import tempfile
 
+        # A temporary directory is the bench's own: removed when it ends (CI runs this bench in every
+        # test run, which otherwise left a directory behind each time).
         args.out_dir = tempfile.mkdtemp(prefix="bench-native-")
+        atexit.register(shutil.rmtree, args.out_dir, ignore_errors=True)
     tasks = [str(t) for t in load_corpus(ROOT / "config/corpus.yaml", locks=ROOT / "config/locks.yaml")["tasks"]]
     reps = args.reps
     if args.quick:
