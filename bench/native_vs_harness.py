@@ -111,7 +111,9 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="two corpus tasks, one repetition (CI)")
     ap.add_argument("--results", default=str(ROOT / "results"), help="the results tree with cards/ and golden/")
     ap.add_argument(
-        "--out-dir", default=None, help="where the upstream runs are written (default: a temporary directory, removed at the end)"
+        "--out-dir",
+        default=None,
+        help="where the upstream runs are written (default: a temporary directory, removed at the end)",
     )
     args = ap.parse_args()
 

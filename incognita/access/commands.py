@@ -224,7 +224,14 @@ def _parse_since(text: str | None) -> float | None:
 @click.option("--config", "config_path", default=None, help="workflow config whose estimate gives the expected calls")
 @click.option("--since", default=None, help="count from this time (unix or ISO; default: the current run's start)")
 @click.option("--watch", type=click.FloatRange(min=0, min_open=True), default=None, help="refresh every N seconds")
-def progress_cmd(dir_opt: str | None, config_path: str | None, since: str | None, watch: float | None) -> None:
+@click.option(
+    "--per-minute",
+    is_flag=True,
+    help="instead, each model's calls and tokens in each minute of the run (which model was at its limit, when)",
+)
+def progress_cmd(
+    dir_opt: str | None, config_path: str | None, since: str | None, watch: float | None, per_minute: bool
+) -> None:
     """Model calls of the running (or last) run so far: calls, cache hits, tokens, dollars, retries,
     rates and, with --config, an ETA.
 
@@ -237,6 +244,10 @@ def progress_cmd(dir_opt: str | None, config_path: str | None, since: str | None
 
     directory = progress.resolve_dir(dir_opt)
     start = _parse_since(since)
+    if per_minute:
+        for line in progress.minute_lines(*progress.by_minute(directory, since=start)):
+            click.echo(line)
+        return
     expected = None
     if config_path:
         from incognita.access.cost_estimate import expected_api_calls

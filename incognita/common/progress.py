@@ -410,6 +410,48 @@ def summarise(
     return s
 
 
+def by_minute(
+    directory: str | os.PathLike, since: float | None = None
+) -> tuple[float | None, dict[str, list[list[int]]]]:
+    """Calls that reached a model (cache misses) and their tokens, per minute of the run and model
+    spec: (the first minute's start, {spec: [[calls, tokens] for each minute]}). Where a run lost
+    time at a rate limit shows here: which model was at its requests or tokens per minute, when."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise InputError(f"{directory}: no such progress directory")
+    problems: list[str] = []
+    events = [e for path in sorted(directory.glob("*.jsonl")) for e in _read_events(path, problems)]
+    calls = [e for e in events if e["kind"] == "call" and not e.get("hit")]
+    if since is None:
+        since = run_start([e["t"] for e in events])
+    calls = [e for e in calls if since is not None and e["t"] >= since]
+    if not calls:
+        return since, {}
+    minutes = int((max(e["t"] for e in calls) - since) // 60) + 1
+    out: dict[str, list[list[int]]] = {}
+    for e in calls:
+        row = out.setdefault(str(e.get("spec")), [[0, 0] for _ in range(minutes)])[int((e["t"] - since) // 60)]
+        row[0] += 1
+        row[1] += int(e.get("prompt_tokens") or 0) + int(e.get("completion_tokens") or 0)
+    return since, dict(sorted(out.items()))
+
+
+def minute_lines(since: float | None, counts: dict[str, list[list[int]]]) -> list[str]:
+    """`by_minute` as a plain table: a row per minute, "calls / tokens" per model."""
+    if not counts:
+        return ["no model calls that reached a model (cache misses) logged"]
+    specs = list(counts)
+    width = max(16, *(len(s) for s in specs))
+    lines = [
+        f"calls / tokens that reached each model, per minute from {_when(since)} (a call counts when it ended)",
+        "minute " + "".join(f"{s:>{width + 2}}" for s in specs),
+    ]
+    for m in range(len(next(iter(counts.values())))):
+        cells = (f"{counts[s][m][0]} / {fmt_tokens(counts[s][m][1])}" for s in specs)
+        lines.append(f"{m + 1:>6} " + "".join(f"{c:>{width + 2}}" for c in cells))
+    return lines
+
+
 def _when(ts: float | None) -> str:
     return "-" if ts is None else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
 

@@ -303,3 +303,31 @@ def test_progress_watch_prints_plain_lines_until_interrupted(tmp_path, monkeypat
     assert out.exit_code == 0, out.output
     lines = out.output.strip().splitlines()
     assert len(lines) == 2 and all(" calls 1 (0 hits)" in ln for ln in lines) and sleeps == [7, 7]
+
+
+def test_per_minute_counts_the_calls_that_reached_each_model(tmp_path):
+    """Misses only (a hit never reached the model), by minute of the current run and by spec; the
+    calls of an earlier run (before a 30-minute gap) and retries are not counted."""
+    start = T0
+    _write(tmp_path / "old.jsonl", _calls([start - 3 * 3600]))  # another run
+    _write(tmp_path / "a.jsonl", _calls([start, start + 30, start + 125], spec="openai:desk", prompt_tokens=1000))
+    _write(tmp_path / "b.jsonl", _calls([start + 61], spec="openai:customer"))
+    _write(tmp_path / "b.jsonl", _calls([start + 62], spec="openai:customer", hit=True))
+    _write(
+        tmp_path / "b.jsonl", [{"t": start + 63, "kind": "retry", "spec": "openai:desk", "status": "429", "wait": 1}]
+    )
+    since, counts = progress.by_minute(tmp_path)
+    assert since == start
+    assert counts == {
+        "openai:customer": [[0, 0], [1, 110], [0, 0]],
+        "openai:desk": [[2, 2020], [0, 0], [1, 1010]],
+    }
+    out = CliRunner().invoke(main, ["progress", "--dir", str(tmp_path), "--per-minute"])
+    assert out.exit_code == 0, out.output
+    rows = out.output.splitlines()
+    assert rows[1].split() == ["minute", "openai:customer", "openai:desk"]
+    assert rows[2].split() == ["1", "0", "/", "0", "2", "/", "2.0k"]
+    assert rows[4].split() == ["3", "0", "/", "0", "1", "/", "1.0k"]
+    # --since after every call: nothing reached a model.
+    out = CliRunner().invoke(main, ["progress", "--dir", str(tmp_path), "--per-minute", "--since", str(start + 200)])
+    assert "no model calls that reached a model" in out.output
