@@ -245,7 +245,10 @@ def progress_cmd(
     directory = progress.resolve_dir(dir_opt)
     start = _parse_since(since)
     if per_minute:
-        for line in progress.minute_lines(*progress.by_minute(directory, since=start)):
+        minutes = progress.by_minute(directory, since=start)
+        for problem in minutes.problems:
+            click.echo(problem, err=True)
+        for line in progress.minute_lines(minutes):
             click.echo(line)
         return
     expected = None

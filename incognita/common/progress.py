@@ -362,12 +362,7 @@ def summarise(
     now: float | None = None,
 ) -> Summary:
     """Count the events of every `*.jsonl` in `directory` from `since` (default: the current run's start)."""
-    directory = Path(directory)
-    if not directory.is_dir():
-        raise InputError(
-            f"{directory}: no such progress directory (model calls write their log there; "
-            f"set {PROGRESS_ENV} or pass --dir)"
-        )
+    directory = _existing(directory)
     now = time.time() if now is None else now
     problems: list[str] = []
     by_file: dict[Path, list[dict]] = {}
@@ -410,15 +405,30 @@ def summarise(
     return s
 
 
-def by_minute(
-    directory: str | os.PathLike, since: float | None = None
-) -> tuple[float | None, dict[str, list[list[int]]]]:
-    """Calls that reached a model (cache misses) and their tokens, per minute of the run and model
-    spec: (the first minute's start, {spec: [[calls, tokens] for each minute]}). Where a run lost
-    time at a rate limit shows here: which model was at its requests or tokens per minute, when."""
+def _existing(directory: str | os.PathLike) -> Path:
     directory = Path(directory)
     if not directory.is_dir():
-        raise InputError(f"{directory}: no such progress directory")
+        raise InputError(
+            f"{directory}: no such progress directory (model calls write their log there; "
+            f"set {PROGRESS_ENV} or pass --dir)"
+        )
+    return directory
+
+
+@dataclass
+class Minutes:
+    """Calls that reached a model (cache misses) and their tokens, per minute of a run and model
+    spec. Where a run lost time at a rate limit shows here: which model was at its requests or
+    tokens per minute, and when."""
+
+    since: float | None  # the first minute's start
+    counts: dict[str, list[list[int]]]  # spec -> [[calls, tokens] for each minute]
+    problems: list[str]  # lines skipped, as summarise reports them
+
+
+def by_minute(directory: str | os.PathLike, since: float | None = None) -> Minutes:
+    """The current run's (or, given `since`, from then) calls per minute and model."""
+    directory = _existing(directory)
     problems: list[str] = []
     events = [e for path in sorted(directory.glob("*.jsonl")) for e in _read_events(path, problems)]
     calls = [e for e in events if e["kind"] == "call" and not e.get("hit")]
@@ -426,18 +436,19 @@ def by_minute(
         since = run_start([e["t"] for e in events])
     calls = [e for e in calls if since is not None and e["t"] >= since]
     if not calls:
-        return since, {}
+        return Minutes(since, {}, problems)
     minutes = int((max(e["t"] for e in calls) - since) // 60) + 1
     out: dict[str, list[list[int]]] = {}
     for e in calls:
         row = out.setdefault(str(e.get("spec")), [[0, 0] for _ in range(minutes)])[int((e["t"] - since) // 60)]
         row[0] += 1
         row[1] += int(e.get("prompt_tokens") or 0) + int(e.get("completion_tokens") or 0)
-    return since, dict(sorted(out.items()))
+    return Minutes(since, dict(sorted(out.items())), problems)
 
 
-def minute_lines(since: float | None, counts: dict[str, list[list[int]]]) -> list[str]:
+def minute_lines(m: Minutes) -> list[str]:
     """`by_minute` as a plain table: a row per minute, "calls / tokens" per model."""
+    since, counts = m.since, m.counts
     if not counts:
         return ["no model calls that reached a model (cache misses) logged"]
     specs = list(counts)
@@ -446,9 +457,9 @@ def minute_lines(since: float | None, counts: dict[str, list[list[int]]]) -> lis
         f"calls / tokens that reached each model, per minute from {_when(since)} (a call counts when it ended)",
         "minute " + "".join(f"{s:>{width + 2}}" for s in specs),
     ]
-    for m in range(len(next(iter(counts.values())))):
-        cells = (f"{counts[s][m][0]} / {fmt_tokens(counts[s][m][1])}" for s in specs)
-        lines.append(f"{m + 1:>6} " + "".join(f"{c:>{width + 2}}" for c in cells))
+    for minute in range(len(next(iter(counts.values())))):
+        cells = (f"{counts[s][minute][0]} / {fmt_tokens(counts[s][minute][1])}" for s in specs)
+        lines.append(f"{minute + 1:>6} " + "".join(f"{c:>{width + 2}}" for c in cells))
     return lines
 
 

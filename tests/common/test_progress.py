@@ -316,15 +316,20 @@ def test_per_minute_counts_the_calls_that_reached_each_model(tmp_path):
     _write(
         tmp_path / "b.jsonl", [{"t": start + 63, "kind": "retry", "spec": "openai:desk", "status": "429", "wait": 1}]
     )
-    since, counts = progress.by_minute(tmp_path)
-    assert since == start
-    assert counts == {
+    (tmp_path / "c.jsonl").write_text("not json\n")
+    minutes = progress.by_minute(tmp_path)
+    assert minutes.since == start
+    assert minutes.problems == [
+        f"{tmp_path / 'c.jsonl'}:1: malformed line skipped (Expecting value: line 1 column 1 (char 0))"
+    ]
+    assert minutes.counts == {
         "openai:customer": [[0, 0], [1, 110], [0, 0]],
         "openai:desk": [[2, 2020], [0, 0], [1, 1010]],
     }
     out = CliRunner().invoke(main, ["progress", "--dir", str(tmp_path), "--per-minute"])
     assert out.exit_code == 0, out.output
-    rows = out.output.splitlines()
+    rows = [r for r in out.output.splitlines() if "malformed" not in r]  # CliRunner mixes in stderr
+    assert any("c.jsonl:1: malformed line skipped" in r for r in out.output.splitlines())
     assert rows[1].split() == ["minute", "openai:customer", "openai:desk"]
     assert rows[2].split() == ["1", "0", "/", "0", "2", "/", "2.0k"]
     assert rows[4].split() == ["3", "0", "/", "0", "1", "/", "1.0k"]
