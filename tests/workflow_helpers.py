@@ -175,5 +175,14 @@ def local_model_records(wf: Path, model: str, task: str = "11") -> dict[str, dic
 def twin_entry(base_url: str, model: str, key_env: str) -> dict:
     """A model entry answered by a loopback's scripted twins: it names its cell and sends its seed
     (a twin must see every call of its cell), greedy, unpaced (the loopback here sets no limits)."""
-    common = {"base_url": base_url, "api_key_env": key_env, "temperature": 0, "timeout": 10}
-    return {"spec": f"openai:{model}", **common, "send_cell": True, "send_seed": True, "rpm": None, "tpm": None}
+    return {
+        "spec": f"openai:{model}",
+        "base_url": base_url,
+        "api_key_env": key_env,
+        "temperature": 0,
+        "timeout": 10,
+        "send_cell": True,
+        "send_seed": True,
+        "rpm": None,
+        "tpm": None,
+    }

@@ -362,15 +362,9 @@ def summarise(
     now: float | None = None,
 ) -> Summary:
     """Count the events of every `*.jsonl` in `directory` from `since` (default: the current run's start)."""
-    directory = _existing(directory)
+    directory = Path(directory)
     now = time.time() if now is None else now
-    problems: list[str] = []
-    by_file: dict[Path, list[dict]] = {}
-    for path in sorted(directory.glob("*.jsonl")):
-        try:
-            by_file[path] = _read_events(path, problems)
-        except OSError as exc:  # removed between the listing and the read
-            problems.append(f"{path}: not read ({exc})")
+    by_file, problems = _read_directory(directory)
     rule = "given"
     if since is None:
         since = run_start([e["t"] for events in by_file.values() for e in events])
@@ -405,14 +399,21 @@ def summarise(
     return s
 
 
-def _existing(directory: str | os.PathLike) -> Path:
-    directory = Path(directory)
+def _read_directory(directory: Path) -> tuple[dict[Path, list[dict]], list[str]]:
+    """Every process file's events, and the problems met reading them (lines skipped, files gone)."""
     if not directory.is_dir():
         raise InputError(
             f"{directory}: no such progress directory (model calls write their log there; "
             f"set {PROGRESS_ENV} or pass --dir)"
         )
-    return directory
+    problems: list[str] = []
+    by_file: dict[Path, list[dict]] = {}
+    for path in sorted(directory.glob("*.jsonl")):
+        try:
+            by_file[path] = _read_events(path, problems)
+        except OSError as exc:  # removed between the listing and the read
+            problems.append(f"{path}: not read ({exc})")
+    return by_file, problems
 
 
 @dataclass
@@ -428,13 +429,11 @@ class Minutes:
 
 def by_minute(directory: str | os.PathLike, since: float | None = None) -> Minutes:
     """The current run's (or, given `since`, from then) calls per minute and model."""
-    directory = _existing(directory)
-    problems: list[str] = []
-    events = [e for path in sorted(directory.glob("*.jsonl")) for e in _read_events(path, problems)]
-    calls = [e for e in events if e["kind"] == "call" and not e.get("hit")]
+    by_file, problems = _read_directory(Path(directory))
+    events = [e for file_events in by_file.values() for e in file_events]
     if since is None:
         since = run_start([e["t"] for e in events])
-    calls = [e for e in calls if since is not None and e["t"] >= since]
+    calls = [e for e in events if e["kind"] == "call" and not e.get("hit") and e["t"] >= (since or 0)]
     if not calls:
         return Minutes(since, {}, problems)
     minutes = int((max(e["t"] for e in calls) - since) // 60) + 1
