@@ -44,7 +44,9 @@ the turns (simultaneous) and then its probe waves (the k-th probes of the agents
 each wave as long as its slowest call (the latencies the server drew, drawn here again); which
 term binds; wall / ideal; the peak resident memory of Snakemake and all its descendants
 (sampled every 0.2 s). Targets (issue #26): where rpm or tpm binds, the achieved rate is at
-least 85% of it; where the chain binds, wall <= 1.25 x ideal; peak memory < 4 GiB.
+least 85% of it; where the chain binds, wall <= 1.25 x ideal; peak memory < 4 GiB. Each row
+also writes the calls its servers answered to calls.jsonl in its copy (kept with --keep), which
+bench/order_replay.py plays again under other orders of waiting calls.
 
 Usage: python bench/throughput.py [--designs smoke,access72,collabsim] [--limits 60,600,3000]
          [--tpm-per-request 2000] [--median 2.0] [--sigma 0.5] [--per-output-token 0]
@@ -250,12 +252,14 @@ def workflow_copy(dest: Path, stages: Path, d: Design, cs_steps: int = 0) -> Pat
 class Dispatch:
     """The servers' responder: each request goes to its family's twins (the cell header's `family`).
 
-    It also notes, per request, which chain of dependent calls it belongs to and the latency the
-    server holds it for (a function of the request alone, so it can be drawn here again)."""
+    It also notes, per request, which chain of dependent calls it belongs to, the workflow job it
+    came from, the tokens the server counts against tpm and the latency the server holds it for
+    (a function of the request alone, so it can be drawn here again): the row's calls.jsonl, which
+    bench/order_replay.py plays again under other orders of waiting calls."""
 
     def __init__(self, families: dict, latency, seed: int = 0):
         self.families, self.latency, self.seed = families, latency, seed
-        self.calls: list[tuple[str, str, tuple, float]] = []  # (family, chain, wave, latency)
+        self.calls: list[dict] = []  # chain, wave, job, arm, model, tokens, latency
         self._probes: Counter = Counter()  # (run, step, agent) -> probes so far
         self._lock = threading.Lock()
 
@@ -276,34 +280,54 @@ class Dispatch:
         if self.latency.per_output_token:
             tokens = completion_body(model, body, reply, 0)["usage"]["completion_tokens"]
         wait = self.latency.draw(body, tokens, self.seed)
+        from incognita.common.loopback import admission_tokens
+
         with self._lock:
-            self.calls.append((family, *self._place(family, cell, body), wait))
+            chain, wave, job = self._place(family, cell, body)
+            self.calls.append(
+                {
+                    "chain": chain,
+                    "wave": wave,
+                    "job": job,
+                    "arm": cell.get("arm"),
+                    "model": model,
+                    "tokens": admission_tokens(body),
+                    "latency": wait,
+                }
+            )
         return reply
 
-    def _place(self, family: str, cell: dict, body: dict) -> tuple[str, tuple]:
-        """(chain, wave): calls of one wave went out together; a chain's waves one after another.
+    def _place(self, family: str, cell: dict, body: dict) -> tuple[str, tuple, str]:
+        """(chain, wave, job): calls of one wave went out together; a chain's waves one after another.
         An episode's calls are sequential, each its own wave; so are a native run's, its agent's
         and its user's calls in one chain (the cell without the role names the run; its overlay
         version keeps a repaired task's run and its archived unrepaired run apart). A CollabSim
         run's step is one wave of turns (simultaneous), then probe waves: the k-th probe of each
-        agent in the step go together."""
+        agent in the step go together. The job: an access cell's `episodes` block (model, task) or
+        `native` job (model), a CollabSim run's own job (rules/*.smk)."""
         if family == "access":
-            return json.dumps({k: v for k, v in cell.items() if k != "role"}, sort_keys=True), (len(self.calls),)
+            chain = json.dumps({k: v for k, v in cell.items() if k != "role"}, sort_keys=True)
+            job = (
+                f"native/{cell.get('model')}"
+                if cell.get("arm") == NATIVE
+                else f"episodes/{cell.get('model')}/{cell.get('task')}"
+            )
+            return chain, (len(self.calls),), job
         from incognita.collabsim.loopback_twins import step_of
 
         run = json.dumps({k: v for k, v in cell.items() if k not in ("role", "agent", "agent_seed")}, sort_keys=True)
         kind, step = step_of(body)
         if kind == "act":
-            return run, (step, "act")
+            return run, (step, "act"), run
         k = self._probes[(run, step, cell["agent"])]
         self._probes[(run, step, cell["agent"])] += 1
-        return run, (step, "probe", k)
+        return run, (step, "probe", k), run
 
     def chain(self) -> tuple[int, float]:
         """The longest chain: (its waves, its seconds of latency, each wave as long as its slowest call)."""
         waves: dict[str, dict[tuple, float]] = defaultdict(dict)
-        for _, chain, wave, wait in self.calls:
-            waves[chain][wave] = max(waves[chain].get(wave, 0.0), wait)
+        for c in self.calls:
+            waves[c["chain"]][c["wave"]] = max(waves[c["chain"]].get(c["wave"], 0.0), c["latency"])
         if not waves:
             return 0, 0.0
         longest = max(waves.values(), key=lambda w: sum(w.values()))
@@ -472,6 +496,8 @@ def run_row(d: Design, rpm: int, tpm: int, args, stages: Path, scratch: Path, ha
         row.budgets.append(Budget(stats.answered, stats.tokens_admitted, span))
         row.rejected += stats.rejected_total
     row.chain, row.chain_seconds = responder.chain()
+    # Every answered call, for bench/order_replay.py (kept with the row's copy under --keep).
+    (wf / "calls.jsonl").write_text("".join(json.dumps(c) + "\n" for c in responder.calls))
     text = log.read_text(errors="replace")
     if code != 0:
         row.errors.append(f"snakemake exited {code} (log: {log})")

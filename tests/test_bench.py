@@ -6,6 +6,8 @@ which breaks a benchmark fails CI instead of being found the next time someone m
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import shutil
 import subprocess
 import sys
@@ -21,6 +23,7 @@ QUICK = [
     ("model_overhead.py", ["--quick"], "raw"),
     ("collabsim.py", ["--quick"], "ratio snakemake / in-process"),
     ("faults.py", ["--quick"], "run 1/1: passed"),
+    ("order_replay.py", ["--quick"], "oldest-job"),
 ]
 
 
@@ -71,9 +74,19 @@ def test_quick_mode_on_built_cards_runs_and_prints_its_table(built_cards, script
 
 
 def test_throughput_quick_mode_on_the_sessions_task_stages(task_stages, tmp_path):
-    """Given built stages (--stages), the script copies them instead of building its own."""
+    """Given built stages (--stages), the script copies them instead of building its own; the row
+    writes the calls its server answered, and bench/order_replay.py replays them."""
+    keep = tmp_path / "keep"
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "bench/throughput.py"), "--quick", "--stages", str(task_stages)],
+        [
+            sys.executable,
+            str(ROOT / "bench/throughput.py"),
+            "--quick",
+            "--stages",
+            str(task_stages),
+            "--keep",
+            str(keep),
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -81,6 +94,20 @@ def test_throughput_quick_mode_on_the_sessions_task_stages(task_stages, tmp_path
     )
     assert proc.returncode == 0, f"bench/throughput.py --quick failed:\n{proc.stdout}\n{proc.stderr}"
     assert "wall/ideal" in proc.stdout and "building the task stages" not in proc.stdout, proc.stdout
+    # The row's answered calls, one chain (the one cell), replayed under the row's limits.
+    calls = [json.loads(line) for line in (keep / "quick-600/calls.jsonl").read_text().splitlines()]
+    assert (
+        calls
+        and {c["chain"] for c in calls} == {calls[0]["chain"]}
+        and {c["job"] for c in calls} == {"episodes/surveyor/59"}
+    )
+    replayed = subprocess.run(
+        [sys.executable, str(ROOT / "bench/order_replay.py"), str(keep / "quick-600/calls.jsonl"), "--rpm", "600"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert replayed.returncode == 0 and f"1 chains, {len(calls)} calls" in replayed.stdout, replayed.stderr
     missing = subprocess.run(
         [sys.executable, str(ROOT / "bench/throughput.py"), "--quick", "--stages", str(tmp_path)],
         cwd=ROOT,
@@ -88,3 +115,45 @@ def test_throughput_quick_mode_on_the_sessions_task_stages(task_stages, tmp_path
         text=True,
     )
     assert missing.returncode != 0 and f"--stages {tmp_path}: not built" in missing.stderr
+
+
+def test_the_replay_holds_each_model_to_its_limits_and_each_chain_to_its_order(tmp_path, monkeypatch):
+    """rpm 2: of four one-call chains two go at once and two when the (2% longer) window has
+    passed; a chain's second wave waits for both calls of its first; tokens per minute hold
+    a call back as requests do."""
+    spec = importlib.util.spec_from_file_location("order_replay", ROOT / "bench/order_replay.py")
+    replay = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "order_replay", replay)  # its dataclasses look their module up
+    spec.loader.exec_module(replay)
+    lines = [
+        {"chain": f"c{i}", "wave": [0], "job": "j", "arm": None, "model": "m", "tokens": 10, "latency": 1.0}
+        for i in range(4)
+    ]
+    lines += [
+        {"chain": "w", "wave": [0, "act"], "job": "k", "arm": None, "model": "n", "tokens": 10, "latency": 1.0},
+        {"chain": "w", "wave": [0, "act"], "job": "k", "arm": None, "model": "n", "tokens": 10, "latency": 3.0},
+        {"chain": "w", "wave": [1, "act"], "job": "k", "arm": None, "model": "n", "tokens": 10, "latency": 1.0},
+    ]
+    trace = tmp_path / "calls.jsonl"
+    trace.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    chains = replay.load(trace)
+    assert [len(c.waves) for c in chains] == [1, 1, 1, 1, 2]
+    for order in replay.ORDERS:
+        wall, served = replay.replay(chains[:4], 2, 1000, order, gap=0.0)
+        assert wall == pytest.approx(61.2 + 1.0) and served["m"].calls == 4
+        wall, _ = replay.replay(chains[:4], 100, 20, order, gap=0.0)  # tokens: two calls a window
+        assert wall == pytest.approx(61.2 + 1.0)
+    wall, served = replay.replay(chains[4:], 100, 1000, "oldest", gap=0.5)
+    assert wall == pytest.approx(3.0 + 0.5 + 1.0) and served["n"].calls == 3
+    # One request a window: the call that goes first is the order's; the other waits a window.
+    pair = [
+        replay.Chain("a", "j", "indirect", ((replay.Call("m", 10, 1.0),),)),
+        replay.Chain("b", "j", "social", ((replay.Call("m", 10, 5.0),),)),
+    ]
+    assert replay.replay(pair, 1, 1000, "oldest")[0] == pytest.approx(61.2 + 5.0)  # a is older: it goes first
+    assert replay.replay(pair, 1, 1000, "arms", arms_first=("social",))[0] == pytest.approx(61.2 + 1.0)
+    assert replay.replay(pair, 1, 1000, "critical-first", critical="social")[0] == pytest.approx(61.2 + 1.0)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"chain": "c"}\n')
+    with pytest.raises(SystemExit, match="bad.jsonl:1: not a call record"):
+        replay.load(bad)
