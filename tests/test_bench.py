@@ -153,6 +153,8 @@ def test_the_replay_holds_each_model_to_its_limits_and_each_chain_to_its_order(t
     assert replay.replay(pair, 1, 1000, "oldest")[0] == pytest.approx(61.2 + 5.0)  # a is older: it goes first
     assert replay.replay(pair, 1, 1000, "arms", arms_first=("social",))[0] == pytest.approx(61.2 + 1.0)
     assert replay.replay(pair, 1, 1000, "critical-first", critical="social")[0] == pytest.approx(61.2 + 1.0)
+    big = [replay.Chain("big", "j", None, ((replay.Call("m", 5_000, 1.0),),))]
+    assert replay.replay(big, 10, 1_000, "oldest")[0] == pytest.approx(1.0)  # larger than a window: it still goes
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"chain": "c"}\n')
     with pytest.raises(SystemExit, match="bad.jsonl:1: not a call record"):
