@@ -264,6 +264,7 @@ class Dispatch:
         self._lock = threading.Lock()
 
     def __call__(self, model: str, body: dict, headers: dict):
+        from incognita.common.loopback import admission_tokens
         from incognita.common.wire_shapes import completion_body
 
         raw = headers.get("x-incognita-cell")
@@ -280,8 +281,6 @@ class Dispatch:
         if self.latency.per_output_token:
             tokens = completion_body(model, body, reply, 0)["usage"]["completion_tokens"]
         wait = self.latency.draw(body, tokens, self.seed)
-        from incognita.common.loopback import admission_tokens
-
         with self._lock:
             chain, wave, job = self._place(family, cell, body)
             self.calls.append(
