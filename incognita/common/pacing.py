@@ -145,8 +145,9 @@ class Pacer:
 
         window_ms = int(self.window * (1 + WINDOW_MARGIN) * 1000)
         rates = [Rate(per_minute, window_ms)]
-        if spread > 1:
-            rates.insert(0, Rate(max(1, math.ceil(per_minute / spread)), window_ms // spread))
+        part = math.ceil(per_minute / spread)
+        if part < per_minute:  # at 1 or 2 a minute a part is the whole (pyrate-limiter refuses two equal limits)
+            rates.insert(0, Rate(part, window_ms // spread))
         path = self.path.with_name(f"{key}-{table}.sqlite")
         bucket = SQLiteBucket.init_from_file(rates, table=table, db_path=str(path), use_file_lock=True)
         return Limiter(bucket, buffer_ms=10)

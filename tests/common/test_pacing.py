@@ -207,3 +207,18 @@ def test_other_calls_leave_the_reserve_to_critical_calls_only_while_critical_cal
     start = time.monotonic()
     with tokens.attempt(11_000):
         assert time.monotonic() - start < 0.1
+
+
+@pytest.mark.parametrize("rpm", [1, 2])
+def test_a_limit_of_one_or_two_requests_a_minute_is_held(tmp_path, rpm):
+    """At 1 or 2 a minute the general part cannot be spread over twelfths (a twelfth rounds up to
+    the whole part); the pace still holds the limit and the reserve, where it used to fail when made."""
+    window = 0.6
+    pacer = Pacer("slow", Limits(rpm=rpm, tpm=None, max_in_flight=4), tmp_path, window=window)
+    with pacer.attempt(1, critical=True):
+        pass
+    start = time.monotonic()
+    for _ in range(rpm):
+        with pacer.attempt(1):
+            pass
+    assert time.monotonic() - start >= window * 0.9  # the window's requests were spent: the next waited
