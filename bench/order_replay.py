@@ -16,16 +16,23 @@ replay answers it in seconds; an order it favours is then built and measured for
 What it models: each model's requests and tokens per minute in a sliding window, the client's
 window longer by the pace's margin (incognita.common.pacing.WINDOW_MARGIN); a call is admitted when
 both fit and answered after its latency; a chain's next wave is ready --gap seconds after its
-previous wave's last answer; waiting calls that fit are admitted in the order's sequence, and a
-call that does not fit holds up no other. The pace's reserve (RESERVE of the requests, the rest
-spread over SPREAD parts of the window while critical calls are made) applies to the chains of
---critical-arm (default: the arm with the longest chains in the trace, as the harness picks the
-longest-expected arm). Not modelled: calls in flight (the benchmark's cap is far above what its
+previous wave's last answer; waiting calls that fit are admitted in the order's sequence. In the
+`line` order the first call that does not fit holds up the calls behind it; in the others
+(threads racing for the buckets) it holds up no other. The pace's reserve (RESERVE of the
+requests, the rest spread over SPREAD parts of the window while critical calls are made) applies
+to the chains of --critical-arm (default: the arm with the longest chains in the trace, as the
+harness picks the longest-expected arm); with --hold-unless-scarcer it is held only while the
+window's requests are not the scarcer budget (`requests_scarcer`). A call the reserve holds back
+holds up no other. Not modelled: calls in flight (the benchmark's cap is far above what its
 limits admit), 429s, the workflow's start-up, the machine's scheduling.
 
 Orders (a conversation's age: the order of the chains' first calls in the trace):
   in-turn         waiting calls race: a random order at every admission, as threads polling a shared
                   bucket do (the current pace); the median of --seeds runs
+  line            one line across jobs, one call at a time at its counter (`line_key`): while
+                  requests are the scarcer budget the waiting call with the most tokens first,
+                  otherwise the one with the fewest; a call passed over for OVERDUE windows
+                  first (a pace measured on 2026-12-05 and not kept, docs/models.md)
   oldest-job      within each job the oldest conversation's calls first, the jobs racing (an order
                   one process can keep on its own); the median of --seeds runs
   oldest          the oldest conversation's calls first, across jobs (needs an order shared by
@@ -36,7 +43,7 @@ Orders (a conversation's age: the order of the chains' first calls in the trace)
                   oldest, across jobs
 
 Usage: python bench/order_replay.py CALLS.jsonl --rpm 60 --tpm 120000 [--arms-first A,B,..]
-         [--margin M] [--reserve R] [--critical-arm ARM] [--seeds 5] [--gap 0.05]
+         [--margin M] [--reserve R] [--hold-unless-scarcer] [--critical-arm ARM] [--seeds 5] [--gap 0.05]
        python bench/order_replay.py --quick       (a synthetic trace of 24 chains; for CI)
 """
 
@@ -59,8 +66,25 @@ sys.path.insert(0, str(ROOT))
 
 from incognita.common.pacing import RESERVE, SPREAD, WINDOW_MARGIN  # noqa: E402 -- after the checkout is on the path
 
-ORDERS = ("in-turn", "oldest-job", "oldest", "critical-first", "arms")
+ORDERS = ("in-turn", "line", "oldest-job", "oldest", "critical-first", "arms")
 RANDOM_ORDERS = ("in-turn", "oldest-job")  # shown as the median over --seeds
+
+
+OVERDUE = 2  # windows a call may be passed over in the `line` order before it goes first
+
+
+def requests_scarcer(calls: int, tokens: int, rpm: int, tpm: int) -> bool:
+    """Whether a window's `calls` are a larger share of rpm than its `tokens` are of tpm."""
+    return calls * tpm > tokens * rpm
+
+
+def line_key(tokens: int, since: float, now: float, window: float, scarce_requests: bool) -> tuple:
+    """A waiting call's place in the `line` order (the smallest goes first): passed over for OVERDUE
+    windows first, the longest-waiting first; then, while requests are the scarcer budget, the call
+    with the most tokens, otherwise the one with the fewest; equals by the time they became ready."""
+    if now - since > OVERDUE * window:
+        return (0, 0, since)
+    return (1, -tokens if scarce_requests else tokens, since)
 
 
 @dataclass(frozen=True)
@@ -116,6 +140,7 @@ def replay(
     *,
     margin: float = WINDOW_MARGIN,
     reserve: float = 0.0,
+    hold_unless_scarcer: bool = False,
     spread: int = SPREAD,
     critical: str | None = None,
     arms_first: tuple[str, ...] = (),
@@ -132,6 +157,8 @@ def replay(
     nxt = {c.key: 0 for c in chains}  # the chain's wave now going out
     out = {c.key: 0 for c in chains}  # its calls not yet answered
     waiting: dict[str, list[tuple[str, int]]] = collections.defaultdict(list)  # model -> (chain, call in wave)
+    since: dict[tuple[str, int], float] = {}  # when a waiting call became ready
+    counter: dict[str, tuple[str, int]] = {}  # model -> the call first in the pace's line, waiting for the budget
     admitted: dict[str, collections.deque] = collections.defaultdict(collections.deque)  # (time, tokens)
     general: dict[str, collections.deque] = collections.defaultdict(collections.deque)
     in_window: dict[str, int] = collections.defaultdict(int)
@@ -142,6 +169,14 @@ def replay(
     heapq.heapify(events)
     end = 0.0
     general_cap = math.floor(rpm * (1 - reserve))
+
+    def call_of(q: tuple[str, int]) -> Call:
+        return by_key[q[0]].waves[nxt[q[0]]][q[1]]
+
+    def hold_now(model: str) -> bool:
+        """Whether the reserve is held back at `model` now (while a critical call was made)."""
+        return not (hold_unless_scarcer and requests_scarcer(len(admitted[model]), in_window[model], rpm, tpm))
+
     while events:
         now = events[0][0]
         while events and events[0][0] == now:  # everything that happens at this instant, then admit
@@ -151,6 +186,7 @@ def replay(
                 out[key] = len(wave)
                 for i, call in enumerate(wave):
                     waiting[call.model].append((key, i))
+                    since[(key, i)] = now
             elif kind == "answered":
                 out[key] -= 1
                 end = max(end, now)
@@ -166,20 +202,39 @@ def replay(
                 in_window[model] -= log.popleft()[1]
             while general[model] and general[model][0] <= now - window:
                 general[model].popleft()
-            queue[:] = _in_order(queue, order, age, by_key, jobs, rng, critical, arms_first)
             held = critical_until[model] > now
+            # Popped from the end: the next call to try last in the list.
+            pending = (
+                queue[::-1]
+                if order == "line"
+                else _in_order(queue, order, age, by_key, jobs, rng, critical, arms_first)[::-1]
+            )
             left = []
-            for key, i in queue:
-                call = by_key[key].waves[nxt[key]][i]
+            while pending:
+                at_counter = counter.get(model)
+                if at_counter is not None:  # the pace's line: the call that waits for the budget goes next
+                    pending.remove(at_counter)
+                    pending.append(at_counter)
+                elif order == "line":  # ranked when the counter is free, as the pace's next call reads the window
+                    scarce = requests_scarcer(len(log), in_window[model], rpm, tpm)
+                    pending.sort(key=lambda q: line_key(call_of(q).tokens, since[q], now, 60.0, scarce), reverse=True)
+                key, i = pending.pop()
+                call = call_of((key, i))
                 need = min(call.tokens, tpm)  # as the pace charges a call larger than a whole window
                 is_critical = critical is not None and by_key[key].arm == critical
-                fits = len(log) < rpm and in_window[model] + need <= tpm
-                if fits and reserve and held and not is_critical:
+                if at_counter is None and reserve and held and not is_critical and hold_now(model):
                     recent = sum(1 for t in general[model] if t > now - window / spread)
-                    fits = len(general[model]) < general_cap and recent < math.ceil(general_cap / spread)
-                if not fits:
+                    if not (len(general[model]) < general_cap and recent < math.ceil(general_cap / spread)):
+                        left.append((key, i))  # held back before the line: holds up no other
+                        continue
+                if not (len(log) < rpm and in_window[model] + need <= tpm):
                     left.append((key, i))
+                    if order == "line":  # the line's first waits at the counter for the budget, the rest behind it
+                        counter[model] = (key, i)
+                        left.extend(pending)
+                        break
                     continue
+                counter.pop(model, None)
                 log.append((now, need))
                 in_window[model] += need
                 if reserve and not is_critical:
@@ -258,6 +313,11 @@ def main() -> None:
     ap.add_argument("--arms-first", default="", help="comma-separated arms whose calls go first (the `arms` order)")
     ap.add_argument("--margin", type=float, default=WINDOW_MARGIN, help="the client's window is this much longer")
     ap.add_argument("--reserve", type=float, default=RESERVE, help="share of the requests held for critical calls")
+    ap.add_argument(
+        "--hold-unless-scarcer",
+        action="store_true",
+        help="hold the reserve back only while requests are not the scarcer budget (a variant measured with `line`)",
+    )
     ap.add_argument("--critical-arm", help="whose calls are critical (default: the arm with the longest chains)")
     ap.add_argument("--seeds", type=int, default=5, help="runs of the random orders (their median is shown)")
     ap.add_argument("--gap", type=float, default=0.05, help="seconds from a wave's last answer to the next wave")
@@ -279,7 +339,7 @@ def main() -> None:
     calls = sum(len(w) for c in chains for w in c.waves)
     print(
         f"{len(chains)} chains, {calls} calls; rpm {args.rpm}, tpm {args.tpm}, window margin {args.margin:.1%}, "
-        f"reserve {args.reserve:.3f} for {critical or 'no arm'}"
+        f"reserve {args.reserve:.3f} for {critical or 'no arm'}, held {'unless requests are scarcer' if args.hold_unless_scarcer else 'always'}"
     )
     print(f"{'order':<22}{'busiest model':<26}{'binds':>6}{'share':>8}{'wall s':>9}  share per seed")
     for order in ORDERS:
@@ -294,6 +354,7 @@ def main() -> None:
                 order,
                 margin=args.margin,
                 reserve=args.reserve,
+                hold_unless_scarcer=args.hold_unless_scarcer,
                 critical=critical,
                 arms_first=arms_first,
                 gap=args.gap,

@@ -153,6 +153,38 @@ def test_the_replay_holds_each_model_to_its_limits_and_each_chain_to_its_order(t
     assert replay.replay(pair, 1, 1000, "oldest")[0] == pytest.approx(61.2 + 5.0)  # a is older: it goes first
     assert replay.replay(pair, 1, 1000, "arms", arms_first=("social",))[0] == pytest.approx(61.2 + 1.0)
     assert replay.replay(pair, 1, 1000, "critical-first", critical="social")[0] == pytest.approx(61.2 + 1.0)
+    # The line at three requests a window. At the start the window is empty (requests not the
+    # scarcer budget): the fewest tokens first (10); then requests are: the most tokens (500, 400),
+    # and 300 waits at the counter for the next window, where 20 comes after it. Oldest: 300, 500
+    # and 20 first, 400 (the slow one) a window later.
+    line = [
+        replay.Chain(f"t{tokens}", "j", None, ((replay.Call("m", tokens, latency),),))
+        for tokens, latency in ((300, 9.0), (500, 1.0), (20, 1.0), (10, 1.0), (400, 30.0))
+    ]
+    assert replay.replay(line, 3, 100_000, "line")[0] == pytest.approx(61.2 + 9.0)
+    assert replay.replay(line, 3, 100_000, "oldest")[0] == pytest.approx(61.2 + 30.0)
+    # The counter: 900 tokens wait there for room (tokens are scarcer: the fewest first, so 200 went
+    # first); a call of 50 that arrives later would fit but waits behind it, and goes a window on.
+    late = (replay.Call("n", 10, 1.0),)
+    counter = [
+        replay.Chain("t900", "j", None, ((replay.Call("m", 900, 1.0),),)),
+        replay.Chain("t200", "j", None, ((replay.Call("m", 200, 1.0),),)),
+        replay.Chain("t50", "j", None, (late, (replay.Call("m", 50, 30.0),))),
+    ]
+    assert replay.replay(counter, 100, 1_000, "line", gap=0.0)[0] == pytest.approx(61.2 + 30.0)
+    assert replay.replay(counter, 100, 1_000, "oldest", gap=0.0)[0] == pytest.approx(61.2 + 1.0)
+    # The reserve: after a critical call at 0, ten other calls go one per twelfth of the window and
+    # the eleventh waits until the reserve is released, a minute after the critical call. Held only
+    # while requests are not the scarcer budget (they are here: 10-token calls), all eleven go at once.
+    calls = [replay.Chain("crit", "j", "social", ((replay.Call("m", 10, 1.0),),))]
+    first = (replay.Call("n", 10, 0.5),)  # the others reach m after the critical call
+    calls += [replay.Chain(f"o{i}", "j", "direct", (first, (replay.Call("m", 10, 1.0),))) for i in range(11)]
+    held = replay.replay(calls, 12, 1_000_000, "oldest", reserve=1 / 6, critical="social", gap=0.0)[0]
+    assert held == pytest.approx(60.0 + 1.0, abs=0.01)
+    free = replay.replay(
+        calls, 12, 1_000_000, "oldest", reserve=1 / 6, critical="social", gap=0.0, hold_unless_scarcer=True
+    )
+    assert free[0] == pytest.approx(0.5 + 1.0)
     big = [replay.Chain("big", "j", None, ((replay.Call("m", 5_000, 1.0),),))]
     assert replay.replay(big, 10, 1_000, "oldest")[0] == pytest.approx(1.0)  # larger than a window: it still goes
     bad = tmp_path / "bad.jsonl"
