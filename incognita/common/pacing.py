@@ -138,7 +138,8 @@ class Pacer:
     # ------------------------------------------------------------------ storage
     def _bucket(self, key: str, table: str, per_minute: int | None, spread: int = 1):
         """A shared sliding-window bucket of `per_minute` units; with `spread` > 1 also at most its
-        share in each 1/spread of the window, so that its units cannot go out in one burst."""
+        share in each 1/spread of the window (when that share is less than the whole), so that its
+        units cannot go out in one burst."""
         if not per_minute:
             return None
         from pyrate_limiter import Limiter, Rate, SQLiteBucket
