@@ -21,18 +21,20 @@ previous wave's last answer; waiting calls that fit are admitted in the order's 
 (threads racing for the buckets) it holds up no other. The pace's reserve (RESERVE of the
 requests, the rest spread over SPREAD parts of the window while critical calls are made) applies
 to the chains of --critical-arm (default: the arm with the longest chains in the trace, as the
-harness picks the longest-expected arm); with --hold-unless-scarcer it is held only while the
-window's requests are not the scarcer budget (`requests_scarcer`). A call the reserve holds back
+harness picks the longest-expected arm); --reserve 0 holds none, as the workflow does where the
+design's longest chain is a small part of its run (incognita.access.cost_estimate.reserve_forecast);
+with --hold-unless-scarcer it is held only while the window's requests are not the scarcer budget
+(`requests_scarcer`; a variant measured and not kept). A call the reserve holds back
 holds up no other. Not modelled: calls in flight (the benchmark's cap is far above what its
 limits admit), 429s, the workflow's start-up, the machine's scheduling.
 
 Orders (a conversation's age: the order of the chains' first calls in the trace):
   in-turn         waiting calls race: a random order at every admission, as threads polling a shared
-                  bucket do (the current pace); the median of --seeds runs
+                  bucket do (the pace before the line); the median of --seeds runs
   line            one line across jobs, one call at a time at its counter (`line_key`): while
                   requests are the scarcer budget the waiting call with the most tokens first,
                   otherwise the one with the fewest; a call passed over for OVERDUE windows
-                  first (a pace measured on 2026-12-05 and not kept, docs/models.md)
+                  first (the pace since 2026-12-05, docs/models.md)
   oldest-job      within each job the oldest conversation's calls first, the jobs racing (an order
                   one process can keep on its own); the median of --seeds runs
   oldest          the oldest conversation's calls first, across jobs (needs an order shared by

@@ -142,7 +142,8 @@ class NotCompared:
 
 
 def get_pacing(wildcards):
-    """Every entry's rpm/tpm/max_in_flight for a job's --pacing (incognita.common.pacing.pacing_map):
+    """Every entry's pacing settings (rpm, tpm, max_in_flight, reserve; the workflow's forecast of
+    the reserve where the entry sets none) for a job's --pacing (incognita.common.pacing.pacing_map):
     they change how fast its calls go, never what they return, so editing them re-runs nothing."""
     from incognita.common.pacing import pacing_map
 
@@ -151,7 +152,19 @@ def get_pacing(wildcards):
         entries.append(config["models"][wildcards.model])
     if "cs_model" in wildcards.keys():
         entries += list((get_collabsim_design()[0].overrides(wildcards.cs_model) or {}).values())
-    return NotCompared(pacing_map(entries))
+    return NotCompared(pacing_map(entries, _pacing_forecast()))
+
+
+@functools.cache
+def _pacing_forecast():
+    """Pacing settings the access design's estimate chooses for its API entries: no reserve for the
+    longest chains where they are a small part of the run (incognita.access.cost_estimate.
+    reserve_forecast); nothing to choose offline."""
+    from incognita.access.cost_estimate import reserve_forecast
+    from incognita.common.backends.base import calls_api
+
+    entries = [*config["participants"].values(), *config["models"].values()]
+    return reserve_forecast(config).settings() if calls_api(entries) else {}
 
 
 def get_information_channel():

@@ -664,7 +664,7 @@ def test_no_file_anything_wrote_holds_the_key(finished):
 
 
 def test_editing_a_rate_limit_reruns_nothing_and_a_sampling_setting_reruns_its_cells(finished, tmp_path):
-    """rpm, tpm and max_in_flight change how fast calls go, not what they return: a built design
+    """rpm, tpm, max_in_flight and reserve change how fast calls go, not what they return: a built design
     plans nothing after they are added; a changed temperature plans the model's episodes again."""
     doc = yaml.safe_load((finished / "config" / "faults.yaml").read_text())
 
@@ -686,7 +686,7 @@ def test_editing_a_rate_limit_reruns_nothing_and_a_sampling_setting_reruns_its_c
         return {} if "Nothing to be done" in proc.stdout + proc.stderr else planned_jobs(proc)
 
     def limits(cfg):
-        cfg["models"]["stub"].update(rpm=120, tpm=400_000, max_in_flight=3)
+        cfg["models"]["stub"].update(rpm=120, tpm=400_000, max_in_flight=3, reserve=0.25)
         cfg["participants"]["customer"]["rpm"] = 60
 
     assert plan(limits) == {}

@@ -130,6 +130,8 @@ def estimate_cmd(
     if skipped:
         click.echo(f"not estimated: {', '.join(skipped)} (run by the upstream harness)")
     click.echo("assumptions: docs/models.md (override with --assumptions FILE); cache hits are not counted")
+    if any(not ln.offline for ln in lines):
+        _echo_reserve(cfg, cards_dir)
     if rpm or tpm:
         _echo_wall_time(est, lines, rpm, tpm, latency)
 
@@ -166,6 +168,23 @@ def _fit_assumptions(est, config_path: str, from_path: str, write_path: str | No
         header = f"# Assumptions fitted by `incognita estimate --config {config_path} --from {from_path}`\n"
         atomic_write_text(write_path, header + yaml.safe_dump(result.overrides(), sort_keys=True))
         click.echo(f"  wrote {write_path} (use with --assumptions)")
+
+
+def _echo_reserve(cfg: dict, cards_dir: str) -> None:
+    """What the workflow's pace does with its reserve for the longest chains (docs/models.md)."""
+    from incognita.access.cost_estimate import CHAIN_SHARE, FORECAST_LATENCY, reserve_forecast
+
+    f = reserve_forecast(cfg, cards_dir)
+    share = f.chain_seconds / f.run_seconds if f.run_seconds else float("inf")
+    verdict = (
+        "the pace keeps its reserve of requests for the longest chains"
+        if f.pays
+        else f"under {CHAIN_SHARE:.0%}, so the workflow sets each API entry's `reserve` to 0 (an entry's own is kept)"
+    )
+    click.echo(
+        f"pace: the longest episode takes {_minutes(f.chain_seconds)} at {FORECAST_LATENCY:g} s a call, "
+        f"{share:.0%} of the run's {_minutes(f.run_seconds)} at the entries' limits; {verdict}"
+    )
 
 
 def _minutes(seconds: float) -> str:

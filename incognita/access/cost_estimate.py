@@ -211,6 +211,68 @@ def expected_api_calls(config_path: str, cards_dir: str | None = CARDS_DIR) -> f
     return api_usage(est.run()[0])[0]
 
 
+# The pace's reserve for the longest chains (incognita.common.pacing.Limits.reserve) pays only where
+# the longest chain, at this many seconds a call (the estimate's --latency default), takes at least
+# CHAIN_SHARE of the run's ideal wall time (bench/throughput.py at 60/min: the smoke row, its chain
+# 29% of its ideal, met its target with the reserve; the 72-cell row, 7%, met it only without).
+FORECAST_LATENCY = 5.0
+CHAIN_SHARE = 0.25
+
+
+@dataclass(frozen=True)
+class ReserveForecast:
+    """Whether the design's longest chain is a good part of its run, at its API entries' limits."""
+
+    chain_seconds: float  # the longest episode's expected calls at FORECAST_LATENCY each
+    run_seconds: float  # the largest of every endpoint's calls / rpm and tokens / tpm
+    entries: tuple[str, ...]  # the API entries' one-string forms without pacing (pacing_map's keys)
+
+    @property
+    def pays(self) -> bool:
+        return self.chain_seconds >= CHAIN_SHARE * self.run_seconds
+
+    def settings(self) -> dict[str, dict]:
+        """The pacing settings the workflow adds to each entry that does not set them itself."""
+        return {} if self.pays else {form: {"reserve": 0} for form in self.entries}
+
+
+def reserve_forecast(cfg: dict, cards_dir: str | None = CARDS_DIR) -> ReserveForecast:
+    """The design's longest chain against its run: the run's ideal is the slowest endpoint's
+    budget (roles whose entries name one endpoint, model and base URL, draw on one budget, so their
+    usage is summed), with each entry's own limits or the defaults. Prices change nothing here, so
+    none are read."""
+    from incognita.common.backends.base import entry_param
+    from incognita.common.pacing import Limits, without_pacing
+    from incognita.common.prices import empty_table
+
+    est = Estimator(cfg, empty_table(), Assumptions(), cards_dir)
+    lines, _ = est.run()
+    where = {role: f"participants.{role}" for role in ("customer", "service", "judge")}
+    where |= {f"agent {name}": f"models.{name}" for name in est.design.models}
+    usage: dict[tuple, list[float]] = {}  # endpoint -> [calls, tokens]
+    limits: dict[tuple, Limits] = {}
+    forms = []
+    for ln in lines:
+        if ln.offline:
+            continue
+        section, _, key = where[ln.label].partition(".")
+        stripped, pacing = without_pacing(cfg[section][key])
+        role = est.role(stripped, where[ln.label])
+        endpoint = (role.model, role.settings.get("base_url") or role.settings.get("base_url_env"))
+        calls_tokens = usage.setdefault(endpoint, [0.0, 0.0])
+        calls_tokens[0] += ln.calls
+        calls_tokens[1] += ln.prompt_tokens + ln.completion_tokens
+        limits[endpoint] = Limits(**pacing)
+        limits[endpoint].check(where[ln.label])
+        forms.append(entry_param(stripped))
+    run = 0.0
+    for endpoint, (calls, tokens) in usage.items():
+        lim = limits[endpoint]
+        run = max(run, calls / lim.rpm * 60 if lim.rpm else 0.0, tokens / lim.tpm * 60 if lim.tpm else 0.0)
+    chain = max(est.episode_calls.values(), default=0.0) * FORECAST_LATENCY
+    return ReserveForecast(chain, run, tuple(dict.fromkeys(forms)))
+
+
 @dataclass(frozen=True)
 class WallTime:
     """The shortest wall time of a design at given rate limits (for `incognita estimate --rpm/--tpm`).

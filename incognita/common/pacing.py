@@ -17,15 +17,29 @@ The mechanism, smallest first:
   call of 2.2 units is not charged 3) nor under-counts;
 - calls in flight: rows in a `flight` table, taken and given back inside SQLite transactions;
   a row whose process has died is reclaimed, so a killed job never leaks a slot;
+- one line of waiting calls: a call takes its request and tokens only when it is first in the
+  endpoint's line, across processes, and one call at a time (`line_key`). While the window's
+  requests are a larger share of rpm than its tokens of tpm (`requests_scarcer`, from the
+  window's admissions in an `admitted` table; short prompts early in a run), the
+  call with the most tokens goes first, so each scarce request carries as much as any waiting
+  call could; otherwise the call with the fewest, so the first in line fits the token window
+  soonest. A call passed over for OVERDUE windows goes ahead of all others. Each process's first
+  waiting call stands in a `line` table for the others (its threads wait on a condition, so there
+  is one poller per process);
 - a share of the requests held back for the longest chains: a call marked `critical` (the harness
   marks the cells of the design's longest-expected arm) may use the whole budget; while critical
   calls have been made within the last window, any other call also takes its request from a
-  second bucket that holds RESERVE less and releases it a twelfth of the window at a time. A
-  burst of short episodes then cannot spend a whole window and stall the episode that decides
-  when the run ends (at 60/min the sliding window let 60 calls go in 40 s, then none for 20 s).
-  Tokens are not held back: a critical call's prompt is often small, and tokens held for it went
-  unused where tokens bind (bench/throughput.py's smoke row at 60/min: 80% of tpm with tokens
-  held back, 88% without). With no critical call in the window nothing is held back;
+  second bucket that holds the reserve (Limits.reserve, a sixth by default) less and releases it
+  a twelfth of the window at a time. A burst of short episodes then cannot spend a whole window
+  and stall the episode that decides when the run ends (at 60/min the sliding window let 60
+  calls go in 40 s, then none for 20 s). That only pays where the longest chain is a good part of
+  the run: where the run is many times longer, the requests held for its chains are lost to the
+  calls that carry the budget the run waits for, so the workflow sets the reserve to 0 there
+  (incognita.access.cost_estimate.reserve_forecast; bench/throughput.py at 60/min: the 72-cell
+  row reached 85-87% of tpm without it, 84% with it; docs/models.md). Tokens are never held back:
+  a critical call's prompt is often small, and tokens held for it went unused where tokens
+  bind (bench/throughput.py's smoke row at 60/min: 80% of tpm with tokens held back, 88%
+  without). With no critical call in the window nothing is held back;
 - adaptation (additive increase, multiplicative decrease, as inspect_ai adapts its connections):
   a 429 halves the shared in-flight cap and pauses every caller until its `Retry-After` has
   passed; each success adds 1/cap back until the configured cap; a 5xx holds growth for a
@@ -35,6 +49,7 @@ The mechanism, smallest first:
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import math
 import os
@@ -56,10 +71,15 @@ TOKEN_ROWS = 2000  # rows a full token window holds: tokens are counted in units
 # reach the provider while the one it replaces is still in the provider's window (a 429 that then
 # pauses every caller). 2% keeps 98% of the limit.
 WINDOW_MARGIN = 0.02
-# The share of each limit that only critical calls may use (see the module's docstring).
+# The share of the requests that only critical calls may use, unless a model entry sets its own
+# (Limits.reserve; see the module's docstring).
 RESERVE = 1 / 6
 SPREAD = 12  # while the reserve is held back, other calls get at most 1/SPREAD of their part per 1/SPREAD window
+# Windows a waiting call may be passed over by calls with more tokens before it goes first
+# (bench/order_replay.py on the 72-cell row at 60/min: 89% of tpm with 2, 87% with 1).
+OVERDUE = 2
 POLL = 0.02  # seconds between looks at a full flight table or a pause (cheap: one SQLite read)
+LINE_POLL_MAX = 0.2  # seconds between looks at the shared line, at most (see Pacer._wait_turn)
 GROWTH_HOLD = 60.0  # seconds a 5xx holds the cap's growth
 
 
@@ -70,6 +90,10 @@ class Limits:
     rpm: int | None = 500
     tpm: int | None = 1_000_000
     max_in_flight: int = 32
+    # The share of rpm only critical calls may use (see the module's docstring); 0 holds nothing
+    # back. The workflow sets 0 where the design's estimate expects the longest chain to be a
+    # small part of the run (incognita.access.cost_estimate.reserve_forecast).
+    reserve: float = RESERVE
 
     def check(self, where: str) -> None:
         for name in ("rpm", "tpm"):
@@ -78,6 +102,27 @@ class Limits:
                 raise InputError(f"{where}: {name}: expected a positive integer or null, got {value!r}")
         if not (isinstance(self.max_in_flight, int) and self.max_in_flight > 0):
             raise InputError(f"{where}: max_in_flight: expected a positive integer, got {self.max_in_flight!r}")
+        if isinstance(self.reserve, bool) or not (isinstance(self.reserve, (int, float)) and 0 <= self.reserve < 1):
+            raise InputError(
+                f"{where}: reserve: expected a share of rpm from 0 up to (not including) 1, got {self.reserve!r}"
+            )
+
+
+def line_key(tokens: int, since: float, now: float, window: float, scarce_requests: bool) -> tuple:
+    """A waiting call's place in its endpoint's line (the smallest key goes first): a call that has
+    waited more than OVERDUE windows first, the longest-waiting of those first; then, while
+    requests are the scarcer budget, the call with the most tokens (each request carries as much as
+    any waiting call could), otherwise the call with the fewest (the first in line fits the token
+    window soonest, so no token room idles while a large call waits for more); equals by arrival."""
+    if now - since > OVERDUE * window:
+        return (0, 0, since)
+    return (1, -tokens if scarce_requests else tokens, since)
+
+
+def requests_scarcer(calls: int, tokens: int, limits: Limits) -> bool:
+    """Whether a window's `calls` are a larger share of rpm than its `tokens` are of tpm (False
+    unless both limits are set: with requests alone limited, holding some back costs no tokens)."""
+    return bool(limits.rpm and limits.tpm) and calls * limits.tpm > tokens * limits.rpm
 
 
 def resolve_dir(configured: str | None = None) -> Path:
@@ -114,12 +159,23 @@ class Pacer:
         self._token_unit = max(1, math.ceil(limits.tpm / TOKEN_ROWS)) if limits.tpm else 1
         token_units = limits.tpm and math.ceil(limits.tpm / self._token_unit)
         self._tokens = self._bucket(key, "tokens", token_units)
-        # The requests every call may use: RESERVE less (critical calls skip this bucket).
-        general = limits.rpm and max(1, math.floor(limits.rpm * (1 - RESERVE)))
+        # The requests every call may use: the reserve less (critical calls skip this bucket).
+        general = limits.rpm and limits.reserve and max(1, math.floor(limits.rpm * (1 - limits.reserve)))
         self._general_requests = self._bucket(key, "requests_general", general, SPREAD)
         self._carry, self._carry_lock = 0.0, threading.Lock()  # units owed by this process's earlier calls
+        # This process's waiting calls (ticket -> (tokens, since)); the first of them stands in the
+        # shared line for the process (`_standing`), the others wait on the condition.
+        self._line, self._waiting, self._standing = threading.Condition(), {}, None
+        self._scarce_requests = False  # as last read from the window's admissions
+        self._tickets = itertools.count()
+        self._stand_as = f"{self._owner}:{id(self)}"  # this Pacer's row in the line
         with self._db() as db:
             db.execute("CREATE TABLE IF NOT EXISTS flight (owner TEXT, pid INTEGER, host TEXT, since REAL)")
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS line (owner TEXT PRIMARY KEY, pid INTEGER, host TEXT, tokens INTEGER, since REAL, "
+                "admitting INTEGER)"
+            )
+            db.execute("CREATE TABLE IF NOT EXISTS admitted (at REAL, tokens INTEGER)")
             db.execute(
                 "CREATE TABLE IF NOT EXISTS adapt (id INTEGER PRIMARY KEY CHECK (id = 0), cap REAL, "
                 "pause_until REAL, hold_until REAL, throttled INTEGER)"
@@ -178,26 +234,115 @@ class Pacer:
     # ------------------------------------------------------------------ the caller's side
     @contextmanager
     def attempt(self, tokens: int, critical: bool = False):
-        """Hold one call's place: wait out a pause, take a flight slot, then the request and its
-        tokens from the minute's budget (a call that is not critical takes its request from the
-        general part first). The slot is given back however the call ends."""
-        waited, held_back = self._take_slot(critical)
+        """Hold one call's place: take its request from the general part if it is not critical, wait
+        for its turn in the endpoint's line, then (first in line) wait out a pause, take a flight
+        slot, and take the request and its tokens from the minute's budget. Yields the seconds
+        waited. The slot is given back however the call ends."""
+        start = time.monotonic()
+        held_back = self._enter(critical)
+        if not critical and self._general_requests is not None:
+            # Counted in the general part whenever there is room, so that the part is right when
+            # a critical call arrives; waited for only while the reserve is held back
+            # (pyrate-limiter: -1 waits for room, 0 only takes what is free). Before the line, so
+            # that a call waiting here holds up no critical call behind it.
+            self._general_requests.try_acquire("requests_general", timeout=-1 if held_back else 0)
+        with self._turn(tokens):
+            self._take_slot()
+            try:
+                weight = self._token_weight(tokens)
+                if self._requests is not None:
+                    self._requests.try_acquire("requests")
+                if weight:
+                    self._tokens.try_acquire("tokens", weight=weight)
+            except BaseException:
+                self._give_slot()
+                raise
         self._local.attempting = True
         try:
-            weight = self._token_weight(tokens)
-            if not critical and self._general_requests is not None:
-                # Counted in the general part whenever there is room, so that the part is right when
-                # a critical call arrives; waited for only while the reserve is held back
-                # (pyrate-limiter: -1 waits for room, 0 only takes what is free).
-                self._general_requests.try_acquire("requests_general", timeout=-1 if held_back else 0)
-            if self._requests is not None:
-                self._requests.try_acquire("requests")
-            if weight:
-                self._tokens.try_acquire("tokens", weight=weight)
-            yield waited
+            yield time.monotonic() - start
         finally:
             self._local.attempting = False
             self._give_slot()
+
+    def _enter(self, critical: bool) -> bool:
+        """A critical call holds the reserve back for a window; for another call: whether the
+        reserve is held back now (a critical call within the window)."""
+        now = time.time()
+        with self._db() as db:
+            if critical:
+                db.execute("UPDATE critical SET until = MAX(until, ?)", (now + self.window,))
+                return False
+            (until,) = db.execute("SELECT until FROM critical").fetchone()
+            return until > now
+
+    def _requests_scarcer(self, db, now: float) -> bool:
+        calls, tokens = db.execute(
+            "SELECT COUNT(*), COALESCE(SUM(tokens), 0) FROM admitted WHERE at > ?", (now - self.window,)
+        ).fetchone()
+        self._scarce_requests = requests_scarcer(calls, tokens, self.limits)
+        return self._scarce_requests
+
+    # ------------------------------------------------------------------ the line
+    @contextmanager
+    def _turn(self, tokens: int):
+        """Wait until this call is first in the endpoint's line; leave it when the block ends (an
+        admitted call is logged in `admitted`, for `requests_scarcer`)."""
+        ticket, since = next(self._tickets), time.time()
+        with self._line:
+            self._waiting[ticket] = (tokens, since)
+        admitted = False
+        try:
+            self._wait_turn(ticket, tokens, since)
+            yield
+            admitted = True
+        finally:
+            with self._line:
+                del self._waiting[ticket]
+                stood, self._standing = self._standing == ticket, (None if self._standing == ticket else self._standing)
+                self._line.notify_all()
+            if stood:
+                now = time.time()
+                with self._db() as db:
+                    db.execute("DELETE FROM line WHERE owner = ?", (self._stand_as,))
+                    if admitted:
+                        db.execute("INSERT INTO admitted VALUES (?, ?)", (now, tokens))
+                        db.execute("DELETE FROM admitted WHERE at <= ?", (now - self.window,))
+
+    def _wait_turn(self, ticket: int, tokens: int, since: float) -> None:
+        looks = 0
+        while True:
+            with self._line:
+                while True:
+                    now = time.time()
+                    scarce = self._scarce_requests
+                    first = min(self._waiting, key=lambda t: line_key(*self._waiting[t], now, self.window, scarce))
+                    if first == ticket and self._standing in (None, ticket):
+                        self._standing = ticket
+                        break
+                    if self._standing == ticket:  # passed over by a call of this process: it stands now
+                        self._standing = None
+                        self._line.notify_all()
+                    # Woken when a call leaves or arrives; the timeout lets an overdue call move up.
+                    self._line.wait(0.25)
+            now = time.time()
+            with self._db() as db:
+                self._reclaim(db)
+                db.execute(
+                    "INSERT OR REPLACE INTO line VALUES (?, ?, ?, ?, ?, 0)",
+                    (self._stand_as, os.getpid(), socket.gethostname(), tokens, since),
+                )
+                rows = db.execute("SELECT owner, tokens, since, admitting FROM line").fetchall()
+                scarce = self._requests_scarcer(db, now)
+                # One call at a time takes its budget (`admitting`): a call already waiting for it
+                # is not passed by one that arrives later.
+                first = min(rows, key=lambda r: line_key(r[1], r[2], now, self.window, scarce))[0]
+                if first == self._stand_as and not any(r[3] for r in rows):
+                    db.execute("UPDATE line SET admitting = 1 WHERE owner = ?", (self._stand_as,))
+                    return
+            # Another process's call is first: it leaves within milliseconds when its budget is free,
+            # and waits out the window when it is not, so look again soon, then less often.
+            time.sleep(min(LINE_POLL_MAX, POLL * 2**looks))
+            looks += 1
 
     def _token_weight(self, tokens: int) -> int:
         """Whole units to take for a call of `tokens`: its share plus what earlier calls left over,
@@ -210,9 +355,8 @@ class Pacer:
             self._carry = owed - weight
         return min(weight, math.ceil(self.limits.tpm / self._token_unit))
 
-    def _take_slot(self, critical: bool) -> tuple[float, bool]:
-        """Wait for a flight slot: (seconds waited, whether this call must leave the reserve alone)."""
-        start = time.monotonic()
+    def _take_slot(self) -> None:
+        """Wait out a pause and for a flight slot, and take it."""
         me = threading.get_ident()
         while True:
             now = time.time()
@@ -226,11 +370,7 @@ class Pacer:
                             "INSERT INTO flight VALUES (?, ?, ?, ?)",
                             (f"{self._owner}:{me}", os.getpid(), socket.gethostname(), now),
                         )
-                        if critical:
-                            db.execute("UPDATE critical SET until = MAX(until, ?)", (now + self.window,))
-                            return time.monotonic() - start, False
-                        (until,) = db.execute("SELECT until FROM critical").fetchone()
-                        return time.monotonic() - start, until > now
+                        return
             time.sleep(max(POLL, min(pause_until - now, 1.0)) if now < pause_until else POLL)
 
     def _give_slot(self) -> None:
@@ -242,11 +382,13 @@ class Pacer:
                 self._grow(db)
 
     def _reclaim(self, db) -> None:
-        """Drop the slots of processes on this host that no longer exist (a job killed mid-call)."""
+        """Drop the slots and places in line of processes on this host that no longer exist (a job
+        killed mid-call)."""
         host = socket.gethostname()
-        for (pid,) in db.execute("SELECT DISTINCT pid FROM flight WHERE host = ?", (host,)).fetchall():
-            if not _alive(pid):
-                db.execute("DELETE FROM flight WHERE host = ? AND pid = ?", (host, pid))
+        for table in ("flight", "line"):
+            for (pid,) in db.execute(f"SELECT DISTINCT pid FROM {table} WHERE host = ?", (host,)).fetchall():
+                if not _alive(pid):
+                    db.execute(f"DELETE FROM {table} WHERE host = ? AND pid = ?", (host, pid))
 
     # ------------------------------------------------------------------ how it went
     def ok(self) -> None:
@@ -286,6 +428,7 @@ class Pacer:
             ).fetchone()
             (flying,) = db.execute("SELECT COUNT(*) FROM flight").fetchone()
             (critical_until,) = db.execute("SELECT until FROM critical").fetchone()
+            (standing,) = db.execute("SELECT COUNT(*) FROM line").fetchone()
         return {
             "cap": cap,
             "in_flight": flying,
@@ -293,6 +436,7 @@ class Pacer:
             "growth_held_for": max(0.0, hold_until - time.time()),
             "throttled": throttled,
             "reserve_held_for": max(0.0, critical_until - time.time()),
+            "processes_waiting": standing,  # processes with a call in the line
         }
 
 
@@ -325,7 +469,7 @@ def pacer_for(base_url: str | None, model: str, limits: Limits, directory: str |
 # must not re-run a job. The workflow therefore hands a job its entries without them (a compared
 # param) and the settings in one `--pacing` map beside them (a param Snakemake does not compare:
 # rules/common.smk, get_pacing); the commands put them back before building a backend.
-PACING_KEYS = tuple(f.name for f in fields(Limits))  # rpm, tpm, max_in_flight: the model entry's names too
+PACING_KEYS = tuple(f.name for f in fields(Limits))  # rpm, tpm, max_in_flight, reserve: the model entry's names too
 
 
 def without_pacing(entry):
@@ -336,16 +480,20 @@ def without_pacing(entry):
     return {k: v for k, v in entry.items() if k not in PACING_KEYS}, {k: entry[k] for k in PACING_KEYS if k in entry}
 
 
-def pacing_map(entries) -> str:
+def pacing_map(entries, forecast: dict[str, dict] | None = None) -> str:
     """The `--pacing` value for these config entries: compact JSON mapping each paced entry's
-    one-string form (without pacing, as the job receives it) to its settings; "{}" when none is."""
+    one-string form (without pacing, as the job receives it) to its settings; "{}" when none is.
+    `forecast` maps such forms to settings the workflow chose for them (the reserve), each added
+    where the entry does not set it itself."""
     from incognita.common.backends.base import entry_param
 
     out = {}
     for entry in entries:
         stripped, pacing = without_pacing(entry)
+        key = entry_param(stripped)
+        pacing = {**(forecast or {}).get(key, {}), **pacing}
         if pacing:
-            out[entry_param(stripped)] = pacing
+            out[key] = pacing
     return json.dumps(out, sort_keys=True, separators=(",", ":"))
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -10,10 +11,17 @@ from click.testing import CliRunner
 
 from incognita.access.commands import estimate_cmd
 from incognita.access.cost_assumptions import Assumptions
-from incognita.access.cost_estimate import Estimator, conversation, wall_time
+from incognita.access.cost_estimate import (
+    CHAIN_SHARE,
+    FORECAST_LATENCY,
+    Estimator,
+    conversation,
+    reserve_forecast,
+    wall_time,
+)
 from incognita.access.workflow_config import load_config
 from incognita.common.io import InputError
-from incognita.common.prices import Price, PriceTable, load_prices
+from incognita.common.prices import Price, PriceTable, empty_table, load_prices
 
 ROOT = Path(__file__).resolve().parents[2]
 PAPER_MODELS = ("gpt-5.2-2025-12-11", "gpt-5.4-2026-03-05", "gpt-5.5-2026-04-23", "gpt-5.6-sol", "gpt-4.1-2025-04-14")
@@ -200,3 +208,79 @@ def test_estimate_command_prints_the_wall_time_only_when_asked(small, tmp_path, 
         # 2,160 calls x 5 s / 1,296 s = 8.3 episodes at once; a job holds 3 arms x 1 repetition: 3 jobs
         "  in jobs of 3 episodes (one model and task), 3 jobs at once: snakemake --cores 2 --resources api_calls=3",
     ]
+
+
+def test_the_reserve_is_forecast_from_the_longest_chain_against_the_run(small):
+    """The run's ideal is its slowest endpoint's budget, with the usage of the roles that share an
+    endpoint summed; the reserve is kept where the longest episode's calls, at FORECAST_LATENCY
+    each, take at least CHAIN_SHARE of it, and set to 0 in every API entry otherwise."""
+    from incognita.common.backends.base import entry_param
+
+    est = Estimator(small, empty_table(), Assumptions(), cards_dir=None)
+    lines = {ln.label: ln for ln in est.run()[0]}
+    chain = est.episode_calls[("social", "gpt-5.2")] * FORECAST_LATENCY
+    customer, service = lines["customer"], lines["service"]
+
+    def forecast(customer_url, service_url, rpm, tpm=None):
+        entry = {"spec": "openai:m", "temperature": 0, "rpm": rpm, "tpm": tpm}
+        participants = {
+            **small["participants"],
+            "customer": {**entry, "base_url": customer_url},
+            "service": {**entry, "base_url": service_url},
+        }
+        return reserve_forecast({**small, "participants": participants}, cards_dir=None)
+
+    # Requests alone limited: the customer and the service on one endpoint take (their calls) / rpm
+    # minutes, apart the service's alone (it makes more calls than the customer).
+    assert service.calls > customer.calls
+    apart = forecast("http://a/v1", "http://b/v1", rpm=100)
+    shared = forecast("http://a/v1", "http://a/v1", rpm=100)
+    assert apart.run_seconds == pytest.approx(service.calls / 100 * 60)
+    assert shared.run_seconds == pytest.approx((service.calls + customer.calls) / 100 * 60)
+    assert apart.chain_seconds == shared.chain_seconds == pytest.approx(chain)
+    tokens = sum(ln.prompt_tokens + ln.completion_tokens for ln in (customer, service))
+    assert forecast("http://a/v1", "http://a/v1", rpm=None, tpm=100_000).run_seconds == pytest.approx(
+        tokens / 100_000 * 60
+    )
+
+    # The whole requests a minute just over, then just under, the limit at which the chain is
+    # CHAIN_SHARE of the run (the slower the run, the smaller the chain's share).
+    even = (service.calls + customer.calls) * 60 / (chain / CHAIN_SHARE)
+    assert math.floor(even) < even < math.ceil(even)
+    keeps = forecast("http://a/v1", "http://a/v1", rpm=math.ceil(even))
+    drops = forecast("http://a/v1", "http://a/v1", rpm=math.floor(even))
+    assert keeps.pays and keeps.settings() == {}
+    assert not drops.pays
+    api = {entry_param({"spec": "openai:m", "temperature": 0, "base_url": "http://a/v1"})}
+    api |= {entry_param(small["models"]["gpt-5.2"]), entry_param(small["participants"]["judge"])}
+    assert drops.settings() == dict.fromkeys(api, {"reserve": 0})
+
+    with pytest.raises(InputError, match="participants.customer: rpm: expected a positive integer"):
+        forecast("http://a/v1", "http://b/v1", rpm=0)
+
+
+def test_estimate_command_says_what_the_pace_does_with_its_reserve(small, tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+
+    def pace_line(cfg):
+        config = tmp_path / "c.yaml"
+        config.write_text(yaml.safe_dump(cfg))
+        out = CliRunner().invoke(estimate_cmd, ["--config", str(config), "--cards-dir", "/nonexistent"])
+        assert out.exit_code == 0, out.output
+        return [line for line in out.output.splitlines() if line.startswith("pace:")]
+
+    def limited(**limits):
+        cfg = {**small, "models": {k: {**v, **limits} for k, v in small["models"].items()}}
+        cfg["participants"] = {k: v and {**v, **limits} for k, v in small["participants"].items()}
+        return cfg
+
+    # The customer and the service share one entry, so one endpoint: 2,150 calls at 10 a minute, 3.6 h.
+    (slow,) = pace_line(limited(rpm=10, tpm=None))
+    assert "sets each API entry's `reserve` to 0" in slow and "(3.6 h)" in slow
+    (kept,) = pace_line(limited(rpm=100_000, tpm=1_000_000_000))
+    assert "keeps its reserve" in kept
+    offline = {**small, "models": {"gpt-5.2": "scripted:surveyor"}}
+    offline["participants"] = {
+        k: v and {"spec": f"scripted:{k if k != 'service' else 'desk'}"} for k, v in small["participants"].items()
+    }
+    assert pace_line(offline) == []

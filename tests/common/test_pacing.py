@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from incognita.common.io import InputError
-from incognita.common.pacing import Limits, Pacer, endpoint_id, estimate_tokens
+from incognita.common.pacing import Limits, Pacer, endpoint_id, estimate_tokens, line_key, requests_scarcer
 
 WORKER = """
 import json, sys, threading, time
@@ -140,6 +140,10 @@ def test_limits_and_helpers():
         Limits(rpm=0).check("x")
     with pytest.raises(InputError, match="max_in_flight"):
         Limits(max_in_flight=0).check("x")
+    for bad in (1, -0.1, True, "a sixth"):
+        with pytest.raises(InputError, match=f"x: reserve: expected a share of rpm from 0 up to .* got {bad!r}"):
+            Limits(reserve=bad).check("x")
+    Limits(reserve=0).check("x")
     assert endpoint_id("http://a/v1", "m") != endpoint_id("http://b/v1", "m")
     body = {"messages": [{"role": "user", "content": "x" * 400}]}
     assert estimate_tokens(body) == len(json.dumps(body["messages"])) // 4 == 108
@@ -175,6 +179,29 @@ def test_pacing_settings_travel_apart_from_the_entry_and_come_back_whole():
         assert "rpm" not in received
         assert with_pacing(received, pacing) == entry_param(entry)
     assert pacing_map([plain, "scripted:desk"]) == "{}"
+
+
+def test_the_workflow_s_forecast_joins_the_pacing_map_unless_the_entry_sets_it():
+    from incognita.common.backends.base import entry_param, split_entry
+    from incognita.common.backends.openai import Settings
+    from incognita.common.pacing import pacing_map, with_pacing, without_pacing
+
+    paced = {"spec": "openai:gpt-x", "rpm": 600, "tpm": 1_200_000}
+    plain = {"spec": "openai:gpt-y", "temperature": 1}
+    chosen = {"spec": "openai:gpt-z", "rpm": 60, "reserve": 0.25}
+    forms = [entry_param(without_pacing(e)[0]) for e in (paced, plain, chosen)]
+    forecast = dict.fromkeys(forms, {"reserve": 0})
+    pacing = json.loads(pacing_map([paced, plain, chosen, "scripted:desk"], forecast))
+    assert pacing == {
+        forms[0]: {"rpm": 600, "tpm": 1_200_000, "reserve": 0},
+        forms[1]: {"reserve": 0},  # the default limits apply to it, and so does the forecast
+        forms[2]: {"rpm": 60, "reserve": 0.25},  # set in the entry: kept
+    }
+    received = [split_entry(with_pacing(f, pacing)) for f in forms]  # as a job's backend reads them
+    limits = [Settings.from_dict(spec.partition(":")[2], settings, "x").limits for spec, settings in received]
+    assert [lim.reserve for lim in limits] == [0, 0, 0.25]
+    assert limits[0].rpm == 600 and limits[1].rpm == Limits.rpm
+    assert Settings.from_dict("m", {}, "x").limits.reserve == Limits.reserve > 0
 
 
 def test_other_calls_leave_the_reserve_to_critical_calls_only_while_critical_calls_are_made(tmp_path):
@@ -222,3 +249,126 @@ def test_a_limit_of_one_or_two_requests_a_minute_is_held(tmp_path, rpm):
         with pacer.attempt(1):
             pass
     assert time.monotonic() - start >= window * 0.9  # the window's requests were spent: the next waited
+
+
+def test_a_reserve_of_zero_holds_nothing_back(tmp_path):
+    """With critical calls being made, a reserve of 0 lets another call's ten requests go in one
+    burst; the default reserve sends the same ten a twelfth of the window at a time."""
+    window = 2.4
+
+    def burst(pacer):
+        with pacer.attempt(10, critical=True):
+            pass
+        start = time.monotonic()
+        for _ in range(10):
+            with pacer.attempt(1):
+                pass
+        return time.monotonic() - start
+
+    assert burst(Pacer("none", Limits(rpm=12, tpm=None, reserve=0), tmp_path, window=window)) < window / 4
+    assert burst(Pacer("held", Limits(rpm=12, tpm=None), tmp_path, window=window)) >= 8 * window / 12
+
+
+def test_line_key_and_requests_scarcer():
+    now, window = 1_000.0, 60.0
+    calls = [(500, now - 5), (2_000, now - 1), (2_000, now - 3), (100, now - 119)]
+
+    def order(calls, scarce):
+        return [c[0] for c in sorted(calls, key=lambda c: line_key(*c, now, window, scarce))]
+
+    # Requests scarcer: the most tokens first; tokens scarcer: the fewest first; equals by arrival.
+    assert sorted(calls, key=lambda c: line_key(*c, now, window, True))[:2] == [(2_000, now - 3), (2_000, now - 1)]
+    assert order(calls, True) == [2_000, 2_000, 500, 100]
+    assert order(calls, False) == [100, 500, 2_000, 2_000]
+    # Passed over for two windows: first, either way, the longest-waiting first.
+    overdue = [(100, now - 121), (50, now - 130), (9_000, now), (10, now)]
+    assert order(overdue, True) == [50, 100, 9_000, 10]
+    assert order(overdue, False) == [50, 100, 10, 9_000]
+
+    both = Limits(rpm=60, tpm=120_000)
+    assert requests_scarcer(30, 1_000, both) and not requests_scarcer(30, 60_000, both)
+    assert not requests_scarcer(0, 0, both)
+    assert not requests_scarcer(30, 1_000, Limits(rpm=60, tpm=None))
+    assert not requests_scarcer(30, 1_000, Limits(rpm=None, tpm=120_000))
+
+
+LINE_WORKER = """
+import json, sys, threading, time
+from pathlib import Path
+from incognita.common import pacing
+
+directory, window, overdue, rpm, tpm, start_at, plan, out = sys.argv[1:]
+pacing.OVERDUE = float(overdue)
+limits = pacing.Limits(rpm=int(rpm), tpm=int(tpm), max_in_flight=32)
+pacer = pacing.Pacer("line", limits, Path(directory), window=float(window))
+admitted, lock = [], threading.Lock()
+
+def one(delay, tokens):
+    time.sleep(max(0.0, float(start_at) + delay - time.time()))
+    with pacer.attempt(tokens):
+        with lock:
+            admitted.append((time.time(), tokens))
+
+threads = [threading.Thread(target=one, args=tuple(c)) for c in json.loads(plan)]
+for t in threads: t.start()
+for t in threads: t.join()
+Path(out).write_text(json.dumps(admitted))
+"""
+
+
+def run_line(
+    tmp_path: Path, plans: list[list[tuple[float, int]]], *, window: float, overdue: float, rpm: int, tpm: int
+):
+    """Each plan is one process's calls, (seconds after a common start, tokens). The limits let one
+    call in a window (rpm 1, or calls of more than half of tpm), so each admission comes a window
+    after the last and the admitted order is the line's order."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    script = tmp_path / "line_worker.py"
+    script.write_text(LINE_WORKER)
+    start_at = time.time() + 1.5  # after both interpreters have started
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                str(script),
+                str(tmp_path / "pace"),
+                str(window),
+                str(overdue),
+                str(rpm),
+                str(tpm),
+                str(start_at),
+                json.dumps(plan),
+                str(tmp_path / f"admitted{i}.json"),
+            ]
+        )
+        for i, plan in enumerate(plans)
+    ]
+    for proc in procs:
+        assert proc.wait(timeout=120) == 0
+    admitted = sorted(
+        tuple(a) for i in range(len(plans)) for a in json.loads((tmp_path / f"admitted{i}.json").read_text())
+    )
+    return [tokens for _, tokens in admitted]
+
+
+def test_two_processes_admit_their_waiting_calls_in_the_line_s_order(tmp_path):
+    """The first call takes the window's budget and the second waits for the next window; the
+    others arrive while it waits, in two processes, and go in the line's order whichever process
+    holds them (the second, already waiting for its budget, is passed by none). At one request a
+    window, requests are the scarcer budget: the most tokens first. With requests plentiful and
+    each call more than half of tpm, tokens are: the fewest first."""
+    plans = [[(0.0, 1), (0.05, 50), (0.15, 100), (0.15, 500)], [(0.15, 400), (0.15, 200)]]
+    order = run_line(tmp_path / "requests", plans, window=0.5, overdue=100, rpm=1, tpm=1_000_000)
+    assert order == [1, 50, 500, 400, 200, 100]
+    plans = [[(0.0, 1_000), (0.05, 600), (0.15, 800), (0.15, 510)], [(0.15, 900), (0.15, 700)]]
+    order = run_line(tmp_path / "tokens", plans, window=0.5, overdue=100, rpm=1_000, tpm=1_000)
+    assert order == [1_000, 600, 510, 700, 800, 900]
+
+
+def test_a_call_passed_over_for_overdue_windows_goes_first(tmp_path):
+    """While the second call waits for the next window, a small call has waited more than OVERDUE
+    windows when a larger one arrives: it goes first. With a longer bound the larger passes it."""
+    plans = [[(0.0, 1), (0.02, 5), (0.05, 10)], [(0.45, 9_000)]]
+    kw = {"window": 0.6, "rpm": 1, "tpm": 1_000_000}
+    assert run_line(tmp_path / "short", plans, overdue=0.5, **kw) == [1, 5, 10, 9_000]
+    assert run_line(tmp_path / "long", plans, overdue=100, **kw) == [1, 5, 9_000, 10]

@@ -103,6 +103,7 @@ class Settings:
     rpm: int | None = Limits.rpm
     tpm: int | None = Limits.tpm
     max_in_flight: int = Limits.max_in_flight
+    reserve: float = Limits.reserve  # the share of rpm kept for the longest chains' calls (pacing.Limits)
     # Send the cell's identity in an X-Incognita-Cell header, for a loopback that answers with scripted
     # twins (bench/throughput.py). A transport header: never part of the request body or its cache key.
     send_cell: bool = False
@@ -150,7 +151,7 @@ class Settings:
 
     @property
     def limits(self) -> Limits:
-        return Limits(rpm=self.rpm, tpm=self.tpm, max_in_flight=self.max_in_flight)
+        return Limits(rpm=self.rpm, tpm=self.tpm, max_in_flight=self.max_in_flight, reserve=self.reserve)
 
     @property
     def deterministic(self) -> bool:
