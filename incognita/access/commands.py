@@ -175,7 +175,10 @@ def _echo_reserve(cfg: dict, cards_dir: str) -> None:
     from incognita.access.cost_estimate import CHAIN_SHARE, FORECAST_LATENCY, reserve_forecast
 
     f = reserve_forecast(cfg, cards_dir)
-    share = f.chain_seconds / f.run_seconds if f.run_seconds else float("inf")
+    if not f.run_seconds:
+        click.echo("pace: no API entry sets a rate limit, so nothing is held back for the longest chains")
+        return
+    share = f.chain_seconds / f.run_seconds
     verdict = (
         "the pace keeps its reserve of requests for the longest chains"
         if f.pays

@@ -279,6 +279,9 @@ def test_estimate_command_says_what_the_pace_does_with_its_reserve(small, tmp_pa
     assert "sets each API entry's `reserve` to 0" in slow and "(3.6 h)" in slow
     (kept,) = pace_line(limited(rpm=100_000, tpm=1_000_000_000))
     assert "keeps its reserve" in kept
+    assert pace_line(limited(rpm=None, tpm=None)) == [
+        "pace: no API entry sets a rate limit, so nothing is held back for the longest chains"
+    ]
     offline = {**small, "models": {"gpt-5.2": "scripted:surveyor"}}
     offline["participants"] = {
         k: v and {"spec": f"scripted:{k if k != 'service' else 'desk'}"} for k, v in small["participants"].items()
