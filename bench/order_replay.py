@@ -66,27 +66,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from incognita.common.pacing import RESERVE, SPREAD, WINDOW_MARGIN  # noqa: E402 -- after the checkout is on the path
+# The line's ranking and its scarcity test are the pace's own, so the replay orders calls as it does.
+from incognita.common.pacing import (  # noqa: E402 -- after the checkout is on the path
+    RESERVE,
+    SPREAD,
+    WINDOW_MARGIN,
+    Limits,
+    line_key,
+    requests_scarcer,
+)
 
 ORDERS = ("in-turn", "line", "oldest-job", "oldest", "critical-first", "arms")
 RANDOM_ORDERS = ("in-turn", "oldest-job")  # shown as the median over --seeds
-
-
-OVERDUE = 2  # windows a call may be passed over in the `line` order before it goes first
-
-
-def requests_scarcer(calls: int, tokens: int, rpm: int, tpm: int) -> bool:
-    """Whether a window's `calls` are a larger share of rpm than its `tokens` are of tpm."""
-    return calls * tpm > tokens * rpm
-
-
-def line_key(tokens: int, since: float, now: float, window: float, scarce_requests: bool) -> tuple:
-    """A waiting call's place in the `line` order (the smallest goes first): passed over for OVERDUE
-    windows first, the longest-waiting first; then, while requests are the scarcer budget, the call
-    with the most tokens, otherwise the one with the fewest; equals by the time they became ready."""
-    if now - since > OVERDUE * window:
-        return (0, 0, since)
-    return (1, -tokens if scarce_requests else tokens, since)
 
 
 @dataclass(frozen=True)
@@ -171,13 +162,14 @@ def replay(
     heapq.heapify(events)
     end = 0.0
     general_cap = math.floor(rpm * (1 - reserve))
+    limits = Limits(rpm=rpm, tpm=tpm)
 
     def call_of(q: tuple[str, int]) -> Call:
         return by_key[q[0]].waves[nxt[q[0]]][q[1]]
 
     def hold_now(model: str) -> bool:
         """Whether the reserve is held back at `model` now (while a critical call was made)."""
-        return not (hold_unless_scarcer and requests_scarcer(len(admitted[model]), in_window[model], rpm, tpm))
+        return not (hold_unless_scarcer and requests_scarcer(len(admitted[model]), in_window[model], limits))
 
     while events:
         now = events[0][0]
@@ -218,7 +210,7 @@ def replay(
                     pending.remove(at_counter)
                     pending.append(at_counter)
                 elif order == "line":  # ranked when the counter is free, as the pace's next call reads the window
-                    scarce = requests_scarcer(len(log), in_window[model], rpm, tpm)
+                    scarce = requests_scarcer(len(log), in_window[model], limits)
                     pending.sort(key=lambda q: line_key(call_of(q).tokens, since[q], now, 60.0, scarce), reverse=True)
                 key, i = pending.pop()
                 call = call_of((key, i))
