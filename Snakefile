@@ -15,7 +15,8 @@ include: "rules/common.smk"
 
 
 wildcard_constraints:
-    task=r"\d+",
+    domain="|".join(DESIGN.domains),
+    task=LOCAL_ID.pattern,
     rep=r"\d+",
     model=r"[A-Za-z0-9][A-Za-z0-9._-]*",
     arm="|".join(ARM_PATTERNS),

@@ -22,7 +22,7 @@ previous wave's last answer; waiting calls that fit are admitted in the order's 
 requests, the rest spread over SPREAD parts of the window while critical calls are made) applies
 to the chains of --critical-arm (default: the arm with the longest chains in the trace, as the
 harness picks the longest-expected arm); --reserve 0 holds none, as the workflow does where the
-design's longest chain is a small part of its run (incognita.access.cost_estimate.reserve_forecast);
+design's longest chain is a small part of its run (incognita.access.planning.cost_estimate.reserve_forecast);
 with --hold-unless-scarcer it is held only while the window's requests are not the scarcer budget
 (`requests_scarcer`; a variant measured and not kept). A call the reserve holds back
 holds up no other. Not modelled: calls in flight (the benchmark's cap is far above what its

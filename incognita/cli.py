@@ -68,7 +68,7 @@ def main() -> None:
 # Each package owns its commands: a `commands.py` with a COMMANDS list. This file only
 # assembles them, in the order data flows (help output sorts them by name).
 COMMAND_MODULES = (
-    "incognita.access.commands",
+    "incognita.access.planning.commands",
     "incognita.access.cards.commands",
     "incognita.access.golden.commands",
     "incognita.access.reference.commands",

@@ -13,9 +13,6 @@ from snakemake.utils import validate
 
 validate(config, schema="../incognita/schemas/config.schema.json")
 
-SOURCE_DIR = config["source"]["dir"]
-REPAIRS_DIR = config["cards"]["repairs_dir"]
-
 # Jobs run `python -m incognita ...` (the same click CLI users call) with this checkout first
 # on the import path, whether or not it is pip-installed; with --sdm conda the env provides
 # the dependencies and the checkout provides the code.
@@ -33,8 +30,10 @@ READER_VERSION = read_constant("incognita.access.reader.trial_reading", "READER_
 # Model and participant entries are checked before any job is planned: a bad one stops even
 # a dry run with one line naming the config key and the value.
 # The design (arms, models, tasks from the frozen corpus) is read and checked here too.
+from incognita.access import paths
 from incognita.access.arm_registry import registry_path
-from incognita.access.cells import design_from_config, episode_record, native_result, repaired_tasks
+from incognita.access.cells import design_files, design_from_config, repaired_tasks
+from incognita.access.domain import LOCAL_ID, qualify, split_task
 from incognita.access.episodes.scripted.entries import check_entries
 from incognita.access.stats.exploratory_spec import spec_from_config
 from incognita.collabsim.design import DESIGNS as COLLABSIM_DESIGNS
@@ -44,6 +43,7 @@ from incognita.common.io import InputError
 try:
     check_entries(config)
     DESIGN = design_from_config(config)
+    FILES = design_files(config)  # each design domain's files (incognita.access.domain.DomainFiles)
     EXPLORATORY = spec_from_config(config, DESIGN.rotation)  # comparisons beyond the frozen analysis
 except InputError as exc:
     raise WorkflowError(str(exc)) from None
@@ -59,25 +59,34 @@ shell.prefix(
 
 
 @functools.cache
-def get_all_tasks():
-    """Task ids of the pinned package's retail split, read without importing tau2 modules."""
-    from incognita.access.cards.source import upstream_dir
+def get_all_tasks(domain):
+    """Upstream ids of every task of a domain in the pinned package, read without importing tau2 modules."""
+    from incognita.access.cards.source import upstream_tasks
 
-    with open(upstream_dir(config["source"]["domain"]) / "tasks.json") as fh:
-        return [str(t["id"]) for t in json.load(fh)]
-
-
-def get_repaired_tasks():
-    return repaired_tasks(REPAIRS_DIR)
+    return upstream_tasks(domain)
 
 
-def get_all_repairs():
-    """The repair overlays of the built tasks: editing one re-runs the cards job."""
-    return [str(p) for t in get_all_tasks() if (p := Path(REPAIRS_DIR) / f"{t}.yaml").exists()]
+def get_repaired_tasks(domain):
+    return repaired_tasks(FILES[domain].repairs)
+
+
+def get_all_repairs(domain):
+    """The repair overlays of a domain's tasks: editing one re-runs that domain's cards job."""
+    return [str(FILES[domain].repairs / f"{t}.yaml") for t in get_repaired_tasks(domain)]
+
+
+def all_cards(domain, rule_built=False, tasks=None):
+    """A domain's card files: every upstream task's, or `tasks`'s."""
+    ids = get_all_tasks(domain) if tasks is None else tasks
+    return [str(paths.card_file(domain, t, rule_built=rule_built)) for t in ids]
+
+
+def all_golden(domain, tasks=None):
+    return [str(paths.golden_file(domain, t)) for t in (get_all_tasks(domain) if tasks is None else tasks)]
 
 
 def get_design_tasks():
-    """The design's tasks: the frozen corpus (lock verified), or the configured subset of it."""
+    """The design's tasks, qualified ids: every domain's frozen corpus (locks verified), or the configured subset."""
     return list(DESIGN.tasks)
 
 
@@ -86,17 +95,23 @@ def get_design_models():
     return list(DESIGN.models)
 
 
-def get_prompt_files():
+@functools.cache
+def _prompt_files(domain):
     from incognita.access.arm_registry import arm_registry
     from incognita.access.episodes.prompts import PromptSet
     from incognita.access.reference.partition import load_partition
 
-    prompts, registry = PromptSet(Path(config["prompts"])), arm_registry(ARM_REGISTRY)
-    partition = load_partition(config["golden"]["partition"])
+    prompts, registry = PromptSet(Path(config["prompts"]), FILES[domain].prompts), arm_registry(ARM_REGISTRY)
+    partition = load_partition(FILES[domain].partition)
     files = {str(p) for arm in get_episode_arms() for p in prompts.files_for(registry.arm(arm), partition)}
     if config["participants"].get("judge"):
         files.add(str(Path(config["prompts"]) / "judge.md"))
     return sorted(files)
+
+
+def get_prompt_files(wildcards):
+    """The prompt files a domain's episodes read (generic and the domain's own): editing one re-runs them."""
+    return _prompt_files(wildcards.domain)
 
 
 @functools.cache
@@ -158,9 +173,9 @@ def get_pacing(wildcards):
 @functools.cache
 def _pacing_forecast():
     """Pacing settings the access design's estimate chooses for its API entries: no reserve for the
-    longest chains where they are a small part of the run (incognita.access.cost_estimate.
+    longest chains where they are a small part of the run (incognita.access.planning.cost_estimate.
     reserve_forecast); nothing to choose offline."""
-    from incognita.access.cost_estimate import reserve_forecast
+    from incognita.access.planning.cost_estimate import reserve_forecast
     from incognita.common.backends.base import calls_api
 
     entries = [*config["participants"].values(), *config["models"].values()]
@@ -186,9 +201,10 @@ def get_episode_arms():
 
 
 def get_block_outputs():
-    """One block's episode records, with {model} and {task} left as the rule's wildcards."""
+    """One block's episode records, with {model}, {domain} and {task} left as the rule's wildcards."""
     reps = range(DESIGN.repetitions)
-    return [str(episode_record(arm, "{model}", "{task}", rep)) for arm in DESIGN.episode_arms for rep in reps]
+    task = qualify("{domain}", "{task}")
+    return [str(paths.episode_record(arm, "{model}", task, rep)) for arm in DESIGN.episode_arms for rep in reps]
 
 
 def get_native_archived_tasks():
@@ -199,9 +215,26 @@ def get_native_archived_tasks():
 def get_native_outputs():
     """One model's native outputs, with {model} left as the rule's wildcard."""
     reps = range(DESIGN.repetitions)
-    return [str(native_result("{model}", t, r)) for t in DESIGN.tasks for r in reps] + [
-        str(native_result("{model}", t, r, unrepaired=True)) for t in DESIGN.unrepaired_tasks for r in reps
+    return [str(paths.native_result("{model}", t, r)) for t in DESIGN.tasks for r in reps] + [
+        str(paths.native_result("{model}", t, r, unrepaired=True)) for t in DESIGN.unrepaired_tasks for r in reps
     ]
+
+
+def design_cards(rule_built=False, tasks=None):
+    """The card files of the design's tasks (or of `tasks`, qualified ids), every domain's."""
+    return [
+        str(paths.card_file(*split_task(t), rule_built=rule_built))
+        for t in (DESIGN.tasks if tasks is None else tasks)
+    ]
+
+
+def design_golden():
+    return [str(paths.golden_file(*split_task(t))) for t in DESIGN.tasks]
+
+
+def per_domain(function):
+    """One file per design domain (incognita.access.paths functions of a domain)."""
+    return [str(function(d)) for d in DESIGN.domains]
 
 
 def get_all_native():
@@ -214,17 +247,23 @@ def get_all_episodes():
 
 @functools.cache  # several rules read the same lists: spelled once per parse
 def _all_native():
-    return tuple(str(native_result(c.model, c.task, c.rep)) for c in DESIGN.native_cells())
+    return tuple(str(paths.native_result(c.model, c.task, c.rep)) for c in DESIGN.native_cells())
 
 
 @functools.cache
 def _all_episodes():
-    return tuple(str(episode_record(c.arm, c.model, c.task, c.rep)) for c in DESIGN.cells())
+    return tuple(str(paths.episode_record(c.arm, c.model, c.task, c.rep)) for c in DESIGN.cells())
 
 
 def get_labelled_fixtures():
-    """The reader's hand-labelled validation set: editing a fixture re-runs the reader."""
-    return sorted(str(p) for p in Path("config/reader_validation").iterdir() if p.suffix in (".yaml", ".json"))
+    """The reader's hand-labelled validation sets, each domain's: editing a fixture re-runs the reader."""
+    return sorted(
+        str(p)
+        for d in DESIGN.domains
+        if FILES[d].reader_validation.is_dir()
+        for p in FILES[d].reader_validation.iterdir()
+        if p.suffix in (".yaml", ".json")
+    )
 
 
 def get_stats_outputs():
@@ -237,13 +276,13 @@ def get_final_targets():
     """Everything: the figures pull in every stage up to them; the audit, the replay table, the
     oracle check (unless `side_checks: false`), the episode manifest and the trajectory viewer
     are side outputs that nothing downstream reads."""
-    side_checks = ["results/audit/cards.tsv", "results/golden/replay.tsv", "results/reference/oracle.tsv"]
+    side_checks = per_domain(paths.audit_table) + per_domain(paths.replay_table) + per_domain(paths.oracle_table)
     return (
         (side_checks if config.get("side_checks", True) else [])
         + [
-            "results/episodes/manifest.tsv",
-            "results/figures",
-            "results/viewer",
+            paths.EPISODE_MANIFEST,
+            paths.FIGURES_DIR,
+            paths.VIEWER_DIR,
         ]
         + (["results/collabsim/figures", "results/collabsim/paper"] if "collabsim" in config else [])
     )

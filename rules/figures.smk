@@ -5,10 +5,10 @@
 
 rule figures:
     input:
-        expand("results/stats/{name}", name=get_stats_outputs()),
+        expand(f"{paths.STATS_DIR}/{{name}}", name=get_stats_outputs()),
     output:
         report(
-            directory("results/figures"),
+            directory(paths.FIGURES_DIR),
             patterns=["{name}.png", "{name}.md"],
             caption="../report/figures.rst",
             category="Figures and tables",

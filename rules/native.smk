@@ -1,4 +1,4 @@
-# Native anchor: the corpus tasks in the unmodified upstream harness (incognita.access.native.native_run).
+# Native anchor: the design's tasks in the unmodified upstream harness (incognita.access.native.native_run).
 # One job per model, not per cell: importing the harness (tau2.registry pulls in litellm)
 # costs several seconds, more than a model's whole offline run. The job writes one result
 # file per (task, repetition) in the harness's own format, plus, for repaired tasks, an
@@ -8,11 +8,11 @@
 
 rule native:
     input:
-        cards=expand("results/cards/{task}.json", task=get_design_tasks()),
-        unrepaired=expand("results/cards/v1/{task}.json", task=get_native_archived_tasks()),
-        golden=expand("results/golden/{task}.json", task=get_design_tasks()),
-        tasks=f"{SOURCE_DIR}/tasks.json",
-        locks_verified="results/reference/locks_verified.txt",
+        cards=design_cards(),
+        unrepaired=design_cards(rule_built=True, tasks=get_native_archived_tasks()),
+        golden=design_golden(),
+        tasks=per_domain(lambda d: FILES[d].tasks),
+        locks_verified=per_domain(paths.locks_verified),
     output:
         get_native_outputs(),
     log:
@@ -42,10 +42,15 @@ rule native:
         archive="--archive-unrepaired" if config["native"]["archive_unrepaired"] else "--no-archive-unrepaired",
         scripted_agents=config["scripted_agents"],
         generator=NATIVE_GENERATOR_VERSION,
+        # The roots the inputs and outputs sit under (incognita.access.paths), read off them.
+        source_root=lambda w, input: paths.domain_root(input.tasks[0]),
+        cards_root=lambda w, input: paths.domain_root(input.cards[0]),
+        golden_root=lambda w, input: paths.domain_root(input.golden[0]),
+        out_dir=lambda w, output: paths.native_root(output[0]),
         pacing=get_pacing,  # not compared: a changed rate limit re-runs nothing
     shell:
         "python -m incognita native --model {wildcards.model} --spec {params.spec:q} --customer {params.customer:q} "
         "--models-order {params.models_order} --arms {params.arms} --tasks {params.tasks} --reps {params.reps} "
         "--seed {params.seed} --max-steps {params.max_steps} --max-errors {params.max_errors} {params.archive} "
-        "--tasks-json {input.tasks} --cards-dir results/cards --golden-dir results/golden "
-        "--scripted-agents {params.scripted_agents} --pacing {params.pacing:q} --out-dir results/native > {log} 2>&1"
+        "--source-root {params.source_root} --cards-root {params.cards_root} --golden-root {params.golden_root} "
+        "--scripted-agents {params.scripted_agents} --pacing {params.pacing:q} --out-dir {params.out_dir} > {log} 2>&1"

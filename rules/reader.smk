@@ -1,27 +1,24 @@
 # Reader: every episode record and native result -> one row per trial (results/trials.parquet
-# and .csv), plus the reader's validation: the hand-labelled set (config/reader_validation/), then
-# the scripted agents' injected failure types (a consistency check).
-# The coordination reference is read only after its lock is verified.
+# and .csv), plus the reader's validation: each domain's hand-labelled set
+# (config/domains/<domain>/reader_validation/), then the scripted agents' injected failure
+# types (a consistency check). Each domain's coordination reference is read only after its lock
+# is verified.
 
 
 rule trials:
     input:
         episodes=get_all_episodes(),
         native=get_all_native(),
-        reference="results/reference/coordination.json",
-        locks_verified="results/reference/locks_verified.txt",
+        references=per_domain(paths.coordination_file),
+        locks_verified=per_domain(paths.locks_verified),
         labelled=get_labelled_fixtures(),
-        cards=expand("results/cards/{task}.json", task=get_design_tasks()),  # the participant audit
-        partition=config["golden"]["partition"],
+        cards=design_cards(),  # the participant audit
+        partitions=per_domain(lambda d: FILES[d].partition),
         arm_registry=ARM_REGISTRY,
     output:
-        parquet="results/trials.parquet",
-        csv="results/trials.csv",
-        validation="results/stats/reader_validation.csv",
-        validation_labelled="results/stats/reader_validation_labelled.csv",
-        validation_md="results/stats/reader_validation.md",
-        fidelity_validation="results/stats/participant_fidelity_validation.csv",
-        fidelity_validation_md="results/stats/participant_fidelity_validation.md",
+        parquet=paths.TRIALS_TABLE,
+        csv=paths.TRIALS_CSV,
+        **paths.READER_VALIDATION,
     log:
         "logs/trials.log",
     benchmark:
@@ -30,8 +27,13 @@ rule trials:
         "../envs/incognita.yaml"
     params:
         reader=READER_VERSION,
-        labelled=lambda wildcards, input: Path(input.labelled[0]).parent,
+        domains=",".join(DESIGN.domains),
+        # The roots the references, cards and domain configs sit under (incognita.access.paths), read off them.
+        reference_root=lambda w, input: paths.domain_root(input.references[0]),
+        cards_root=lambda w, input: paths.domain_root(input.cards[0]),
+        config_root=lambda w, input: paths.domain_root(input.partitions[0]),
     shell:
-        "python -m incognita trials --reference {input.reference} --out {output.parquet} --csv {output.csv} "
-        "--validation {output.validation} --labelled {params.labelled} --cards-dir results/cards "
-        "--partition {input.partition} --arm-registry {input.arm_registry} {input.episodes} {input.native} > {log} 2>&1"
+        "python -m incognita trials --domains {params.domains} --reference-root {params.reference_root} "
+        "--cards-root {params.cards_root} --domains-config {params.config_root} --out {output.parquet} "
+        "--csv {output.csv} --validation {output.validation} --arm-registry {input.arm_registry} "
+        "{input.episodes} {input.native} > {log} 2>&1"

@@ -1,117 +1,140 @@
-# Reference stage: the coordination reference and the checks on frozen artifacts.
+# Reference stage, per domain: the coordination reference and the checks on frozen artifacts.
 #
-# The coordination reference is rebuilt from the golden trajectories, the cards (for
-# withholds_disclosure), the partition and the arm registry, then checked against its lock in
-# config/locks.yaml: a change upstream that alters the reference makes this rule fail
-# instead of feeding a different reference downstream.
+# The coordination reference is rebuilt from the domain's golden trajectories, cards (for
+# withholds_disclosure), holder maps and the arm registry, then checked against its lock in the
+# domain's locks.yaml: a change upstream that alters the reference makes this rule fail instead of
+# feeding a different reference downstream.
 #
-# Corpus selection writes config/corpus.yaml, a committed artifact, so it is not a rule:
-# a human runs `incognita corpus`, reviews the diff, runs `incognita freeze --bump` and
-# commits. The workflow only verifies the locks (rule verify_locks). Selection reads the
-# do-nothing table (rule idle) to exclude tasks an agent passes by doing nothing.
-#
-# Needs get_all_tasks() from rules/common.smk (all source task ids).
+# Corpus selection writes config/domains/<domain>/corpus.yaml, a committed artifact, so it is not
+# a rule: a human runs `incognita corpus --domain <domain>`, reviews the diff, runs `incognita freeze
+# --domain <domain> --bump` and commits. The workflow only verifies the locks (verify_locks_<domain>).
+# Selection reads the do-nothing table (idle_<domain>) to exclude tasks an agent passes by doing nothing.
+for _domain in DESIGN.domains:
 
+    rule:
+        name:
+            f"reference_{_domain}"
+        input:
+            golden=all_golden(_domain),
+            cards=all_cards(_domain),
+            partition=str(FILES[_domain].partition),
+            arm_registry=ARM_REGISTRY,
+            locks=str(FILES[_domain].locks),
+        output:
+            str(paths.coordination_file(_domain)),
+        log:
+            f"logs/reference/{_domain}.log",
+        benchmark:
+            f"benchmarks/reference/{_domain}.tsv"
+        # On the chain every episode waits for (rules/cards.smk).
+        priority: 20
+        group:
+            "task_stages"
+        conda:
+            "../envs/incognita.yaml"
+        params:
+            domain=_domain,
+            golden_dir=lambda w, input: os.path.dirname(input.golden[0]),
+            cards_dir=lambda w, input: os.path.dirname(input.cards[0]),
+            # Only read to print totals over the frozen corpus; not an input of the reference.
+            corpus=str(FILES[_domain].corpus),
+        shell:
+            "python -m incognita reference --domain {params.domain} --golden-dir {params.golden_dir} "
+            "--cards-dir {params.cards_dir} --partition {input.partition} --arm-registry {input.arm_registry} "
+            "--out {output} --locks {input.locks} --corpus {params.corpus} > {log} 2>&1"
 
-rule reference:
-    input:
-        golden=expand("results/golden/{task}.json", task=get_all_tasks()),
-        cards=expand("results/cards/{task}.json", task=get_all_tasks()),
-        partition=config["golden"]["partition"],
-        arm_registry=ARM_REGISTRY,
-        locks="config/locks.yaml",
-    output:
-        "results/reference/coordination.json",
-    log:
-        "logs/reference.log",
-    benchmark:
-        "benchmarks/reference.tsv"
-    # On the chain every episode waits for (rules/cards.smk, `cards`).
-    priority: 20
-    conda:
-        "../envs/incognita.yaml"
-    params:
-        # Only read to print totals over the frozen corpus; not an input of the reference.
-        corpus=config["corpus"]["file"],
-    shell:
-        "python -m incognita reference --golden-dir results/golden --cards-dir results/cards"
-        " --partition {input.partition} --arm-registry {input.arm_registry} --out {output} --locks {input.locks}"
-        " --corpus {params.corpus} > {log} 2>&1"
+    # The do-nothing check (incognita/access/selection/idle.py): the idle profile on every task in
+    # every arm, natively too. Corpus selection reads the table and excludes every task it passes.
+    # It is not part of the default target: the frozen corpus already records those exclusions.
+    rule:
+        name:
+            f"idle_{_domain}"
+        input:
+            golden=all_golden(_domain),
+            cards=all_cards(_domain),
+            db=str(FILES[_domain].db),
+            tasks=str(FILES[_domain].tasks),
+            partition=str(FILES[_domain].partition),
+            vocabulary=str(FILES[_domain].vocabulary),
+            agents=config["scripted_agents"],
+        output:
+            str(paths.idle_table(_domain)),
+        log:
+            f"logs/idle/{_domain}.log",
+        benchmark:
+            f"benchmarks/idle/{_domain}.tsv"
+        conda:
+            "../envs/incognita.yaml"
+        params:
+            domain=_domain,
+            golden_dir=lambda w, input: os.path.dirname(input.golden[0]),
+            cards_dir=lambda w, input: os.path.dirname(input.cards[0]),
+            generator=EPISODE_GENERATOR_VERSION,
+            prompts=config["prompts"],
+            domain_prompts=str(FILES[_domain].prompts),
+        shell:
+            "python -m incognita idle --domain {params.domain} --out {output} --cards-dir {params.cards_dir} "
+            "--golden-dir {params.golden_dir} --db {input.db} --tasks-json {input.tasks} "
+            "--partition {input.partition} --vocabulary {input.vocabulary} --prompts {params.prompts} "
+            "--domain-prompts {params.domain_prompts} --scripted-agents {input.agents} > {log} 2>&1"
 
+    # The oracle check (incognita/access/selection/oracle.py): the oracle profile (told the holders,
+    # never slipping) on every upstream task of the domain in the direct arm, with the first wrong
+    # argument of each failure. It measures the scripted choosing rules on every task, not only the
+    # corpus (docs/episodes.md).
+    rule:
+        name:
+            f"oracle_{_domain}"
+        input:
+            golden=all_golden(_domain),
+            cards=all_cards(_domain),
+            db=str(FILES[_domain].db),
+            partition=str(FILES[_domain].partition),
+            vocabulary=str(FILES[_domain].vocabulary),
+            corpus=str(FILES[_domain].corpus),
+        output:
+            str(paths.oracle_table(_domain)),
+        log:
+            f"logs/oracle/{_domain}.log",
+        benchmark:
+            f"benchmarks/oracle/{_domain}.tsv"
+        conda:
+            "../envs/incognita.yaml"
+        params:
+            domain=_domain,
+            golden_dir=lambda w, input: os.path.dirname(input.golden[0]),
+            cards_dir=lambda w, input: os.path.dirname(input.cards[0]),
+            generator=EPISODE_GENERATOR_VERSION,
+            prompts=config["prompts"],
+            domain_prompts=str(FILES[_domain].prompts),
+            # The oracle's own profile, not the whole file: editing another profile re-runs nothing here.
+            agents=config["scripted_agents"],
+            profile=lambda w: json.dumps(_scripted_profiles().get("oracle"), sort_keys=True),
+        shell:
+            "python -m incognita oracle --domain {params.domain} --out {output} --cards-dir {params.cards_dir} "
+            "--golden-dir {params.golden_dir} --db {input.db} --partition {input.partition} "
+            "--prompts {params.prompts} --domain-prompts {params.domain_prompts} "
+            "--scripted-agents {params.agents} --vocabulary {input.vocabulary} --corpus {input.corpus} > {log} 2>&1"
 
-# The do-nothing check (incognita/access/selection/idle.py): the idle profile on every task in every arm,
-# natively too. Corpus selection reads the table and excludes every task it passes. It is
-# not part of the default target: the frozen corpus already records those exclusions.
-rule idle:
-    input:
-        golden=expand("results/golden/{task}.json", task=get_all_tasks()),
-        cards=expand("results/cards/{task}.json", task=get_all_tasks()),
-        db=f"{SOURCE_DIR}/db.json",
-        tasks=f"{SOURCE_DIR}/tasks.json",
-        partition=config["golden"]["partition"],
-        agents=config["scripted_agents"],
-    output:
-        "results/reference/idle.tsv",
-    log:
-        "logs/idle.log",
-    benchmark:
-        "benchmarks/idle.tsv"
-    conda:
-        "../envs/incognita.yaml"
-    params:
-        generator=EPISODE_GENERATOR_VERSION,
-        prompts=config["prompts"],
-    shell:
-        "python -m incognita idle --out {output} --cards-dir results/cards --golden-dir results/golden"
-        " --db {input.db} --tasks-json {input.tasks} --partition {input.partition}"
-        " --prompts {params.prompts} --scripted-agents {input.agents} > {log} 2>&1"
-
-
-# The oracle check (incognita/access/selection/oracle.py): the oracle profile (told the holders, never slipping)
-# on every upstream task in the direct arm, with the first wrong argument of each failure. It
-# measures the scripted choosing rules on all 114 tasks, not only the corpus (docs/episodes.md).
-rule oracle:
-    input:
-        golden=expand("results/golden/{task}.json", task=get_all_tasks()),
-        cards=expand("results/cards/{task}.json", task=get_all_tasks()),
-        db=f"{SOURCE_DIR}/db.json",
-        partition=config["golden"]["partition"],
-        vocabulary=config["vocabulary"],
-        corpus=config["corpus"]["file"],
-    output:
-        "results/reference/oracle.tsv",
-    log:
-        "logs/oracle.log",
-    benchmark:
-        "benchmarks/oracle.tsv"
-    conda:
-        "../envs/incognita.yaml"
-    params:
-        generator=EPISODE_GENERATOR_VERSION,
-        prompts=config["prompts"],
-        # The oracle's own profile, not the whole file: editing another profile re-runs nothing here.
-        agents=config["scripted_agents"],
-        profile=lambda w: json.dumps(_scripted_profiles().get("oracle"), sort_keys=True),
-    shell:
-        "python -m incognita oracle --out {output} --cards-dir results/cards --golden-dir results/golden"
-        " --db {input.db} --partition {input.partition} --prompts {params.prompts}"
-        " --scripted-agents {params.agents} --vocabulary {input.vocabulary} --corpus {input.corpus} > {log} 2>&1"
-
-
-rule verify_locks:
-    input:
-        reference="results/reference/coordination.json",
-        corpus=config["corpus"]["file"],
-        locks="config/locks.yaml",
-    output:
-        "results/reference/locks_verified.txt",
-    log:
-        "logs/verify_locks.log",
-    benchmark:
-        "benchmarks/verify_locks.tsv"
-    # On the chain every episode waits for (rules/cards.smk, `cards`).
-    priority: 20
-    conda:
-        "../envs/incognita.yaml"
-    shell:
-        "python -m incognita verify-locks --locks {input.locks} > {log} 2>&1 && cp {log} {output}"
+    rule:
+        name:
+            f"verify_locks_{_domain}"
+        input:
+            reference=str(paths.coordination_file(_domain)),
+            corpus=str(FILES[_domain].corpus),
+            interpretation=str(FILES[_domain].interpretation),
+            locks=str(FILES[_domain].locks),
+        output:
+            str(paths.locks_verified(_domain)),
+        log:
+            f"logs/verify_locks/{_domain}.log",
+        benchmark:
+            f"benchmarks/verify_locks/{_domain}.tsv"
+        # On the chain every episode waits for (rules/cards.smk).
+        priority: 20
+        group:
+            "task_stages"
+        conda:
+            "../envs/incognita.yaml"
+        shell:
+            "python -m incognita verify-locks --locks {input.locks} > {log} 2>&1 && cp {log} {output}"

@@ -41,7 +41,9 @@ class Arm:
     service_prompt: str | None  # every holder's template; None when the agent holds the tools
     source: str  # the registry file, for errors
     conduct_prompt: str = DEFAULT_CONDUCT  # every holder's conduct block
-    names: tuple[tuple[str, str], ...] = ()  # (the map's holder, the name the agent sees it by)
+    # A naming of the holder map in the domain's partition file (its map's `names.<naming>`:
+    # holder -> the name the agent sees it by), or None: the holders' own names.
+    names: str | None = None
     referral: bool = False  # a holder asked for another's work names that holder (and only that)
 
     @property
@@ -59,19 +61,26 @@ class Arm:
                 f"{self.source}: arms.{self.name}.holders: {self.holders!r} is not a holder map of "
                 f"{partition.path} (it has {', '.join(sorted(partition.holders))})"
             )
-        shown = dict(self.names)
-        unknown = sorted(set(shown) - set(table.values()))
-        if unknown:
-            raise InputError(
-                f"{self.source}: arms.{self.name}.names: {', '.join(unknown)} hold(s) nothing in map "
-                f"{self.holders!r} of {partition.path}"
-            )
+        shown = self.shown_names(partition)
         held = {shown.get(h, h): frozenset(t for t, who in table.items() if who == h) for h in set(table.values())}
         return {h: held[h] for h in sorted(held)}
 
-    def prompt_name(self, holder: str) -> str:
+    def shown_names(self, partition) -> dict[str, str]:
+        """The map's holder -> the name the agent sees it by (the arm's naming in the partition file)."""
+        if self.names is None:
+            return {}
+        naming = partition.namings.get(self.holders, {}).get(self.names)
+        if naming is None:
+            raise InputError(
+                f"{self.source}: arms.{self.name}.names: {self.names!r} is not a naming of map {self.holders!r} "
+                f"of {partition.path} (holder_maps.{self.holders}.names: "
+                f"{', '.join(partition.namings.get(self.holders, {})) or 'none'})"
+            )
+        return dict(naming)
+
+    def prompt_name(self, holder: str, partition) -> str:
         """The holder's name in the partition (its role file's name) for the name the agent sees."""
-        return {shown: own for own, shown in self.names}.get(holder, holder)
+        return {shown: own for own, shown in self.shown_names(partition).items()}.get(holder, holder)
 
     def holder_of(self, partition) -> dict[str, str]:
         """tool -> who executes it under this arm (the agent itself when it holds the tools), in the
@@ -129,11 +138,9 @@ def _entry(path: Path, name: str, doc) -> Arm:
         )
     service = _text(path, f"{key}.prompts.service", prompts["service"], optional=True)
     conduct = _text(path, f"{key}.prompts.conduct", prompts.get("conduct", DEFAULT_CONDUCT))
-    names = doc.get("names") or {}
-    if not isinstance(names, dict) or not all(is_holder_name(k) and is_holder_name(v) for k, v in names.items()):
-        raise _fail(path, f"{key}.names", "expected a mapping of holder names to one capitalised word each")
-    if len(set(names.values())) != len(names):
-        raise _fail(path, f"{key}.names", "two holders would be shown by the same name")
+    names = doc.get("names")
+    if names is not None and not (isinstance(names, str) and names.replace("_", "").isalnum()):
+        raise _fail(path, f"{key}.names", f"expected the name of a naming of the holder map, got {names!r}")
     referral = doc.get("referral", False)
     if not isinstance(referral, bool):
         raise _fail(path, f"{key}.referral", f"expected true or false, got {referral!r}")
@@ -157,7 +164,7 @@ def _entry(path: Path, name: str, doc) -> Arm:
         service_prompt=service,
         source=str(path),
         conduct_prompt=conduct,
-        names=tuple(names.items()),
+        names=names,
         referral=referral,
     )
 

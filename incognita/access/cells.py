@@ -1,23 +1,24 @@
-"""The access family's design from the workflow config, and where each of its records lives.
+"""The access family's design from the workflow config: its domains, arms, models, tasks and cells.
 
+    domains: [retail]   # the benchmark domains whose frozen corpora the design runs (incognita.access.domain)
     design:
       arms: [direct, indirect, social, native]  # the Latin square's base order
       repetitions: 3
       seed: 20260820
       budget: 300
-      tasks: null     # null = the whole frozen corpus (corpus.file); a list selects a subset of it
+      tasks: null     # null = every domain's whole frozen corpus; a list of qualified ids selects some
       models: null    # null = every key of `models`; a list selects some of them
     native:
       archive_unrepaired: true  # repaired tasks also run natively without their overlay
 
-A cell is (arm, model, task, repetition). Our harness runs the cells of `direct`, `indirect`
-and `social` (incognita.access.episodes.harness) and writes one episode record per cell; the
-upstream harness runs the `native` cells (incognita.access.native) and writes one result per
-cell, plus an archived run of each repaired task without its overlay (never pooled).
-`design_from_config` is the one place the config's design is read and checked, each error
-naming its config key; `episode_record` and `native_result` are the one place a record path
-is spelled. Read by the workflow (rules/common.smk), the cost estimate, the statistics' model
-order, the harness, the run archive and the viewer.
+A cell is (arm, model, task, repetition), its task a qualified id (`retail/46`). Our harness
+runs the cells of `direct`, `indirect` and `social` (incognita.access.episodes.harness) and
+writes one episode record per cell; the upstream harness runs the `native` cells
+(incognita.access.native) and writes one result per cell, plus an archived run of each
+repaired task without its overlay (never pooled). `design_from_config` is the one place the
+config's design is read and checked, each error naming its config key; where each record lives
+is incognita.access.paths. Read by the workflow (rules/common.smk), the cost estimate, the
+statistics' model order, the harness, the run archive and the viewer.
 """
 
 from __future__ import annotations
@@ -25,32 +26,28 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from incognita.access.selection.corpus import load_corpus
+from incognita.access.domain import DomainFiles, check_domain, domain_files, qualify, split_task
+from incognita.access.paths import episode_record, native_result
 from incognita.access.taxonomy import NATIVE
-from incognita.common.io import InputError
-
-# Where the stages write, relative to the workflow's directory (the commands' defaults).
-CARDS_DIR = "results/cards"
-GOLDEN_DIR = "results/golden"
-COORDINATION_REFERENCE = "results/reference/coordination.json"
-EPISODES_DIR = "results/episodes"
-NATIVE_DIR = "results/native"
-TRIALS_TABLE = "results/trials.parquet"
+from incognita.common.io import InputError, read_yaml
 
 
 @dataclass(frozen=True)
 class Cell:
     arm: str
     model: str  # a key of the config's models
-    task: str
+    task: str  # a qualified id: <domain>/<upstream id>
     rep: int
 
 
 @dataclass(frozen=True)
 class AccessDesign:
+    domains: tuple[str, ...]
     rotation: tuple[str, ...]  # design.arms as configured: the Latin square's base order, native included
     models: tuple[str, ...]
-    tasks: tuple[str, ...]  # in corpus order: a task's index is its Latin-square position
+    tasks: tuple[
+        str, ...
+    ]  # qualified ids, domain by domain in corpus order: a task's index is its Latin-square position
     repetitions: int
     seed: int
     budget: int
@@ -64,6 +61,10 @@ class AccessDesign:
     @property
     def native(self) -> bool:
         return NATIVE in self.rotation
+
+    def tasks_of(self, domain: str) -> tuple[str, ...]:
+        """The design's tasks of one domain, as upstream ids."""
+        return tuple(local for d, local in map(split_task, self.tasks) if d == domain)
 
     def cells(self) -> list[Cell]:
         """The episode cells, arm by arm (the order of the workflow's episode list)."""
@@ -82,9 +83,12 @@ class AccessDesign:
 
 
 def design_from_config(config: dict) -> AccessDesign:
-    """The design of a schema-checked config. The corpus file is read with its lock verified."""
-    d, tasks = config["design"], design_tasks(config)
+    """The design of a schema-checked config. Each domain's corpus is read with its lock verified."""
+    d = config["design"]
+    domains = design_domains(config)
+    tasks = design_tasks(config, domains)
     return AccessDesign(
+        domains=domains,
         rotation=design_arms(config),
         models=design_models(config),
         tasks=tasks,
@@ -93,6 +97,22 @@ def design_from_config(config: dict) -> AccessDesign:
         budget=int(d["budget"]),
         unrepaired_tasks=_unrepaired(config, tasks),
     )
+
+
+def design_domains(config: dict) -> tuple[str, ...]:
+    """`domains`: registered domain names, each once."""
+    domains = tuple(config["domains"])
+    for name in domains:
+        check_domain(name, "config key domains")
+    duplicated = sorted({d for d in domains if domains.count(d) > 1})
+    if duplicated:
+        raise InputError(f"config key domains: {duplicated} listed more than once")
+    return domains
+
+
+def design_files(config: dict) -> dict[str, DomainFiles]:
+    """Each design domain's files (incognita.access.domain.DomainFiles), in the design's order."""
+    return {name: domain_files(name) for name in design_domains(config)}
 
 
 def design_arms(config: dict) -> tuple[str, ...]:
@@ -124,55 +144,58 @@ def design_models(config: dict) -> tuple[str, ...]:
     return tuple(str(m) for m in chosen)
 
 
-def design_tasks(config: dict) -> tuple[str, ...]:
-    """The frozen corpus (lock verified), or the `design.tasks` subset of it."""
-    path = config["corpus"]["file"]
-    corpus = [str(t) for t in load_corpus(path)["tasks"]]
+def design_tasks(config: dict, domains: tuple[str, ...] | None = None) -> tuple[str, ...]:
+    """Every design domain's frozen corpus (each lock verified), as qualified ids, or the
+    `design.tasks` subset of them."""
+    corpus: list[str] = []
+    for name in domains if domains is not None else design_domains(config):
+        files = domain_files(name)
+        corpus += [qualify(name, str(t)) for t in load_corpus(files.corpus, locks=files.locks)["tasks"]]
     chosen = config["design"].get("tasks")
     if chosen is None:
         return tuple(corpus)
+    for task in chosen:
+        split_task(str(task), "config key design.tasks")
     outside = [t for t in chosen if str(t) not in corpus]
     if outside:
-        raise InputError(f"config key design.tasks: {outside} are not in the frozen corpus {path}")
+        raise InputError(f"config key design.tasks: {outside} are not in the design domains' frozen corpora")
+    repeated = sorted({str(t) for t in chosen if list(map(str, chosen)).count(str(t)) > 1})
+    if repeated:
+        raise InputError(f"config key design.tasks: {repeated} listed more than once")
     return tuple(str(t) for t in chosen)
 
 
+def load_corpus(path: str | Path, *, locks: str | Path | None = None, verify: bool = True) -> dict:
+    """Read a domain's frozen corpus, refusing it unless it matches its lock in `locks`."""
+    if verify:
+        from incognita.access.freeze import verify_lock
+
+        if locks is None:
+            raise ValueError("load_corpus: verify needs the domain's locks file")
+        verify_lock("corpus", path, locks_path=locks)
+    doc = read_yaml(path)
+    if not isinstance(doc, dict) or not isinstance(doc.get("tasks"), list):
+        raise InputError(f"{path}: tasks: missing; not a corpus file")
+    return doc
+
+
 def repaired_tasks(repairs_dir: str | Path) -> list[str]:
-    """Tasks with a repair overlay (incognita.access.cards.repairs), in numeric order."""
-    return sorted((p.stem for p in Path(repairs_dir).glob("*.yaml")), key=int)
+    """Upstream ids with a repair overlay in a domain's repairs folder (incognita.access.cards.repairs), in id order."""
+    from incognita.access.domain import id_order
+
+    return sorted((p.stem for p in Path(repairs_dir).glob("*.yaml")), key=id_order)
 
 
 def _unrepaired(config: dict, tasks: tuple[str, ...]) -> tuple[str, ...]:
     """The design's repaired tasks when native.archive_unrepaired is set."""
     if not config["native"]["archive_unrepaired"]:
         return ()
-    repaired = set(repaired_tasks(config["cards"]["repairs_dir"]))
+    repaired = {qualify(d, t) for d in design_domains(config) for t in repaired_tasks(domain_files(d).repairs)}
     return tuple(t for t in tasks if t in repaired)
 
 
-# --------------------------------------------------------------------------- record paths
-# Model and task may be Snakemake wildcards ("{model}"): the workflow builds its patterns here.
-
-
-def episode_record(arm: str, model: str, task: str, rep: int | str, root: str | Path = EPISODES_DIR) -> Path:
-    return Path(root) / arm / model / str(task) / f"r{rep}.json"
-
-
-def native_result(
-    model: str, task: str, rep: int | str, root: str | Path = NATIVE_DIR, *, unrepaired: bool = False
-) -> Path:
-    """A native result; `unrepaired`: the archived run of a repaired task without its overlay."""
-    base = Path(root) / "archive" / "unrepaired" if unrepaired else Path(root)
-    return base / model / str(task) / f"r{rep}.json"
-
-
-def record_path(cell: Cell, episodes: str | Path = EPISODES_DIR, native: str | Path = NATIVE_DIR) -> Path:
+def record_path(cell: Cell, episodes: str | Path | None = None, native: str | Path | None = None) -> Path:
     """The record of a cell: its native result for the native arm, else its episode record."""
     if cell.arm == NATIVE:
-        return native_result(cell.model, cell.task, cell.rep, native)
-    return episode_record(cell.arm, cell.model, cell.task, cell.rep, episodes)
-
-
-def episode_records(root: str | Path = EPISODES_DIR) -> list[Path]:
-    """Every episode record under `root`, sorted."""
-    return sorted(Path(root).glob("*/*/*/r*.json"))
+        return native_result(cell.model, cell.task, cell.rep, *([native] if native else []))
+    return episode_record(cell.arm, cell.model, cell.task, cell.rep, *([episodes] if episodes else []))

@@ -1,7 +1,7 @@
 """What the cost model assumes of an episode, per arm: the agent's turns and how they split,
 participants' steps per message, conversation growth, tokens written (docs/models.md).
 
-Read by the estimate (incognita.access.cost_estimate), its calibration and the design planner,
+Read by the estimate (incognita.access.planning.cost_estimate), its calibration and the design planner,
 and by the harness, which takes the arms expected to run longest as its critical cells (their
 calls may use the pace's reserve: incognita.common.pacing). Defaults follow the paper; a YAML
 file overrides them key by key (`Assumptions.load`).
@@ -26,7 +26,7 @@ class Assumptions:
     service_messages: dict = field(default_factory=lambda: {"direct": 0.0, "indirect": 6.2, "social": 19.2})
     tool_calls: dict = field(default_factory=lambda: {"direct": 7.4, "indirect": 0.0, "social": 0.0})
     # Backend steps per message (a release_field or tool call, then the reply). The customer's from
-    # the scripted runs; the service side's fitted to the paper's prices (incognita.access.cost_calibration:
+    # the scripted runs; the service side's fitted to the paper's prices (incognita.access.planning.cost_calibration:
     # indirect's fixes the holder's, social's a desk's; the scripted runs take 1.8 and 1.4).
     customer_steps: float = 1.5
     service_steps: dict = field(default_factory=lambda: {"indirect": 2.93, "social": 3.87})

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 HARNESS_ARMS = ("direct", "indirect", "social")  # run by our harness, one shared success criterion
 NATIVE = "native"
+DIRECT, INDIRECT, SOCIAL = HARNESS_ARMS
 ALL_ARMS = (*HARNESS_ARMS, NATIVE)
 
 FAILURE_TYPES = (

@@ -35,7 +35,7 @@ The mechanism, smallest first:
   calls go in 40 s, then none for 20 s). That only pays where the longest chain is a good part of
   the run: where the run is many times longer, the requests held for its chains are lost to the
   calls that carry the budget the run waits for, so the workflow sets the reserve to 0 there
-  (incognita.access.cost_estimate.reserve_forecast; bench/throughput.py at 60/min: the 72-cell
+  (incognita.access.planning.cost_estimate.reserve_forecast; bench/throughput.py at 60/min: the 72-cell
   row reached 85-87% of tpm without it, 84% with it; docs/models.md). Tokens are never held back:
   a critical call's prompt is often small, and tokens held for it went unused where tokens
   bind (bench/throughput.py's smoke row at 60/min: 80% of tpm with tokens held back, 88%
@@ -92,7 +92,7 @@ class Limits:
     max_in_flight: int = 32
     # The share of rpm only critical calls may use (see the module's docstring); 0 holds nothing
     # back. The workflow sets 0 where the design's estimate expects the longest chain to be a
-    # small part of the run (incognita.access.cost_estimate.reserve_forecast).
+    # small part of the run (incognita.access.planning.cost_estimate.reserve_forecast).
     reserve: float = RESERVE
 
     def check(self, where: str) -> None:

@@ -36,20 +36,24 @@ def _agent_message_to(who: str) -> Callable[[Any], bool]:
     )
 
 
-def _call_key(tool: str, arguments: Any) -> tuple[str, str]:
-    return tool, reader._key(tool, arguments)
+def _call_key(tool: str, arguments: Any, calls: reader.CallKeys) -> tuple[str, str]:
+    return tool, calls.key(tool, arguments)
 
 
-def required_calls(events: list, spec: dict) -> list[dict]:
+def required_calls(events: list, spec: dict, calls: reader.CallKeys) -> list[dict]:
     """Each required call with the accepted decision matched to it, one to one and in order:
     by its expected executor, with the reference arguments (the reader's `execution`)."""
     accepted = [(i, e) for i, e in enumerate(events) if _accepted(e)]
     used: set[int] = set()
     out = []
     for call in spec["required_calls"]:
-        want = (call["executor"], *_call_key(call["name"], call["arguments"]))
+        want = (call["executor"], *_call_key(call["name"], call["arguments"], calls))
         match = next(
-            ((i, e) for i, e in accepted if i not in used and (e.proposer, *_call_key(e.tool, e.arguments)) == want),
+            (
+                (i, e)
+                for i, e in accepted
+                if i not in used and (e.proposer, *_call_key(e.tool, e.arguments, calls)) == want
+            ),
             None,
         )
         if match is not None:
@@ -71,18 +75,18 @@ def information_items(events: list, task: dict, arm: str, trace: reader.Trace) -
     """The reader's facts (customer tokens and service reads), each with where it was obtained
     and, when it never was, whether its source was approached (what the failure rule asks)."""
     out = []
-    for fact in reader.required_facts(task, arm):
+    for fact in reader.required_facts(task, arm, trace.calls):
         if fact.kind == "customer":
             at = _first(
                 events, lambda e, t=fact.key: isinstance(e, Disclosure) and e.token == t and e.status in _OBTAINED
             )
             item = {"kind": "customer", "token": fact.key, "holder": fact.holder}
         else:
-            at = _first(events, lambda e, k=fact.key: _accepted(e) and _call_key(e.tool, e.arguments) == k)
+            at = _first(events, lambda e, k=fact.key: _accepted(e) and _call_key(e.tool, e.arguments, trace.calls) == k)
             item = {
                 "kind": "service",
                 "tool": fact.key[0],
-                "arguments": _arguments_of(task, fact.key),
+                "arguments": _arguments_of(task, fact.key, trace.calls),
                 "holder": fact.holder,
             }
         obtained = reader._obtained(fact, trace)
@@ -91,10 +95,10 @@ def information_items(events: list, task: dict, arm: str, trace: reader.Trace) -
     return out
 
 
-def _arguments_of(task: dict, key: tuple[str, str]) -> Any:
+def _arguments_of(task: dict, key: tuple[str, str], calls: reader.CallKeys) -> Any:
     """The reference arguments of a service fact's read (the fact holds only their canonical key)."""
     for item in task["information_items"]["service"]:
-        if _call_key(item["name"], item["arguments"]) == key:
+        if _call_key(item["name"], item["arguments"], calls) == key:
             return item["arguments"]
     return None
 
@@ -130,10 +134,10 @@ def role_assignments(events: list, spec: dict) -> list[dict] | None:
     ]
 
 
-def checklist(events: list, task: dict, arm: str) -> dict:
-    """The whole reference panel of an episode page."""
+def checklist(events: list, task: dict, arm: str, calls: reader.CallKeys) -> dict:
+    """The whole reference panel of an episode page (`calls`: how its domain's calls compare)."""
     spec = task["arms"][arm]
-    trace = reader.Trace(events)
+    trace = reader.Trace(events, calls)
     return {
         "task": str(task["task_id"]),
         "level": task.get("level"),
@@ -141,5 +145,5 @@ def checklist(events: list, task: dict, arm: str) -> dict:
         "holders": holders(events, spec),
         "role_assignments": role_assignments(events, spec),
         "items": information_items(events, task, arm, trace),
-        "calls": required_calls(events, spec),
+        "calls": required_calls(events, spec, calls),
     }

@@ -6,16 +6,25 @@ from pathlib import Path
 
 import click
 
-from incognita.access.cells import COORDINATION_REFERENCE, EPISODES_DIR, NATIVE_DIR, TRIALS_TABLE
+from incognita.access.domain import CONFIG_ROOT
+from incognita.access.paths import EPISODES_DIR, NATIVE_DIR, REFERENCE_ROOT, TRIALS_TABLE, VIEWER_DIR
 
 
 @click.command("view")
-@click.option("--out", default="results/viewer", show_default=True, help="the site's directory (replaced)")
+@click.option("--out", default=VIEWER_DIR, show_default=True, help="the site's directory (replaced)")
 @click.option("--trials", default=TRIALS_TABLE, show_default=True)
-@click.option("--reference", default=COORDINATION_REFERENCE, show_default=True)
+@click.option(
+    "--domains", default=None, help="the domains of the trials, comma-separated (default: those the table names)"
+)
+@click.option("--reference-root", default=REFERENCE_ROOT, show_default=True, help="<root>/<domain>/coordination.json")
+@click.option(
+    "--domains-config",
+    default=CONFIG_ROOT,
+    show_default=True,
+    help="<root>/<domain>/partition.yaml: who holds which tool",
+)
 @click.option("--episodes", default=EPISODES_DIR, show_default=True, help="episode records")
 @click.option("--native", default=NATIVE_DIR, show_default=True, help="native harness results")
-@click.option("--partition", default="config/partition.yaml", show_default=True, help="who holds which tool")
 @click.option("--arm-registry", default="config/arms.yaml", show_default=True, help="which holder map each arm uses")
 @click.option(
     "--collabsim",
@@ -29,10 +38,11 @@ from incognita.access.cells import COORDINATION_REFERENCE, EPISODES_DIR, NATIVE_
 def view_command(
     out: str,
     trials: str,
-    reference: str,
+    domains: str | None,
+    reference_root: str,
+    domains_config: str,
     episodes: str,
     native: str,
-    partition: str,
     arm_registry: str,
     collabsim: str,
     no_collabsim: bool,
@@ -40,11 +50,20 @@ def view_command(
     port: int,
 ) -> None:
     """Build the trajectory viewer (docs/viewer.md): OUT/index.html opens from disk, offline."""
-    from incognita.viewer.site import Inputs, build
+    from incognita.access.domain import domain_files
+    from incognita.access.paths import coordination_file
+    from incognita.viewer.site import Inputs, build, trial_domains
 
     cs = None if no_collabsim or not Path(collabsim, "runs").is_dir() else Path(collabsim)
+    names = [d for d in domains.split(",") if d] if domains else trial_domains(Path(trials))
     inputs = Inputs(
-        Path(trials), Path(reference), Path(episodes), Path(native), Path(partition), cs, Path(arm_registry)
+        Path(trials),
+        {d: coordination_file(d, reference_root) for d in names},
+        Path(episodes),
+        Path(native),
+        {d: domain_files(d, domains_config).partition for d in names},
+        cs,
+        Path(arm_registry),
     )
     built = build(inputs, out)
     click.echo(

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from incognita.access.episodes.records import EpisodeRecord, event_to_dict
 from incognita.access.reader import trial_reading as reader
+from incognita.access.reader.trial_reading import CallKeys
 from incognita.common.io import InputError, read_json
 from incognita.viewer.checklist import checklist
 from incognita.viewer.failure_rule import explain
@@ -60,6 +61,7 @@ def episode_page(path: Path, trial: dict, reference_task: dict, service: list[st
     trial = {k: v for k, v in trial.items() if k != "participant_findings"}  # shown once, parsed
     cell = record.cell
     arm = cell["arm"]
+    calls = CallKeys.of(str(cell["task"]))
     return {
         "kind": "episode",
         "key": episode_key(arm, str(cell["model"]), str(cell["task"]), int(cell["rep"])),
@@ -85,8 +87,8 @@ def episode_page(path: Path, trial: dict, reference_task: dict, service: list[st
         "ground_truth": record.ground_truth,
         "versions": {"code": record.code_version, "card": record.card, "schema": record.schema_version},
         "trial": trial,
-        "failure": explain(record.events, reference_task, arm, trial.get("failure_type")),
+        "failure": explain(record.events, reference_task, arm, trial.get("failure_type"), calls),
         # The participant audit's findings as the reader recorded them (null: the table has none).
         "findings": None if findings is None else json.loads(findings),
-        "reference": checklist(record.events, reference_task, arm),
+        "reference": checklist(record.events, reference_task, arm, calls),
     }

@@ -34,23 +34,25 @@ def _fact_name(fact: reader.Fact) -> str:
 def _actions(trace: reader.Trace, required: list[dict]) -> tuple[int, int, int]:
     """(required actions, of which executed correctly, accepted actions outside the reference),
     counted with the reader's own matching."""
+    calls = trace.calls
     needed = Counter(
-        (c["executor"], c["name"], reader._key(c["name"], c["arguments"]))
+        (c["executor"], c["name"], calls.key(c["name"], c["arguments"]))
         for c in required
-        if c["tool_type"] == "write" or c["name"] in reader.HANDOFF_TOOLS
+        if c["tool_type"] == "write" or c["name"] in calls.handoffs
     )
     matched = reader._matched(needed, trace.accepted_actions)
     return sum(needed.values()), matched, sum(trace.accepted_actions.values()) - matched
 
 
-def explain(events: list, task: dict, arm: str, label: str | None) -> dict | None:
+def explain(events: list, task: dict, arm: str, label: str | None, calls: reader.CallKeys) -> dict | None:
     """The rule behind `label` (the trials table's failure type) with its evidence; None for a
-    trial without a label (a success, an excluded or a native trial)."""
+    trial without a label (a success, an excluded or a native trial). `calls`: how the task's
+    domain compares calls (the reader's CallKeys)."""
     if not label:
         return None
-    trace = reader.Trace(events)
+    trace = reader.Trace(events, calls)
     required = task["arms"][arm]["required_calls"]
-    facts = reader.required_facts(task, arm)
+    facts = reader.required_facts(task, arm, calls)
     reading = reader.read_failure(trace, facts, required)
     missing = [f for f in facts if not reader._obtained(f, trace)]
     n_actions, correct, outside = _actions(trace, required)

@@ -26,6 +26,7 @@ from typing import Any
 
 from incognita.access import taxonomy
 from incognita.access.cells import Cell, record_path
+from incognita.access.domain import qualify, split_task
 from incognita.common.io import InputError, read_json
 from incognita.viewer import VIEWER_VERSION
 from incognita.viewer import collabsim_pages as collabsim
@@ -43,10 +44,10 @@ from incognita.viewer.trial_index import (
 @dataclass
 class Inputs:
     trials: Path
-    reference: Path
+    references: dict[str, Path]  # domain -> its coordination reference
     episodes: Path
     native: Path
-    partition: Path = Path("config/partition.yaml")  # who holds the tools: the lanes of each arm
+    partitions: dict[str, Path]  # domain -> who holds its tools: the lanes of each arm
     collabsim: Path | None = None  # results/collabsim, or None to leave CollabSim out
     arm_registry: Path = Path("config/arms.yaml")  # which holder map each arm uses
 
@@ -87,15 +88,14 @@ def _source(inputs: Inputs, row: dict) -> Path:
 
 
 def _trial_pages(inputs: Inputs, rows: list[dict], reference: dict, out: Path, search: SearchIndex) -> None:
-    service = service_side(inputs.partition, inputs.arm_registry)
+    service = {d: service_side(path, inputs.arm_registry) for d, path in inputs.partitions.items()}
     for row in rows:
         detail = trial_detail(row)
         if row["arm"] == taxonomy.NATIVE:
             page = native_page(_source(inputs, row), detail)
         else:
-            page = episode_page(
-                _source(inputs, row), detail, reference["tasks"][row["task"]], service.get(row["arm"], [])
-            )
+            lanes = service[split_task(row["task"])[0]].get(row["arm"], [])
+            page = episode_page(_source(inputs, row), detail, reference["tasks"][row["task"]], lanes)
         rel = f"data/episodes/{row['arm']}/{row['model']}/{row['task']}/r{row['rep']}.js"
         _write(out, rel, page["key"], page, compress=True)
         search.add_page(page["key"], rel, page["events"], lambda i, e: f"e{i}")
@@ -129,23 +129,36 @@ def _copy_assets(out: Path) -> None:
             (out / "assets" / item.name).write_bytes(item.read_bytes())
 
 
-def _reference(path: Path) -> dict:
-    if not path.is_file():
-        raise InputError(f"{path}: coordination reference not found")
-    reference = read_json(path)
-    if not isinstance(reference, dict) or "tasks" not in reference:
-        raise InputError(f"{path}: not a coordination reference (no tasks)")
-    return reference
+def _reference(paths: dict[str, Path]) -> dict:
+    """The domains' coordination references as one, its tasks under their qualified ids."""
+    tasks = {}
+    for domain, path in paths.items():
+        if not path.is_file():
+            raise InputError(f"{path}: coordination reference not found")
+        reference = read_json(path)
+        if not isinstance(reference, dict) or "tasks" not in reference:
+            raise InputError(f"{path}: not a coordination reference (no tasks)")
+        tasks.update({qualify(domain, local): entry for local, entry in reference["tasks"].items()})
+    return {"tasks": tasks}
+
+
+def trial_domains(trials: Path) -> list[str]:
+    """The domains a trials table's tasks belong to, in registry order."""
+    from incognita.access.domain import REGISTRY
+
+    named = {split_task(r["task"])[0] for r in load_trials(trials)}
+    return [d for d in REGISTRY if d in named]
 
 
 def build(inputs: Inputs, out: str | Path) -> dict:
     """Build the site into `out` (replacing it) and return what it holds."""
     out = Path(out)
     rows = load_trials(inputs.trials)
-    reference = _reference(inputs.reference)
+    reference = _reference(inputs.references)
     missing = sorted({r["task"] for r in rows if r["arm"] != taxonomy.NATIVE} - set(reference["tasks"]))
     if missing:
-        raise InputError(f"{inputs.reference}: task(s) {', '.join(missing)} of the trials table are not in it")
+        where = ", ".join(str(p) for p in inputs.references.values())
+        raise InputError(f"{where}: task(s) {', '.join(missing)} of the trials table are in no coordination reference")
     for row in rows:  # a native row has no level in the table; the level is the task's, in every arm
         if row.get("level") is None and row["task"] in reference["tasks"]:
             row["level"] = reference["tasks"][row["task"]].get("level")

@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from incognita.access.domain import task_order
 from incognita.common.io import InputError
 
 # (column, header, kind, description). Kind "text" filters by value; the others are numbers
@@ -116,7 +117,7 @@ def task_summaries(reference: dict, tasks: set[str], arms: set[str] | None = Non
     """Per task of the design, what the per-task view puts above its grid (for the design's
     `arms`; the reference has every registered arm)."""
     out = {}
-    for task in sorted(tasks, key=lambda t: (len(t), t)):
+    for task in sorted(tasks, key=task_order):
         entry = reference["tasks"].get(task)
         if entry is None:
             raise InputError(f"coordination reference: task {task} of the trials table is not in it")

@@ -19,10 +19,10 @@ from incognita.access.cells import (
     repaired_tasks,
 )
 from incognita.access.cost_assumptions import Assumptions
-from incognita.access.cost_estimate import Estimator
+from incognita.access.planning.cost_estimate import Estimator
 from incognita.access.reference.freeze import LockError
 from incognita.access.taxonomy import HARNESS_ARMS
-from incognita.access.workflow_config import load_config
+from incognita.access.planning.workflow_config import load_config
 from incognita.common.io import InputError, read_yaml
 from incognita.common.prices import load_prices
 

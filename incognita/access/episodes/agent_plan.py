@@ -27,9 +27,11 @@ what it must read to choose.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
-from incognita.access.golden.provenance import pointer_parts, resolve_pointer
+from incognita.access.golden.provenance import pointer_parts, resolve_pointer, result_doc
+from incognita.access.golden.upstream_replay import INITIAL_STATE
 
 PICK = "*"  # a path step that selects one entry of a collection
 # A key is a field name (kept in the path) when it is a lower-case name (words, underscores,
@@ -80,6 +82,9 @@ class InfoItem:
 class Plan:
     calls: list[PlannedCall]
     info: list[InfoItem]
+    # Results the agent already has: the calls of the task's message history (golden origin
+    # initial_state), call index -> result. The conversation the agent is shown holds them.
+    history: dict[int, Any] = field(default_factory=dict)
 
     def tokens(self) -> list[str]:
         """Customer tokens the plan consumes, in first-use order (selectors included)."""
@@ -187,4 +192,5 @@ def plan_from_golden(golden: dict) -> Plan:
                 match=(prov or {}).get("match", "exact"),
             )
         )
-    return Plan(calls=calls, info=info)
+    history = {c["index"]: result_doc(c["result"]) for c in golden["calls"] if c["origin"] == INITIAL_STATE}
+    return Plan(calls=calls, info=info, history=history)

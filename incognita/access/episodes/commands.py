@@ -10,7 +10,7 @@ import json
 import click
 
 from incognita.access.arm_registry import DEFAULT_PATH as ARM_REGISTRY
-from incognita.access.cells import EPISODES_DIR
+from incognita.access.paths import EPISODES_DIR
 from incognita.common.fan_out import resolve_workers, workers_option
 from incognita.common.io import InputError
 from incognita.common.pacing import pacing_option, with_pacing
@@ -20,8 +20,8 @@ from incognita.common.pacing import pacing_option, with_pacing
 @click.option("--model", required=True, help="model name (a key of the config's models)")
 @click.option("--spec", required=True, help="backend spec of the evaluated agent, e.g. scripted:surveyor")
 @click.option("--models-order", required=True, help="all model names, comma-separated (Latin-square rotation)")
-@click.option("--task", required=True)
-@click.option("--task-position", type=int, required=True, help="index of the task in the corpus")
+@click.option("--task", required=True, help="the task's qualified id, <domain>/<upstream id> (retail/46)")
+@click.option("--task-position", type=int, required=True, help="index of the task in the design's tasks")
 @click.option("--reps", type=int, required=True, help="run repetitions 0..REPS-1")
 @click.option("--arms", default="direct,indirect,social", show_default=True)
 @click.option("--seed", type=int, required=True, help="the design seed")
@@ -37,16 +37,18 @@ from incognita.common.pacing import pacing_option, with_pacing
 )
 @click.option("--card", "card_path", required=True)
 @click.option("--golden", "golden_path", required=True)
-@click.option("--db", "db_path", default="data/source/retail/db.json", show_default=True)
-@click.option("--partition", "partition_path", default="config/partition.yaml", show_default=True)
+@click.option("--db", "db_path", default=None, help="default: data/source/<domain>/db.json")
+@click.option("--partition", "partition_path", default=None, help="default: config/domains/<domain>/partition.yaml")
 @click.option("--arm-registry", default=ARM_REGISTRY, show_default=True, help="what each arm is")
-@click.option("--prompts", "prompts_dir", default="config/prompts", show_default=True)
+@click.option("--prompts", "prompts_dir", default="config/prompts", show_default=True, help="the generic prompt files")
+@click.option(
+    "--domain-prompts", default=None, help="the domain's prompt files; default config/domains/<domain>/prompts"
+)
 @click.option("--scripted-agents", default="config/scripted_agents.yaml", show_default=True)
 @click.option(
     "--vocabulary",
-    default="config/vocabulary.yaml",
-    show_default=True,
-    help="the public policy vocabulary scripted agents know",
+    default=None,
+    help="the public policy vocabulary scripted agents know; default config/domains/<domain>/vocabulary.yaml",
 )
 @click.option("--out-dir", default=EPISODES_DIR, show_default=True)
 @click.option(
@@ -77,6 +79,7 @@ def episodes(
     partition_path,
     arm_registry,
     prompts_dir,
+    domain_prompts,
     scripted_agents,
     vocabulary,
     out_dir,
@@ -86,7 +89,10 @@ def episodes(
 ) -> None:
     """Run the blocks (model, task, repetition) of one model and task, each through the arms in
     Latin-square order, and write one episode record per cell."""
-    from incognita.access.episodes.harness import Harness, HarnessSettings
+    from incognita.access.domain import split_task
+    from incognita.access.episodes.harness import DomainInputs, Harness, HarnessSettings
+
+    domain = split_task(task, "--task")[0]
 
     spec, customer_spec, service_spec, judge_spec = (
         with_pacing(e, pacing) for e in (spec, customer_spec, service_spec, judge_spec)
@@ -106,11 +112,13 @@ def episodes(
         prompts_dir=prompts_dir,
         arm_registry=arm_registry,
         scripted_agents=scripted_agents,
-        vocabulary=vocabulary,
         judge=None if judge_spec == "none" else judge_spec,
         information_channel=information_channel,
     )
-    harness = Harness(design, db_path, partition_path)
+    inputs = DomainInputs.of(
+        domain, db=db_path, partition=partition_path, vocabulary=vocabulary, prompts=domain_prompts
+    )
+    harness = Harness(design, inputs)
     workers = resolve_workers(workers, [spec, customer_spec, service_spec, judge_spec])
 
     def report(path, record) -> None:
@@ -183,15 +191,22 @@ def episode_table(out_path: str, record_files: tuple[str, ...]) -> None:
 @click.command()
 @click.argument("label")
 @click.option("--results-dir", default="results", show_default=True)
-@click.option("--locks", "locks_path", default="config/locks.yaml", show_default=True)
-def archive(label: str, results_dir: str, locks_path: str) -> None:
+@click.option(
+    "--domain",
+    "domains",
+    multiple=True,
+    help="domains whose locks to record (default: every registered one that has a locks file)",
+)
+def archive(label: str, results_dir: str, domains: tuple[str, ...]) -> None:
     """Copy the live runs (episodes, native results, trials table) to RESULTS/archive/LABEL/ with
     a manifest of the cards and locks they were made from, before a change that re-runs them.
     The reader never reads the archive, and refuses to pool runs of one task made from different
     cards."""
+    from incognita.access.domain import REGISTRY, domain_files
     from incognita.access.episodes.run_archive import archive_runs
 
-    target = archive_runs(results_dir, label, locks_path)
+    locks = {d: domain_files(d).locks for d in (domains or REGISTRY)}
+    target = archive_runs(results_dir, label, locks)
     manifest = json.loads((target / "MANIFEST.json").read_text())
     runs = manifest["runs"]
     click.echo(f"{target}: {runs['episodes']} episode records, {runs['native']} native results archived")

@@ -20,7 +20,15 @@ from dataclasses import dataclass
 from incognita.access.episodes.disclosure_gate import RELEASE_TOOL, DisclosureGate, release_field_schema
 from incognita.access.episodes.evaluation import evaluate
 from incognita.access.episodes.prompts import PromptSet
-from incognita.access.episodes.records import EpisodeRecord, Message, ProtocolError, Referral, Truncation, Usage
+from incognita.access.episodes.records import (
+    EpisodeRecord,
+    Message,
+    ProtocolError,
+    Referral,
+    ToolProposal,
+    Truncation,
+    Usage,
+)
 from incognita.access.episodes.tool_gateway import Gateway
 from incognita.common.backends.base import (
     Backend,
@@ -243,6 +251,7 @@ class Episode:
     # ------------------------------------------------------------------ the loop
     def run(self) -> EpisodeRecord:
         start = time.perf_counter()
+        self._earlier_conversation()
         opening = self.card["opening_line"]
         self._log(Message(turn=0, sender=USER, recipient=AGENT, text=opening))
         self.customer.history.append(Turn("assistant", opening))
@@ -264,6 +273,29 @@ class Episode:
         self._drain()
         self._finish(termination, time.perf_counter() - start)
         return self.record
+
+    def _earlier_conversation(self) -> None:
+        """A task that starts from a message history (upstream's initial state) continues that
+        conversation: the agent is shown it, in its own words and the results of the calls made
+        in it (whoever holds the tools now); the customer keeps its own side of it. The state
+        those calls made is already in the database (the gateway starts from it)."""
+        history = (self.card.get("initial_state") or {}).get("message_history") or []
+        if not history:
+            return
+        lines = []
+        for m in history:
+            if m.get("role") == "user" and m.get("content"):
+                lines.append(f"- USER said: {m['content']}")
+                self.customer.history.append(Turn("assistant", m["content"]))
+            elif m.get("role") == "assistant":
+                for call in m.get("tool_calls") or []:
+                    lines.append(f"- {call['name']} was called with {json.dumps(call.get('arguments') or {})}")
+                if m.get("content"):
+                    lines.append(f"- you told USER: {m['content']}")
+                    self.customer.history.append(Turn("user", m["content"]))
+            elif m.get("role") == "tool":
+                lines.append(f"  and returned: {m.get('content')}")
+        self.agent.history.append(Turn("user", "From HARNESS: this conversation began earlier:\n" + "\n".join(lines)))
 
     def _agent_turn(self, agent_tools: list[dict]) -> bool:
         """Run one agent turn; True when the agent ended the episode."""
@@ -327,6 +359,8 @@ class Episode:
         r.termination = termination
         r.turns = self.turn
         r.wall_time_s = round(wall, 4)
+        assertions = self.card.get("env_assertions")
+        held = self.gateway.assertions_hold(assertions) if assertions and termination != "error" else None
         r.final_db_hash = self.gateway.final_hash()
         if termination == "error":
             return
@@ -346,6 +380,8 @@ class Episode:
                 judge=self.judge,
                 judge_prompt=self.prompts.read("judge.md") if self.judge else "",
                 transcript=[("agent" if s == AGENT else "customer", t) for s, t in dialogue],
+                assertions_held=held,
+                proposed=[(e.tool, e.arguments) for e in self.events if isinstance(e, ToolProposal)],
             )
         except BackendError as exc:
             r.termination, r.error = "error", f"evaluation: {exc}"

@@ -12,9 +12,17 @@ Channels, each recorded separately:
     every assertion from the customer dialogue; the channel is `nl`, and `communicate` is
     not operative.
 - `nl` also carries upstream's natural-language assertions of a task, when a judge is
-  configured (no corpus task of the pinned package has any).
+  configured (no retail task of the pinned package has any).
+- `env`: upstream's environment assertions of a task, checked on the final state (only a task
+  that has some; the gateway runs them, incognita.access.episodes.tool_gateway).
+- `action`: upstream's action check, only where a task's reward basis names it: every reference
+  action was proposed by someone in the episode with the same name and the same values of the
+  arguments it compares (`compare_args`; all of them when it gives none).
 Every verdict is recorded with its assertion (`judgements`). Success means every operative
-channel passes.
+channel passes. Where a task states its reward basis (upstream's `reward_basis`), the operative
+channels are the ones it names (DB -> db, COMMUNICATE -> communicate, or nl under the judge,
+NL_ASSERTION -> nl, ENV_ASSERTION -> env, ACTION -> action); where it states none (every retail
+task), upstream's default, every channel that has something to check.
 """
 
 from __future__ import annotations
@@ -78,6 +86,24 @@ def judge_assertions(
     return verdicts
 
 
+def action_check(reference_actions: list[dict], proposed: list[tuple[str, Any]]) -> bool:
+    """Upstream's action check: each reference action matched by a proposed call of the same name
+    whose arguments agree on the ones it compares (`compare_args`; every argument when absent)."""
+
+    def matches(action: dict, name: str, arguments: Any) -> bool:
+        if name != action["name"] or not isinstance(arguments, dict):
+            return False
+        keys = action.get("compare_args")
+        keys = list(action["arguments"]) if keys is None else keys
+        return all(arguments.get(k) == action["arguments"].get(k) for k in keys)
+
+    return all(any(matches(a, n, args) for n, args in proposed) for a in reference_actions)
+
+
+# Upstream's reward types -> the channel each decides by (COMMUNICATE: `nl` under the judge).
+_BASIS = {"DB": "db", "COMMUNICATE": "communicate", "NL_ASSERTION": "nl", "ENV_ASSERTION": "env", "ACTION": "action"}
+
+
 def evaluate(
     final_hash: str,
     gold_hash: str,
@@ -88,6 +114,8 @@ def evaluate(
     judge: Any = None,
     judge_prompt: str = "",
     transcript: list[tuple[str, str]] | None = None,
+    assertions_held: list[bool] | None = None,
+    proposed: list[tuple[str, Any]] | None = None,
 ) -> Outcome:
     check_channel(channel, judge=True, where="information channel")  # a known channel; the judge below
     db_ok = final_hash == gold_hash
@@ -109,5 +137,16 @@ def evaluate(
         "communicate": communicate,
         "nl": all(j["verdict"] for j in judgements) if judgements else None,
     }
-    operative = [v for v in channels.values() if v is not None]
+    basis = card.get("reward_basis")
+    if card.get("env_assertions"):  # only a task that has them carries the channel
+        channels["env"] = None if assertions_held is None else all(assertions_held)
+    if basis and "ACTION" in basis:
+        channels["action"] = action_check(card["reference_actions"], proposed or [])
+    if basis is None:
+        operative = [v for v in channels.values() if v is not None]
+    else:
+        names = [_BASIS[b] for b in basis]
+        if channel == "judge" and "communicate" in names:
+            names.append("nl")  # the judge decides the information items
+        operative = [channels[n] for n in dict.fromkeys(names) if channels.get(n) is not None]
     return Outcome(channels=channels, success=all(operative), database_only_success=db_ok, judgements=judgements)

@@ -2,7 +2,9 @@
 
 A *block* is one (model, task, repetition): its arms take Latin-square positions (the arm
 order rotates with the model, task and repetition), as the paper's schedule does, and each
-cell writes one record at its episode record path (incognita.access.cells.episode_record).
+cell writes one record at its episode record path (incognita.access.paths.episode_record). A
+harness serves one domain (`DomainInputs`: its database, holder maps, policy vocabulary and
+prompts); a task is named by its qualified id (`retail/46`).
 A job runs every block of one model and task; with real models its cells run at once
 (`run_blocks(workers=...)`), so the arms of a block share one time window, and the position
 stays a recorded label (docs/episodes.md, "Concurrency"). Each cell's seed depends on (design
@@ -22,7 +24,8 @@ from pathlib import Path
 
 from incognita.access.arm_registry import DEFAULT_PATH as ARM_REGISTRY
 from incognita.access.arm_registry import arm_registry, registry_path
-from incognita.access.cells import design_from_config, episode_record
+from incognita.access.cells import design_from_config
+from incognita.access.domain import Domain, domain_files, get_domain, split_task
 from incognita.access.episodes.agent_plan import plan_from_golden
 from incognita.access.episodes.episode_loop import USER, Episode
 from incognita.access.episodes.prompts import PromptSet
@@ -30,6 +33,7 @@ from incognita.access.episodes.records import EpisodeRecord
 from incognita.access.episodes.scripted import make_backend
 from incognita.access.episodes.tool_gateway import Gateway
 from incognita.access.golden.provenance import load_vocabulary
+from incognita.access.paths import episode_record
 from incognita.access.reference.partition import Partition, load_partition
 from incognita.access.taxonomy import NATIVE
 from incognita.common.backends.base import entry_param, split_entry
@@ -66,7 +70,6 @@ class HarnessSettings:
     cache_dir: str | None = None  # model response cache; None = $INCOGNITA_CACHE_DIR or cache/responses
     prices: str | None = None  # price table; None = $INCOGNITA_PRICES or config/prices.yaml
     information_channel: str = "substring"  # substring | judge (incognita.access.episodes.evaluation)
-    vocabulary: str = "config/vocabulary.yaml"  # the public policy vocabulary scripted agents know
     arm_registry: str = ARM_REGISTRY  # what each arm is (incognita.access.arm_registry)
 
     @classmethod
@@ -86,7 +89,6 @@ class HarnessSettings:
             cache_dir=(cfg.get("cache") or {}).get("dir"),
             prices=cfg.get("prices"),
             information_channel=(cfg.get("evaluation") or {}).get("information_channel", "substring"),
-            vocabulary=cfg.get("vocabulary", "config/vocabulary.yaml"),
             arm_registry=registry_path(cfg),
         )
 
@@ -99,11 +101,40 @@ class HarnessSettings:
             raise InputError(str(exc)) from None
 
 
+@dataclass(frozen=True)
+class DomainInputs:
+    """What a harness reads of the domain it serves: the database, the holder maps, the policy
+    vocabulary scripted agents know and the domain's prompt folder (role and rule texts)."""
+
+    domain: str
+    db: str
+    partition: str
+    vocabulary: str
+    prompts: str
+
+    @classmethod
+    def of(cls, domain: str, **paths: str | None) -> DomainInputs:
+        """The domain's inputs at their usual places (incognita.access.domain.DomainFiles), any given path instead."""
+        files = domain_files(domain)
+        defaults = {
+            "db": files.db,
+            "partition": files.partition,
+            "vocabulary": files.vocabulary,
+            "prompts": files.prompts,
+        }
+        return cls(domain, **{k: str(paths.get(k) or v) for k, v in defaults.items()})
+
+
 def cell_seed(design_seed: int, model: str, task: str, rep: int, arm: str) -> int:
-    """One seed per cell. The arm is part of it: the arms of a block are paired by (model, task,
-    repetition), as the paper pairs them, and each draws its own randomness, so a scripted
-    profile's slips and injections are independent across arms instead of recurring in all."""
-    digest = hashlib.sha256(f"{design_seed}/{model}/{task}/{rep}/{arm}".encode()).hexdigest()
+    """One seed per cell, `task` its qualified id. The arm is part of it: the arms of a block are
+    paired by (model, task, repetition), as the paper pairs them, and each draws its own
+    randomness, so a scripted profile's slips and injections are independent across arms
+    instead of recurring in all. The task enters as its domain's seed namespace and upstream id
+    (incognita.access.domain.Domain.seed_namespace)."""
+    domain, local = split_task(task)
+    namespace = get_domain(domain).seed_namespace
+    key = f"{namespace}/{local}" if namespace else local
+    digest = hashlib.sha256(f"{design_seed}/{model}/{key}/{rep}/{arm}".encode()).hexdigest()
     return int(digest[:12], 16)
 
 
@@ -114,17 +145,19 @@ def arm_order(arms: tuple[str, ...], models: list[str], model: str, task_positio
 
 
 class Harness:
-    """Everything loaded once per process: the database, partition, prompts and profiles."""
+    """Everything loaded once per process: the domain's database, partition, prompts and vocabulary, and the profiles."""
 
-    def __init__(self, design: HarnessSettings, db_path: str, partition_path: str):
-        from incognita.access.golden.upstream_replay import RetailWorld
+    def __init__(self, design: HarnessSettings, inputs: DomainInputs):
+        from incognita.access.golden.upstream_replay import World
 
         self.design = design
-        self.world = RetailWorld(db_path)
+        self.inputs = inputs
+        self.domain: Domain = get_domain(inputs.domain)
+        self.world = World(self.domain, inputs.db)
         gc.freeze()  # the loaded database never changes; keep it out of the collector's way
-        self.partition: Partition = load_partition(partition_path)
+        self.partition: Partition = load_partition(inputs.partition)
         self.arms = arm_registry(design.arm_registry)
-        self.prompts = PromptSet(Path(design.prompts_dir))
+        self.prompts = PromptSet(Path(design.prompts_dir), Path(inputs.prompts), self.partition)
         self.profiles = read_yaml(design.scripted_agents) or {}
         # What any agent of the domain knows: the tools' names, descriptions and parameters,
         # and the public policy vocabulary. Never who holds which tool.
@@ -136,7 +169,10 @@ class Harness:
         self.tools = tool_catalog(
             list(schemas.values()), {t for t in schemas if self.world.tool_types.get(t) == "write"}
         )
-        self.vocabulary = load_vocabulary(design.vocabulary)
+        self.vocabulary = load_vocabulary(inputs.vocabulary)
+        # The domain's plain words for its changes, which its desks restate a change in (a domain
+        # without a scripted part has none: a desk then says "make this change").
+        self.change_words = self.domain.part("scripted").CHANGE_WORDS if "scripted" in self.domain.parts else {}
         from incognita.access.cost_assumptions import longest_arms
 
         # Cells of these arms are expected to run longest: their calls may use the pace's reserve, so
@@ -184,6 +220,7 @@ class Harness:
             "remit": self.prompts.holder_parts(desk, holds_all, entry)["role"],
             "confirm_writes": True,
             "write_tools": sorted(t for t in tools if self.world.tool_types.get(t) == "write"),  # Gateway.is_write
+            "change_words": self.change_words,
         }
         if entry.referral:
             context["refer"] = {t: h for t, h in entry.holder_of(self.partition).items() if h != desk}
@@ -193,6 +230,7 @@ class Harness:
         entry = self.arms.arm(arm)
         context = {
             "arm": arm,
+            "domain": self.domain,
             "seed": seed,
             "plan": plan_from_golden(golden),
             "recipients": self.recipients(arm),
@@ -226,12 +264,14 @@ class Harness:
         position: int = 0,
     ) -> EpisodeRecord:
         self.arms.arm(arm)  # an unregistered arm: an error naming the registry
+        if split_task(task)[0] != self.domain.name:
+            raise InputError(f"task {task}: this harness serves the {self.domain.name} domain")
         entry = self.design.models.get(model)
         if entry is None:
             raise InputError(f"model {model!r} is not in the config's models ({', '.join(self.design.models)})")
         seed = cell_seed(self.design.seed, model, task, rep, arm)
         owners = self._owners(arm)
-        gateway = Gateway(self.world, owners)
+        gateway = Gateway(self.world, owners, card.get("initial_state"))
         where = f"models.{model}"
         spec = self._split(entry, where)[0]
         cell = {"family": "access", "arm": arm, "model": model, "task": task, "rep": rep}
@@ -304,7 +344,8 @@ class Harness:
         `models_order` is the design's model list, which the rotation depends on (default: the
         design's models). Paths come back in schedule order, whatever order the cells ended in."""
         card, golden = read_json(card_path), read_json(golden_path)
-        if golden["task_id"] != task or card["task_id"] != task:
+        local = split_task(task)[1]
+        if golden["task_id"] != local or card["task_id"] != local:
             raise InputError(f"{card_path} / {golden_path}: not task {task}")
         card_sha, golden_sha = sha256_file(card_path), sha256_file(golden_path)
         if golden["card"]["sha256"] != card_sha:
@@ -338,19 +379,20 @@ def profile_episodes(
     golden_dir: str | Path,
     *,
     arms: tuple[str, ...],
-    db_path: str,
-    partition_path: str,
+    inputs: DomainInputs,
     prompts_dir: str,
     scripted_agents: str,
-    vocabulary: str = "config/vocabulary.yaml",
     seed: int = 0,
     budget: int = 300,
 ) -> Iterator[tuple[str, str, dict, dict]]:
-    """(task, arm, golden, record) of one episode of a scripted agent profile per task and arm,
-    against the scripted customer and desks: the checks that run one profile on every task
-    (the do-nothing check, incognita.access.selection.idle; the oracle check, incognita.access.selection.oracle). `check` names
-    the check in errors. A missing card or golden file, or an episode that broke, stops it
-    with an InputError naming the file or the cell."""
+    """(task, arm, golden, record) of one episode of a scripted agent profile per task (upstream
+    ids of the domain of `inputs`) and arm, against the scripted customer and desks: the checks
+    that run one profile on every task (the do-nothing check, incognita.access.selection.idle; the
+    oracle check, incognita.access.selection.oracle). `check` names the check in errors. A missing
+    card or golden file, or an episode that broke, stops it with an InputError naming the file or
+    the cell."""
+    from incognita.access.domain import qualify
+
     design = HarnessSettings(
         arms=tuple(arms),
         models={profile: f"scripted:{profile}"},
@@ -361,9 +403,8 @@ def profile_episodes(
         service="scripted:desk",
         prompts_dir=prompts_dir,
         scripted_agents=scripted_agents,
-        vocabulary=vocabulary,
     )
-    harness = Harness(design, db_path, partition_path)
+    harness = Harness(design, inputs)
     for task in tasks:
         card_path, golden_path = Path(cards_dir) / f"{task}.json", Path(golden_dir) / f"{task}.json"
         for path in (card_path, golden_path):
@@ -372,7 +413,14 @@ def profile_episodes(
         card, golden = read_json(card_path), read_json(golden_path)
         for arm in arms:
             record = harness.run_cell(
-                arm, profile, task, 0, card, sha256_file(card_path), golden, sha256_file(golden_path)
+                arm,
+                profile,
+                qualify(inputs.domain, task),
+                0,
+                card,
+                sha256_file(card_path),
+                golden,
+                sha256_file(golden_path),
             ).to_dict()
             if record["error"]:
                 raise InputError(f"task {task}, arm {arm}: the {check} episode broke: {record['error']}")

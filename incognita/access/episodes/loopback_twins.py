@@ -30,8 +30,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from incognita.access.arm_registry import registry_path
+from incognita.access.domain import CONFIG_ROOT, SOURCE_ROOT, split_task
 from incognita.access.episodes.harness import Harness, HarnessSettings, cell_seed
 from incognita.access.episodes.scripted import make_backend
+from incognita.access.paths import CARDS_ROOT, GOLDEN_ROOT, card_file, golden_file
 from incognita.access.taxonomy import NATIVE
 from incognita.common.backends.base import Backend
 from incognita.common.backends.openai import CELL_HEADER, read_cell, to_reply, to_request
@@ -67,17 +69,22 @@ def merged_config(paths: list[str | Path]) -> dict:
 
 
 class AccessTwins:
-    """The responder: `(model, body, headers) -> reply`, safe to call from the server's threads."""
+    """The responder: `(model, body, headers) -> reply`, safe to call from the server's threads.
+
+    `harnesses` holds one harness per domain whose cells it answers (a cell's task is its qualified
+    id); `cards_root` and `golden_root` the built task stages (one folder per domain under each)."""
 
     def __init__(
         self,
-        harness: Harness,
-        cards_dir: str | Path,
-        golden_dir: str | Path,
+        harnesses: Harness | dict[str, Harness],
+        cards_root: str | Path,
+        golden_root: str | Path,
         native: Callable[[dict, str, dict], dict] | None = None,
     ):
-        self.harness = harness
-        self.cards_dir, self.golden_dir = Path(cards_dir), Path(golden_dir)
+        if isinstance(harnesses, Harness):
+            harnesses = {harnesses.domain.name: harnesses}
+        self.harnesses = dict(harnesses)
+        self.cards_root, self.golden_root = Path(cards_root), Path(golden_root)
         self._twins: dict[tuple[str, str], tuple[threading.Lock, Backend]] = {}
         self._inputs: dict[str, tuple[dict, dict]] = {}
         self._lock = threading.RLock()  # guards the two dicts above and `calls`; _build reads inputs under it
@@ -90,6 +97,9 @@ class AccessTwins:
         """Twins for a workflow directory and its config (config/config.yaml, then each of
         `configfiles`), reading the inputs the `episodes` rule reads: the source database, the
         partition, the prompts, the scripted profiles, the vocabulary, the cards and golden files."""
+        from incognita.access.domain import domain_files
+        from incognita.access.episodes.harness import DomainInputs
+
         root = Path(workdir)
         cfg = merged_config([root / "config/config.yaml", *configfiles])
         d, p = cfg["design"], cfg["participants"]
@@ -103,11 +113,16 @@ class AccessTwins:
             service=p["service"],
             prompts_dir=str(root / cfg["prompts"]),
             scripted_agents=str(root / cfg["scripted_agents"]),
-            vocabulary=str(root / cfg.get("vocabulary", "config/vocabulary.yaml")),
             arm_registry=str(root / registry_path(cfg)),
         )
-        harness = Harness(design, str(root / cfg["source"]["dir"] / "db.json"), str(root / cfg["golden"]["partition"]))
-        return cls(harness, root / "results/cards", root / "results/golden")
+        harnesses = {}
+        for domain in cfg["domains"]:
+            files = domain_files(domain, root / CONFIG_ROOT, root / SOURCE_ROOT)
+            inputs = DomainInputs(
+                domain, str(files.db), str(files.partition), str(files.vocabulary), str(files.prompts)
+            )
+            harnesses[domain] = Harness(design, inputs)
+        return cls(harnesses, root / CARDS_ROOT, root / GOLDEN_ROOT)
 
     def __call__(self, model: str, body: dict, headers: Mapping[str, str]) -> dict:
         cell = read_cell(headers, FAMILY)
@@ -142,7 +157,12 @@ class AccessTwins:
         except (KeyError, TypeError, ValueError):
             raise ValueError(f"{CELL_HEADER} {cell}: needs arm, model, task and rep") from None
         profile = served_profile(model)
-        h = self.harness
+        domain = split_task(task, f"{CELL_HEADER} task")[0]
+        if domain not in self.harnesses:
+            raise ValueError(
+                f"{CELL_HEADER} {cell}: these twins answer {', '.join(self.harnesses)} cells, not {domain}"
+            )
+        h = self.harnesses[domain]
         card, golden = self._task(task)
         if role == "agent":
             spec = f"scripted:{profile}"
@@ -160,7 +180,9 @@ class AccessTwins:
     def _task(self, task: str) -> tuple[dict, dict]:
         with self._lock:
             if task not in self._inputs:
-                card_path, golden_path = self.cards_dir / f"{task}.json", self.golden_dir / f"{task}.json"
+                domain, local = split_task(task)
+                card_path = card_file(domain, local, root=self.cards_root)
+                golden_path = golden_file(domain, local, root=self.golden_root)
                 for path in (card_path, golden_path):
                     if not path.exists():
                         raise ValueError(f"{path}: not found (task {task} of a twin's cell)")

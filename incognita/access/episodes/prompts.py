@@ -1,5 +1,9 @@
-"""Prompt rendering. Every prompt is a file under config/prompts/ (project wording,
-following the structure of the paper's Appendix A); this module only fills them in.
+"""Prompt rendering. Every prompt is a file (project wording, following the structure of the
+paper's Appendix A); this module only fills them in. The generic files are under the workflow's
+prompts folder (config/prompts/: the agent's templates, the customer's behaviour, the conduct
+blocks, the judge); what a domain says about its own service (the all-roles text and its rules,
+each desk's role and rules, which tasks get a request block) is under the domain's prompts
+folder (config/domains/<name>/prompts/, `DOMAIN_FILES`).
 
 The agent's prompt carries the participant list, a neutral objective and the output
 format, plus (direct arm only) the service role and rules, because there the agent is the
@@ -17,20 +21,30 @@ import yaml
 
 from incognita.common.io import InputError
 
-SOCIAL_DESKS = ("Aster", "Boreal", "Cygnus", "Dorian", "Elara", "Fenn")
 BLOCKS = "customer/request_blocks.yaml"  # which tasks get a request block, and which requests
 ROLE_ALL, RULES_ALL = "service/role_all.md", "service/rules_all.md"  # the all-roles text (Vega's, the direct agent's)
+DESKS = "service/desks/"  # one file per holder of some tools: its role and rules
+DOMAIN_FILES = (BLOCKS, ROLE_ALL, RULES_ALL)  # with every file under DESKS: the domain's own
 
 
 @dataclass(frozen=True)
 class PromptSet:
+    """The prompt files of one domain's episodes: the generic folder (`root`), the domain's own
+    (`domain_root`), and the domain's holder maps (`partition`: the names an arm shows holders by)."""
+
     root: Path
+    domain_root: Path
+    partition: object  # incognita.access.reference.partition.Partition
     _cache: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def path(self, rel: str) -> Path:
+        """Where a prompt file is: the domain's folder for what a domain says, else the generic one."""
+        return (self.domain_root if rel in DOMAIN_FILES or rel.startswith(DESKS) else self.root) / rel
 
     def read(self, rel: str) -> str:
         """A prompt file's text, read from disk once per PromptSet (episodes ask many times)."""
         if rel not in self._cache:
-            path = self.root / rel
+            path = self.path(rel)
             try:
                 self._cache[rel] = path.read_text(encoding="utf-8").strip()
             except FileNotFoundError:
@@ -47,8 +61,8 @@ class PromptSet:
             rel += [arm.service_prompt, arm.conduct_prompt]
             for holder, tools in arm.owners(partition).items():
                 holds_all = set(partition.tools) <= tools
-                rel += [ROLE_ALL, RULES_ALL] if holds_all else [self._desk_file(arm.prompt_name(holder))]
-        return [self.root / r for r in dict.fromkeys(rel)]
+                rel += [ROLE_ALL, RULES_ALL] if holds_all else [self._desk_file(arm.prompt_name(holder, partition))]
+        return [self.path(r) for r in dict.fromkeys(rel)]
 
     def agent(self, arm, recipients: list[str]) -> str:
         """The evaluated agent's prompt: the arm's template, filled in. A template takes what it
@@ -60,7 +74,7 @@ class PromptSet:
         declares_map = arm.declared and len(holders) > 1  # one holder: declared by being the only one
         if declares_map != ("{capability_map}" in template):
             raise InputError(
-                f"{arm.source}: arms.{arm.name}.prompts.agent: {self.root / arm.agent_prompt} "
+                f"{arm.source}: arms.{arm.name}.prompts.agent: {self.path(arm.agent_prompt)} "
                 + (
                     "must carry {capability_map}: the arm declares several holders"
                     if declares_map
@@ -83,7 +97,7 @@ class PromptSet:
 
     @staticmethod
     def _desk_file(holder: str) -> str:
-        return f"service/desks/{holder.lower()}.md"
+        return f"{DESKS}{holder.lower()}.md"
 
     def holder_parts(self, holder: str, holds_all: bool, arm=None) -> dict:
         """A holder's role and rules: a holder of every tool speaks from the all-roles text
@@ -91,14 +105,14 @@ class PromptSet:
         renames its holders, the file of the name in the partition)."""
         if holds_all:
             return {"role": self.read(ROLE_ALL), "rules": self.read(RULES_ALL)}
-        rel = self._desk_file(arm.prompt_name(holder) if arm is not None else holder)
+        rel = self._desk_file(arm.prompt_name(holder, self.partition) if arm is not None else holder)
         text = self.read(rel)
         try:
             _, front, _ = text.split("---", 2)
             meta = yaml.safe_load(front)
             return {"role": meta["role"].strip(), "rules": (meta.get("rules") or "").strip()}
         except (ValueError, KeyError, TypeError, yaml.YAMLError) as exc:
-            raise InputError(f"{self.root / rel}: expected YAML front matter with 'role' and 'rules' ({exc})") from None
+            raise InputError(f"{self.path(rel)}: expected YAML front matter with 'role' and 'rules' ({exc})") from None
 
     def service(self, arm, holder: str, holds_all: bool, holders: list[str] = ()) -> str:
         """A holder's prompt: the arm's service template with the holder's role, the arm's
@@ -110,7 +124,7 @@ class PromptSet:
         conduct = self.read(arm.conduct_prompt)
         if arm.referral != ("{directory}" in conduct):
             raise InputError(
-                f"{arm.source}: arms.{arm.name}.prompts.conduct: {self.root / arm.conduct_prompt} "
+                f"{arm.source}: arms.{arm.name}.prompts.conduct: {self.path(arm.conduct_prompt)} "
                 + (
                     "must carry {directory}: the arm's holders refer"
                     if arm.referral
@@ -141,7 +155,7 @@ class PromptSet:
         bad = [i for i in chosen if not (isinstance(i, int) and 0 <= i < len(requests))]
         if bad:
             raise InputError(
-                f"{self.root / BLOCKS}: task {card['task_id']}: request index(es) {bad} not among "
+                f"{self.path(BLOCKS)}: task {card['task_id']}: request index(es) {bad} not among "
                 f"the card's {len(requests)} request(s)"
             )
         return [requests[i] for i in chosen]

@@ -22,7 +22,7 @@ import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
-from incognita.access.cells import episode_records
+from incognita.access.paths import episode_records
 from incognita.common.io import InputError, atomic_write_text
 
 ARCHIVE_DIR = "archive"
@@ -48,8 +48,9 @@ def _short(sha: str | None) -> str:
     return sha[:12] if sha else "(not recorded)"
 
 
-def archive_runs(results_dir: str | Path, label: str, locks_path: str | Path = "config/locks.yaml") -> Path:
-    """Copy the live runs to RESULTS/archive/LABEL/ with MANIFEST.json; return that directory.
+def archive_runs(results_dir: str | Path, label: str, locks: dict[str, Path]) -> Path:
+    """Copy the live runs to RESULTS/archive/LABEL/ with MANIFEST.json (which also records
+    `locks`: each domain's locks file); return that directory.
 
     The copy is made under a temporary name and renamed when complete, so an interrupted
     archive leaves no half-filled label behind."""
@@ -73,13 +74,13 @@ def archive_runs(results_dir: str | Path, label: str, locks_path: str | Path = "
             shutil.copytree(source, staging / name)
         else:
             shutil.copy2(source, staging / name)
-    manifest = _manifest(staging, present, Path(locks_path))
+    manifest = _manifest(staging, present, locks)
     atomic_write_text(staging / "MANIFEST.json", json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     staging.rename(target)
     return target
 
 
-def _manifest(root: Path, present: list[str], locks_path: Path) -> dict:
+def _manifest(root: Path, present: list[str], locks: dict[str, Path]) -> dict:
     """What the archived runs were made from: per task the card versions seen, and the locks."""
     cards: dict[str, set[str]] = {}
     counts = {"episodes": 0, "native": 0}
@@ -98,9 +99,18 @@ def _manifest(root: Path, present: list[str], locks_path: Path) -> dict:
         "commit": _git_commit(),
         "copied": present,
         "runs": counts,
-        "cards": {task: sorted(seen) for task, seen in sorted(cards.items(), key=lambda kv: (len(kv[0]), kv[0]))},
-        "locks": locks_path.read_text() if locks_path.exists() else None,
+        "cards": {task: sorted(seen) for task, seen in sorted(cards.items(), key=lambda kv: _task_key(kv[0]))},
+        "locks": {domain: Path(path).read_text() for domain, path in locks.items() if Path(path).exists()},
     }
+
+
+def _task_key(task: str) -> tuple:
+    from incognita.access.domain import task_order
+
+    try:
+        return (0, *task_order(task))
+    except InputError:  # an unreadable record's placeholder
+        return (1, task)
 
 
 def _git_commit() -> str | None:

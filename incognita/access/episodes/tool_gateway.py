@@ -2,7 +2,7 @@
 
 Every proposal is checked for ownership (does the proposer hold this tool in this arm?)
 and admissibility (a known tool, a JSON object of arguments with the right names and
-types), then executed through the upstream retail toolkit. Each outcome is one
+types), then executed through the domain's upstream toolkit. Each outcome is one
 GatewayDecision event: accepted, not_owner, inadmissible or error (the tool refused, e.g.
 an order that is not pending). Writes are irreversible: no operation restores a state.
 """
@@ -17,16 +17,17 @@ from incognita.access.golden.upstream_replay import result_to_json
 
 
 class Gateway:
-    def __init__(self, world: Any, owners: dict[str, frozenset[str]]):
-        """`world` is an incognita.access.golden.upstream_replay.RetailWorld; `owners` maps each participant that may
-        act to the tools it holds.
+    def __init__(self, world: Any, owners: dict[str, frozenset[str]], initial_state: dict | None = None):
+        """`world` is an incognita.access.golden.upstream_replay.World; `owners` maps each participant that may
+        act to the tools it holds; `initial_state` is the task's (its card's), if it has one.
 
         Reads run on the world's shared clean database; the first write switches this episode
-        to a private copy, so episodes that never write cost no copy and no re-hash.
+        to a private copy, so episodes that never write cost no copy and no re-hash. A task with
+        an initial state runs on a private copy in that state from the start.
         """
         self._world = world
-        self._toolkit = world.shared_toolkit()
-        self._private = False
+        self._private = bool(initial_state)
+        self._toolkit = world.start(initial_state) if initial_state else world.shared_toolkit()
         self._closed = False  # set by final_hash: the private database is no longer this episode's
         self._schemas = world.tool_schemas()
         self._openai = world.openai_schemas()
@@ -103,6 +104,23 @@ class Gateway:
             return f"bad arguments for {tool}: {detail}"
         return None
 
+    def assertions_hold(self, assertions: list[dict]) -> list[bool]:
+        """Upstream's environment assertions checked on the database as it stands (before
+        `final_hash`): each function of the agent's toolkit called with its arguments, its
+        boolean result compared with `assert_value` (true unless the assertion says otherwise).
+        An assertion on another toolkit than the agent's is an error: no domain of ours has one."""
+        if self._closed:
+            raise RuntimeError("the gateway's episode has already ended")
+        out = []
+        for a in assertions:
+            if a.get("env_type", "assistant") != "assistant":
+                raise ValueError(f"environment assertion {a.get('func_name')}: only the agent's toolkit is supported")
+            result = getattr(self._toolkit, a["func_name"])(**(a.get("arguments") or {}))
+            if not isinstance(result, bool):
+                raise ValueError(f"environment assertion {a['func_name']} returned {type(result).__name__}, not a bool")
+            out.append(result == a.get("assert_value", True))
+        return out
+
     def final_hash(self) -> str:
         """The hash of the database at the end of the episode. Ends the gateway: a private
         database goes back to the world (restored to clean) for the next episode."""
@@ -112,4 +130,4 @@ class Gateway:
         if not self._private:
             return self._world.clean_hash()
         toolkit, self._toolkit = self._toolkit, None
-        return self._world.release(toolkit)
+        return self._world.finish(toolkit)

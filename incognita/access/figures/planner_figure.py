@@ -1,4 +1,4 @@
-"""The design planner's figure (`incognita plan`, incognita.access.stats.design_planner): the power
+"""The design planner's figure (`incognita plan`, incognita.access.planning.design_planner): the power
 of the primary contrast against the number of tasks, one panel per model and one line per
 repetition count, with the design's cost (cold, from `incognita estimate`) on a second axis.
 

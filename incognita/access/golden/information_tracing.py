@@ -33,7 +33,6 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from incognita.access.golden.provenance import ERROR_DOC, escape_token
-from incognita.access.golden.read_insertion import CATALOG_TOOLS
 from incognita.access.golden.value_matching import INTEGER, is_number_text, number_equals, single_spaced, string_equals
 
 
@@ -70,8 +69,8 @@ def _available_count(coll: list | dict) -> int | None:
 
 class InformationTracing:
     """Tracing the information-channel items (a part of the golden builder; it relies on the
-    builder's `card`, `calls`, `docs`, `scope`, `_search`, `_insert_chain`, `_find_scoped`
-    and `_from_reads`)."""
+    builder's `card`, `calls`, `docs`, `scope`, `_find_scoped` and `_from_reads`, and on the
+    domain's rules' `CATALOG_TOOLS`, `_search` and `_insert_chain`)."""
 
     def trace_information(self) -> list[dict]:
         """Trace every information-channel item; call once, after the last reference action.
@@ -116,7 +115,7 @@ class InformationTracing:
                 )
             )
         # The customer's own records first, the catalog only for what they do not hold.
-        for hit, skip in [(h, s) for h in hits for s in (CATALOG_TOOLS, frozenset())]:
+        for hit, skip in [(h, s) for h in hits for s in (self.CATALOG_TOOLS, frozenset())]:
             chain = self._search(hit, skip)
             if chain is not None:
                 self._insert_chain(chain, {"call": None, "argument": None, "reason": "information", "item": item})

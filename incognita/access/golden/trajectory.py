@@ -12,36 +12,40 @@ Provenance kinds (see `incognita/schemas/golden.schema.json`)
 ------------------------------------------------------------
 * `opening`: the value is written in the customer's opening line.
 * `field`: a card field (`token`), possibly one word of it (`part`: first/last, names only)
-  and possibly after one deterministic normalisation (`transform`, see `value_matching.TRANSFORMS`).
+  and possibly after one deterministic normalisation (`transform`: the generic ones of
+  `value_matching.GENERIC_TRANSFORMS` and the domain's, `Domain.golden.TRANSFORMS`).
 * `request`: free text the agent composes from the customer's request (`demand` index);
-  only the summary of `transfer_to_human_agents`.
+  only the summary of a hand-off tool (the domain's tool with role `handoff`).
 * `policy`: a value from the policy vocabulary (`config/vocabulary.yaml`, keyed by argument
   name); `selected_by` lists card fields whose kind equals that name (e.g. `reason`).
 * `read`: a leaf of the result of an earlier call `call` at JSON pointer `path`;
-  `selected_by` names item/preference/payment/selector fields that describe the chosen
-  element when the element sits in a collection of several (`element_selectors`).
-* `computed`: the expression of `calculate`; `from` holds one `read` per number in it.
+  `selected_by` names the card fields that describe the chosen element when the element sits
+  in a collection of several (the domain's golden rules decide which: retail's item,
+  preference, payment and selector fields).
+* `computed`: the expression of an arithmetic tool (role `arithmetic`: `calculate`); `from`
+  holds one `read` per number in it.
 * `unsourced`: only on intended failures whose argument no rule can trace (a wrong id the
   source task invented); it never occurs on a call that succeeds.
 
 Resolution order for one argument value (the first rule that matches wins)
 -------------------------------------------------------------------------
-A call's arguments are resolved one leaf at a time, `order_id` and `user_id` (the record
-the call acts on) first, then the rest in document order: the other arguments of a write
-describe parts of that record (the lines of an order, its payment), so once the record is
-identified the reads that open it are the nearest source. (Without this, a breadth-first
-search from an empty trajectory reaches a returned item's id through the catalog, two reads
-deep, before it reaches it through the customer's own order, three reads deep.)
+A call's arguments are resolved one leaf at a time, the domain's subject arguments (the record
+the call acts on: retail's `order_id` and `user_id`) first, then the rest in document order:
+the other arguments of a write describe parts of that record (the lines of an order, its
+payment), so once the record is identified the reads that open it are the nearest source.
+(Without this, a breadth-first search from an empty trajectory reaches a returned item's id
+through the catalog, two reads deep, before it reaches it through the customer's own order,
+three reads deep.)
 
-1. `calculate.expression` -> computed; `transfer_to_human_agents.summary` -> request.
-2. The arguments of an identity lookup (`find_user_id_*`) come only from the customer
-   (opening line or card field; a value read from the database would identify nothing).
+1. An arithmetic tool's `expression` -> computed; a hand-off tool's `summary` -> request.
+2. The arguments of an identity lookup (role `identity`: retail's `find_user_id_*`) come only
+   from the customer (opening line or card field; a value read from the database would
+   identify nothing).
 3. The opening line, 4. a card field, 5. the policy vocabulary.
 6. The earliest earlier call whose result holds the value in the task's entity scope
-   (`incognita.access.golden.entity_scope`; document order inside it).
-7. Read insertion (`incognita.access.golden.read_insertion`). If nothing matches and the
-   call succeeds on the replay, the stage fails with an `InputError` naming task, call
-   index, tool and argument.
+   (the domain's rule; document order inside it).
+7. Read insertion (the domain's rule). If nothing matches and the call succeeds on the
+   replay, the stage fails with an `InputError` naming task, call index, tool and argument.
 
 What the customer says is preferred over what a read returns, for every argument and with
 no exception for identity (generator 3 on): a `user_id` that equals a card field is that
@@ -49,11 +53,15 @@ field, a customer fact, even when an identity lookup earlier in the trajectory r
 the same id. (Generators 1 and 2 sourced such a user id from the lookup; that was the
 only argument for which a read beat a card field.)
 
-The other rules have their own modules: the entity scope a read must come from
-(`incognita.access.golden.entity_scope`), the read-insertion rule
-(`incognita.access.golden.read_insertion`), the selectors of a pick
-(`incognita.access.golden.element_selectors`), the information channel
-(`incognita.access.golden.information_tracing`) and counting
+A task that starts from an initial state (its message history holds tool calls) begins its
+trajectory with those calls, `origin: initial_state`: their results are known (the history's
+tool messages), they are part of the state and never run again, and their results source
+values like any read's (`why_not_counted: initial_state`).
+
+The rules that know a domain's records are the domain's (`Domain.golden.RULES`, a mixin of the
+builder: the entity scope a read must come from, the read-insertion rule, the selectors of a
+pick; for retail incognita.access.domains.retail.golden); the generic ones have their own
+modules: the information channel (`incognita.access.golden.information_tracing`) and counting
 (`incognita.access.golden.call_counting`); JSON pointers and the policy vocabulary are in
 `incognita.access.golden.provenance`, the matching of values in
 `incognita.access.golden.value_matching`. This module holds the builder that combines
@@ -64,13 +72,13 @@ them, the stage's entry points (`build_golden`, `check_golden`, `golden_summary`
 from __future__ import annotations
 
 import copy
+import functools
+import json
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from incognita.access.golden.call_counting import CallCounting
-from incognita.access.golden.element_selectors import ElementSelection
-from incognita.access.golden.entity_scope import EntityScoping
 from incognita.access.golden.information_tracing import InformationTracing
 from incognita.access.golden.provenance import (
     ERROR_DOC,
@@ -80,12 +88,9 @@ from incognita.access.golden.provenance import (
     result_doc,
     top_argument,
 )
-from incognita.access.golden.read_insertion import IDENTITY_TOOLS, ReadInsertion
-from incognita.access.golden.upstream_replay import result_to_json
+from incognita.access.golden.upstream_replay import INITIAL_STATE, result_to_json
 from incognita.access.golden.value_matching import (
-    FIELD_PLANS,
     NUMBER,
-    field_form,
     number_equals,
     string_equals,
     word_stems,
@@ -93,14 +98,11 @@ from incognita.access.golden.value_matching import (
 from incognita.common.io import InputError, sha256_obj
 
 if TYPE_CHECKING:
-    from incognita.access.golden.upstream_replay import RetailWorld
+    from incognita.access.golden.upstream_replay import World
 
 GOLDEN_SCHEMA_VERSION = 1
 # Bump when a rule of this package changes what a golden trajectory contains.
 GENERATOR_VERSION = 5
-# Arguments naming the record a call acts on; they are resolved before the call's other
-# arguments, which describe parts of that record (the lines of an order, its payment).
-_SUBJECT_ARGUMENTS = ("order_id", "user_id")
 
 
 def check_card(card: Any, where: str) -> None:
@@ -113,10 +115,13 @@ def check_card(card: Any, where: str) -> None:
 # --------------------------------------------------------------------------- the builder
 
 
-class _Builder(ElementSelection, EntityScoping, ReadInsertion, InformationTracing, CallCounting):
-    """One golden trajectory as it is built; the rules of each part are in its mixin's module."""
+class _BuilderCore:
+    """One golden trajectory as it is built: what every domain's builder shares. The builder of a
+    domain (`builder_class`) is this with the domain's rules and the generic information tracing
+    and counting mixed in; the rules of each part are in its mixin's module."""
 
-    def __init__(self, card: dict, world: RetailWorld, vocabulary: dict[str, list[str]], where: str):
+    def __init__(self, card: dict, world: World, vocabulary: dict[str, list[str]], where: str):
+        domain = world.domain
         self.card = card
         self.world = world
         self.vocab = vocabulary
@@ -124,12 +129,52 @@ class _Builder(ElementSelection, EntityScoping, ReadInsertion, InformationTracin
         self.task = card["task_id"]
         self.fields: list[dict] = card["fields"]
         self.opening: str = card["opening_line"]
-        self.tools = world.private_toolkit()  # given back by build_golden once the calls ran
+        self.golden_rules = domain.golden
+        self.subject_arguments = domain.subject_arguments
+        self.identity_tools = domain.tools_with("identity")
+        self.arithmetic_tools = domain.tools_with("arithmetic")
+        self.handoff_tools = domain.tools_with("handoff")
+        # Given back by build_golden once the calls ran; a task's initial state is set on it.
+        self.tools = world.start(card.get("initial_state"))
         self.calls: list[dict] = []
         self.docs: list[Any] = []  # parsed result per call, ERROR_DOC if it raised
         self._detail = ""  # why the last resolution failed (for the error message)
         self._catalog: dict[str, Any] = {}  # product id -> its catalog entry, for describing order lines
-        self.scope = self._entity_scope()  # on the clean database, before any call runs
+        self.scope = self._entity_scope()  # on the task's first state, before any call of it runs
+        self._history()
+
+    def _history(self) -> None:
+        """The tool calls of the task's message history, in order, with the results its tool
+        messages hold: already made (the state has them), sources like any read."""
+        history = (self.card.get("initial_state") or {}).get("message_history") or []
+        answers = {m.get("id"): m.get("content") for m in history if m.get("role") == "tool"}
+        for message in history:
+            for call in message.get("tool_calls") or [] if message.get("role") == "assistant" else []:
+                content = answers.get(call.get("id"))
+                try:
+                    result = json.loads(content) if isinstance(content, str) else content
+                except json.JSONDecodeError:
+                    result = content
+                index = len(self.calls)
+                self.calls.append(
+                    {
+                        "index": index,
+                        "origin": INITIAL_STATE,
+                        "action_id": None,
+                        "name": call["name"],
+                        "tool_type": self.world.tool_types[call["name"]],
+                        "requestor": "assistant",
+                        "arguments": copy.deepcopy(call.get("arguments") or {}),
+                        "provenance": {},
+                        "inserted_for": None,
+                        "result": result,
+                        "error": None,
+                        "intended_failure": False,
+                        "counted": False,
+                        "why_not_counted": INITIAL_STATE,
+                    }
+                )
+                self.docs.append(result_doc(result))
 
     # ----------------------------------------------------------------- execution
 
@@ -183,7 +228,7 @@ class _Builder(ElementSelection, EntityScoping, ReadInsertion, InformationTracin
         first_inserted = len(self.calls)
         prov: dict[str, dict | None] = {}
         missing: list[tuple[str, Any, str]] = []
-        for ptr, value in sorted(leaves(args), key=lambda pv: top_argument(pv[0]) not in _SUBJECT_ARGUMENTS):
+        for ptr, value in sorted(leaves(args), key=lambda pv: top_argument(pv[0]) not in self.subject_arguments):
             self._detail = ""
             p = self._resolve(name, ptr, value, ptr, allow_insert=True)
             prov[ptr] = p
@@ -206,7 +251,7 @@ class _Builder(ElementSelection, EntityScoping, ReadInsertion, InformationTracin
                 ptr, value, detail = missing[0]
                 looked = (
                     "an identity lookup takes only the customer's words: not in the opening line, no card field"
-                    if name in IDENTITY_TOOLS
+                    if name in self.identity_tools
                     else "not in the opening line, no card field, not policy vocabulary, not in the "
                     "result of an earlier call or of any insertable read"
                 )
@@ -222,9 +267,9 @@ class _Builder(ElementSelection, EntityScoping, ReadInsertion, InformationTracin
 
     def _resolve(self, tool: str, ptr: str, value: Any, consumer_ptr: str, allow_insert: bool) -> dict | None:
         arg = top_argument(ptr)
-        if tool == "calculate" and arg == "expression":
+        if tool in self.arithmetic_tools and arg == "expression":
             return self._computed(value, consumer_ptr, allow_insert)
-        if tool == "transfer_to_human_agents" and arg == "summary":
+        if tool in self.handoff_tools and arg == "summary":
             return self._request(value)
         if not isinstance(value, str):
             pred = (
@@ -233,7 +278,7 @@ class _Builder(ElementSelection, EntityScoping, ReadInsertion, InformationTracin
                 else (lambda p, leaf: leaf == value)
             )
             return self._from_reads(pred, arg) or (self._insert_for(pred, consumer_ptr) if allow_insert else None)
-        if tool in IDENTITY_TOOLS:
+        if tool in self.identity_tools:
             # Authentication checks what the customer says against the database; a value read
             # from the database would prove nothing, so only the customer's words count here.
             return self._from_opening(value) or self._from_field(value)
@@ -258,9 +303,9 @@ class _Builder(ElementSelection, EntityScoping, ReadInsertion, InformationTracin
     def _from_field(self, value: str) -> dict | None:
         if value == "":
             return None
-        for part, transform in FIELD_PLANS:
+        for part, transform in self.golden_rules.FIELD_PLANS:
             for field in self.fields:
-                if field_form(field, part, transform, value):
+                if self.golden_rules.field_form(field, part, transform, value):
                     return {"kind": "field", "token": field["token"], "part": part, "transform": transform}
         return None
 
@@ -281,7 +326,7 @@ class _Builder(ElementSelection, EntityScoping, ReadInsertion, InformationTracin
 
     def _computed(self, expression: Any, consumer_ptr: str, allow_insert: bool) -> dict | None:
         if not isinstance(expression, str) or not all(ch in "0123456789+-*/(). " for ch in expression):
-            self._detail = "; the expression has characters calculate does not accept"
+            self._detail = "; the expression has characters the arithmetic tool does not accept"
             return None
         parts = []
         for number in NUMBER.findall(expression):
@@ -311,9 +356,16 @@ class _Builder(ElementSelection, EntityScoping, ReadInsertion, InformationTracin
 # --------------------------------------------------------------------------- public API
 
 
+@functools.cache
+def builder_class(rules: type) -> type:
+    """The golden builder of a domain: its rules (`Domain.golden.RULES`), then the generic parts."""
+    # The core first: its methods come before the mixins', as a class body's come before its bases'.
+    return type(f"GoldenBuilder[{rules.__module__}]", (_BuilderCore, rules, InformationTracing, CallCounting), {})
+
+
 def build_golden(
     card: dict,
-    world: RetailWorld,
+    world: World,
     vocabulary: dict[str, list[str]],
     *,
     card_sha256: str | None = None,
@@ -329,12 +381,12 @@ def build_golden(
     from incognita.access.golden.upstream_replay import verify
 
     where = where or f"card {card.get('task_id')}"
-    builder = _Builder(card, world, vocabulary, where)
+    builder = builder_class(world.domain.golden.RULES)(card, world, vocabulary, where)
     for action in card["reference_actions"]:
         builder.add_reference(action)
     information = builder.trace_information()
     builder.mark_counted(information)
-    world.release(builder.tools)
+    world.finish(builder.tools)
     calls = builder.calls
     doc = {
         "schema_version": GOLDEN_SCHEMA_VERSION,
@@ -358,7 +410,7 @@ def build_golden(
         "replay": None,
     }
     if verify_replay:
-        doc["replay"] = verify(world, doc, card["reference_actions"])
+        doc["replay"] = verify(world, doc, card["reference_actions"], card.get("initial_state"))
     return doc
 
 

@@ -1,22 +1,24 @@
-"""Replay on a clean retail database, ours and upstream's way, with comparable hashes.
+"""Replay on a clean database of a domain, ours and upstream's way, with comparable hashes.
 
 Two independent routes to a final database hash:
 
-* `replay_calls` executes a golden trajectory's calls in order through the upstream
-  `RetailTools` toolkit. Errors of calls marked `intended_failure` are swallowed; any other
-  error is reported (the call changed nothing, so the hash will usually disagree too).
+* `replay_calls` executes a golden trajectory's calls in order through the domain's upstream
+  toolkit (`RetailTools` for retail). Errors of calls marked `intended_failure` are swallowed;
+  any other error is reported (the call changed nothing, so the hash will usually disagree too).
 * `upstream_hash` rebuilds the gold state the way tau2's `EnvironmentEvaluator` does: a
-  fresh retail `Environment`, then every reference action through `make_tool_call` inside
-  try/except, then `get_db_hash()`.
+  fresh `Environment` of the domain, the task's initial state set by upstream's own
+  `set_state`, then every reference action through `make_tool_call` inside try/except, then
+  `get_db_hash()`.
 
-Both hashes are upstream's `ToolKitBase.get_db_hash` (`RetailDB.get_hash`): the second calls
-it, the first computes the same string from cached per-record text (`RetailWorld.release`,
-incognita.access.golden.db_hashing), so equality means the golden trajectory reproduces
-upstream's gold state exactly, and every build checks the fast hash against upstream's.
+Both hashes are upstream's `ToolKitBase.get_db_hash`: the second calls it, the first computes
+the same string from cached per-record text (`World.release`, incognita.access.golden.db_hashing)
+for a run that starts clean, and calls it for a run that starts from a task's initial state.
+Equality means the golden trajectory reproduces upstream's gold state exactly, and every build
+checks the fast hash against upstream's.
 
-`RetailWorld` loads the database file once per process; a clean copy is a new `RetailDB`
-validated from the parsed JSON, which is what `RetailDB.load` does (without re-reading the
-2.8 MB file). Runs that write take a private toolkit and give it back when they end
+A `World` loads a domain's database file once per process; a clean copy is a new database
+model validated from the parsed JSON, which is what `DB.load` does (without re-reading the
+file). Runs that write take a private toolkit and give it back when they end
 (`private_toolkit`, `release`): the hash of the final state is computed from cached
 per-record text, and the few records the run changed are restored, so a copy of the whole
 database is made once per process, not once per run. Validation is also the fastest exact
@@ -24,6 +26,10 @@ independent copy (bench/episodes.py, issue #25): a pickle round-trip takes about
 long, `model_copy(deep=True)` and `copy.deepcopy` longer still, and `model_validate_json` of
 the file's bytes longer too. The cyclic garbage collector is paused while a copy is built: its million new objects would
 otherwise set off young-generation collections that find nothing to free.
+
+A task with an initial state (tau2's `initial_state`: initialization data, initialization
+actions, a message history) starts from that state instead (`start`): upstream's own
+`Environment.set_state` builds it on a fresh copy, and its final hash is upstream's own.
 """
 
 from __future__ import annotations
@@ -31,34 +37,40 @@ from __future__ import annotations
 import gc
 import sys
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from incognita.access.golden.db_hashing import HandedOutTable
 from incognita.common.io import InputError, read_json, sha256_file
 
+if TYPE_CHECKING:
+    from incognita.access.domain import Domain
 
-def import_retail() -> tuple[type, type]:
-    """tau2's retail database model and toolkit classes: (RetailDB, RetailTools).
 
-    Only these two modules (about 0.3 s), never tau2.registry (which pulls in litellm). tau2's
-    utilities import deepdiff, whose hashing module imports pandas (another 0.3 s, a fifth of
-    an episodes job) for one purpose: to recognise a DataFrame it is asked to hash. Nothing here
-    hands deepdiff a DataFrame (tau2 diffs dicts), so a process that has not loaded pandas
-    imports these modules with pandas hidden; deepdiff then records pandas as absent, and a
-    later `import pandas` in the same process works as usual.
+def import_quietly(load: Callable[[], Any]) -> Any:
+    """Run `load` (a function that imports a domain's tau2 modules) with pandas hidden.
+
+    Only a domain's own modules (about 0.3 s), never tau2.registry (which pulls in litellm).
+    tau2's utilities import deepdiff, whose hashing module imports pandas (another 0.3 s, a
+    fifth of an episodes job) for one purpose: to recognise a DataFrame it is asked to hash.
+    Nothing here hands deepdiff a DataFrame (tau2 diffs dicts), so a process that has not
+    loaded pandas imports these modules with pandas hidden; deepdiff then records pandas as
+    absent, and a later `import pandas` in the same process works as usual.
     """
     hide = "pandas" not in sys.modules
     if hide:
         sys.modules["pandas"] = None  # an import of it now raises ImportError, which deepdiff expects
     try:
-        from tau2.domains.retail.data_model import RetailDB
-        from tau2.domains.retail.tools import RetailTools
+        return load()
     finally:
         if hide and sys.modules.get("pandas", 0) is None:
             del sys.modules["pandas"]
-    return RetailDB, RetailTools
+
+
+# The origin of a golden call made in a task's initial state (its message history): its result
+# is known, it is never run again (incognita.access.golden.trajectory).
+INITIAL_STATE = "initial_state"
 
 
 def result_to_json(value: Any) -> Any:
@@ -74,20 +86,22 @@ def result_to_json(value: Any) -> Any:
     return str(value)
 
 
-class RetailWorld:
-    """The clean retail database of one source file, loaded once, handed out fresh."""
+class World:
+    """The clean database of one domain's source file, loaded once, handed out fresh."""
 
-    def __init__(self, db_path: str | Path):
+    def __init__(self, domain: Domain, db_path: str | Path):
         db_path = Path(db_path)
         if not db_path.exists():
-            raise InputError(f"{db_path}: retail database not found (run the source stage first)")
-        self._db_cls, self._tools_cls = import_retail()  # deferred to here: a second of imports
+            raise InputError(f"{db_path}: {domain.name} database not found (run the source stage first)")
+        self.domain = domain
+        self._db_cls, self._tools_cls = domain.upstream.classes()  # deferred to here: a second of imports
         self.path = db_path
         self.db_sha256 = sha256_file(db_path)
         self._raw = read_json(db_path)
         self._hasher = None  # built on first use (incognita.access.golden.db_hashing)
         self._pool: list = []  # private toolkits given back by finished runs, clean again
         self._lock = threading.RLock()  # runs may start and finish on several threads
+        self._stateful: set[int] = set()  # toolkits that started from a task's initial state (`start`)
         probe = self._tools_cls(None)  # tool metadata needs no database
         self.tool_types = {name: probe.tool_type(name).value for name in probe.tools}
         # The parsed database is about a million long-lived objects; without this, every
@@ -181,24 +195,65 @@ class RetailWorld:
                 self._pool.append(toolkit)
         return digest
 
+    def start(self, initial_state: dict | None = None):
+        """A toolkit for one run that writes: clean (`private_toolkit`), or, for a task with an
+        initial state, a fresh copy brought to that state by upstream's `Environment.set_state`.
+        Give it back with `finish`, which returns the final hash."""
+        if not initial_state:
+            return self.private_toolkit()
+        env = self.domain.upstream.environment(db=self.fresh_db())
+        env.set_state(**_parsed_state(initial_state))
+        toolkit = env.tools  # set_state may have replaced its database (initialization data)
+        with self._lock:
+            self._stateful.add(id(toolkit))
+        return toolkit
+
+    def finish(self, toolkit) -> str:
+        """The final hash of a run's toolkit from `start`; a clean one is given back (`release`)."""
+        with self._lock:
+            stateful = id(toolkit) in self._stateful
+            self._stateful.discard(id(toolkit))
+        return toolkit.get_db_hash() if stateful else self.release(toolkit)
+
+    def initial_hash(self, initial_state: dict | None = None) -> str:
+        """Upstream's hash of the database a task starts from."""
+        if not initial_state:
+            return self.clean_hash()
+        return self.finish(self.start(initial_state))
+
     def check_tool(self, name: str, where: str) -> None:
         if name not in self.tool_types:
-            raise InputError(f"{where}: unknown retail tool {name!r}")
+            raise InputError(f"{where}: unknown {self.domain.name} tool {name!r}")
 
 
-def replay_calls(world: RetailWorld, calls: Iterable[dict]) -> dict:
-    """Execute golden calls on a clean database.
+def _parsed_state(initial_state: dict) -> dict:
+    """A task's `initial_state` as the keyword arguments of upstream's `Environment.set_state`,
+    parsed by upstream's own models."""
+    from tau2.data_model.tasks import InitialState
+
+    state = InitialState.model_validate(initial_state)
+    return {
+        "initialization_data": state.initialization_data,
+        "initialization_actions": state.initialization_actions,
+        "message_history": state.message_history or [],
+    }
+
+
+def replay_calls(world: World, calls: Iterable[dict], initial_state: dict | None = None) -> dict:
+    """Execute golden calls on a clean database (or the task's initial state).
 
     Returns the final hash, the errors that were not intended (index, tool, message), the
     intended failures that unexpectedly succeeded, and the indices of calls whose replayed
     result differs from the result stored in the trajectory.
     """
-    tools = world.private_toolkit()
+    tools = world.start(initial_state)
     unexpected_errors, unexpected_successes, result_diffs = [], [], []
     for i, call in enumerate(calls):
+        if call.get("origin") == INITIAL_STATE:
+            continue  # made before the task began: part of the initial state, not run again
         requestor = call.get("requestor", "assistant")
         if requestor != "assistant":
-            raise InputError(f"call {i} ({call['name']}): requestor {requestor!r} is not supported in retail")
+            raise InputError(f"call {i} ({call['name']}): requestor {requestor!r}: only the agent's tools are replayed")
         try:
             out = result_to_json(tools.use_tool(call["name"], **call["arguments"]))
         except Exception as exc:  # noqa: BLE001 - any tool error is data here
@@ -210,18 +265,18 @@ def replay_calls(world: RetailWorld, calls: Iterable[dict]) -> dict:
         if "result" in call and call["result"] != out:
             result_diffs.append(i)
     return {
-        "final_hash": world.release(tools),
+        "final_hash": world.finish(tools),
         "unexpected_errors": unexpected_errors,
         "unexpected_successes": unexpected_successes,
         "result_diffs": result_diffs,
     }
 
 
-def upstream_hash(world: RetailWorld, reference_actions: Iterable[dict]) -> str:
+def upstream_hash(world: World, reference_actions: Iterable[dict], initial_state: dict | None = None) -> str:
     """The gold-state hash as tau2's EnvironmentEvaluator builds it, from the reference actions."""
-    from tau2.domains.retail.environment import get_environment
-
-    env = get_environment(db=world.fresh_db())
+    env = world.domain.upstream.environment(db=world.fresh_db())
+    if initial_state:
+        env.set_state(**_parsed_state(initial_state))
     for action in reference_actions:
         try:
             env.make_tool_call(
@@ -234,10 +289,10 @@ def upstream_hash(world: RetailWorld, reference_actions: Iterable[dict]) -> str:
     return env.get_db_hash()
 
 
-def verify(world: RetailWorld, golden: dict, reference_actions: list[dict]) -> dict:
+def verify(world: World, golden: dict, reference_actions: list[dict], initial_state: dict | None = None) -> dict:
     """Replay the golden calls and compare with the upstream gold state; the `replay` block."""
-    ours = replay_calls(world, golden["calls"])
-    theirs = upstream_hash(world, reference_actions)
+    ours = replay_calls(world, golden["calls"], initial_state)
+    theirs = upstream_hash(world, reference_actions, initial_state)
     return {
         "final_hash": ours["final_hash"],
         "upstream_hash": theirs,
@@ -266,12 +321,14 @@ REPLAY_HEADER = ["task", "our_hash", "upstream_hash", "match"]
 
 
 def replay_rows(golden_docs: Iterable[tuple[str, dict]]) -> list[list[Any]]:
-    """One TSV row per golden document, sorted by task id (numeric where possible)."""
+    """One TSV row per golden document, sorted by upstream id (numeric where possible)."""
+    from incognita.access.domain import id_order
+
     rows = []
     for where, doc in golden_docs:
         rep = doc.get("replay")
         if not isinstance(rep, dict) or "final_hash" not in rep:
             raise InputError(f"{where}: no replay block; is this a golden trajectory file?")
         rows.append([doc["task_id"], rep["final_hash"], rep["upstream_hash"], str(bool(rep["match"])).lower()])
-    rows.sort(key=lambda r: (0, int(r[0]), "") if str(r[0]).isdigit() else (1, 0, str(r[0])))
+    rows.sort(key=lambda r: id_order(str(r[0])))
     return rows

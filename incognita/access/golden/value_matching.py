@@ -3,9 +3,9 @@
 The golden builder (`incognita.access.golden.trajectory`) sources an argument value or an
 information item by matching it, exactly or after one deterministic normalisation, against
 the customer's card fields and against the leaves of earlier results. The predicates over
-result leaves, the field forms (`part` and `transform` of a `field` provenance, see
-`TRANSFORMS`) and the loose word stems that tie texts together live here; nothing here
-reads the database.
+result leaves, the generic field forms (`part` and `transform` of a `field` provenance, see
+`GENERIC_TRANSFORMS`; a domain adds its own) and the loose word stems that tie texts together
+live here; nothing here reads the database.
 """
 
 from __future__ import annotations
@@ -14,33 +14,20 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from incognita.access.cards.source_words import US_STATES
-
-# Deterministic normalisations a field may need to equal an argument. Each is exact after
-# the normalisation; none guesses.
-TRANSFORMS = {
-    "casefold": "equal ignoring letter case and runs of whitespace",
-    "order_id": "the same order id with or without the leading '#' and 'W' (#W1234567 = W1234567 = 1234567)",
-    "state_name": "a US state name and its two-letter postal abbreviation (address fields only)",
-    "user_id_name": "first/last name read off a user id of the form first_last_1234 (case-insensitive)",
-}
+# Deterministic normalisations any domain's field may need to equal an argument. Each is exact
+# after the normalisation; none guesses. A domain's golden rules add their own (Domain.golden:
+# TRANSFORMS, FIELD_PLANS, field_form, field_value).
+GENERIC_TRANSFORMS = {"casefold": "equal ignoring letter case and runs of whitespace"}
 # (part, transform) in the order they are tried, over all fields each.
-FIELD_PLANS = [
+GENERIC_PLANS = [
     (None, None),
     ("first", None),
     ("last", None),
     (None, "casefold"),
     ("first", "casefold"),
     ("last", "casefold"),
-    (None, "order_id"),
-    (None, "state_name"),
-    ("first", "user_id_name"),
-    ("last", "user_id_name"),
 ]
 
-_STATE_CODES = set(US_STATES.values())
-ORDER_ID = re.compile(r"#?[Ww]?(\d{7})")
-USER_ID = re.compile(r"([a-z]+)_([a-z]+(?:_[a-z]+)*)_(\d+)")
 NUMBER = re.compile(r"\d+(?:\.\d+)?")
 INTEGER = re.compile(r"\d+")
 # Words too common to tie a request or a description to anything.
@@ -107,37 +94,26 @@ def word_stems(text: str) -> set[str]:
 
 
 def field_form(field: dict, part: str | None, transform: str | None, value: str) -> bool:
-    """Does `value` equal this field under the given part and transform?"""
+    """Does `value` equal this field under the given part and one of the generic transforms
+    (GENERIC_PLANS)? A domain's golden rules add their own transforms around this."""
     fv: str = field["value"]
-    token_base = field["token"].split(":")[0]
-    base = re.sub(r"_\d+$", "", token_base)
-    if transform == "user_id_name":
-        m = USER_ID.fullmatch(fv.strip().lower())
-        if base != "user_id" or not m:
-            return False
-        name = m.group(1) if part == "first" else m.group(2).replace("_", " ")
-        return name.casefold() == single_spaced(value).casefold()
     if part is not None:
-        if field["kind"] != "identity" or base != "name":
+        fv = name_part(field, part)
+        if fv is None:
             return False
-        words = fv.split()
-        if len(words) < 2:
-            return False
-        fv = words[0] if part == "first" else words[-1]
     if transform is None:
         return fv == value
     if transform == "casefold":
         return single_spaced(fv).casefold() == single_spaced(value).casefold() and fv != value
-    if transform == "order_id":
-        a, b = ORDER_ID.fullmatch(fv.strip()), ORDER_ID.fullmatch(value.strip())
-        return bool(a and b and a.group(1) == b.group(1))
-    if transform == "state_name":
-        if field["kind"] != "address":
-            return False
-
-        def code(x: str) -> str | None:
-            x = single_spaced(x)
-            return US_STATES.get(x.casefold()) or (x.upper() if x.upper() in _STATE_CODES else None)
-
-        return fv != value and code(fv) is not None and code(fv) == code(value)
     raise ValueError(f"unknown transform {transform}")
+
+
+def name_part(field: dict, part: str) -> str | None:
+    """The first or last word of a customer's name field (an identity field whose token is `name`)."""
+    base = re.sub(r"_\d+$", "", field["token"].split(":")[0])
+    if field["kind"] != "identity" or base != "name":
+        return None
+    words = field["value"].split()
+    if len(words) < 2:
+        return None
+    return words[0] if part == "first" else words[-1]

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import click
 
-from incognita.access.cells import CARDS_DIR, GOLDEN_DIR, NATIVE_DIR
+from incognita.access.domain import SOURCE_ROOT
+from incognita.access.paths import CARDS_ROOT, GOLDEN_ROOT, NATIVE_DIR
 from incognita.common.fan_out import resolve_workers, workers_option
 from incognita.common.io import InputError
 from incognita.common.pacing import pacing_option, with_pacing
@@ -25,7 +26,7 @@ from incognita.common.pacing import pacing_option, with_pacing
 )
 @click.option("--models-order", required=True, help="all model names, comma-separated (Latin-square rotation)")
 @click.option("--arms", default="direct,indirect,social,native", show_default=True, help="the full rotation")
-@click.option("--tasks", required=True, help="the task ids to run, comma-separated")
+@click.option("--tasks", required=True, help="the tasks to run, qualified ids (retail/46), comma-separated")
 @click.option(
     "--corpus",
     "corpus_tasks",
@@ -36,9 +37,9 @@ from incognita.common.pacing import pacing_option, with_pacing
 @click.option("--seed", type=int, required=True, help="the design seed")
 @click.option("--max-steps", type=int, default=200, show_default=True, help="the harness's step limit")
 @click.option("--max-errors", type=int, default=10, show_default=True, help="the harness's tool-error limit")
-@click.option("--tasks-json", default="data/source/retail/tasks.json", show_default=True)
-@click.option("--cards-dir", default=CARDS_DIR, show_default=True)
-@click.option("--golden-dir", default=GOLDEN_DIR, show_default=True)
+@click.option("--source-root", default=SOURCE_ROOT, show_default=True, help="<root>/<domain>/tasks.json")
+@click.option("--cards-root", default=CARDS_ROOT, show_default=True, help="<root>/<domain>/<id>.json")
+@click.option("--golden-root", default=GOLDEN_ROOT, show_default=True, help="<root>/<domain>/<id>.json")
 @click.option("--scripted-agents", default="config/scripted_agents.yaml", show_default=True)
 @click.option(
     "--archive-unrepaired/--no-archive-unrepaired",
@@ -61,9 +62,9 @@ def native(
     seed,
     max_steps,
     max_errors,
-    tasks_json,
-    cards_dir,
-    golden_dir,
+    source_root,
+    cards_root,
+    golden_root,
     scripted_agents,
     archive_unrepaired,
     out_dir,
@@ -88,9 +89,9 @@ def native(
         seed=seed,
         arms=tuple(a for a in arms.split(",") if a),
         models_order=order,
-        tasks_json=tasks_json,
-        cards_dir=cards_dir,
-        golden_dir=golden_dir,
+        source_root=source_root,
+        cards_root=cards_root,
+        golden_root=golden_root,
         profiles=scripted_agents,
         out_dir=out_dir,
         archive_unrepaired=archive_unrepaired,

@@ -29,9 +29,10 @@ from dataclasses import asdict, dataclass
 from importlib.metadata import version
 from pathlib import Path
 
-from incognita.access.cells import native_result
+from incognita.access.domain import split_task
 from incognita.access.native import native_env, native_models
 from incognita.access.native.native_scripted import AGENT_NAME, USER_NAME, register_scripted
+from incognita.access.paths import card_file, golden_file, native_result
 from incognita.access.taxonomy import NATIVE
 from incognita.common.backends.base import FAMILIES
 from incognita.common.environment import describe
@@ -156,8 +157,9 @@ def run_cell(
 ):
     """Run one cell through `tau2.run.run_task`; never raises for a broken run.
 
-    `domain` defaults to our registered `incognita_retail` (incognita.access.native.native_env):
-    upstream's retail environment over a database read once per process.
+    `domain` is the harness domain: by default our registered `incognita_<domain>` of the cell's
+    task (incognita.access.native.native_env), upstream's environment over a database read once
+    per process.
 
     A crash or model error becomes a skipped run (the harness's own `skipped` flag) with the
     reason under reward_info.info["incognita"]["error"]: excluded later, never scored."""
@@ -176,7 +178,7 @@ def run_cell(
         "code_version": describe(),
         "error": None,
     }
-    domain = domain or native_env.register_domain()
+    domain = domain or native_env.register_domain(split_task(cell.task)[0])
     start = time.perf_counter()
     native_models.BRIDGE.start_run(twin_cell(cell, overlay))
     try:
@@ -198,7 +200,7 @@ def run_cell(
         facts["error"] = redact(f"{type(exc).__name__}: {exc}")
         sim = SimulationRun(
             id=f"{cell.task}_{cell.rep}_failed",
-            task_id=str(cell.task),
+            task_id=str(task.id),
             start_time=now,
             end_time=now,
             duration=time.perf_counter() - start,
@@ -230,11 +232,10 @@ def run_cell(
     return sim
 
 
-def results_document(
-    sim, task, agent: tuple, user: tuple, settings: NativeSettings, seed: int, domain: str | None = None
-) -> str:
+def results_document(sim, task, agent: tuple, user: tuple, settings: NativeSettings, seed: int, domain: str) -> str:
     """The harness's own Results format for one simulation, as JSON text. The environment info
-    is the harness's `get_environment_info(domain)`, computed once per process (it is constant)."""
+    is the harness's `get_environment_info(domain)` (`domain` the harness domain), computed once
+    per process (it is constant)."""
     from tau2.data_model.simulation import AgentInfo, Info, Results, UserInfo
 
     info = Info(
@@ -245,7 +246,7 @@ def results_document(
         seed=seed,
         user_info=UserInfo(implementation=user[0], llm=user[1], llm_args=user[2]),
         agent_info=AgentInfo(implementation=agent[0], llm=agent[1], llm_args=agent[2]),
-        environment_info=native_env.environment_info(domain or native_env.register_domain()),
+        environment_info=native_env.environment_info(domain),
     )
     return Results(info=info, tasks=[task], simulations=[sim]).model_dump_json(indent=1)
 
@@ -255,26 +256,38 @@ def results_document(
 
 @dataclass(frozen=True)
 class NativeJob:
-    """Everything one model's native job needs: the design's coordinates and the input files."""
+    """Everything one model's native job needs: the design's coordinates and where its inputs
+    are (each root holds one folder per domain, as incognita.access.paths lays them out)."""
 
     model: str
     spec: str | dict
     customer: str | dict
-    tasks: tuple[str, ...]
+    tasks: tuple[str, ...]  # qualified ids (retail/46), any of the design's domains
     reps: int
     seed: int
     arms: tuple[str, ...]  # the full Latin-square rotation, native included
     models_order: tuple[str, ...]
-    tasks_json: str
-    cards_dir: str
-    golden_dir: str
+    source_root: str  # <root>/<domain>/tasks.json: the upstream tasks (the source stage's copy)
+    cards_root: str  # <root>/<domain>/<id>.json (and v1/): the task cards
+    golden_root: str  # <root>/<domain>/<id>.json: the golden trajectories (the scripted agent's plan)
     profiles: str
     out_dir: str
     archive_unrepaired: bool = True
     corpus: tuple[str, ...] = ()  # the design's tasks in order (Latin-square positions); default: tasks
     cache_dir: str | None = None  # model response cache; None = $INCOGNITA_CACHE_DIR or cache/responses
     prices: str | None = None  # price table; None = $INCOGNITA_PRICES or config/prices.yaml
-    domain: str | None = None  # harness domain; None = incognita_retail (native_env), 'retail' = upstream's loader
+    # Upstream's own registered domain instead of ours (which reads the database once per
+    # process): bench/native_vs_harness.py times the difference.
+    upstream_loader: bool = False
+
+    def harness_domain(self, domain: str) -> str:
+        return domain if self.upstream_loader else native_env.register_domain(domain)
+
+    def card(self, task: str, *, rule_built: bool = False) -> Path:
+        return card_file(*split_task(task), rule_built=rule_built, root=self.cards_root)
+
+    def golden(self, task: str) -> Path:
+        return golden_file(*split_task(task), root=self.golden_root)
 
 
 def run_job(job: NativeJob, settings: NativeSettings, log=print, workers: int = 1) -> list[Path]:
@@ -282,23 +295,24 @@ def run_job(job: NativeJob, settings: NativeSettings, log=print, workers: int = 
     Results file per cell. Paths come back in schedule order, whatever order runs ended in."""
     from incognita.access.episodes.harness import arm_order, cell_seed
 
-    upstream = {str(t["id"]): t for t in read_json(job.tasks_json)}
+    domains = list(dict.fromkeys(split_task(t, "native task")[0] for t in job.tasks))
+    upstream = {(d, str(t["id"])): t for d in domains for t in read_json(Path(job.source_root) / d / "tasks.json")}
     corpus = list(job.corpus or job.tasks)
     _check_inputs(job, upstream, corpus)
     _quiet_harness_logs()
     register_scripted()
-    # Our registered domain validates the database once per process; "retail" is upstream's
-    # own, which validates it for every environment (bench/native_vs_harness.py times that).
-    domain = job.domain or native_env.register_domain()
+    # Our registered domain validates the database once per process; upstream's own validates
+    # it for every environment (bench/native_vs_harness.py times that).
+    harness_domains = {d: job.harness_domain(d) for d in domains}
     native_models.register(job.cache_dir, job.prices)
-    native_env.settle()
+    native_env.settle([] if job.upstream_loader else domains)
     profile = _spec_parts(job.spec)[1]
     runs = []  # (cell, task id, agent, card path, card, archived), in schedule order
     for task_id in job.tasks:
-        current = Path(job.cards_dir) / f"{task_id}.json"
+        current = job.card(task_id)
         cards = [(current, read_json(current), False)]
         if job.archive_unrepaired and overlay_version(cards[0][1]) > 0:
-            rule_built = Path(job.cards_dir) / "v1" / f"{task_id}.json"
+            rule_built = job.card(task_id, rule_built=True)
             cards.append((rule_built, read_json(rule_built), True))
         for rep in range(job.reps):
             seed = cell_seed(job.seed, job.model, task_id, rep, NATIVE)
@@ -308,7 +322,8 @@ def run_job(job: NativeJob, settings: NativeSettings, log=print, workers: int = 
                 job.spec,
                 "agent",
                 {
-                    "golden": str(Path(job.golden_dir) / f"{task_id}.json"),
+                    "golden": str(job.golden(task_id)),
+                    "domain": split_task(task_id)[0],
                     "profiles": job.profiles,
                     "seed": seed,
                     "profile": profile,
@@ -317,7 +332,8 @@ def run_job(job: NativeJob, settings: NativeSettings, log=print, workers: int = 
             runs.extend((cell, task_id, agent, *card) for card in cards)
 
     def run(cell, task_id, agent, card_path, card, archived) -> Path:
-        task = native_task(upstream[task_id], card)  # a fresh task per run: the harness gets its own
+        task = native_task(upstream[split_task(task_id)], card)  # a fresh task per run: the harness gets its own
+        domain = harness_domains[split_task(task_id)[0]]
         user = role_setup(job.customer, "user", {"card": str(card_path)})
         t0 = time.perf_counter()
         made_from = {"version": card["card_version"], "sha256": sha256_file(card_path)}
@@ -348,11 +364,10 @@ def _check_inputs(job: NativeJob, upstream: dict, corpus: list[str]) -> None:
     if outside:
         raise InputError(f"native: task(s) {', '.join(outside)} are not in the design's tasks {', '.join(corpus)}")
     for task_id in job.tasks:
-        if task_id not in upstream:
-            raise InputError(f"{job.tasks_json}: no task {task_id!r}")
-        needed = [Path(job.cards_dir) / f"{task_id}.json"] + (
-            [Path(job.golden_dir) / f"{task_id}.json"] if scripted else []
-        )
+        domain, local = split_task(task_id)
+        if (domain, local) not in upstream:
+            raise InputError(f"{Path(job.source_root) / domain / 'tasks.json'}: no task {local!r}")
+        needed = [job.card(task_id)] + ([job.golden(task_id)] if scripted else [])
         for path in needed:
             if not path.exists():
                 raise InputError(f"{path}: file not found (native inputs for task {task_id})")

@@ -41,10 +41,11 @@ class NativeAgentLogic:
     messages in (tool results, the user's text), the harness's next assistant message out. The
     registered agent class and the loopback twin (incognita.access.native.native_twins) both use it.
 
-    `args` are the agent's `llm_args` (profile, profiles file, golden trajectory, seed, optionally
-    vocabulary); `schemas` the OpenAI schemas of the harness's tools."""
+    `args` are the agent's `llm_args` (profile, profiles file, golden trajectory, domain, seed,
+    optionally vocabulary: default the domain's); `schemas` the OpenAI schemas of the harness's tools."""
 
     def __init__(self, args: dict, schemas: list[dict]):
+        from incognita.access.domain import domain_files, get_domain
         from incognita.access.episodes.agent_plan import plan_from_golden
         from incognita.access.episodes.episode_loop import USER
         from incognita.access.episodes.scripted import make_backend
@@ -56,6 +57,7 @@ class NativeAgentLogic:
         self.seed = int(args["seed"])
         context = {
             "arm": "direct",
+            "domain": get_domain(args["domain"]),
             "agent_executes": True,  # the native harness's agent holds the tools, as in the direct arm
             "holders_declared": True,
             "seed": self.seed,
@@ -63,8 +65,8 @@ class NativeAgentLogic:
             "holders": {},
             "plan": plan_from_golden(read_json(args["golden"])),
             "profile": {"name": args["profile"], **copy.deepcopy(profiles[args["profile"]])},
-            "tools": tool_catalog(schemas, write_tools()),
-            "vocabulary": _vocabulary(args.get("vocabulary", "config/vocabulary.yaml")),
+            "tools": tool_catalog(schemas, write_tools(args["domain"])),
+            "vocabulary": _vocabulary(str(args.get("vocabulary") or domain_files(args["domain"]).vocabulary)),
         }
         self.backend = make_backend(f"scripted:{args['profile']}", "agent", context)
         self.history: list[Turn] = []
@@ -225,12 +227,13 @@ def _scripted_classes():
 
 
 @functools.cache
-def write_tools() -> frozenset[str]:
-    """The retail tools that write, which our scripted agent confirms before calling (tool metadata
-    needs no database); once per process."""
-    from tau2.domains.retail.tools import RetailTools
+def write_tools(domain: str) -> frozenset[str]:
+    """The domain's tools that write, which our scripted agent confirms before calling (tool
+    metadata needs no database); once per process."""
+    from incognita.access.domain import get_domain
 
-    probe = RetailTools(None)
+    _, toolkit = get_domain(domain).upstream.classes()
+    probe = toolkit(None)
     return frozenset(name for name in probe.tools if probe.tool_type(name).value == "write")
 
 

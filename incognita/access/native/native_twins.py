@@ -29,8 +29,10 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from incognita.access.domain import split_task
 from incognita.access.native.native_run import overlay_version
 from incognita.access.native.native_scripted import NativeAgentLogic, NativeUserLogic
+from incognita.access.paths import card_file, golden_file
 from incognita.access.taxonomy import NATIVE
 from incognita.common.backends.base import ModelResponse, Turn
 from incognita.common.backends.openai import CELL_HEADER, to_reply, to_request
@@ -62,18 +64,21 @@ class _Twin:
 class NativeTwins:
     """Answers the calls of native runs: `(cell, served profile, body) -> reply`, from any thread.
 
-    `profiles` and `vocabulary` are the files the native job reads, `seed` the design's seed (each
-    run's seed derives from it), `cards_dir` and `golden_dir` the built task stages."""
+    `profiles` is the file the native job reads, `seed` the design's seed (each run's seed derives
+    from it), `cards_root` and `golden_root` the built task stages (one folder per domain under
+    each, incognita.access.paths); a run's task is its qualified id, whose domain's vocabulary the
+    scripted agent knows (`vocabulary`: domain -> file, default the domain's own)."""
 
     @classmethod
-    def for_harness(cls, harness, cards_dir, golden_dir) -> NativeTwins:
-        """The native twins beside a harness's access twins: its profiles, vocabulary and seed."""
+    def for_harness(cls, harness, cards_root, golden_root) -> NativeTwins:
+        """The native twins beside a harness's access twins: its profiles, its domain's vocabulary and seed."""
         d = harness.design
-        return cls(d.scripted_agents, d.vocabulary, d.seed, cards_dir, golden_dir)
+        return cls(d.scripted_agents, d.seed, cards_root, golden_root, {harness.domain.name: harness.inputs.vocabulary})
 
-    def __init__(self, profiles: str | Path, vocabulary: str | Path, seed: int, cards_dir, golden_dir):
-        self.profiles, self.vocabulary, self.seed = str(profiles), str(vocabulary), int(seed)
-        self.cards_dir, self.golden_dir = Path(cards_dir), Path(golden_dir)
+    def __init__(self, profiles: str | Path, seed: int, cards_root, golden_root, vocabulary: dict | None = None):
+        self.profiles, self.seed = str(profiles), int(seed)
+        self.vocabulary = {d: str(v) for d, v in (vocabulary or {}).items()}
+        self.cards_root, self.golden_root = Path(cards_root), Path(golden_root)
         self._twins: dict[tuple[str, str], _Twin] = {}
         self._files: dict[Path, dict] = {}
         self._lock = threading.Lock()
@@ -119,14 +124,11 @@ class NativeTwins:
                 f"native run {model} task {task} r{rep}: the call's seed {body['seed']} is not the run's seed {seed} "
                 f"(the twins' design seed is {self.seed})"
             )
-        golden = self._path(self.golden_dir / f"{task}.json", task)
-        args = {
-            "profile": profile,
-            "profiles": self.profiles,
-            "golden": str(golden),
-            "seed": seed,
-            "vocabulary": self.vocabulary,
-        }
+        domain, local = split_task(task)
+        golden = self._path(golden_file(domain, local, root=self.golden_root), task)
+        args = {"profile": profile, "profiles": self.profiles, "golden": str(golden), "domain": domain, "seed": seed}
+        if domain in self.vocabulary:
+            args["vocabulary"] = self.vocabulary[domain]
         return _Twin(role, profile, NativeAgentLogic(args, list(body.get("tools") or [])))
 
     def _answer(self, twin: _Twin, key: str, request) -> ModelResponse:
@@ -158,10 +160,12 @@ class NativeTwins:
 
     def _card(self, task: str, overlay: int) -> dict:
         """The card of the run: the current card, or the rule-built v1 card of an archived unrepaired run."""
-        for path in (self.cards_dir / f"{task}.json", self.cards_dir / "v1" / f"{task}.json"):
+        domain, local = split_task(task)
+        for rule_built in (False, True):
+            path = card_file(domain, local, rule_built=rule_built, root=self.cards_root)
             if path.exists() and overlay_version(self._read(path)) == overlay:
                 return self._read(path)
-        raise ValueError(f"task {task}: no card of overlay version {overlay} in {self.cards_dir} or its v1/")
+        raise ValueError(f"task {task}: no card of overlay version {overlay} in {self.cards_root / domain} or its v1/")
 
     def _path(self, path: Path, task: str) -> Path:
         if not path.exists():

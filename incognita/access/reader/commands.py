@@ -9,62 +9,78 @@ from pathlib import Path
 
 import click
 
-from incognita.access.cells import CARDS_DIR, COORDINATION_REFERENCE, EPISODES_DIR, NATIVE_DIR, TRIALS_TABLE
+from incognita.access.domain import CONFIG_ROOT
+from incognita.access.paths import (
+    CARDS_ROOT,
+    EPISODES_DIR,
+    NATIVE_DIR,
+    READER_VALIDATION,
+    REFERENCE_ROOT,
+    TRIALS_CSV,
+    TRIALS_TABLE,
+)
 
 
 @click.command()
 @click.argument("paths", nargs=-1, type=click.Path(dir_okay=False))
+@click.option("--domains", required=True, help="the domains of the records, comma-separated (retail,...)")
 @click.option(
     "--episodes",
     "episodes_dir",
     default=EPISODES_DIR,
     show_default=True,
-    help="read every {arm}/{model}/{task}/r{rep}.json here when no PATHS are given",
+    help="read every {arm}/{model}/{domain}/{id}/r{rep}.json here when no PATHS are given",
 )
-@click.option("--reference", "reference_path", default=COORDINATION_REFERENCE, show_default=True)
-@click.option("--locks", "locks_path", default="config/locks.yaml", show_default=True)
-@click.option("--out", default=TRIALS_TABLE, show_default=True)
-@click.option("--csv", "csv_path", default="results/trials.csv", show_default=True)
-@click.option("--validation", "validation_path", default="results/stats/reader_validation.csv", show_default=True)
+@click.option("--reference-root", default=REFERENCE_ROOT, show_default=True, help="<root>/<domain>/coordination.json")
 @click.option(
-    "--labelled",
-    "labelled_dir",
-    default="config/reader_validation",
+    "--domains-config",
+    default=CONFIG_ROOT,
     show_default=True,
-    help="the hand-labelled trajectories the reader is checked against ('none' to skip)",
+    help="<root>/<domain>/: each domain's locks.yaml, partition.yaml and reader_validation/",
 )
+@click.option("--out", default=TRIALS_TABLE, show_default=True)
+@click.option("--csv", "csv_path", default=TRIALS_CSV, show_default=True)
+@click.option("--validation", "validation_path", default=READER_VALIDATION["validation"], show_default=True)
+@click.option("--no-labelled", is_flag=True, help="skip the hand-labelled trajectories the reader is checked against")
 @click.option(
-    "--cards-dir", default=CARDS_DIR, show_default=True, help="the task cards the episodes ran with (for the audit)"
+    "--cards-root",
+    default=CARDS_ROOT,
+    show_default=True,
+    help="<root>/<domain>/<id>.json: the task cards the episodes ran with (for the audit)",
 )
-@click.option("--partition", "partition_path", default="config/partition.yaml", show_default=True)
 @click.option("--arm-registry", "registry_path", default="config/arms.yaml", show_default=True)
 @click.option("--no-audit", is_flag=True, help="skip the participant-fidelity audit (its columns stay NA)")
 def trials(
     paths,
+    domains,
     episodes_dir,
-    reference_path,
-    locks_path,
+    reference_root,
+    domains_config,
     out,
     csv_path,
     validation_path,
-    labelled_dir,
-    cards_dir,
-    partition_path,
+    no_labelled,
+    cards_root,
     registry_path,
     no_audit,
 ) -> None:
-    """Read episode records and native results (PATHS, told apart by content) against the frozen
-    reference: one row per trial, plus the reader's validation (hand-labelled trajectories, then
-    the injected failure types of the scripted agents) and the participant-fidelity audit of
-    every Incognita episode (docs/fidelity.md)."""
+    """Read episode records and native results (PATHS, told apart by content) against each
+    domain's frozen reference: one row per trial, plus the reader's validation (each domain's
+    hand-labelled trajectories, then the injected failure types of the scripted agents) and the
+    participant-fidelity audit of every Incognita episode (docs/fidelity.md)."""
+    from incognita.access.domain import domain_files
+    from incognita.access.paths import coordination_file
     from incognita.access.reader.participant_audit import AuditInputs
     from incognita.access.reader.reader_stage import run_reader
 
-    labelled = None if labelled_dir == "none" else labelled_dir
-    inputs = None if no_audit else AuditInputs(cards_dir, partition_path, registry_path)
-    for line in run_reader(
-        paths, episodes_dir, reference_path, locks_path, out, csv_path, validation_path, labelled, inputs
-    ):
+    files = {d: domain_files(d, domains_config) for d in domains.split(",") if d}
+    references = {d: (coordination_file(d, reference_root), f.locks) for d, f in files.items()}
+    labelled = None
+    if not no_labelled:
+        labelled = {d: f.reader_validation for d, f in files.items() if f.reader_validation.is_dir()}
+    partitions = {d: f.partition for d, f in files.items()}
+    inputs = None if no_audit else AuditInputs(cards_root, partitions, registry_path)
+    for line in run_reader(paths, episodes_dir, references, out, csv_path, validation_path, labelled, inputs):
         click.echo(line)
 
 

@@ -55,34 +55,49 @@ class Finding:
 
 # --------------------------------------------------------------------------- values of fixed shapes
 
-_SHAPES = (
-    ("order_id", re.compile(r"(?<![A-Za-z0-9])#?W(\d{7})(?!\d)")),
-    ("user_id", re.compile(r"(?<![A-Za-z0-9_])([a-z]+_[a-z]+_\d{4})(?![A-Za-z0-9_])")),
-    ("payment_id", re.compile(r"(?<![A-Za-z0-9_])((?:credit_card|gift_card|paypal)_\d{5,})(?![0-9])")),
-    ("item_id", re.compile(r"(?<![\d.])(\d{10})(?!\d|\.\d)")),
-    ("date", re.compile(r"(?<!\d)(\d{4}-\d{2}-\d{2})(?!\d)")),
-    ("email", re.compile(r"(?<![\w.+-])([\w.+-]+@[\w-]+(?:\.[\w-]+)+)")),
-    ("amount", re.compile(r"(?<![\w.])\$?(\d{1,3}(?:,\d{3})+(?:\.\d{1,2})?|\d+\.\d{1,2})(?![\d])|\$(\d+)(?![\d.,])")),
-    ("zip", re.compile(r"(?<![\d.$#,-])(\d{5})(?!\d|[.,]\d)")),
+# Shapes of values every domain's participants may state (name, pattern, prefix of the normalised
+# value); a domain adds its identifiers ahead of them (`ValueShapes.of`: retail's order, user,
+# payment and item ids, incognita.access.domains.retail.reader).
+GENERIC_SHAPES = (
+    ("date", re.compile(r"(?<!\d)(\d{4}-\d{2}-\d{2})(?!\d)"), ""),
+    ("email", re.compile(r"(?<![\w.+-])([\w.+-]+@[\w-]+(?:\.[\w-]+)+)"), ""),
+    (
+        "amount",
+        re.compile(r"(?<![\w.])\$?(\d{1,3}(?:,\d{3})+(?:\.\d{1,2})?|\d+\.\d{1,2})(?![\d])|\$(\d+)(?![\d.,])"),
+        "",
+    ),
+    ("zip", re.compile(r"(?<![\d.$#,-])(\d{5})(?!\d|[.,]\d)"), ""),
 )
-# Identifiers a customer holds in its memory: a restated one that is not its card's is not its own.
-# (Not zip codes or addresses: a change to a new address restates one the card rightly lacks.)
-MEMORY_SHAPES = ("order_id", "email", "user_id")
+AMOUNT = "amount"  # compared in cents, and derivable as sums and differences (_ungrounded)
 
 
-def values(text: str) -> set[tuple[str, str]]:
-    """Every (shape, normalised value) in `text`: order ids as #W+digits, amounts in cents."""
-    out = set()
-    for shape, pattern in _SHAPES:
-        for m in pattern.finditer(text):
-            raw = next(g for g in m.groups() if g is not None)
-            if shape == "order_id":
-                out.add((shape, "#W" + raw))
-            elif shape == "amount":
-                out.add((shape, str(round(float(raw.replace(",", "")) * 100))))
-            else:
-                out.add((shape, raw.lower()))
-    return out
+@dataclass(frozen=True)
+class ValueShapes:
+    """The values of fixed shapes the audit looks for in one domain's messages, and the
+    identifiers a customer holds in its memory (a restated one that is not its card's is not its
+    own; not zip codes or addresses: a change to a new address restates one the card rightly lacks)."""
+
+    shapes: tuple[tuple[str, re.Pattern, str], ...]
+    memory: tuple[str, ...]
+
+    @classmethod
+    def of(cls, domain_shapes: tuple, memory: tuple[str, ...]) -> ValueShapes:
+        return cls((*domain_shapes, *GENERIC_SHAPES), memory)
+
+    def values(self, text: str) -> set[tuple[str, str]]:
+        """Every (shape, normalised value) in `text`: a shape's prefix and the matched digits or
+        words (retail's order ids as #W+digits), amounts in cents, the rest in lower case."""
+        out = set()
+        for shape, pattern, prefix in self.shapes:
+            for m in pattern.finditer(text):
+                raw = next(g for g in m.groups() if g is not None)
+                if shape == AMOUNT:
+                    out.add((shape, str(round(float(raw.replace(",", "")) * 100))))
+                elif prefix:
+                    out.add((shape, prefix + raw))
+                else:
+                    out.add((shape, raw.lower()))
+        return out
 
 
 def _derivable(cents: int, amounts: list[int]) -> bool:
@@ -95,9 +110,9 @@ def _derivable(cents: int, amounts: list[int]) -> bool:
 
 
 def _ungrounded(stated: set, grounds: set) -> list[tuple[str, str]]:
-    amounts = sorted({int(v) for s, v in grounds if s == "amount"})[:40]  # bound the sums' search
+    amounts = sorted({int(v) for s, v in grounds if s == AMOUNT})[:40]  # bound the sums' search
     return sorted(
-        (s, v) for s, v in stated - grounds if not (s == "amount" and len(amounts) > 1 and _derivable(int(v), amounts))
+        (s, v) for s, v in stated - grounds if not (s == AMOUNT and len(amounts) > 1 and _derivable(int(v), amounts))
     )
 
 
@@ -142,6 +157,7 @@ class ArmView:
     holders: dict[str, frozenset[str]]
     tools: frozenset[str]
     referral: bool
+    shapes: ValueShapes  # the domain's (incognita.access.domain: its reader part)
 
 
 def audit(
@@ -151,13 +167,14 @@ def audit(
     read the episode never obtained, for the in-remit refusal check; `card` None: no customer checks."""
     findings: list[Finding] = []
     findings += _service_findings(events, arm)
-    findings += _refusals(events, needed_reads)
+    findings += _refusals(events, needed_reads, arm.shapes)
     if card is not None:
-        findings += _customer_findings(events, card)
+        findings += _customer_findings(events, card, arm.shapes)
     return sorted(findings, key=lambda f: (f.event, FINDING_KINDS.index(f.kind)))
 
 
 def _service_findings(events: list, arm: ArmView) -> list[Finding]:
+    values = arm.shapes.values
     out = []
     sent: dict[str, list[str]] = {}  # holder -> the agent's messages to it so far
     results: dict[str, list[str]] = {}  # holder -> what the gateway answered its calls, as text
@@ -204,7 +221,7 @@ def _service_findings(events: list, arm: ArmView) -> list[Finding]:
     return out
 
 
-def _contains_arguments(text: str, arguments: dict) -> bool:
+def _contains_arguments(text: str, arguments: dict, values) -> bool:
     """Every scalar argument is in `text`: as a value of its shape where it has one, else as words."""
     have = values(text)
     for v in arguments.values():
@@ -216,7 +233,7 @@ def _contains_arguments(text: str, arguments: dict) -> bool:
     return True
 
 
-def _refusals(events: list, needed_reads: Iterable[tuple[str, str, dict]]) -> list[Finding]:
+def _refusals(events: list, needed_reads: Iterable[tuple[str, str, dict]], shapes: ValueShapes) -> list[Finding]:
     """A needed read's holder got its arguments and then neither proposed a read of that tool
     nor asked for anything: a refusal inside its remit (docs/fidelity.md)."""
     out = []
@@ -230,7 +247,7 @@ def _refusals(events: list, needed_reads: Iterable[tuple[str, str, dict]]) -> li
                 if isinstance(e, Message)
                 and e.sender == AGENT
                 and e.recipient == holder
-                and _contains_arguments(e.text, arguments)
+                and _contains_arguments(e.text, arguments, shapes.values)
             ),
             None,
         )
@@ -250,7 +267,8 @@ def _refusals(events: list, needed_reads: Iterable[tuple[str, str, dict]]) -> li
     return out
 
 
-def _customer_findings(events: list, card: dict) -> list[Finding]:
+def _customer_findings(events: list, card: dict, shapes: ValueShapes) -> list[Finding]:
+    values = shapes.values
     out = []
     fields = {f["token"]: f for f in card.get("fields", [])}
     pattern, _ = masking_rules(card)
@@ -301,7 +319,7 @@ def _customer_findings(events: list, card: dict) -> list[Finding]:
                 restated = values(last_agent.text)
                 for shape, value in sorted(restated):
                     holds = {v for s, v in card_values if s == shape}
-                    if shape in MEMORY_SHAPES and holds and value not in holds and (shape, value) not in seen:
+                    if shape in shapes.memory and holds and value not in holds and (shape, value) not in seen:
                         add("customer_confirmed_outside_memory", f"{shape} {value} (card: {', '.join(sorted(holds))})")
             last_agent = None
     return out
@@ -335,31 +353,41 @@ def counts(findings: list[Finding]) -> dict[str, int]:
 
 
 class AuditInputs:
-    """The audit's inputs beyond a record: each registered arm's holders (config/arms.yaml over
-    the partition) and the task cards the episodes ran with (checked by their sha256)."""
+    """The audit's inputs beyond a record: each registered arm's holders in each domain
+    (config/arms.yaml over the domain's partition), the domain's value shapes, and the task cards
+    the episodes ran with (checked by their sha256)."""
 
-    def __init__(self, cards_dir: str | Path, partition_path: str | Path, registry_path: str | Path):
+    def __init__(self, cards_root: str | Path, partitions: dict[str, str | Path], registry_path: str | Path):
         from incognita.access.arm_registry import arm_registry
+        from incognita.access.domain import get_domain
         from incognita.access.reference.partition import load_partition
 
-        partition = load_partition(partition_path)
         registry = arm_registry(registry_path)
-        self.cards_dir = Path(cards_dir)
-        self.arms = {}
-        for name in registry.names:
-            entry = registry.arm(name)
-            holders = {} if entry.agent_executes else entry.owners(partition)
-            self.arms[name] = ArmView(holders, frozenset(partition.tools), entry.referral)
+        self.cards_root = Path(cards_root)
+        self.arms: dict[tuple[str, str], ArmView] = {}
+        for domain, path in partitions.items():
+            partition = load_partition(path)
+            shapes = get_domain(domain).part("reader").VALUE_SHAPES
+            for name in registry.names:
+                entry = registry.arm(name)
+                holders = {} if entry.agent_executes else entry.owners(partition)
+                self.arms[(domain, name)] = ArmView(holders, frozenset(partition.tools), entry.referral, shapes)
         self._cards: dict[str, dict] = {}
 
-    def arm(self, name: str) -> ArmView:
-        if name not in self.arms:
-            raise InputError(f"arm {name!r} is not in the arm registry the audit read ({', '.join(self.arms)})")
-        return self.arms[name]
+    def arm(self, name: str, domain: str) -> ArmView:
+        if (domain, name) not in self.arms:
+            raise InputError(
+                f"arm {name!r} of domain {domain!r} is not among the arms the audit read "
+                f"({', '.join(sorted({a for _, a in self.arms}))}; domains {', '.join(sorted({d for d, _ in self.arms}))})"
+            )
+        return self.arms[(domain, name)]
 
     def card(self, task: str, sha256: str | None) -> dict:
-        """The card of `task`, refused unless it is the one the episode ran with."""
-        path = self.cards_dir / f"{task}.json"
+        """The card of `task` (a qualified id), refused unless it is the one the episode ran with."""
+        from incognita.access.domain import split_task
+        from incognita.access.paths import card_file
+
+        path = card_file(*split_task(task), root=self.cards_root)
         if task not in self._cards:
             if not path.exists():
                 raise InputError(f"{path}: no card for task {task} (the audit reads the cards the episodes ran with)")

@@ -19,20 +19,20 @@ from incognita.access.reader.validation import validate
 def run_reader(
     paths: Iterable[str | Path],
     episodes_dir: str | Path,
-    reference_path: str | Path,
-    locks_path: str | Path,
+    references: dict[str, tuple[Path, Path]],
     out: str | Path,
     csv_path: str | Path,
     validation_path: str | Path,
-    labelled_dir: str | Path | None = None,
+    labelled_dirs: dict[str, Path] | None = None,
     audit_inputs=None,
 ) -> list[str]:
-    """The reader stage (`incognita trials`): read episode records and native results against the
-    frozen reference, write the trials table and the reader's validation (incognita.access.reader.validation:
-    the hand-labelled set in `labelled_dir`, then the injection check); return a summary."""
+    """The reader stage (`incognita trials`): read episode records and native results against each
+    domain's frozen reference (`references`: domain -> (coordination reference, locks file)),
+    write the trials table and the reader's validation (incognita.access.reader.validation: the
+    hand-labelled sets in `labelled_dirs`, then the injection check); return a summary."""
     paths = list(paths)
     episodes, native = split_inputs(paths) if paths else (episode_files(episodes_dir), [])
-    df = build_trials(episodes, Path(reference_path), native, locks_path, audit_inputs)
+    df = build_trials(episodes, references, native, audit_inputs)
     write_trials(df, out, csv_path)
     failed = int(df["failure_type"].notna().sum())
     summary = [
@@ -41,7 +41,7 @@ def run_reader(
             f"{failed} failed and labelled)"
         )
     ]
-    summary += validate(df, labelled_dir, validation_path)
+    summary += validate(df, labelled_dirs, validation_path)
     if audit_inputs is not None:
         summary += write_fidelity_validation(df, Path(validation_path).parent)
     return summary

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from incognita.access.domain import split_task
 from incognita.access.episodes.records import (
     Disclosure,
     EpisodeRecord,
@@ -34,30 +35,39 @@ READER_VERSION = 3
 
 
 AGENT, USER = "agent", "USER"
-# An action changes the state of the case: a database write or the hand-off to a human,
-# the same calls the golden stage counts for their own sake (incognita.access.golden.trajectory).
-HANDOFF_TOOLS = frozenset({"transfer_to_human_agents"})
+# The argument of a hand-off whose value is the agent's own wording (tau2's transfer tools'
+# summary), which no reference can fix: calls are compared without it, so a transfer counts by its
+# name alone (the golden stage sources it from the customer's request, provenance `request`).
+HANDOFF_FREE_TEXT = "summary"
 
 
 # --------------------------------------------------------------------------- events
 
 
-# Arguments whose value is the agent's own wording, which no reference can fix (the hand-off's
-# summary): calls are compared without them, so a transfer counts by its name alone.
-FREE_TEXT_ARGUMENTS = {"transfer_to_human_agents": frozenset({"summary"})}
+@dataclass(frozen=True)
+class CallKeys:
+    """How one domain's calls are compared. An action changes the state of the case: a database
+    write or a hand-off to a human (the domain's tools with role `handoff`), the same calls the
+    golden stage counts for their own sake (incognita.access.golden.trajectory)."""
 
+    handoffs: frozenset[str]
 
-def _key(tool: str, arguments: Any) -> str:
-    """A call's arguments as a canonical string: equal JSON values give equal keys; free-text
-    arguments (FREE_TEXT_ARGUMENTS) are left out."""
-    free = FREE_TEXT_ARGUMENTS.get(tool)
-    if free and isinstance(arguments, dict):
-        arguments = {k: v for k, v in arguments.items() if k not in free}
-    return json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    @classmethod
+    def of(cls, task: str) -> CallKeys:
+        """The keys of a task's domain (`task` a qualified id)."""
+        from incognita.access.domain import get_domain
 
+        return cls(get_domain(split_task(task)[0]).tools_with("handoff"))
 
-def _is_action(decision: GatewayDecision) -> bool:
-    return bool(decision.write) or decision.tool in HANDOFF_TOOLS
+    def key(self, tool: str, arguments: Any) -> str:
+        """A call's arguments as a canonical string: equal JSON values give equal keys; a
+        hand-off's free-text summary is left out."""
+        if tool in self.handoffs and isinstance(arguments, dict):
+            arguments = {k: v for k, v in arguments.items() if k != HANDOFF_FREE_TEXT}
+        return json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+    def is_action(self, decision: GatewayDecision) -> bool:
+        return bool(decision.write) or decision.tool in self.handoffs
 
 
 @dataclass(frozen=True)
@@ -73,7 +83,9 @@ class Exchange:
 class Trace:
     """The events of one episode, indexed once for every measure below."""
 
-    def __init__(self, events: list):
+    def __init__(self, events: list, calls: CallKeys):
+        _key, _is_action = calls.key, calls.is_action
+        self.calls = calls
         self.agent_messages = [e for e in events if isinstance(e, Message) and e.sender == AGENT]
         self.contacted = {m.recipient for m in self.agent_messages if m.message_type == "MESSAGE"}
         self.decisions = [e for e in events if isinstance(e, GatewayDecision)]
@@ -95,10 +107,10 @@ class Trace:
         self.executed = {(d.proposer, d.tool) for d in accepted}  # who carried out which tool, any arguments
         self.proposed = {(d.proposer, d.tool) for d in self.decisions}
         self.agent_tools = {p.tool for p in self.agent_proposals}
-        self.exchanges = _exchanges(events)
+        self.exchanges = _exchanges(events, calls)
 
 
-def _exchanges(events: list) -> list[Exchange]:
+def _exchanges(events: list, calls: CallKeys) -> list[Exchange]:
     """Split the episode at each agent message; the participant acts within the agent's turn."""
     out: list[Exchange] = []
     current: dict | None = None
@@ -113,7 +125,7 @@ def _exchanges(events: list) -> list[Exchange]:
             continue
         elif isinstance(e, GatewayDecision) and e.proposer == current["recipient"] and e.status == "accepted":
             current["accepted"] += 1
-            current["accepted_actions"] += _is_action(e)
+            current["accepted_actions"] += calls.is_action(e)
         elif isinstance(e, Disclosure) and current["recipient"] == USER:
             current["gate_requests"] += (e.status,)
     if current is not None:
@@ -159,7 +171,7 @@ class Fact:
     consumed: tuple[str, ...] = ()
 
 
-def required_facts(task: dict, arm: str) -> list[Fact]:
+def required_facts(task: dict, arm: str, calls: CallKeys) -> list[Fact]:
     """The facts the required calls need (Section 4.2): the reference's information items.
     The failure types and the information measures use this one set (Section 4.3). Reads that
     only serve what the customer must be told (`channel_sources`) are not among them."""
@@ -170,7 +182,7 @@ def required_facts(task: dict, arm: str) -> list[Fact]:
         consumed = tuple(
             dict.fromkeys(v for i in s["consumed_by"] if i in calls for v in _scalars(calls[i]["arguments"]))
         )
-        facts.append(Fact("service", (s["name"], _key(s["name"], s["arguments"])), s["executor"][arm], consumed))
+        facts.append(Fact("service", (s["name"], calls.key(s["name"], s["arguments"])), s["executor"][arm], consumed))
     return facts
 
 
@@ -249,10 +261,11 @@ class Reading:
 
 
 def read_failure(trace: Trace, facts: list[Fact], required_calls: list[dict]) -> Reading:
+    _key = trace.calls.key
     needed_actions = Counter(
         (c["executor"], c["name"], _key(c["name"], c["arguments"]))
         for c in required_calls
-        if c["tool_type"] == "write" or c["name"] in HANDOFF_TOOLS
+        if c["tool_type"] == "write" or c["name"] in trace.calls.handoffs
     )
     matched = _matched(needed_actions, trace.accepted_actions)
     correct = matched == sum(needed_actions.values())
@@ -287,6 +300,7 @@ def read_failure(trace: Trace, facts: list[Fact], required_calls: list[dict]) ->
 def non_reference_values(trace: Trace, required_calls: list[dict]) -> set[str] | None:
     """The scalar values that accepted non-reference reads returned, minus what the customer
     released (a value the customer said is no evidence of a read); None without such reads."""
+    _key = trace.calls.key
     reference = {(c["name"], _key(c["name"], c["arguments"])) for c in required_calls}
     results = [d.result for d in trace.accepted_read_decisions if (d.tool, _key(d.tool, d.arguments)) not in reference]
     if not results:
@@ -296,11 +310,13 @@ def non_reference_values(trace: Trace, required_calls: list[dict]) -> set[str] |
 
 def non_reference_reads(trace: Trace, required_calls: list[dict]) -> int:
     """Accepted calls that change nothing and are not a required call with its reference arguments."""
+    _key = trace.calls.key
     reference = {(c["name"], _key(c["name"], c["arguments"])) for c in required_calls}
     return sum(1 for call in trace.accepted_reads if call not in reference)
 
 
 def non_reference_actions(trace: Trace, required_calls: list[dict]) -> int:
+    _key = trace.calls.key
     needed = Counter((c["executor"], c["name"], _key(c["name"], c["arguments"])) for c in required_calls)
     return sum(trace.accepted_actions.values()) - _matched(needed, trace.accepted_actions)
 
@@ -310,7 +326,8 @@ def non_reference_actions(trace: Trace, required_calls: list[dict]) -> int:
 
 def _process(trace: Trace, task: dict, arm: str) -> dict[str, float]:
     spec = task["arms"][arm]
-    facts = required_facts(task, arm)
+    _key = trace.calls.key
+    facts = required_facts(task, arm, trace.calls)
     customer = [f for f in facts if f.kind == "customer"]
     service = [f for f in facts if f.kind == "service"]
     hits_c = sum(_obtained(f, trace) for f in customer)
@@ -371,20 +388,20 @@ def read_trial(record: EpisodeRecord, reference_task: dict, audit_inputs=None) -
     `audit_inputs` (participant_audit.AuditInputs) also audit its participants' replies."""
     cell = trial_cell(record)
     arm = cell["arm"]
-    if str(reference_task.get("task_id")) != cell["task"]:
+    if str(reference_task.get("task_id")) != split_task(cell["task"])[1]:
         raise InputError(f"episode {cell}: reference task {reference_task.get('task_id')!r} is not task {cell['task']}")
     if arm not in reference_task["arms"]:
         raise InputError(
             f"episode {cell}: arm {arm!r} is not in the coordination reference (its arms: "
             f"{', '.join(reference_task['arms'])}; rebuild it with the arm registry that ran the episode)"
         )
-    trace = Trace(record.events)
+    trace = Trace(record.events, CallKeys.of(str(record.cell["task"])))
     required = reference_task["arms"][arm]["required_calls"]
     excluded = record.error is not None or record.termination == "error"
     if not excluded and record.success is None:
         raise InputError(f"episode {cell}: success: missing for an episode that ended {record.termination!r}")
     failed = not excluded and record.success is False
-    reading = read_failure(trace, required_facts(reference_task, arm), required)
+    reading = read_failure(trace, required_facts(reference_task, arm, trace.calls), required)
     process = {k: NA for k in PROCESS_COLUMNS} if excluded else _process(trace, reference_task, arm)
     channels = record.channels or {}
     truth = record.ground_truth or {}
@@ -435,11 +452,11 @@ def _audit(record: EpisodeRecord, trace: Trace, reference_task: dict, inputs, fa
     arm = cell["arm"]
     needed = [
         (f.holder, f.key[0], json.loads(f.key[1]))
-        for f in required_facts(reference_task, arm)
+        for f in required_facts(reference_task, arm, trace.calls)
         if f.kind == "service" and f.holder != AGENT and not _obtained(f, trace)
     ]
     card = inputs.card(str(cell["task"]), (record.card or {}).get("sha256"))
-    findings = audit(record.events, card, inputs.arm(arm), needed)
+    findings = audit(record.events, card, inputs.arm(arm, split_task(str(cell["task"]))[0]), needed)
     replies = sum(1 for e in record.events if isinstance(e, Message) and e.sender != AGENT and e.recipient == AGENT)
     injected = (record.ground_truth or {}).get("participant_faults")
     scored = None if injected is None else score_against_injected(record.events, findings, injected)

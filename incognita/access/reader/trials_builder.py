@@ -15,8 +15,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from incognita.access.cells import episode_records
+from incognita.access.domain import qualify, task_order
 from incognita.access.episodes.records import EpisodeRecord
+from incognita.access.paths import episode_records
 from incognita.access.reader.trial_contract import TrialRow, check_extra_rows, frame
 from incognita.access.reader.trial_reading import read_trial, trial_cell
 from incognita.access.taxonomy import NATIVE
@@ -26,15 +27,22 @@ if TYPE_CHECKING:  # pandas is imported where tables are built
     import pandas as pd
 
 
-def load_reference_locked(reference_path: str | Path, locks_path: str | Path = "config/locks.yaml") -> dict:
-    """The coordination reference, refused unless it matches its frozen lock."""
+def load_references_locked(references: dict[str, tuple[Path, Path]]) -> dict[str, dict]:
+    """Each domain's coordination reference (domain -> (reference, locks file)), refused unless
+    it matches its frozen lock; its tasks under their qualified ids."""
     from incognita.access.reference.coordination import load_reference
 
-    return load_reference(reference_path, locks=locks_path, verify=True)
+    tasks: dict[str, dict] = {}
+    arms: list[str] = []
+    for domain, (reference_path, locks_path) in references.items():
+        reference = load_reference(reference_path, locks=locks_path, verify=True)
+        tasks.update({qualify(domain, local): entry for local, entry in reference["tasks"].items()})
+        arms += [a for a in reference["arms"] if a not in arms]
+    return {"tasks": tasks, "arms": arms}
 
 
 def episode_files(root: str | Path) -> list[Path]:
-    """Every episode record under `root` ({arm}/{model}/{task}/r{rep}.json), in a stable order."""
+    """Every episode record under `root` ({arm}/{model}/{domain}/{id}/r{rep}.json), in a stable order."""
     root = Path(root)
     if not root.is_dir():
         raise InputError(f"{root}: episode directory not found")
@@ -62,7 +70,7 @@ def _read_one(path: Path, tasks: dict, audit_inputs=None) -> tuple[TrialRow, str
     record = load_record(path)
     task = str(record.cell.get("task"))
     if task not in tasks:
-        raise InputError(f"{path}: cell.task: task {task!r} is not in the coordination reference")
+        raise InputError(f"{path}: cell.task: task {task!r} is not in its domain's coordination reference")
     try:
         return read_trial(record, tasks[task], audit_inputs), (record.card or {}).get("sha256")
     except InputError as exc:
@@ -95,16 +103,16 @@ _PROVENANCE = ("source", "card_sha256")
 
 def build_trials(
     episode_paths: list[Path],
-    reference_path: Path,
+    references: dict[str, tuple[Path, Path]],
     extra_rows: Iterable[dict] = (),
-    locks_path: str | Path = "config/locks.yaml",
     audit_inputs=None,
 ) -> pd.DataFrame:
     """One row per trial: every episode record, plus rows built elsewhere (native trials); with
-    `audit_inputs` (participant_audit.AuditInputs) the participant-fidelity audit's columns too."""
+    `audit_inputs` (participant_audit.AuditInputs) the participant-fidelity audit's columns too.
+    `references`: domain -> (its coordination reference, its locks file)."""
     from incognita.access.episodes.run_archive import check_one_version
 
-    reference = load_reference_locked(reference_path, locks_path)
+    reference = load_references_locked(references)
     rows, made_from = [], []
     for path in map(Path, episode_paths):
         row, card_sha = _read_one(path, reference["tasks"], audit_inputs)
@@ -118,9 +126,7 @@ def build_trials(
     arm_order = {a: i for i, a in enumerate((*reference["arms"], NATIVE))}  # the registry's order
     df = df.sort_values(
         ["arm", "model", "task", "rep"],
-        key=lambda s: (
-            s.map(arm_order) if s.name == "arm" else (s.map(lambda t: (len(t), t)) if s.name == "task" else s)
-        ),
+        key=lambda s: s.map(arm_order) if s.name == "arm" else (s.map(task_order) if s.name == "task" else s),
     )
     duplicated = df.duplicated(["arm", "model", "task", "rep"])
     if duplicated.any():

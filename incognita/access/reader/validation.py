@@ -1,6 +1,6 @@
 """How the reader is checked: a hand-labelled set first, the injection check second.
 
-1. **Hand-labelled trajectories** (`config/reader_validation/`): short episodes written by
+1. **Hand-labelled trajectories** (each domain's `config/domains/<name>/reader_validation/`): short episodes written by
    hand, each with the label a person assigned from the paper's Section 4 definitions
    *before* the reader was run on it, and the reasoning for that label. They are written in
    a small step language (below) against made-up tasks (901-904) whose coordination reference is
@@ -37,12 +37,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from incognita.access.domain import qualify
 from incognita.access.episodes.records import EpisodeRecord
 from incognita.access.reader.trial_reading import read_trial
 from incognita.access.taxonomy import FAILURE_TYPES, NATIVE
 from incognita.common.io import InputError, atomic_write_text, read_json, read_yaml
 
-DEFAULT_DIR = "config/reader_validation"
 LABELLED_COLUMNS = ("fixture", "task", "arm", "expected", "read", "agree", "reasoning")
 
 
@@ -135,7 +135,7 @@ def _call(turn: int, proposer: str, call: dict, where: str) -> list[dict]:
     return [{"type": "tool_proposal", **base}, decision]
 
 
-def _record(doc: dict, opening: str, where: str) -> EpisodeRecord:
+def _record(doc: dict, opening: str, where: str, task: str) -> EpisodeRecord:
     outcome = doc.get("outcome") or {}
     channels = {k: outcome.get(k) for k in ("db", "communicate", "nl")}
     operative = [v for v in channels.values() if v is not None]
@@ -151,7 +151,7 @@ def _record(doc: dict, opening: str, where: str) -> EpisodeRecord:
             "cell": {
                 "arm": doc["arm"],
                 "model": "hand-labelled",
-                "task": str(doc["task"]),
+                "task": task,
                 "rep": 0,
                 "schedule_position": 0,
             },
@@ -178,8 +178,9 @@ def _record(doc: dict, opening: str, where: str) -> EpisodeRecord:
     )
 
 
-def load_labelled(directory: str | Path = DEFAULT_DIR) -> tuple[dict, list[Labelled]]:
-    """The frozen reference of the fixture tasks and every fixture in `directory`/*.yaml."""
+def load_labelled(directory: str | Path, domain: str) -> tuple[dict, list[Labelled]]:
+    """The frozen reference of a domain's fixture tasks and every fixture in `directory`/*.yaml;
+    their tasks named by qualified ids (`retail/901`), the reference's tasks too."""
     directory = Path(directory)
     reference = read_json(directory / "reference.json")
     fixtures: list[Labelled] = []
@@ -194,24 +195,33 @@ def load_labelled(directory: str | Path = DEFAULT_DIR) -> tuple[dict, list[Label
             task = reference["tasks"].get(str(doc["task"]))
             if task is None:
                 raise InputError(f"{where}: task {doc['task']!r} is not in {directory / 'reference.json'}")
+            qualified = qualify(domain, str(doc["task"]))
             fixtures.append(
                 Labelled(
                     doc["name"],
-                    str(doc["task"]),
+                    qualified,
                     doc["arm"],
                     doc["label"],
                     " ".join(str(doc["reasoning"]).split()),
-                    _record(doc, str(doc.get("opening", "Hi, I need some help with an order.")), where),
+                    _record(doc, str(doc.get("opening", "Hi, I need some help with an order.")), where, qualified),
                 )
             )
     if not fixtures:
         raise InputError(f"{directory}: no hand-labelled fixtures (*.yaml)")
-    return reference, fixtures
+    return {"tasks": {qualify(domain, t): entry for t, entry in reference["tasks"].items()}}, fixtures
 
 
-def read_labelled(directory: str | Path = DEFAULT_DIR) -> pd.DataFrame:
-    """One row per fixture: the label assigned by hand and the reader's."""
-    reference, fixtures = load_labelled(directory)
+def read_labelled(directories: dict[str, str | Path]) -> pd.DataFrame:
+    """One row per fixture of each domain (`directories`: domain -> its fixtures): the label
+    assigned by hand and the reader's."""
+    rows = []
+    for domain, directory in directories.items():
+        rows += _read_labelled(directory, domain)
+    return pd.DataFrame(rows, columns=list(LABELLED_COLUMNS))
+
+
+def _read_labelled(directory: str | Path, domain: str) -> list[dict]:
+    reference, fixtures = load_labelled(directory, domain)
     rows = []
     for f in fixtures:
         row = read_trial(f.record, reference["tasks"][f.task])
@@ -227,7 +237,7 @@ def read_labelled(directory: str | Path = DEFAULT_DIR) -> pd.DataFrame:
                 "reasoning": f.reasoning,
             }
         )
-    return pd.DataFrame(rows, columns=list(LABELLED_COLUMNS))
+    return rows
 
 
 # --------------------------------------------------------------------------- the injection check
@@ -331,10 +341,11 @@ def write_validation(matrix: pd.DataFrame, labelled: pd.DataFrame | None, path: 
     atomic_write_text(path.with_suffix(".md"), "\n".join(lines) + "\n")
 
 
-def validate(trials: pd.DataFrame, labelled_dir: str | Path | None, path: str | Path) -> list[str]:
-    """Both checks, written at `path`; summary lines for the command's output."""
+def validate(trials: pd.DataFrame, labelled_dirs: dict[str, str | Path] | None, path: str | Path) -> list[str]:
+    """Both checks, written at `path` (`labelled_dirs`: domain -> its hand-labelled fixtures, or
+    None to skip them); summary lines for the command's output."""
     matrix = injection_matrix(trials)
-    labelled = read_labelled(labelled_dir) if labelled_dir is not None else None
+    labelled = read_labelled(labelled_dirs) if labelled_dirs else None
     write_validation(matrix, labelled, path)
     s = injection_summary(matrix)
     out = []

@@ -41,6 +41,7 @@ from typing import Any
 
 from incognita.access.arm_registry import DEFAULT_PATH as ARM_REGISTRY
 from incognita.access.arm_registry import ArmRegistry, arm_registry
+from incognita.access.domain import id_order
 from incognita.access.reference.partition import Partition, load_partition
 from incognita.common.io import (
     InputError,
@@ -87,7 +88,7 @@ _CALL_KEYS = (
 )
 # `unsourced` marks an argument of an intended failure that no rule can trace.
 _PROV_KINDS = {"opening", "field", "request", "policy", "read", "computed", "unsourced"}
-_TASK_FILE = re.compile(r"^[0-9]+\.json$")
+_TASK_FILE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\.json$")  # {upstream id}.json (incognita.access.domain.LOCAL_ID)
 
 
 # --------------------------------------------------------------------------- loading
@@ -176,7 +177,7 @@ def golden_files(golden_dir: str | Path) -> list[Path]:
     files = [p for p in golden_dir.iterdir() if _TASK_FILE.match(p.name)]
     if not files:
         raise InputError(f"{golden_dir}: no golden trajectories ({{task}}.json) found")
-    return sorted(files, key=lambda p: int(p.stem))
+    return sorted(files, key=lambda p: id_order(p.stem))
 
 
 # --------------------------------------------------------------------------- provenance
@@ -474,11 +475,14 @@ def write_reference(reference: dict, out: str | Path) -> None:
     write_json(out, reference)
 
 
-def load_reference(path: str | Path, *, locks: str | Path | None = "config/locks.yaml", verify: bool = True) -> dict:
-    """Read coordination.json; by default refuse it unless it matches its frozen lock."""
+def load_reference(path: str | Path, *, locks: str | Path | None = None, verify: bool = True) -> dict:
+    """Read a domain's coordination.json; by default refuse it unless it matches its frozen lock
+    in `locks` (the domain's locks.yaml)."""
     if verify:
-        from incognita.access.reference.freeze import verify_lock
+        from incognita.access.freeze import verify_lock
 
+        if locks is None:
+            raise ValueError("load_reference: verify needs the domain's locks file")
         verify_lock("coordination", path, locks_path=locks)
     ref = read_json(path)
     if not isinstance(ref, dict) or ref.get("schema_version") != SCHEMA_VERSION or "tasks" not in ref:

@@ -10,42 +10,53 @@ from pathlib import Path
 
 import click
 
+from incognita.access.domain import domain_files, id_order
+from incognita.access.paths import cards_dir as default_cards
+from incognita.access.paths import coordination_file, idle_table, oracle_table
+from incognita.access.paths import golden_dir as default_golden
+from incognita.access.taxonomy import HARNESS_ARMS
 from incognita.common.io import InputError
+
+DOMAIN = click.option("--domain", required=True, help="a registered benchmark domain (incognita.access.domain)")
 
 
 @click.command()
-@click.option("--reference", "reference_path", default="results/reference/coordination.json", show_default=True)
-@click.option("--config", "config_path", default="config/config.yaml", show_default=True)
-@click.option("--out", default=None, help="default: corpus.file from the config (config/corpus.yaml)")
-@click.option("--locks", "locks_path", default="config/locks.yaml", show_default=True)
+@DOMAIN
+@click.option(
+    "--reference", "reference_path", default=None, help="default: results/reference/<domain>/coordination.json"
+)
+@click.option("--out", default=None, help="default: config/domains/<domain>/corpus.yaml")
+@click.option("--locks", "locks_path", default=None, help="default: config/domains/<domain>/locks.yaml")
 @click.option("--force", is_flag=True, help="replace a committed corpus whose selection differs")
 @click.option(
     "--idle",
     "idle_path",
-    default="results/reference/idle.tsv",
-    show_default=True,
-    help="the do-nothing table (`incognita idle`): tasks it passes are excluded",
+    default=None,
+    help="the do-nothing table (`incognita idle`): tasks it passes are excluded; default results/reference/<domain>/idle.tsv",
 )
 @click.option("--dry-run", is_flag=True, help="print the selection, write nothing")
 @click.option("--no-verify", is_flag=True, help="development only: accept an unfrozen reference")
 def corpus(
-    reference_path: str,
-    config_path: str,
+    domain: str,
+    reference_path: str | None,
     out: str | None,
-    locks_path: str,
-    idle_path: str,
+    locks_path: str | None,
+    idle_path: str | None,
     force: bool,
     dry_run: bool,
     no_verify: bool,
 ) -> None:
-    """Select the stratified task corpus from the reference and write config/corpus.yaml."""
+    """Select a domain's stratified task corpus from its reference, by the rule of its domain.yaml,
+    and write its corpus.yaml."""
     from incognita.access.reference.coordination import PAPER_TOTALS, format_totals, load_reference
     from incognita.access.selection import corpus as cp
     from incognita.access.selection.idle import passed
-    from incognita.access.workflow_config import load_config
 
-    cfg = load_config(config_path)["corpus"]
-    out = out or cfg["file"]
+    files = domain_files(domain)
+    cfg = files.corpus_rule()
+    out, locks_path = out or str(files.corpus), locks_path or str(files.locks)
+    reference_path = reference_path or str(coordination_file(domain))
+    idle_path = idle_path or str(idle_table(domain))
     built = load_reference(reference_path, locks=locks_path, verify=not no_verify)
     selection = cp.select(
         built,
@@ -68,14 +79,18 @@ def corpus(
 
 
 def _every_task_inputs(command):
-    """The inputs of a check that runs one scripted profile on every task (idle, oracle)."""
+    """The inputs of a check that runs one scripted profile on every task of a domain (idle, oracle);
+    a path left out is the domain's usual one."""
     for option in reversed(
         [
-            click.option("--cards-dir", default="results/cards", show_default=True),
-            click.option("--golden-dir", default="results/golden", show_default=True),
-            click.option("--db", "db_path", default="data/source/retail/db.json", show_default=True),
-            click.option("--partition", "partition_path", default="config/partition.yaml", show_default=True),
+            DOMAIN,
+            click.option("--cards-dir", default=None, help="default: results/cards/<domain>"),
+            click.option("--golden-dir", default=None, help="default: results/golden/<domain>"),
+            click.option("--db", "db_path", default=None, help="default: data/source/<domain>/db.json"),
+            click.option("--partition", "partition_path", default=None, help="default: the domain's partition.yaml"),
+            click.option("--vocabulary", default=None, help="default: the domain's vocabulary.yaml"),
             click.option("--prompts", "prompts_dir", default="config/prompts", show_default=True),
+            click.option("--domain-prompts", default=None, help="default: the domain's prompts folder"),
             click.option("--scripted-agents", default="config/scripted_agents.yaml", show_default=True),
         ]
     ):
@@ -83,33 +98,57 @@ def _every_task_inputs(command):
     return command
 
 
+def _task_inputs(domain, cards_dir, golden_dir, db_path, partition_path, vocabulary, domain_prompts):
+    """(cards dir, golden dir, the harness's DomainInputs, the domain's upstream ids with a card)."""
+    from incognita.access.episodes.harness import DomainInputs
+
+    cards_dir = cards_dir or str(default_cards(domain))
+    golden_dir = golden_dir or str(default_golden(domain))
+    inputs = DomainInputs.of(
+        domain, db=db_path, partition=partition_path, vocabulary=vocabulary, prompts=domain_prompts
+    )
+    tasks = sorted((p.stem for p in Path(cards_dir).glob("*.json")), key=id_order)
+    if not tasks:
+        raise InputError(f"{cards_dir}: no task cards")
+    return cards_dir, golden_dir, inputs, tasks
+
+
 @click.command()
-@click.option("--out", default="results/reference/idle.tsv", show_default=True)
+@click.option("--out", default=None, help="default: results/reference/<domain>/idle.tsv")
 @_every_task_inputs
 @click.option(
     "--native/--no-native", "with_native", default=True, show_default=True, help="also run it in the upstream harness"
 )
-@click.option("--tasks-json", default="data/source/retail/tasks.json", show_default=True)
+@click.option(
+    "--tasks-json", default=None, help="default: data/source/<domain>/tasks.json (its folder is the source copy)"
+)
 def idle(
-    out, cards_dir, golden_dir, db_path, partition_path, prompts_dir, scripted_agents, with_native, tasks_json
+    out,
+    domain,
+    cards_dir,
+    golden_dir,
+    db_path,
+    partition_path,
+    vocabulary,
+    prompts_dir,
+    domain_prompts,
+    scripted_agents,
+    with_native,
+    tasks_json,
 ) -> None:
-    """The do-nothing check: run the idle profile on every task with a card, in every arm."""
+    """The do-nothing check: run the idle profile on every task of a domain with a card, in every arm."""
     from incognita.access.selection import idle as idl
 
-    tasks = sorted((p.stem for p in Path(cards_dir).glob("*.json")), key=int)
-    if not tasks:
-        raise InputError(f"{cards_dir}: no task cards")
+    cards_dir, golden_dir, inputs, tasks = _task_inputs(
+        domain, cards_dir, golden_dir, db_path, partition_path, vocabulary, domain_prompts
+    )
+    out = out or str(idle_table(domain))
     rows = idl.run_arms(
-        tasks,
-        cards_dir,
-        golden_dir,
-        db_path=db_path,
-        partition_path=partition_path,
-        prompts_dir=prompts_dir,
-        scripted_agents=scripted_agents,
+        tasks, cards_dir, golden_dir, inputs=inputs, prompts_dir=prompts_dir, scripted_agents=scripted_agents
     )
     if with_native:
-        rows += idl.run_native(tasks, cards_dir, golden_dir, tasks_json=tasks_json, scripted_agents=scripted_agents)
+        source = Path(tasks_json).parent if tasks_json else domain_files(domain).source
+        rows += idl.run_native(domain, tasks, cards_dir, golden_dir, source_dir=source, scripted_agents=scripted_agents)
     idl.write_table(rows, out)
     by_task = {}
     for row in rows:
@@ -123,32 +162,42 @@ def idle(
 
 
 @click.command()
-@click.option("--out", default="results/reference/oracle.tsv", show_default=True)
+@click.option("--out", default=None, help="default: results/reference/<domain>/oracle.tsv")
 @_every_task_inputs
-@click.option("--vocabulary", default="config/vocabulary.yaml", show_default=True)
-@click.option("--corpus", "corpus_path", default="config/corpus.yaml", show_default=True)
-@click.option("--arm", default="direct", show_default=True, type=click.Choice(["direct", "indirect", "social"]))
+@click.option("--corpus", "corpus_path", default=None, help="default: the domain's corpus.yaml")
+@click.option("--arm", default=HARNESS_ARMS[0], show_default=True, type=click.Choice(HARNESS_ARMS))
 def oracle(
-    out, cards_dir, golden_dir, db_path, partition_path, prompts_dir, scripted_agents, vocabulary, corpus_path, arm
+    out,
+    domain,
+    cards_dir,
+    golden_dir,
+    db_path,
+    partition_path,
+    vocabulary,
+    prompts_dir,
+    domain_prompts,
+    scripted_agents,
+    corpus_path,
+    arm,
 ) -> None:
-    """The oracle check: the oracle profile on every task with a card; the first wrong argument of each failure."""
+    """The oracle check: the oracle profile on every task of a domain with a card; the first wrong
+    argument of each failure."""
+    from incognita.access.cells import load_corpus
     from incognita.access.selection import oracle as orc
-    from incognita.access.selection.corpus import load_corpus
 
-    tasks = sorted((p.stem for p in Path(cards_dir).glob("*.json")), key=int)
-    if not tasks:
-        raise InputError(f"{cards_dir}: no task cards")
-    corpus = {str(t) for t in load_corpus(corpus_path, verify=False)["tasks"]}
+    cards_dir, golden_dir, inputs, tasks = _task_inputs(
+        domain, cards_dir, golden_dir, db_path, partition_path, vocabulary, domain_prompts
+    )
+    out = out or str(oracle_table(domain))
+    corpus = {str(t) for t in load_corpus(corpus_path or domain_files(domain).corpus, verify=False)["tasks"]}
     rows = orc.run_tasks(
         tasks,
         cards_dir,
         golden_dir,
         corpus=corpus,
-        db_path=db_path,
-        partition_path=partition_path,
+        inputs=inputs,
         prompts_dir=prompts_dir,
         scripted_agents=scripted_agents,
-        vocabulary=vocabulary,
         arm=arm,
     )
     orc.write_table(rows, out)
@@ -156,17 +205,18 @@ def oracle(
 
 
 @click.command("verify-locks")
-@click.option("--locks", "locks_path", default="config/locks.yaml", show_default=True)
+@click.option("--locks", "locks_path", required=True, help="a domain's locks.yaml (config/domains/<domain>/locks.yaml)")
 def verify_locks(locks_path: str) -> None:
-    """Check every frozen artifact against its lock; exit 2 on the first mismatch."""
-    from incognita.access.reference import freeze as fz
+    """Check every frozen artifact of a domain against its lock; exit 2 on the first mismatch."""
+    from incognita.access import freeze as fz
 
     results = fz.verify_all(locks_path)
     for name, entry in results:
         click.echo(f"{name} v{entry['version']}: ok ({entry['path']}, frozen {entry['frozen']})")
     locked = dict(results)
     if "corpus" in locked and "coordination" in locked:
-        from incognita.access.selection.corpus import check_against_reference, load_corpus
+        from incognita.access.cells import load_corpus
+        from incognita.access.selection.corpus import check_against_reference
         from incognita.common.io import read_json
 
         doc = load_corpus(locked["corpus"]["path"], verify=False)

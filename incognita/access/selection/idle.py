@@ -21,6 +21,8 @@ import io
 import tempfile
 from pathlib import Path
 
+from incognita.access.episodes.harness import DomainInputs
+from incognita.access.taxonomy import HARNESS_ARMS, NATIVE
 from incognita.common.io import InputError, atomic_write_text
 
 PROFILE = "idle"
@@ -36,15 +38,14 @@ def run_arms(
     cards_dir: str | Path,
     golden_dir: str | Path,
     *,
-    db_path: str,
-    partition_path: str,
+    inputs: DomainInputs,
     prompts_dir: str,
     scripted_agents: str,
-    arms=("direct", "indirect", "social"),
+    arms=HARNESS_ARMS,
     seed: int = 0,
     budget: int = 300,
 ) -> list[dict]:
-    """One idle episode per task and arm (our harness); the rows of the table."""
+    """One idle episode per task (upstream ids of the domain of `inputs`) and arm (our harness); the rows of the table."""
     from incognita.access.episodes.harness import profile_episodes
 
     rows = []
@@ -55,8 +56,7 @@ def run_arms(
         cards_dir,
         golden_dir,
         arms=tuple(arms),
-        db_path=db_path,
-        partition_path=partition_path,
+        inputs=inputs,
         prompts_dir=prompts_dir,
         scripted_agents=scripted_agents,
         seed=seed,
@@ -77,15 +77,18 @@ def run_arms(
 
 
 def run_native(
+    domain: str,
     tasks: list[str],
     cards_dir: str | Path,
     golden_dir: str | Path,
     *,
-    tasks_json: str,
+    source_dir: str | Path,
     scripted_agents: str,
     seed: int = 0,
 ) -> list[dict]:
-    """One idle run per task in the upstream harness (incognita.access.native.native_run)."""
+    """One idle run per task (upstream ids of `domain`) in the upstream harness
+    (incognita.access.native.native_run); the cards, golden files and source copy are the domain's folders."""
+    from incognita.access.domain import qualify, split_task
     from incognita.access.native.native_results import native_trial
     from incognita.access.native.native_run import NativeJob, NativeSettings, run_job
 
@@ -95,14 +98,15 @@ def run_native(
             model=PROFILE,
             spec=f"scripted:{PROFILE}",
             customer="scripted:customer",
-            tasks=tuple(tasks),
+            tasks=tuple(qualify(domain, t) for t in tasks),
             reps=1,
             seed=seed,
-            arms=("native",),
+            arms=(NATIVE,),
             models_order=(PROFILE,),
-            tasks_json=tasks_json,
-            cards_dir=str(cards_dir),
-            golden_dir=str(golden_dir),
+            # The job reads <root>/<domain>/...: each of these folders is its root's domain folder.
+            source_root=str(Path(source_dir).parent),
+            cards_root=str(Path(cards_dir).parent),
+            golden_root=str(Path(golden_dir).parent),
             profiles=scripted_agents,
             out_dir=str(out_dir),
             archive_unrepaired=False,
@@ -118,8 +122,8 @@ def run_native(
             }
             rows.append(
                 {
-                    "task": trial["task"],
-                    "arm": "native",
+                    "task": split_task(trial["task"])[1],
+                    "arm": NATIVE,
                     **{k: _flag(v) for k, v in nan_free.items()},
                     "turns": str(trial["agent_actions"]),
                     "termination": trial["termination"],

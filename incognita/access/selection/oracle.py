@@ -22,7 +22,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from incognita.access.cards.card import WRITE_TOOLS
+from incognita.access.episodes.harness import DomainInputs
+from incognita.access.taxonomy import DIRECT
 from incognita.common.io import atomic_write_text
 
 PROFILE = "oracle"
@@ -59,9 +60,14 @@ def _short(value: Any) -> str:
     return text if len(text) <= 160 else text[:157] + "..."
 
 
-def first_difference(record: dict, golden: dict) -> dict[str, str]:
-    """The first way the episode's writes and information depart from the golden trajectory."""
-    decisions = [e for e in record["events"] if e.get("type") == "gateway_decision" and e["tool"] in WRITE_TOOLS]
+def first_difference(record: dict, golden: dict, handoff_tools: frozenset[str] = frozenset()) -> dict[str, str]:
+    """The first way the episode's writes and information depart from the golden trajectory
+    (the changes the episode made: its writes and hand-offs, the domain's `handoff_tools`)."""
+    decisions = [
+        e
+        for e in record["events"]
+        if e.get("type") == "gateway_decision" and (e.get("write") or e["tool"] in handoff_tools)
+    ]
     made = [(e["tool"], e["arguments"]) for e in decisions if e.get("status") == "accepted"]
     refused = [e for e in decisions if e.get("status") != "accepted"]
     gold = [
@@ -133,18 +139,18 @@ def run_tasks(
     golden_dir: str | Path,
     *,
     corpus: set[str],
-    db_path: str,
-    partition_path: str,
+    inputs: DomainInputs,
     prompts_dir: str,
     scripted_agents: str,
-    vocabulary: str,
-    arm: str = "direct",
+    arm: str = DIRECT,
     seed: int = 0,
     budget: int = 300,
 ) -> list[dict]:
-    """One oracle episode per task in `arm`; the rows of the table."""
+    """One oracle episode per task (upstream ids of the domain of `inputs`) in `arm`; the rows of the table."""
+    from incognita.access.domain import get_domain
     from incognita.access.episodes.harness import profile_episodes
 
+    handoffs = get_domain(inputs.domain).tools_with("handoff")
     rows = []
     for task, _arm, golden, record in profile_episodes(
         PROFILE,
@@ -153,11 +159,9 @@ def run_tasks(
         cards_dir,
         golden_dir,
         arms=(arm,),
-        db_path=db_path,
-        partition_path=partition_path,
+        inputs=inputs,
         prompts_dir=prompts_dir,
         scripted_agents=scripted_agents,
-        vocabulary=vocabulary,
         seed=seed,
         budget=budget,
     ):
@@ -168,7 +172,7 @@ def run_tasks(
                 "success": _flag(record["success"]),
                 "channel_db": _flag(record["channels"]["db"]),
                 "channel_communicate": _flag(record["channels"]["communicate"]),
-                **(first_difference(record, golden) if not record["success"] else _NOTHING),
+                **(first_difference(record, golden, handoffs) if not record["success"] else _NOTHING),
             }
         )
     return rows

@@ -1,5 +1,4 @@
-"""Commands of the statistics stage: every statistic from the trials table, the power check, and
-the design planner (`incognita plan`).
+"""Commands of the statistics stage: every statistic from the trials table, and the power check.
 
 Kept free of pandas/scipy at import time: the CLI imports this module at start-up.
 """
@@ -11,7 +10,8 @@ from pathlib import Path
 
 import click
 
-from incognita.access.cells import CARDS_DIR, TRIALS_TABLE, design_models
+from incognita.access.cells import design_models
+from incognita.access.paths import STATS_DIR, TRIALS_TABLE
 from incognita.access.stats.power import parse_gap, required_tasks
 
 
@@ -92,7 +92,7 @@ def load_trials(path: str | Path):
     default=None,
     help="JSON of the config's exploratory block (contrasts, unbundle); default: --config's, if any",
 )
-@click.option("--out", "out_dir", default="results/stats", show_default=True)
+@click.option("--out", "out_dir", default=STATS_DIR, show_default=True)
 @click.option("--splits", type=int, default=4000, show_default=True, help="split-half splits")
 @click.option("--seed", type=int, default=20260820, show_default=True, help="split-half seed")
 def stats_command(
@@ -155,118 +155,4 @@ def power_command(sd: float, gap_text: str, alpha: float, power_: float, resolut
     click.echo(n)
 
 
-def _registered_arms(config: dict) -> tuple[str, ...]:
-    """The arms a plan may name: the config's arm registry's, and native."""
-    from incognita.access.arm_registry import arm_registry, registry_path
-    from incognita.access.taxonomy import NATIVE
-
-    return (*arm_registry(registry_path(config)).names, NATIVE)
-
-
-def _int_list(text: str, option: str, low: int) -> list[int]:
-    try:
-        values = [int(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise click.BadParameter(f"expected comma-separated integers, got {text!r}", param_hint=option) from None
-    if not values or min(values) < low:
-        raise click.BadParameter(f"expected integers of at least {low}, got {text!r}", param_hint=option)
-    return sorted(set(values))
-
-
-@click.command("plan")
-@click.option("--trials", "trials_path", default=None, help="pilot trials table: resample its tasks and repetitions")
-@click.option(
-    "--assume", "assume_path", default=None, help="assumed success rates (YAML, config/plan_assumptions.yaml)"
-)
-@click.option("--config", "config_path", default="config/config.yaml", show_default=True, help="the design to price")
-@click.option(
-    "--prices", "prices_path", default=None, help="price table (default: the config's, else config/prices.yaml)"
-)
-@click.option("--cards-dir", default=CARDS_DIR, show_default=True, help="task cards, for the judge's share of tasks")
-@click.option("--interpretation", "interpretation_path", default="config/interpretation.yaml", show_default=True)
-@click.option("--locks", "locks_path", default="config/locks.yaml", show_default=True)
-@click.option("--tasks", "tasks_text", default="6,12,18,24,36", show_default=True, help="task counts to try")
-@click.option("--reps", "reps_text", default="1,2,3,4", show_default=True, help="repetition counts to try")
-@click.option("--sims", type=click.IntRange(min=100), default=2000, show_default=True, help="simulations per design")
-@click.option("--seed", type=int, default=20260820, show_default=True)
-@click.option("--rpm", type=click.FloatRange(min=0, min_open=True), default=None, help="requests per minute allowed")
-@click.option("--tpm", type=click.FloatRange(min=0, min_open=True), default=None, help="tokens per minute allowed")
-@click.option("--latency", type=click.FloatRange(min=0), default=5.0, show_default=True, help="mean seconds per call")
-@click.option("--out", "out_dir", default="results/plan", show_default=True)
-def plan_command(
-    trials_path: str | None,
-    assume_path: str | None,
-    config_path: str,
-    prices_path: str | None,
-    cards_dir: str,
-    interpretation_path: str,
-    locks_path: str,
-    tasks_text: str,
-    reps_text: str,
-    sims: int,
-    seed: int,
-    rpm: float | None,
-    tpm: float | None,
-    latency: float,
-    out_dir: str,
-) -> None:
-    """Power of each pre-specified contrast, expected separated pairs and price of every design
-    (tasks x repetitions), by simulation from a pilot trials table or from assumed success rates.
-
-    Writes plan.csv, plan.md, plan.png and plan.pdf under OUT.
-    """
-    import time
-
-    from incognita.access.figures.planner_figure import save_plan_figure
-    from incognita.access.stats import design_planner as dp
-    from incognita.access.stats.interpretation import load_interpretation
-
-    if (trials_path is None) == (assume_path is None):
-        raise click.UsageError("give exactly one of --trials (a pilot trials table) and --assume (a YAML file)")
-    tasks = _int_list(tasks_text, "--tasks", 2)
-    reps = _int_list(reps_text, "--reps", 1)
-    interp = load_interpretation(interpretation_path, locks_path)
-    check = None
-    config = read_config(config_path)
-    known = _registered_arms(config)
-    if trials_path:
-        pop = dp.pilot_population(load_trials(trials_path), config_model_order(config), trials_path, known)
-        header = [f"source: pilot trials {trials_path} ({'; '.join(pop.notes)}); tasks and repetitions resampled"]
-    else:
-        pop, check = dp.load_assumptions(assume_path, known)
-        header = [
-            f"source: assumed success rates {assume_path} (tau {pop.tau:g}, interaction {pop.interaction:g} "
-            "on the log-odds scale)"
-        ]
-    pricing = dp.price_unit(config_path, pop.models, prices_path, cards_dir)
-    started = time.perf_counter()
-    table = dp.plan(pop, interp, tasks, reps, sims, seed, pricing, {"rpm": rpm, "tpm": tpm, "latency": latency})
-    agreement = dp.agreement_table(pop, check, interp, sims, seed) if check else None
-    elapsed = time.perf_counter() - started
-    limits = ", ".join(x for x in (rpm and f"{rpm:,.0f} requests/min", tpm and f"{tpm:,.0f} tokens/min") if x)
-    header += [
-        f"{len(tasks) * len(reps)} designs x {sims} simulations, seed {seed}; contrasts and {interp.confidence:.0%} "
-        f"t intervals from {interpretation_path} (version {interp.version})",
-        f"priced with {config_path}: models {', '.join(pricing.models)}; arms {', '.join(pricing.arms)}; "
-        + "; ".join(pricing.notes),
-        f"wall time at {limits}, {latency:g} s per call (as `incognita estimate`)"
-        if limits
-        else "wall time: not computed (give --rpm and/or --tpm)",
-    ]
-    out = Path(out_dir)
-    paths = dp.write_plan(table, out, header, agreement) + save_plan_figure(table, out)
-    _echo_plan(table, agreement)
-    click.echo(f"{out_dir}: {', '.join(p.name for p in paths)} ({len(tasks) * len(reps)} designs, {elapsed:.1f} s)")
-
-
-def _echo_plan(table, agreement) -> None:
-    from incognita.access.stats.design_planner import designs_table
-    from incognita.common.tables import to_markdown
-
-    click.echo(to_markdown(designs_table(table), digits=2), nl=False)
-    if agreement is not None:
-        cols = ["arm", "gap_sd", "largest_gap", "tasks", "analytic_power", "simulated_power", "mc_se"]
-        click.echo(to_markdown(agreement[cols], digits=4), nl=False)
-
-
-COMMANDS = [stats_command, power_command, plan_command]
+COMMANDS = [stats_command, power_command]

@@ -121,14 +121,34 @@ def parse_interpretation(path: str | Path) -> Interpretation:
     )
 
 
-def load_interpretation(path: str | Path, locks_path: str | Path | None = None) -> Interpretation:
-    """The table after checking it against its sha256 lock; a changed table is refused."""
+def load_interpretation(path: str | Path, locks_path: str | Path) -> Interpretation:
+    """The table after checking it against its sha256 lock (in its domain's locks file); a changed
+    table is refused."""
     from dataclasses import replace
 
-    from incognita.access.reference.freeze import verify_lock
+    from incognita.access.freeze import verify_lock
 
     entry = verify_lock(LOCK_NAME, path, locks_path)
     return replace(parse_interpretation(path), sha256=entry["sha256"], lock_version=entry["version"])
+
+
+def load_design_interpretation(tables: list[tuple[str | Path, str | Path]]) -> Interpretation:
+    """The interpretation table of a design's domains (`tables`: each domain's table and locks
+    file), each checked against its lock. One analysis pools the domains' tasks, so their tables
+    must say the same; a design whose domains pre-specified different analyses is refused."""
+    from incognita.common.io import InputError
+
+    if not tables:
+        raise InputError("no interpretation table given (each design domain has one: config/domains/<name>/)")
+    loaded = [(path, load_interpretation(path, locks)) for path, locks in tables]
+    first_path, first = loaded[0]
+    for path, interp in loaded[1:]:
+        if interp.sha256 != first.sha256:
+            raise InputError(
+                f"{path}: differs from {first_path}; the domains' tasks are pooled under one pre-specified "
+                "analysis, so their interpretation tables must be the same"
+            )
+    return first
 
 
 def decide(interp: Interpretation, contrast: Contrast, ci_low: float, ci_high: float, on_bound: bool) -> str:

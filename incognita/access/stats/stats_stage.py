@@ -18,7 +18,7 @@ from incognita.access.stats.estimator import (
 from incognita.access.stats.exploratory import exploratory_table, unbundling_table
 from incognita.access.stats.exploratory_spec import ExploratorySpec
 from incognita.access.stats.fidelity_tables import attribution_table, participant_fidelity_table
-from incognita.access.stats.interpretation import load_interpretation
+from incognita.access.stats.interpretation import load_design_interpretation
 from incognita.access.stats.report import primary_markdown
 from incognita.access.stats.splithalf import DEFAULT_SEED, DEFAULT_SPLITS
 from incognita.access.stats.viewer_links import with_links
@@ -100,21 +100,21 @@ def build_tables(
 
 def run_stats(
     trials: pd.DataFrame,
-    interpretation_path: Path,
+    interpretations: list[tuple[Path, Path]],
     out_dir: Path,
     *,
-    locks_path: Path | str | None = None,
     models: list[str] | None = None,
     splits: int = DEFAULT_SPLITS,
     seed: int = DEFAULT_SEED,
     exploratory: ExploratorySpec | None = None,
 ) -> list[Path]:
-    """Verify the interpretation table's lock, compute every table, write them; return the paths.
+    """Verify the interpretation tables' locks, compute every table, write them; return the paths.
 
-    `locks_path` defaults to config/locks.yaml; `models` fixes the model order of every table
+    `interpretations`: each design domain's interpretation table and locks file (they must agree:
+    interpretation.load_design_interpretation); `models` fixes the model order of every table
     (default: order of first appearance in `trials`).
     """
-    interp = load_interpretation(interpretation_path, locks_path)
+    interp = load_design_interpretation(interpretations)
     tables = build_tables(trials, interp, models, splits, seed, exploratory)
     out_dir = Path(out_dir)
     paths: list[Path] = []

@@ -106,3 +106,17 @@ def parse_call(payload: str) -> tuple[str, object]:
         return tool, json.loads(raw) if raw.strip() else {}
     except json.JSONDecodeError:
         return tool, raw
+
+
+# A card field named, not stated, in a demand the customer raises ('<item:t_shirt>'): the
+# customer's demands are masked (incognita.access.episodes.prompts.mask).
+_PLACEHOLDER = re.compile(r"<[^<>]*>")
+
+
+def placeholders(text: str) -> list[str]:
+    """The tokens a masked text names: '<item:t_shirt>' -> 'item:t_shirt'."""
+    return [m.group(0)[1:-1] for m in _PLACEHOLDER.finditer(text)]
+
+
+def strip_placeholders(text: str) -> str:
+    return " ".join(_PLACEHOLDER.sub(" ", text).split())

@@ -31,7 +31,7 @@ import re
 
 from incognita.access.episodes.agent_plan import PlannedCall
 from incognita.access.episodes.scripted.language import say, tag
-from incognita.access.episodes.scripted.picking import GiveUp
+from incognita.access.episodes.scripted.picks import GiveUp
 
 MAX_CHANGES = 4  # how many times one change is chosen again after a change of mind or a refusal
 

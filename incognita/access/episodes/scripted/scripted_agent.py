@@ -5,11 +5,14 @@ argument comes from (incognita.access.episodes.agent_plan), but not who holds wh
 values, not service-side values and no identifier, pointer or list index of the golden
 solution. It asks the customer through the gate (`#ask`), has reads run and takes the
 whole result (`#want [""]`), picks the entry of a collection that matches what the
-customer released (`_pick`: the variant whose options are the stated preferences, the
-order holding the named items, the payment method of the named kind; an order list holds
-bare ids, so it reads the orders to choose), takes policy terms from the vocabulary it
-knows, confirms changes with the customer (`#confirm`), has holders run calls (`#call`),
-reports requested information (`#tell`, incognita.access.episodes.scripted.telling) and sends FINAL.
+customer released (how is its domain's knowledge, incognita.access.episodes.scripted.picks:
+retail's agent takes the variant whose options are the stated preferences, the order holding
+the named items, the payment method of the named kind), takes policy terms from the
+vocabulary it knows, confirms changes with the customer (`#confirm`), has holders run calls
+(`#call`), reports requested information (`#tell`) and sends FINAL.
+
+`ScriptedAgent` is the domain-free core; an agent is a class made of it and the picking and
+telling of its domain (`agent_class`: the domain's scripted part, else `PlainAgent`).
 
 Profiles (config/scripted_agents.yaml) set its coordination skill:
 - `discovery`: oracle (told the partition), survey (asks every desk what it handles, then
@@ -31,16 +34,19 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any
 
-from incognita.access.cards.source_words import US_STATES
 from incognita.access.episodes.agent_plan import Plan, PlannedCall, Source
-from incognita.access.episodes.scripted.choosing import placeholders, strip_placeholders
 from incognita.access.episodes.scripted.discovery import content_words, map_replies
-from incognita.access.episodes.scripted.language import call_tag, first, parse, say, tag
-from incognita.access.episodes.scripted.picking import RECORD_ARGS, Choosing, EntryPicker, GiveUp
+from incognita.access.episodes.scripted.language import (
+    call_tag,
+    first,
+    parse,
+    placeholders,
+    say,
+    strip_placeholders,
+    tag,
+)
+from incognita.access.episodes.scripted.picks import Choosing, GiveUp, PlainPicking, PlainTelling
 from incognita.access.episodes.scripted.reconsidering import Reconsidering, refusal_reason
-from incognita.access.episodes.scripted.same_item import same_line_value
-from incognita.access.episodes.scripted.telling import Telling
-from incognita.access.episodes.scripted.wording import action_words
 from incognita.access.golden.provenance import result_doc
 from incognita.access.taxonomy import FAILURE_TYPES
 from incognita.common.backends.base import ModelRequest, ModelResponse, ToolCall
@@ -93,14 +99,22 @@ class Profile:
         )
 
 
-class ScriptedAgent(EntryPicker, Reconsidering, Telling):
-    """One instance per episode. Context: plan, recipients, what the arm says (agent_executes: it
-    holds the tools; holders_declared: it is told who does), holders, profile. The holders map is
-    read only where it is declared, or by the oracle profile, which knows it by design."""
+class ScriptedAgent:
+    """The domain-free core of a scripted agent; one instance per episode. Context: the domain,
+    plan, recipients, what the arm says (agent_executes: it holds the tools; holders_declared: it
+    is told who does), holders, profile. The holders map is read only where it is declared, or
+    by the oracle profile, which knows it by design. A domain's agent class mixes in how it picks
+    entries and tells information (`_read_value`, `_report`, `_known_value`) and how it reads a
+    demand's kind of change (`_action_words`)."""
 
     def __init__(self, profile: Profile, context: dict):
+        domain = context["domain"]
         self.spec = f"scripted:{profile.name}"
         self.profile = profile
+        # What any agent of the domain knows: the arguments naming the record a call acts on,
+        # and how a released value is written in the form the golden file names (golden part).
+        self.subject_arguments: tuple[str, ...] = domain.subject_arguments
+        self._field_value = domain.golden.field_value if "golden" in domain.parts else _plain_field_value
         self.plan: Plan = context["plan"]
         self.agent_executes: bool = context["agent_executes"]
         self.holders_declared: bool = context["holders_declared"]
@@ -123,7 +137,7 @@ class ScriptedAgent(EntryPicker, Reconsidering, Telling):
         self.demands: list[str] = []  # the same demands with their placeholders (sets.py, relations.py)
         self.mentioned: list[str] = []  # the tokens those demands name as placeholders (<item:...>)
         self.unsure: set[str] = set()  # tokens the customer said it is not sure of
-        self.results: dict[int, Any] = {}  # call index -> its whole result
+        self.results: dict[int, Any] = dict(self.plan.history)  # call index -> its whole result
         self.explored: dict[str, Any] = {}  # (tool, arguments) -> result of a read made to choose
         self.chosen: dict[tuple, Any] = {}  # a pick, once made, holds for later calls ...
         self.used: dict[tuple, set] = {}  # ... except one that runs the same tool on the same slot again
@@ -203,11 +217,19 @@ class ScriptedAgent(EntryPicker, Reconsidering, Telling):
         demand is judged by its action words (cancel, return, exchange, modify and their
         everyday synonyms, address, payment) against the words of the planned calls' names;
         a demand with no action word (a question) is one the agent can answer."""
-        wanted = action_words(demand)
+        wanted = self._action_words(demand)
         if not wanted:
             return True
-        planned = set().union(*(action_words(c.name) for c in self.plan.calls if c.write)) if self.plan.calls else set()
+        planned = (
+            set().union(*(self._action_words(c.name) for c in self.plan.calls if c.write)) if self.plan.calls else set()
+        )
         return bool(wanted & planned)
+
+    def _action_words(self, text: str) -> set[str]:
+        """The kinds of change a demand (or a tool's name) asks for. Plainly: the words it shares
+        with the names of the tools that write; a domain may know its everyday words for them."""
+        writes = {w for name, tool in self.tools.items() if tool.get("write") for w in re.findall(r"[a-z]+", name)}
+        return set(re.findall(r"[a-z]+", text.lower().replace("_", " "))) & writes
 
     def _work(self):
         inj = self._injection
@@ -343,12 +365,10 @@ class ScriptedAgent(EntryPicker, Reconsidering, Telling):
     # ------------------------------------------------------------------ values
     def _value(self, src: Source, choosing: Choosing):
         if src.kind == "field":
-            return _field_value(self.released[src.token], src.part, src.transform)
+            return self._field_value(self.released[src.token], src.part, src.transform)
         if src.kind == "read":
-            same = same_line_value(
-                self.requests, self.results, src, choosing
-            )  # incognita.access.episodes.scripted.same_item
-            return same if same is not None else (yield from self._read_value(src, choosing))
+            known = self._known_value(src, choosing)
+            return known if known is not None else (yield from self._read_value(src, choosing))
         if src.kind == "policy":
             return self._policy_term(src)
         if src.kind == "computed":
@@ -376,15 +396,15 @@ class ScriptedAgent(EntryPicker, Reconsidering, Telling):
         # take the described entry first).
         def order(pointer: str):
             key = _pointer_key(pointer)
-            return (key[0] not in RECORD_ARGS, key[:1], not call.args[pointer].selected_by, key)
+            return (key[0] not in self.subject_arguments, key[:1], not call.args[pointer].selected_by, key)
 
         for pointer in sorted(call.args, key=order):
             choosing.arg = pointer.split("/")[1] if pointer.count("/") == 1 else None
             choosing.slot, choosing.pointer = re.sub(r"/\d+", "", pointer), pointer
             choosing.position = int(pointer.rsplit("/", 1)[1]) if pointer.rsplit("/", 1)[1].isdigit() else 0
             value = yield from self._value(call.args[pointer], choosing)
-            if pointer == "/order_id":
-                choosing.record = str(value)
+            if self.subject_arguments and pointer == "/" + self.subject_arguments[0]:
+                choosing.record = str(value)  # the record the call acts on: its other arguments are parts of it
             _set(args, pointer, value)
             choosing.values.add(str(value))
         return args
@@ -459,23 +479,21 @@ def _describe(tool: str) -> str:
     return tool.replace("_", " ")
 
 
-def _field_value(value: str, part: str | None, transform: str | None) -> str:
-    if transform == "user_id_name":
-        m = re.fullmatch(r"([a-z]+)_([a-z_]+)_\d+", value.strip().lower())
-        if m:
-            value = (
-                m.group(1).capitalize() if part == "first" else " ".join(w.capitalize() for w in m.group(2).split("_"))
-            )
-            return value
+def _plain_field_value(value: str, part: str | None, transform: str | None) -> str:
+    """A released value in a generic form (a domain without golden rules of its own): one word of it."""
     if part is not None:
         words = value.split()
         value = words[0] if part == "first" else words[-1]
-    if transform == "order_id":
-        digits = re.sub(r"\D", "", value)
-        return f"#W{digits}"
-    if transform == "state_name":
-        return US_STATES.get(value.strip().lower(), value)
     return value
+
+
+class PlainAgent(ScriptedAgent, PlainPicking, Reconsidering, PlainTelling):
+    """The scripted agent of a domain whose knowledge gives no agent of its own (picks.py)."""
+
+
+def agent_class(domain) -> type:
+    """The scripted agent class of a domain: its scripted part's AGENT, else PlainAgent."""
+    return domain.part("scripted").AGENT if "scripted" in domain.parts else PlainAgent
 
 
 def _pointer_key(pointer: str):

@@ -39,18 +39,6 @@ from incognita.access.episodes.scripted.participant_faults import FaultDice
 from incognita.access.golden.provenance import escape_token, result_doc
 from incognita.common.backends.base import ModelRequest, ModelResponse, ToolCall
 
-# Plain descriptions of the retail write tools, for restating a change without naming a tool.
-_CHANGE_WORDS = {
-    "cancel_pending_order": "cancel a pending order",
-    "exchange_delivered_order_items": "exchange items on a delivered order",
-    "modify_pending_order_address": "change the shipping address of a pending order",
-    "modify_pending_order_items": "change the items on a pending order",
-    "modify_pending_order_payment": "change the payment method of a pending order",
-    "modify_user_address": "change the default address on a profile",
-    "return_delivered_order_items": "return items from a delivered order",
-    "transfer_to_human_agents": "hand this case over to a human colleague",
-}
-
 _MISSING = object()
 
 
@@ -119,8 +107,10 @@ class ScriptedDesk:
 
     Context keys: "tools" (names of the tools it holds), "remit" (its role text, which it
     describes its work from) or "area" (a short phrase, e.g. "order records", used when no
-    role text is given), "write_tools" (which tool names are writes) and "confirm_writes"
-    (restate a write and wait for `#yes`; default True).
+    role text is given), "write_tools" (which tool names are writes), "confirm_writes"
+    (restate a write and wait for `#yes`; default True) and "change_words" (the domain's plain
+    words for each write, to restate a change without naming a tool; retail's are in its
+    scripted part, CHANGE_WORDS).
     """
 
     def __init__(self, name: str, role: str, context: dict):
@@ -133,6 +123,7 @@ class ScriptedDesk:
         self.write_tools = frozenset(context.get("write_tools", ()))
         self.confirm_writes = bool(context.get("confirm_writes", True))
         self.refer: dict[str, str] = dict(context.get("refer") or {})  # tool -> its holder, where desks refer
+        self.change_words: dict[str, str] = dict(context.get("change_words") or {})
         self.dice = FaultDice(context, "service", role)  # injected faults (none unless the entry sets them)
 
     # -- reading the history ---------------------------------------------------------------
@@ -273,7 +264,7 @@ class ScriptedDesk:
         return ModelResponse(text=f"{opening}\n{body}" if opening else body)
 
     def _restate(self, tool: str, arguments: dict) -> str:
-        what = _CHANGE_WORDS.get(tool, "make this change")
+        what = self.change_words.get(tool, "make this change")
         details = _describe(arguments)
         prose = f"Before I go ahead, please confirm: I would {what}" + (f", with {details}." if details else ".")
         return say(prose + " Shall I proceed?", tag("confirm?", f"{tool} {json.dumps(arguments, sort_keys=True)}"))

@@ -1,13 +1,13 @@
 """The `scripted` backend family: the offline default for every role.
 
 `scripted:<profile>` for the evaluated agent names a profile in config/scripted_agents.yaml
-(its context carries the loaded profile). For the customer the spec is `scripted:customer`,
+(its context carries the loaded profile and the domain, whose knowledge makes the agent's class). For the customer the spec is `scripted:customer`,
 for Vega and the desks `scripted:desk`, for the judge `scripted:judge`.
 """
 
 from __future__ import annotations
 
-from incognita.access.episodes.scripted.scripted_agent import Profile, ScriptedAgent
+from incognita.access.episodes.scripted.scripted_agent import Profile, agent_class
 from incognita.access.episodes.scripted.scripted_customer import ScriptedCustomer
 from incognita.access.episodes.scripted.scripted_desk import ScriptedDesk
 from incognita.access.episodes.scripted.scripted_judge import ScriptedJudge
@@ -18,7 +18,8 @@ def make_scripted(name: str, role: str, context: dict):
         profile = context.get("profile")
         if profile is None or profile.get("name") != name:
             raise ValueError(f"scripted agent profile {name!r} was not supplied (see config/scripted_agents.yaml)")
-        return ScriptedAgent(Profile.from_dict(name, {k: v for k, v in profile.items() if k != "name"}), context)
+        agent = agent_class(context["domain"])  # its domain's knowledge of its records (picks.py)
+        return agent(Profile.from_dict(name, {k: v for k, v in profile.items() if k != "name"}), context)
     if role == "USER":
         if name != "customer":
             raise ValueError(f"the scripted customer spec is scripted:customer, not scripted:{name}")

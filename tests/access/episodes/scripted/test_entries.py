@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from incognita.access.episodes.scripted.entries import check_entries, check_entry
-from incognita.access.workflow_config import load_config
+from incognita.access.planning.workflow_config import load_config
 from incognita.common.io import InputError, read_yaml
 
 PROFILES = ["surveyor", "hasty"]

@@ -1,0 +1,655 @@
+"""`incognita plan`: the power and the price of a design (tasks x repetitions) before any paid run.
+
+A *population* says where a simulated task comes from: a success probability for every
+(arm, model) of that task. Two sources:
+
+- **pilot** (a trials table): the population is the pilot's own tasks, each with the observed
+  success share k/m of its scored repetitions in every (arm, model). A simulated design draws
+  n tasks uniformly with replacement from the pilot's tasks, the same draw for every arm and
+  model (so a simulated task keeps the pairing of its arms and models), then, per (arm, model,
+  drawn task), n_reps repetitions with replacement from that task's observed repetitions. The
+  number of successes among them is Binomial(n_reps, k/m), which is how it is drawn. A task
+  solved (or failed) by every pilot repetition of a cell stays so in every simulation, so the
+  pilot source understates within-task noise for tasks the pilot saw only a few times.
+- **assumed** (a YAML file, `load_assumptions`): a success rate per (model, arm) and two
+  log-odds random effects per task: `tau`, the SD of a task effect shared by every model and
+  arm of the task (its difficulty), and `interaction`, the SD of a model-by-task effect shared
+  by the arms of that model and task. Both are shared across arms, so a contrast between two
+  arms of one model is a real paired comparison. Each cell's intercept is solved so that its
+  success rate averaged over tasks is the rate given (the paper's cell success), not the rate
+  of a median task. Repetitions are Bernoulli given the task's probability.
+
+Each simulated design is analysed as the statistics stage would: repetitions averaged within a
+task, per-task paired differences, a two-sided t interval at the interpretation table's
+`confidence` (`paired_intervals` mirrors incognita.common.intervals.paired, rounding included).
+The power of a contrast is the share of simulations whose decision would be `supports`
+(primary: interval on the hypothesised side of zero) or `supporting_excludes_zero` (either
+side), neither cell on the floor or ceiling. Separated pairs mirror
+paper_tables.separability_tables (subset `all`): every pair of the models in order, one arm at
+a time, counted when its interval excludes zero. All simulations of a design point are drawn
+and analysed as arrays; each point has its own seed, derived from (seed, tasks, reps).
+
+Pricing scales what `incognita estimate` (cost_estimate.Estimator) gives for the config's own
+design to n tasks x n_reps: every quantity of the estimate is a per-episode mean times the
+number of episodes, so it is linear in tasks x repetitions, with the share of judged tasks
+kept from the configured corpus.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import dataclass, field
+from itertools import combinations
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import special
+from scipy import stats as sps
+
+from incognita.access.stats.interpretation import Contrast, Interpretation
+from incognita.access.stats.power import parse_gap, required_tasks
+from incognita.access.taxonomy import ALL_ARMS
+from incognita.common.io import InputError, atomic_write_text, read_yaml
+from incognita.common.tables import to_markdown
+
+ARMS = ALL_ARMS  # the paper's arms: first on every arm axis, then any other arm a population has
+
+
+def arm_axis(found) -> tuple[str, ...]:
+    """A population's arm axis: the paper's arms, then the others in the order they were found."""
+    found = list(dict.fromkeys(map(str, found)))
+    return (*ARMS, *(a for a in found if a not in ARMS))
+
+
+_DECIMALS = 12  # the estimator's rounding (intervals.snap): identical models never "exclude zero"
+_GH = np.polynomial.hermite_e.hermegauss(24)  # nodes and weights for expectations over N(0, 1)
+_GH_NODES, _GH_WEIGHTS = _GH[0], _GH[1] / _GH[1].sum()
+# The same on three independent normals (task effect, two models' interaction effects), flattened.
+_GH3 = [g.ravel() for g in np.meshgrid(_GH_NODES, _GH_NODES, _GH_NODES, indexing="ij")]
+_GH3_WEIGHTS = np.einsum("i,j,k->ijk", _GH_WEIGHTS, _GH_WEIGHTS, _GH_WEIGHTS).ravel()
+
+
+def _snap(x: np.ndarray) -> np.ndarray:
+    return np.round(x, _DECIMALS) + 0.0
+
+
+# --- populations ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)  # arrays inside: identity, not value, equality
+class Population:
+    """Success probabilities of simulated tasks, per arm (`arms` order) and model."""
+
+    kind: str  # "pilot" or "assumed"
+    models: tuple[str, ...]
+    source: str
+    probs: np.ndarray | None = None  # pilot: (tasks, arms, models) observed shares, NaN where unobserved
+    rates: np.ndarray | None = None  # assumed: (arms, models) success rates, NaN where not given
+    tau: float = 0.0
+    interaction: float = 0.0
+    notes: tuple[str, ...] = field(default=())
+    arms: tuple[str, ...] = ARMS  # the arm axis of `probs` and `rates` (arm_axis)
+    _parts: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def has(self, arm: str, model: str) -> bool:
+        if arm not in self.arms:
+            return False
+        a, m = self.arms.index(arm), self.models.index(model)
+        if self.kind == "pilot":
+            return bool(np.isfinite(self.probs[:, a, m]).any())
+        return bool(np.isfinite(self.rates[a, m]))
+
+    def has_any(self, arm: str) -> bool:
+        return any(self.has(arm, m) for m in self.models)
+
+    def draw(self, rng: np.random.Generator, sims: int, n_tasks: int) -> np.ndarray:
+        """Success probabilities of `sims` x `n_tasks` simulated tasks: (sims, tasks, arms, models)."""
+        if self.kind == "pilot":
+            return self.probs[rng.integers(len(self.probs), size=(sims, n_tasks))]
+        z = rng.standard_normal((sims, n_tasks, 1, 1))
+        w = rng.standard_normal((sims, n_tasks, 1, len(self.models)))
+        return special.expit(self.intercepts()[None, None] + self.tau * z + self.interaction * w)
+
+    def intercepts(self) -> np.ndarray:
+        if "b" not in self._parts:  # solved once per population
+            self._parts["b"] = intercepts(self.rates, math.hypot(self.tau, self.interaction))
+        return self._parts["b"]
+
+    def moments(self, x: tuple[str, str], y: tuple[str, str], n_reps: int) -> tuple[float, float]:
+        """Mean and SD of one simulated task's difference of task means, cell x minus cell y
+        ((arm, model) each): the inputs `incognita power` would need for this comparison. The
+        variance is the binomial part E[px(1-px) + py(1-py)] / n_reps plus Var(px - py)."""
+        if (x, y) not in self._parts:
+            self._parts[(x, y)] = self._moment_parts(x, y)
+        mean, within, between = self._parts[(x, y)]
+        return mean, math.sqrt(max(within / n_reps + between, 0.0))
+
+    def _moment_parts(self, x: tuple[str, str], y: tuple[str, str]) -> tuple[float, float, float]:
+        (ax, mx), (ay, my) = ((self.arms.index(a), self.models.index(m)) for a, m in (x, y))
+        if self.kind == "pilot":
+            px, py = self.probs[:, ax, mx], self.probs[:, ay, my]
+            keep = np.isfinite(px) & np.isfinite(py)
+            px, py = px[keep], py[keep]
+            weights = np.full(len(px), 1 / max(len(px), 1))
+        else:
+            b, (z, w1, w2), weights = self.intercepts(), _GH3, _GH3_WEIGHTS
+            wy = w1 if my == mx else w2  # one model's interaction effect is shared by its arms
+            px = special.expit(b[ax, mx] + self.tau * z + self.interaction * w1)
+            py = special.expit(b[ay, my] + self.tau * z + self.interaction * wy)
+        if not len(px):
+            return float("nan"), float("nan"), float("nan")
+        diff = px - py
+        mean = float(weights @ diff)
+        return mean, float(weights @ (px * (1 - px) + py * (1 - py))), float(weights @ diff**2) - mean**2
+
+
+def intercepts(rates: np.ndarray, scale: float) -> np.ndarray:
+    """Log-odds b per cell with E[expit(b + scale * Z)] = rate, Z standard normal (bisection on
+    every cell at once); a rate of 0 or 1 gives -inf or +inf, NaN stays NaN."""
+    r = np.asarray(rates, dtype=float)
+    inner = np.isfinite(r) & (r > 0) & (r < 1)
+    target = np.where(inner, r, 0.5)
+    lo, hi = np.full(r.shape, -40.0), np.full(r.shape, 40.0)
+    for _ in range(80):  # 80 halvings of 80 log-odds units: far below float resolution
+        mid = (lo + hi) / 2
+        mean = special.expit(mid[..., None] + scale * _GH_NODES) @ _GH_WEIGHTS
+        below = mean < target
+        lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
+    b = (lo + hi) / 2
+    return np.select([~np.isfinite(r), r <= 0, r >= 1], [np.nan, -np.inf, np.inf], b)
+
+
+def pilot_population(
+    trials: pd.DataFrame, models: list[str] | None = None, source: str = "trials", known_arms=None
+) -> Population:
+    """The pilot's tasks with the observed success share of each (arm, model); excluded trials
+    dropped. Models in the order of `models` (those the table has), then the table's order.
+    With `known_arms` (the arm registry's, and native), any other arm is an error."""
+    missing = [c for c in ("arm", "model", "task", "success") if c not in trials.columns]
+    if missing:
+        raise InputError(f"{source}: missing column(s) {', '.join(missing)}")
+    if trials["arm"].isna().any():
+        raise InputError(f"{source}: arm: empty value(s)")
+    bad = sorted(set(trials["arm"].astype(str)) - set(known_arms)) if known_arms is not None else []
+    if bad:
+        raise InputError(f"{source}: arm: unknown value(s) {', '.join(bad)} (expected one of {', '.join(known_arms)})")
+    excluded = trials["excluded"].astype(bool) if "excluded" in trials.columns else False
+    s = trials[~excluded].dropna(subset=["success"]).astype({"task": str, "model": str, "arm": str})
+    odd = s.loc[~s["success"].isin([0, 1]), "success"]
+    if len(odd):
+        raise InputError(f"{source}: success: expected 0/1 on scored trials, found {odd.iloc[0]!r}")
+    if s.empty:
+        raise InputError(f"{source}: no scored trials to resample")
+    present = list(dict.fromkeys(s["model"]))
+    first = [m for m in models or () if m in present]  # a config's order, for the models the pilot has
+    order = first + [m for m in present if m not in first]
+    share = s.groupby(["task", "arm", "model"])["success"].mean()
+    tasks = sorted(set(s["task"]))
+    arms = arm_axis(s["arm"])  # any registered arm the pilot ran
+    index = pd.MultiIndex.from_product([tasks, arms, order], names=["task", "arm", "model"])
+    probs = share.reindex(index).to_numpy(dtype=float).reshape(len(tasks), len(arms), len(order))
+    reps = s.groupby(["task", "arm", "model"]).size()
+    note = f"{len(tasks)} tasks, {reps.min()}-{reps.max()} scored repetitions per task and cell"
+    return Population("pilot", tuple(order), source, probs=probs, notes=(note,), arms=arms)
+
+
+# --- the assumptions file ------------------------------------------------------------------------
+
+ASSUMPTION_KEYS = ("heterogeneity", "success", "analytic_check")
+
+
+@dataclass(frozen=True)
+class CheckRow:
+    """One row of Table 2's inputs for the comparison with `incognita power`."""
+
+    arm: str
+    gap_sd: float
+    largest_gap: float
+
+
+@dataclass(frozen=True)
+class AnalyticCheck:
+    repetitions: int
+    power: float
+    rows: tuple[CheckRow, ...]
+
+
+def _number(path: Path, key: str, value: object, low: float, high: float, open_low: bool = False) -> float:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if not ok or not (low < value if open_low else low <= value) or value > high:
+        span = f"{'(' if open_low else '['}{low}, {high}]"
+        raise InputError(f"{path}: {key}: expected a number in {span}, got {value!r}")
+    return float(value)
+
+
+def _rate(path: Path, key: str, value: object, open_low: bool = False) -> float:
+    """A number in [0, 1], or a fraction such as "41/54" (successes over 18 tasks x 3 repetitions)."""
+    if isinstance(value, str):
+        try:
+            value = parse_gap(value)
+        except ValueError:
+            pass  # `_number` names the key and the value
+    return _number(path, key, value, 0.0, 1.0, open_low)
+
+
+def _mapping(path: Path, key: str, value: object) -> dict:
+    if not isinstance(value, dict) or not value:
+        raise InputError(f"{path}: {key}: expected a non-empty mapping, got {value!r}")
+    return value
+
+
+def load_assumptions(path: str | Path, known_arms=None) -> tuple[Population, AnalyticCheck | None]:
+    """The assumed population and the optional analytic check, every error naming its key. With
+    `known_arms` (the arm registry's, and native), an arm outside them is an error."""
+    path = Path(path)
+    doc = _mapping(path, "(top level)", read_yaml(path))
+    unknown = sorted(set(map(str, doc)) - set(ASSUMPTION_KEYS))
+    if unknown:
+        raise InputError(f"{path}: unknown key(s) {', '.join(unknown)} (known: {', '.join(ASSUMPTION_KEYS)})")
+    het = doc.get("heterogeneity") or {}
+    if not isinstance(het, dict) or set(het) - {"tau", "interaction"}:
+        raise InputError(f"{path}: heterogeneity: expected a mapping with keys tau and interaction, got {het!r}")
+    tau = _number(path, "heterogeneity.tau", het.get("tau", 0.0), 0.0, 10.0)
+    interaction = _number(path, "heterogeneity.interaction", het.get("interaction", 0.0), 0.0, 10.0)
+    success = _mapping(path, "success", doc.get("success"))
+    models = tuple(str(m) for m in success)
+    cells = {model: _mapping(path, f"success.{model}", c) for model, c in zip(models, success.values())}
+    arms = arm_axis(arm for c in cells.values() for arm in c)  # any registered arm, by its name
+    rates = np.full((len(arms), len(models)), np.nan)
+    for j, model in enumerate(models):
+        for arm, rate in cells[model].items():
+            if known_arms is not None and arm not in known_arms:
+                raise InputError(
+                    f"{path}: success.{model}.{arm}: unknown arm (expected one of {', '.join(known_arms)})"
+                )
+            rates[arms.index(str(arm)), j] = _rate(path, f"success.{model}.{arm}", rate)
+    pop = Population("assumed", models, str(path), rates=rates, tau=tau, interaction=interaction, arms=arms)
+    return pop, _analytic_check(path, doc.get("analytic_check"))
+
+
+def _analytic_check(path: Path, doc: object) -> AnalyticCheck | None:
+    if doc is None:
+        return None
+    doc = _mapping(path, "analytic_check", doc)
+    reps = doc.get("repetitions", 3)
+    if not isinstance(reps, int) or isinstance(reps, bool) or reps < 1:
+        raise InputError(f"{path}: analytic_check.repetitions: expected a positive integer, got {reps!r}")
+    power = _number(path, "analytic_check.power", doc.get("power", 0.8), 0.0, 0.999, open_low=True)
+    rows = []
+    for arm, entry in _mapping(path, "analytic_check.arms", doc.get("arms")).items():
+        key = f"analytic_check.arms.{arm}"
+        if arm not in ARMS:
+            raise InputError(f"{path}: {key}: unknown arm (expected one of {', '.join(ARMS)})")
+        entry = _mapping(path, key, entry)
+        sd = _number(path, f"{key}.gap_sd", entry.get("gap_sd"), 0.0, 1.0, open_low=True)
+        rows.append(CheckRow(arm, sd, _rate(path, f"{key}.largest_gap", entry.get("largest_gap"), open_low=True)))
+    return AnalyticCheck(reps, power, tuple(rows))
+
+
+# --- one design point ----------------------------------------------------------------------------
+
+
+def simulate_task_means(pop: Population, rng: np.random.Generator, sims: int, n_tasks: int, n_reps: int) -> np.ndarray:
+    """Task means (successes / n_reps) of `sims` simulated designs: (sims, tasks, arms, models), NaN
+    where a cell has no data."""
+    p = pop.draw(rng, sims, n_tasks)
+    ok = np.isfinite(p)
+    return np.where(ok, rng.binomial(n_reps, np.where(ok, p, 0.0)) / n_reps, np.nan)
+
+
+@dataclass(frozen=True)
+class Intervals:
+    n: np.ndarray
+    mean: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+
+    @property
+    def excludes_zero(self) -> np.ndarray:
+        return (self.low > 0) | (self.high < 0)
+
+
+def paired_intervals(d: np.ndarray, confidence: float) -> Intervals:
+    """incognita.common.intervals.paired along the last axis: NaN tasks dropped, mean and SD
+    rounded the same way, no interval below two tasks."""
+    ok = np.isfinite(d)
+    n = ok.sum(axis=-1)
+    x = np.where(ok, d, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        raw = x.sum(axis=-1) / n
+        sd = np.sqrt((np.where(ok, d - raw[..., None], 0.0) ** 2).sum(axis=-1) / (n - 1))
+        half = _t_quantile(confidence, n) * _snap(sd) / np.sqrt(n)
+    mean = _snap(raw)
+    return Intervals(n, mean, mean - half, mean + half)
+
+
+def _t_quantile(confidence: float, n: np.ndarray) -> np.ndarray:
+    """t_{(1+confidence)/2, n-1} per element, NaN below two tasks; evaluated once per distinct n."""
+    values, inverse = np.unique(n, return_inverse=True)
+    q = sps.t.ppf(0.5 + confidence / 2, np.where(values >= 2, values - 1, np.nan))
+    return q[inverse].reshape(np.shape(n))
+
+
+def analytic_power(sd: float, gap: float, n_tasks: int, alpha: float, either_side: bool = False) -> float:
+    """The power `incognita power` assumes for n tasks: its approximation (t_{1-alpha/2} + t_power)
+    * sd / gap = sqrt(n), with n - 1 degrees of freedom, solved for the power. `gap` is signed
+    in the direction that counts; `either_side` adds the other side's tail (which the
+    approximation drops) for a comparison that counts an interval on either side of zero."""
+    if n_tasks < 2 or not sd > 0 or not math.isfinite(gap):
+        return float("nan")
+    df, ncp = n_tasks - 1, gap * math.sqrt(n_tasks) / sd
+    crit = sps.t.ppf(1 - alpha / 2, df)
+    return float(sps.t.cdf(ncp - crit, df) + (sps.t.cdf(-ncp - crit, df) if either_side else 0.0))
+
+
+def _share(hit: np.ndarray) -> tuple[float, float]:
+    p = float(hit.mean())
+    return p, math.sqrt(p * (1 - p) / hit.size)
+
+
+def contrast_hits(
+    means: np.ndarray, interp: Interpretation, contrast: Contrast, model_index: int, arms: tuple[str, ...] = ARMS
+) -> np.ndarray:
+    """Per simulated design (axis 0 of `means`, its arm axis `arms`), whether the stage would
+    decide `supports` (the primary contrast) or `supporting_excludes_zero` (a supporting one)."""
+    a, b = arms.index(contrast.minuend), arms.index(contrast.subtrahend)
+    x, y = means[:, :, a, model_index], means[:, :, b, model_index]
+    iv = paired_intervals(x - y, interp.confidence)
+    xy = np.stack([x, y])
+    with np.errstate(invalid="ignore"):  # a cell with no task in a design has no success (NaN)
+        cells = _snap(np.nansum(xy, axis=2) / np.isfinite(xy).sum(axis=2))  # estimator.cell_mean
+    bound = ((cells <= interp.floor) | (cells >= interp.ceiling)).any(axis=0)
+    if contrast == interp.primary:
+        side = (iv.low > 0) if interp.direction > 0 else (iv.high < 0)
+        return side & ~bound
+    return iv.excludes_zero & ~bound
+
+
+def separated_pairs(means: np.ndarray, arm: str, confidence: float, arms: tuple[str, ...] = ARMS) -> np.ndarray:
+    """Per simulated design, the model pairs of `arm` whose interval excludes zero (every pair of
+    the models in order, as paper_tables.separability_tables counts them on subset `all`)."""
+    pairs = list(combinations(range(means.shape[-1]), 2))
+    if not pairs:
+        return np.zeros(len(means), dtype=int)
+    left, right = (list(ix) for ix in zip(*pairs))
+    a = arms.index(arm)
+    d = np.moveaxis(means[:, :, a, left] - means[:, :, a, right], 1, -1)  # (sims, pairs, tasks)
+    return paired_intervals(d, confidence).excludes_zero.sum(axis=1)
+
+
+def evaluate_point(
+    pop: Population, interp: Interpretation, n_tasks: int, n_reps: int, sims: int, seed: int
+) -> list[dict]:
+    """Power of every pre-specified contrast per model, and expected separated pairs per arm."""
+    rng = np.random.default_rng([seed, n_tasks, n_reps])
+    means = simulate_task_means(pop, rng, sims, n_tasks, n_reps)
+    alpha = 1 - interp.confidence
+    rows = []
+    base = {"tasks": n_tasks, "reps": n_reps}
+    for contrast in interp.contrasts:
+        primary = contrast == interp.primary
+        for j, model in enumerate(pop.models):
+            row = {**base, "quantity": "power", "target": contrast.name, "model": model}
+            row["role"] = "primary" if primary else "supporting"
+            if not (pop.has(contrast.minuend, model) and pop.has(contrast.subtrahend, model)):
+                rows.append({**row, "available": False})  # unavailable, not zero power
+                continue
+            value, se = _share(contrast_hits(means, interp, contrast, j, pop.arms))
+            gap, sd = pop.moments((contrast.minuend, model), (contrast.subtrahend, model), n_reps)
+            signed = interp.direction * gap if primary else gap
+            rows.append(
+                {**row, "available": True, "value": value, "mc_se": se, "gap": gap, "gap_sd": sd}
+                | {"analytic": analytic_power(sd, signed, n_tasks, alpha, either_side=not primary)}
+            )
+    n_pairs = math.comb(len(pop.models), 2)
+    for arm in pop.arms:
+        row = {**base, "quantity": "separated_pairs", "target": arm, "model": "", "role": "exploratory"}
+        if not pop.has_any(arm) or not n_pairs:
+            rows.append({**row, "available": False, "pairs": n_pairs})
+            continue
+        count = separated_pairs(means, arm, interp.confidence, pop.arms)
+        analytic = 0.0
+        for i, k in combinations(range(len(pop.models)), 2):
+            gap, sd = pop.moments((arm, pop.models[i]), (arm, pop.models[k]), n_reps)
+            analytic += np.nan_to_num(analytic_power(sd, gap, n_tasks, alpha, either_side=True))
+        rows.append(
+            {**row, "available": True, "pairs": n_pairs, "value": float(count.mean())}
+            | {"mc_se": float(count.std(ddof=1) / math.sqrt(sims)), "analytic": analytic}
+        )
+    return rows
+
+
+# --- pricing (incognita estimate) ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Pricing:
+    """`incognita estimate` of the config's design, per task x repetition (all models and priced arms)."""
+
+    config: str
+    models: tuple[str, ...]
+    arms: tuple[str, ...]
+    calls: float
+    api_calls: float
+    api_tokens: float
+    usd: float
+    chain_calls: float
+    chain_cell: tuple[str, str] | None
+    notes: tuple[str, ...]
+
+    def point(self, n_tasks: int, n_reps: int, rpm: float | None, tpm: float | None, latency: float) -> dict:
+        from incognita.access.planning.cost_estimate import WallTime
+
+        k = n_tasks * n_reps
+        wall = float("nan")  # as `incognita estimate`: only with a rate limit, and only for API calls
+        if (rpm or tpm) and self.api_calls:
+            args = (self.api_calls * k, self.api_tokens * k, self.chain_calls, self.chain_cell, latency, rpm, tpm)
+            wall = WallTime(*args).seconds
+        episodes = k * len(self.models) * len(self.arms)
+        return {
+            "episodes": episodes, "calls": self.calls * k, "api_calls": self.api_calls * k, "usd": self.usd * k,
+            "wall_seconds": wall,
+        }  # fmt: skip
+
+
+def price_unit(config_path: str, models: tuple[str, ...], prices_path: str | None, cards_dir: str | None) -> Pricing:
+    """Run the estimate on the config (its design's models replaced by `models` when the config
+    has them all) and divide by its tasks x repetitions."""
+    from incognita.access.cost_assumptions import Assumptions
+    from incognita.access.planning.cost_estimate import Estimator, api_usage
+    from incognita.access.planning.workflow_config import load_config
+    from incognita.common.prices import load_prices, resolve_path
+
+    cfg = copy.deepcopy(load_config(config_path))
+    notes = []
+    if set(models) <= set(cfg.get("models") or {}):
+        cfg["design"]["models"] = list(models)
+    else:
+        notes.append(f"models priced as {config_path}'s design (the planned models are not all keys of its models)")
+    table = load_prices(resolve_path(prices_path or cfg.get("prices")))
+    est = Estimator(cfg, table, Assumptions(), cards_dir)
+    lines, _ = est.run()
+    unit = max(len(est.tasks) * est.design.repetitions, 1)
+    calls, tokens = api_usage(lines)
+    cell = max(est.episode_calls, key=est.episode_calls.__getitem__, default=None)
+    unpriced = sorted({ln.model for ln in lines if not ln.offline and table.lookup(ln.model) is None})
+    if unpriced:
+        notes.append(f"no price in {table.path} for {', '.join(unpriced)} (counted as $0)")
+    skipped = [a for a in est.design.rotation if a not in est.design.episode_arms]
+    if skipped:
+        notes.append(f"not priced: {', '.join(skipped)} (run by the upstream harness, as in `incognita estimate`)")
+    return Pricing(
+        config_path,
+        est.design.models,
+        est.design.episode_arms,
+        sum(ln.calls for ln in lines) / unit,
+        calls / unit,
+        tokens / unit,
+        sum(ln.cost_usd for ln in lines) / unit,
+        est.episode_calls[cell] if cell else 0.0,
+        cell,
+        tuple(notes) + (f"prices: {table.path} version {table.version}; cold (no cache hits)",),
+    )
+
+
+# --- the grid ------------------------------------------------------------------------------------
+
+COLUMNS = [
+    "tasks", "reps", "quantity", "target", "model", "role", "available", "value", "mc_se", "pairs",
+    "gap", "gap_sd", "analytic", "episodes", "calls", "api_calls", "usd", "wall_seconds",
+]  # fmt: skip
+
+
+def plan(
+    pop: Population,
+    interp: Interpretation,
+    tasks: list[int],
+    reps: list[int],
+    sims: int,
+    seed: int,
+    pricing: Pricing | None = None,
+    rate: dict | None = None,
+) -> pd.DataFrame:
+    """Every design point of tasks x reps: one row per (contrast, model) and per arm, priced."""
+    rate, rows = rate or {"rpm": None, "tpm": None, "latency": 5.0}, []
+    for n_tasks in tasks:
+        for n_reps in reps:
+            cost = pricing.point(n_tasks, n_reps, **rate) if pricing else {}
+            rows += [r | cost for r in evaluate_point(pop, interp, n_tasks, n_reps, sims, seed)]
+    return pd.DataFrame(rows).reindex(columns=COLUMNS)
+
+
+def analytic_agreement(
+    row: CheckRow, level: float, tau: float, check: AnalyticCheck, confidence: float, sims: int, seed: int, where: str
+) -> dict:
+    """Issue #28 item 6 on one row of Table 2: two models at success `level` +- gap/2, their
+    model-by-task SD solved so that their per-task difference has the row's SD at the check's
+    repetitions; the simulated power at the task count `incognita power` gives for that SD and
+    gap, against the power its approximation assumes at that count."""
+    alpha = 1 - confidence
+    n = required_tasks(row.gap_sd, row.largest_gap, alpha, check.power)
+    rates = np.full((len(ARMS), 2), np.nan)
+    rates[ARMS.index(row.arm)] = pair = (level + row.largest_gap / 2, level - row.largest_gap / 2)
+    if not 0 < min(pair) <= max(pair) < 1:
+        raise InputError(f"{where}: success {level:.3f} +- half the gap leaves (0, 1)")
+
+    def pair_sd(s: float) -> tuple[Population, float]:
+        pop = Population("assumed", ("a", "b"), where, rates=rates, tau=tau, interaction=s)
+        return pop, pop.moments((row.arm, "a"), (row.arm, "b"), check.repetitions)[1]
+
+    lo, hi = 0.0, 8.0
+    if not pair_sd(lo)[1] <= row.gap_sd <= pair_sd(hi)[1]:
+        raise InputError(
+            f"{where}.gap_sd: {row.gap_sd} is outside the SDs the assumed model gives at success "
+            f"{level:.3f} and tau {tau} ({pair_sd(lo)[1]:.3f} to {pair_sd(hi)[1]:.3f}); change heterogeneity.tau"
+        )
+    for _ in range(50):  # the SD grows with the model-by-task spread
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if pair_sd(mid)[1] < row.gap_sd else (lo, mid)
+    pop, sd = pair_sd((lo + hi) / 2)
+    means = simulate_task_means(pop, np.random.default_rng([seed, n, check.repetitions]), sims, n, check.repetitions)
+    a = ARMS.index(row.arm)
+    power, se = _share(paired_intervals(means[:, :, a, 0] - means[:, :, a, 1], confidence).low > 0)
+    analytic = analytic_power(row.gap_sd, row.largest_gap, n, alpha)  # one side, as the approximation
+    return {
+        "arm": row.arm, "gap_sd": row.gap_sd, "largest_gap": row.largest_gap, "success": level,
+        "interaction": pop.interaction, "model_sd": sd, "tasks": n, "reps": check.repetitions,
+        "analytic_power": analytic, "simulated_power": power, "mc_se": se, "difference": power - analytic,
+    }  # fmt: skip
+
+
+def agreement_table(
+    pop: Population, check: AnalyticCheck, interp: Interpretation, sims: int, seed: int
+) -> pd.DataFrame:
+    """`analytic_agreement` for every row of the check, at the arm's mean assumed success."""
+    rows = []
+    for row in check.rows:
+        where = f"{pop.source}: analytic_check.arms.{row.arm}"
+        level = float(np.nanmean(pop.rates[pop.arms.index(row.arm)])) if pop.has_any(row.arm) else float("nan")
+        if not math.isfinite(level):
+            raise InputError(f"{where}: no success rate for this arm under success")
+        rows.append(analytic_agreement(row, level, pop.tau, check, interp.confidence, sims, seed, where))
+    return pd.DataFrame(rows)
+
+
+# --- outputs -------------------------------------------------------------------------------------
+
+DIFFERENCES = (  # docs/statistics.md, "Planning a design", says the same at more length
+    "`incognita power` takes per-task differences as normal with a known SD and solves "
+    "(t_{1-a/2} + t_power) * sd / gap = sqrt(n); here task means are binomial shares of the "
+    "repetitions (bounded, discrete) and every simulated design re-estimates its SD.",
+    "Repetitions enter here explicitly; the analytic count has none (its SD is the pilot's, at the "
+    "pilot's repetitions). Column `analytic` is its power at this row's `gap` and `gap_sd`.",
+    "A contrast counts here only when the stage would decide `supports` or "
+    "`supporting_excludes_zero`, which needs neither cell on the floor or ceiling; the analytic power "
+    "has no such rule.",
+    "Separated pairs are counted jointly per simulated design; the analytic column adds the pairs' separate powers.",
+)
+
+
+def _fmt(value: float, spec: str) -> str:
+    return format(value, spec) if math.isfinite(value) else ""
+
+
+def designs_table(table: pd.DataFrame) -> pd.DataFrame:
+    """One row per design point: its price (for reading: plan.csv has full precision), the primary
+    contrast's power per model, the expected separated pairs per arm (blank where unavailable)."""
+    keys = ["tasks", "reps"]
+    first = table.groupby(keys, sort=False).first().reset_index()
+    out = first[keys].copy()
+    out["episodes"] = first["episodes"].map(lambda v: _fmt(v, ",.0f"))
+    out["calls"] = first["calls"].map(lambda v: _fmt(v, ",.0f"))
+    out["cost USD"] = first["usd"].map(lambda v: _fmt(v, ",.2f"))
+    out["wall min"] = first["wall_seconds"].map(lambda v: _fmt(v / 60, ",.1f"))
+    prim = table[(table["role"] == "primary")]
+    for model in dict.fromkeys(prim["model"]):
+        values = prim[prim["model"] == model].set_index(keys)["value"]
+        out[f"power {prim['target'].iloc[0]} {model}"] = values.reindex(pd.MultiIndex.from_frame(out[keys])).to_numpy()
+    pairs = table[table["quantity"] == "separated_pairs"]
+    for arm in dict.fromkeys(pairs["target"]):
+        sub = pairs[pairs["target"] == arm].set_index(keys)
+        out[f"pairs {arm} (of {int(sub['pairs'].iloc[0])})"] = (
+            sub["value"].reindex(pd.MultiIndex.from_frame(out[keys])).to_numpy()
+        )
+    return out
+
+
+def plan_markdown(table: pd.DataFrame, header: list[str], agreement: pd.DataFrame | None) -> str:
+    power = table[(table["quantity"] == "power") & table["available"]]
+    pairs = table[(table["quantity"] == "separated_pairs") & table["available"]]
+    missing = table[~table["available"].astype(bool)].drop_duplicates(["quantity", "target", "model"])
+    parts = ["# Design plan (`incognita plan`)\n", *[f"- {line}" for line in header], ""]
+    parts += ["## Designs\n", to_markdown(designs_table(table))]
+    if len(missing):
+        gone = [f"{r.target}{' for ' + r.model if r.model else ''}" for r in missing.itertuples()]
+        parts.append("Unavailable (an arm of it is absent from the input): " + "; ".join(gone) + ".\n")
+    cols = ["tasks", "reps", "target", "model", "role", "value", "mc_se", "analytic", "gap", "gap_sd"]
+    parts += [
+        "## Every pre-specified contrast (power)\n",
+        to_markdown(power[cols].rename(columns={"target": "contrast"})),
+    ]
+    cols = ["tasks", "reps", "target", "pairs", "value", "mc_se", "analytic"]
+    parts += [
+        "## Separated model pairs per arm (expected count)\n",
+        to_markdown(pairs[cols].rename(columns={"target": "arm"})),
+    ]
+    if agreement is not None and len(agreement):
+        parts += [
+            "## Agreement with `incognita power` (analytic_check)\n",
+            "Two models at the arm's mean success +- half the gap, their model-by-task SD solved so that the "
+            "per-task difference has the row's SD; `tasks` as `incognita power` gives it.\n",
+            to_markdown(agreement),
+        ]
+    parts += ["## How this differs from `incognita power`\n", *[f"- {d}" for d in DIFFERENCES], ""]
+    return "\n".join(parts)
+
+
+def write_plan(table: pd.DataFrame, out_dir: Path, header: list[str], agreement: pd.DataFrame | None) -> list[Path]:
+    """plan.csv (every row, full precision) and plan.md, written atomically."""
+    out_dir = Path(out_dir)
+    csv_path, md_path = out_dir / "plan.csv", out_dir / "plan.md"
+    atomic_write_text(csv_path, table.to_csv(index=False))
+    atomic_write_text(md_path, plan_markdown(table, header, agreement))
+    return [csv_path, md_path]
