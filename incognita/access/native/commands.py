@@ -8,6 +8,7 @@ from __future__ import annotations
 import click
 
 from incognita.access.cells import CARDS_DIR, GOLDEN_DIR, NATIVE_DIR
+from incognita.access.taxonomy import ALL_ARMS
 from incognita.common.fan_out import resolve_workers, workers_option
 from incognita.common.io import InputError
 from incognita.common.pacing import pacing_option, with_pacing
@@ -24,7 +25,7 @@ from incognita.common.pacing import pacing_option, with_pacing
     help="the native user: scripted:customer, or openai:<model> for the harness's own user simulator",
 )
 @click.option("--models-order", required=True, help="all model names, comma-separated (Latin-square rotation)")
-@click.option("--arms", default="direct,indirect,social,native", show_default=True, help="the full rotation")
+@click.option("--arms", default=",".join(ALL_ARMS), show_default=True, help="the full rotation")
 @click.option("--tasks", required=True, help="the task ids to run, comma-separated")
 @click.option(
     "--corpus",

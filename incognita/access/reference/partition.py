@@ -27,6 +27,9 @@ DEFAULT_PATH = "config/partition.yaml"
 DIRECT_EXECUTOR = "agent"
 INDIRECT_HOLDER = "Vega"
 SOCIAL_DESKS = ("Aster", "Boreal", "Cygnus", "Dorian", "Elara", "Fenn")
+# The six desks' holder map: a key of the partition file (holder_maps.social), which the social
+# arm's registry entry names; a config value, not the arm (tests/access/test_taxonomy.py).
+DESK_MAP = "social"
 
 # The fifteen tools of the tau2 retail toolkit (tests check this against the package).
 RETAIL_TOOLS = (
@@ -70,11 +73,11 @@ class Partition:
             raise InputError(f"{self.path}: unknown tool {tool!r} (not one of the {len(self.tools)} retail tools)")
         return self.holders[holder_map][tool]
 
-    def desks(self, holder_map: str = "social") -> tuple[str, ...]:
+    def desks(self, holder_map: str = DESK_MAP) -> tuple[str, ...]:
         """The map's holders, in alphabetical order (the order an agent is offered them)."""
         return tuple(sorted(set(self.holders[holder_map].values())))
 
-    def tools_of(self, desk: str, holder_map: str = "social") -> tuple[str, ...]:
+    def tools_of(self, desk: str, holder_map: str = DESK_MAP) -> tuple[str, ...]:
         return tuple(t for t in self.tools if self.holders[holder_map][t] == desk)
 
 
@@ -187,7 +190,7 @@ def tool_name_order(partition: Partition) -> list[str]:
     """Roles in order of each desk's first tool in the alphabetical tool listing."""
     seen: list[str] = []
     for tool in sorted(partition.tools):
-        desk = partition.holders["social"][tool]
+        desk = partition.holders[DESK_MAP][tool]
         if ROLE_OF_DESK[desk] not in seen:
             seen.append(ROLE_OF_DESK[desk])
     return seen

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from incognita.access.taxonomy import DIRECT, HARNESS_ARMS
 from incognita.common.io import InputError
 
 
@@ -127,7 +128,7 @@ def idle(
 @_every_task_inputs
 @click.option("--vocabulary", default="config/vocabulary.yaml", show_default=True)
 @click.option("--corpus", "corpus_path", default="config/corpus.yaml", show_default=True)
-@click.option("--arm", default="direct", show_default=True, type=click.Choice(["direct", "indirect", "social"]))
+@click.option("--arm", default=DIRECT, show_default=True, type=click.Choice(list(HARNESS_ARMS)))
 def oracle(
     out, cards_dir, golden_dir, db_path, partition_path, prompts_dir, scripted_agents, vocabulary, corpus_path, arm
 ) -> None:

@@ -21,6 +21,7 @@ import io
 import tempfile
 from pathlib import Path
 
+from incognita.access.taxonomy import HARNESS_ARMS, NATIVE
 from incognita.common.io import InputError, atomic_write_text
 
 PROFILE = "idle"
@@ -40,7 +41,7 @@ def run_arms(
     partition_path: str,
     prompts_dir: str,
     scripted_agents: str,
-    arms=("direct", "indirect", "social"),
+    arms=HARNESS_ARMS,
     seed: int = 0,
     budget: int = 300,
 ) -> list[dict]:
@@ -90,7 +91,7 @@ def run_native(
     from incognita.access.native.native_run import NativeJob, NativeSettings, run_job
 
     with tempfile.TemporaryDirectory(prefix="incognita-idle-") as tmp:
-        out_dir = Path(tmp) / "native"
+        out_dir = Path(tmp) / NATIVE
         job = NativeJob(
             model=PROFILE,
             spec=f"scripted:{PROFILE}",
@@ -98,7 +99,7 @@ def run_native(
             tasks=tuple(tasks),
             reps=1,
             seed=seed,
-            arms=("native",),
+            arms=(NATIVE,),
             models_order=(PROFILE,),
             tasks_json=tasks_json,
             cards_dir=str(cards_dir),
@@ -119,7 +120,7 @@ def run_native(
             rows.append(
                 {
                     "task": trial["task"],
-                    "arm": "native",
+                    "arm": NATIVE,
                     **{k: _flag(v) for k, v in nan_free.items()},
                     "turns": str(trial["agent_actions"]),
                     "termination": trial["termination"],

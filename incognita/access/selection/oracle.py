@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from incognita.access.cards.card import WRITE_TOOLS
+from incognita.access.taxonomy import DIRECT
 from incognita.common.io import atomic_write_text
 
 PROFILE = "oracle"
@@ -138,7 +139,7 @@ def run_tasks(
     prompts_dir: str,
     scripted_agents: str,
     vocabulary: str,
-    arm: str = "direct",
+    arm: str = DIRECT,
     seed: int = 0,
     budget: int = 300,
 ) -> list[dict]:
