@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
+from incognita.access.taxonomy import DIRECT, INDIRECT, SOCIAL
 from incognita.common.io import InputError, read_yaml
 
 
@@ -22,14 +23,14 @@ class Assumptions:
     # Agent turns by kind. Totals are the paper's mean agent actions per episode (Section 6.3:
     # 14.4 direct, 13.2 indirect, 26.2 social; config/cost_calibration.yaml); the split follows
     # the offline scripted runs, with social's extra turns going to the desks, as the paper reports.
-    customer_messages: dict = field(default_factory=lambda: {"direct": 6.0, "indirect": 6.0, "social": 6.0})
-    service_messages: dict = field(default_factory=lambda: {"direct": 0.0, "indirect": 6.2, "social": 19.2})
-    tool_calls: dict = field(default_factory=lambda: {"direct": 7.4, "indirect": 0.0, "social": 0.0})
+    customer_messages: dict = field(default_factory=lambda: {DIRECT: 6.0, INDIRECT: 6.0, SOCIAL: 6.0})
+    service_messages: dict = field(default_factory=lambda: {DIRECT: 0.0, INDIRECT: 6.2, SOCIAL: 19.2})
+    tool_calls: dict = field(default_factory=lambda: {DIRECT: 7.4, INDIRECT: 0.0, SOCIAL: 0.0})
     # Backend steps per message (a release_field or tool call, then the reply). The customer's from
     # the scripted runs; the service side's fitted to the paper's prices (incognita.access.planning.cost_calibration:
     # indirect's fixes the holder's, social's a desk's; the scripted runs take 1.8 and 1.4).
     customer_steps: float = 1.5
-    service_steps: dict = field(default_factory=lambda: {"indirect": 2.93, "social": 3.87})
+    service_steps: dict = field(default_factory=lambda: {INDIRECT: 2.93, SOCIAL: 3.87})
     desks_engaged: float = 4.0  # social: the service messages spread over this many desks' conversations
     # Tokens a conversation grows by per call (the new turns it resends next time).
     growth: dict = field(
@@ -82,7 +83,7 @@ def assumed_like(arm: str, assumptions: Assumptions, arms, partition) -> str:
     if arm in assumptions.customer_messages:
         return arm
     entry = arms.arm(arm)
-    return "direct" if entry.agent_executes else ("indirect" if len(entry.owners(partition)) == 1 else "social")
+    return DIRECT if entry.agent_executes else (INDIRECT if len(entry.owners(partition)) == 1 else SOCIAL)
 
 
 def longest_arms(design_arms, arms, partition, share: float = 0.9) -> frozenset[str]:

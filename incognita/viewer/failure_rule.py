@@ -12,19 +12,7 @@ from __future__ import annotations
 from collections import Counter
 
 from incognita.access.reader import trial_reading as reader
-from incognita.access.taxonomy import FAILURE_TYPES
-
-# The questions of docs/reader.md, "The five failure types", in the order the reader asks them.
-RULES = {
-    "never_requested": "no action attempted; some needed facts missing, and no missing fact's source was approached",
-    "requested_not_obtained": "no action attempted; some needed facts missing, and the source of at least one "
-    "missing fact was approached",
-    "obtained_not_delivered": "no action attempted; no needed fact missing",
-    "delivered_incorrect": "an action was attempted; a required action was not executed correctly, or an action "
-    "outside the reference was executed",
-    "correct_unconfirmed": "an action was attempted; every required action executed correctly and none outside, "
-    "and the task failed anyway",
-}
+from incognita.access.taxonomy import FAILURE_TYPES, outcome_record
 
 
 def _fact_name(fact: reader.Fact) -> str:
@@ -72,7 +60,8 @@ def explain(events: list, task: dict, arm: str, label: str | None, calls: reader
     return {
         "label": label,
         "rule": FAILURE_TYPES.index(label) + 1 if label in FAILURE_TYPES else None,
-        "question": RULES.get(label, "unknown label"),
+        # a failure type's description is its question of docs/reader.md, "The five failure types"
+        "question": outcome_record(label).description if label in FAILURE_TYPES else "unknown label",
         "evidence": evidence,
         # A disagreement means the table was read by another reader version than this code.
         "recomputed": reading.label,

@@ -100,7 +100,7 @@ def native_page(path: Path, trial: dict) -> dict:
     reward = dict(sim["reward_info"])
     reward["info"] = {k: v for k, v in (reward.get("info") or {}).items() if k != "incognita"}
     return {
-        "kind": "native",
+        "kind": NATIVE,  # episode.js draws a native run by this kind
         "key": episode_key(NATIVE, str(facts["model"]), str(facts["task"]), int(facts["rep"])),
         "cell": {
             "arm": NATIVE,

@@ -11,6 +11,7 @@ import click
 
 from incognita.access.arm_registry import DEFAULT_PATH as ARM_REGISTRY
 from incognita.access.paths import EPISODES_DIR
+from incognita.access.taxonomy import HARNESS_ARMS
 from incognita.common.fan_out import resolve_workers, workers_option
 from incognita.common.io import InputError
 from incognita.common.pacing import pacing_option, with_pacing
@@ -23,7 +24,7 @@ from incognita.common.pacing import pacing_option, with_pacing
 @click.option("--task", required=True, help="the task's qualified id, <domain>/<upstream id> (retail/46)")
 @click.option("--task-position", type=int, required=True, help="index of the task in the design's tasks")
 @click.option("--reps", type=int, required=True, help="run repetitions 0..REPS-1")
-@click.option("--arms", default="direct,indirect,social", show_default=True)
+@click.option("--arms", default=",".join(HARNESS_ARMS), show_default=True)
 @click.option("--seed", type=int, required=True, help="the design seed")
 @click.option("--budget", type=int, default=300, show_default=True, help="agent turn budget")
 @click.option("--customer", "customer_spec", default="scripted:customer", show_default=True)
@@ -203,13 +204,13 @@ def archive(label: str, results_dir: str, domains: tuple[str, ...]) -> None:
     The reader never reads the archive, and refuses to pool runs of one task made from different
     cards."""
     from incognita.access.domain import REGISTRY, domain_files
-    from incognita.access.episodes.run_archive import archive_runs
+    from incognita.access.episodes.run_archive import NATIVE_RUNS, archive_runs
 
     locks = {d: domain_files(d).locks for d in (domains or REGISTRY)}
     target = archive_runs(results_dir, label, locks)
     manifest = json.loads((target / "MANIFEST.json").read_text())
     runs = manifest["runs"]
-    click.echo(f"{target}: {runs['episodes']} episode records, {runs['native']} native results archived")
+    click.echo(f"{target}: {runs['episodes']} episode records, {runs[NATIVE_RUNS]} native results archived")
 
 
 COMMANDS = [episodes, episode_table, archive]

@@ -22,12 +22,13 @@ import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
-from incognita.access.paths import episode_records
+from incognita.access.paths import NATIVE_DIR, episode_records
 from incognita.common.io import InputError, atomic_write_text
 
 ARCHIVE_DIR = "archive"
+NATIVE_RUNS = Path(NATIVE_DIR).name  # the native results' directory (and their count in the manifest)
 # What `incognita archive` copies, relative to the results directory.
-LIVE_RUNS = ("episodes", "native", "trials.parquet", "trials.csv")
+LIVE_RUNS = ("episodes", NATIVE_RUNS, "trials.parquet", "trials.csv")
 
 
 def check_one_version(runs: Iterable[tuple[str, str, str | None]]) -> None:
@@ -61,7 +62,7 @@ def archive_runs(results_dir: str | Path, label: str, locks: dict[str, Path]) ->
     if target.exists():
         raise InputError(f"{target}: already archived; choose another label (archives are never overwritten)")
     present = [name for name in LIVE_RUNS if (results_dir / name).exists()]
-    if not any((results_dir / name).is_dir() for name in ("episodes", "native")):
+    if not any((results_dir / name).is_dir() for name in ("episodes", NATIVE_RUNS)):
         raise InputError(f"{results_dir}: no episodes/ or native/ to archive")
     staging = results_dir / ARCHIVE_DIR / f".{label}.partial"
     if staging.exists():
@@ -83,7 +84,7 @@ def archive_runs(results_dir: str | Path, label: str, locks: dict[str, Path]) ->
 def _manifest(root: Path, present: list[str], locks: dict[str, Path]) -> dict:
     """What the archived runs were made from: per task the card versions seen, and the locks."""
     cards: dict[str, set[str]] = {}
-    counts = {"episodes": 0, "native": 0}
+    counts = {"episodes": 0, NATIVE_RUNS: 0}
     for path in episode_records(root / "episodes"):
         counts["episodes"] += 1
         try:
@@ -93,7 +94,8 @@ def _manifest(root: Path, present: list[str], locks: dict[str, Path]) -> dict:
             cards.setdefault("(unreadable)", set()).add(str(path.relative_to(root)))
             continue
         cards.setdefault(task, set()).add(f"v{card.get('version')} {_short(card.get('sha256'))}")
-    counts["native"] = len(list((root / "native").rglob("r*.json"))) if (root / "native").is_dir() else 0
+    natives = root / NATIVE_RUNS
+    counts[NATIVE_RUNS] = len(list(natives.rglob("r*.json"))) if natives.is_dir() else 0
     return {
         "archived": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "commit": _git_commit(),

@@ -17,7 +17,8 @@ from matplotlib.patches import Patch
 
 from incognita.access.figures.figure_drawing import figure_title, new_figure, no_data
 from incognita.access.figures.figure_inputs import Stats, ordered
-from incognita.access.figures.figure_style import ABSENT, MEASURES, OTHER_OUTCOME, OUTCOMES, arm_label
+from incognita.access.figures.figure_style import ABSENT, MEASURES, OTHER_OUTCOME, OUTCOMES, arm_label, text_color
+from incognita.access.taxonomy import EXCLUDED, FAILED_UNLABELLED
 
 # --- Figure 3: outcome composition and process completion ---------------------------------------
 
@@ -63,7 +64,7 @@ def _outcome_legend(present: set[str]) -> list[Patch]:
     handles = [
         Patch(color=c, label=lab)
         for key, (lab, c) in OUTCOMES.items()
-        if key in present or key not in ("failed_unlabelled", "excluded")
+        if key in present or key not in (FAILED_UNLABELLED, EXCLUDED)
     ]
     extra = sorted(present - set(OUTCOMES))
     if extra:
@@ -96,7 +97,7 @@ def _composition_panel(stats: Stats, ax: Axes, arm: str, top: float, first: bool
             width=0.75,
             edgecolor="white",
             lw=0.5,
-            hatch="//" if outcome == "excluded" else None,
+            hatch="//" if outcome == EXCLUDED else None,
         )
         for xi, v, b in zip(x, vals, bottom):
             if v >= 0.06 * top:  # label only segments tall enough to hold the number
@@ -107,7 +108,7 @@ def _composition_panel(stats: Stats, ax: Axes, arm: str, top: float, first: bool
                     ha="center",
                     va="center",
                     fontsize=7,
-                    color="white" if outcome in ("success", "never_requested", "correct_unconfirmed") else "black",
+                    color=text_color(color),
                 )
         bottom += vals
     ax.set_xticks(x, models, rotation=30, ha="right")

@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from incognita.access.figures.figure_style import ARM_ORDER
+from incognita.access.taxonomy import SOCIAL
 from incognita.common.io import InputError
 
 # --- the input contract ------------------------------------------------------------------
@@ -116,7 +117,7 @@ def model_order(success: pd.DataFrame) -> tuple[str, ...]:
     Ties, and every model when there is no social arm, keep their order in success.csv.
     """
     first = list(dict.fromkeys(success["model"]))
-    social = success[success["arm"] == "social"].set_index("model")["success"]
+    social = success[success["arm"] == SOCIAL].set_index("model")["success"]
     if social.empty:
         return tuple(first)
     return tuple(sorted(first, key=lambda m: (-social.get(m, -math.inf), first.index(m))))

@@ -3,37 +3,28 @@ every figure module (incognita.access.figures) and the tables.
 
 Arm labels and display order, outcome and measure names with their colours, the contrasts'
 labels, the model palette (Okabe-Ito), and the formats of signed differences, p values,
-dollars and counts.
+dollars and counts. The arms' and outcomes' labels and colours are their records in
+incognita.access.taxonomy; this module only arranges them for the figures.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from matplotlib.colors import to_rgb
 
-from incognita.access.taxonomy import HARNESS_ARMS
+from incognita.access import taxonomy
+from incognita.access.taxonomy import DIRECT, HARNESS_ARMS, INDIRECT, NATIVE, SOCIAL, arm_label, arm_record
 
 # --- vocabulary shown on the figures -------------------------------------------------------
 
-ARM_LABELS = {
-    "direct": "Centralized (direct)",
-    "indirect": "Centralized (indirect)",
-    "social": "Socially distributed",
-    "native": "Native anchor",
-}
+# The figures import arm_label from here: a record's label, or an arm without one by its name.
+ARM_LABELS = {a.name: a.label for a in taxonomy.ARM_RECORDS}
 ARM_ORDER = tuple(ARM_LABELS)
 CONDITIONS = HARNESS_ARMS  # the three Incognita conditions (native is an anchor)
 
-OUTCOMES = {  # composition order: success, then the failure chain from first to last stage
-    "success": ("Success", "#1b7837"),
-    "never_requested": ("1 Never requested", "#b2182b"),
-    "requested_not_obtained": ("2 Requested, not obtained", "#ef8a62"),
-    "obtained_not_delivered": ("3 Obtained, not delivered", "#fddbc7"),
-    "delivered_incorrect": ("4 Delivered, incorrect", "#67a9cf"),
-    "correct_unconfirmed": ("5 Correct, unconfirmed", "#2166ac"),
-    "failed_unlabelled": ("Failed, no type (native harness)", "#9e9ac8"),
-    "excluded": ("Excluded (broke outside the agent)", "#bdbdbd"),
-}
-OTHER_OUTCOME = ("Other / unlabelled", "#f0e442")
+# composition order: success, then the failure chain from first to last stage
+OUTCOMES = {o.name: (o.label, o.color) for o in taxonomy.OUTCOME_RECORDS}
+OTHER_OUTCOME = ("Other / unlabelled", "#f0e442")  # a label the taxonomy does not know
 
 MEASURES = {  # the coordination chain in the order an agent meets it
     "holder_contacted": "Holder contacted",
@@ -44,10 +35,10 @@ MEASURES = {  # the coordination chain in the order an agent meets it
     "execution": "Execution / assignment",
 }
 
-CONTRASTS = {
-    "indirect-social": ("Indirect − social (primary)", "#0072B2"),
-    "direct-indirect": ("Direct − indirect", "#E69F00"),
-    "native-direct": ("Native − direct", "#009E73"),
+CONTRASTS = {  # named `<minuend>-<subtrahend>` (incognita.access.stats.interpretation), in the minuend's colour
+    f"{INDIRECT}-{SOCIAL}": ("Indirect − social (primary)", arm_record(INDIRECT).color),
+    f"{DIRECT}-{INDIRECT}": ("Direct − indirect", arm_record(DIRECT).color),
+    f"{NATIVE}-{DIRECT}": ("Native − direct", arm_record(NATIVE).color),
 }
 
 # Okabe-Ito: distinguishable for the common colour-vision deficiencies.
@@ -57,8 +48,12 @@ ZERO_COST_NOTE = "All costs are $0: scripted (offline) backends make no paid cal
 ABSENT = "absent"
 
 
-def arm_label(arm: str) -> str:
-    return ARM_LABELS.get(arm, arm)
+def text_color(fill: str) -> str:
+    """White or black, whichever reads better on `fill` (WCAG contrast: relative luminance
+    below 0.179 is dark), so a number printed on a bar follows the bar's colour."""
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in to_rgb(fill)]
+    luminance = 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+    return "white" if luminance < 0.179 else "black"
 
 
 def arm_tick(arm: str) -> str:

@@ -24,7 +24,7 @@ from incognita.access.figures.figure_drawing import (
 )
 from incognita.access.figures.figure_inputs import Stats, ordered
 from incognita.access.figures.figure_style import ARM_ORDER, CONDITIONS, CONTRASTS, arm_label, arm_tick, fmt_signed
-from incognita.access.taxonomy import NATIVE
+from incognita.access.taxonomy import DIRECT, INDIRECT, NATIVE, SOCIAL, arm_record
 
 # --- Figure 2: success and the paired differences ------------------------------------------------
 
@@ -40,7 +40,7 @@ def fig2_success(stats: Stats) -> Figure:
         fontweight="bold",
     )
     _success_slopes(stats, ax_s)
-    _contrast_forest(stats, ax_d, ("indirect-social", "direct-indirect"))
+    _contrast_forest(stats, ax_d, (f"{INDIRECT}-{SOCIAL}", f"{DIRECT}-{INDIRECT}"))
     ax_d.set_title("B. Paired differences per model (per-task differences, 95% t interval)")
     return fig
 
@@ -143,7 +143,8 @@ def fig5_native(stats: Stats) -> Figure:
     models = [m for m in stats.models if m in table.index]
     y = np.arange(len(models))
     # the two settings sit slightly apart so equal values stay visible
-    for arm, marker, color, dy in (("direct", "s", "#E69F00", -0.12), ("native", "D", "#009E73", 0.12)):
+    for arm, marker, dy in ((DIRECT, "s", -0.12), (NATIVE, "D", 0.12)):
+        color = arm_record(arm).color
         if arm in table.columns:
             ax_s.plot(table[arm].reindex(models), y + dy, marker, color=color, ms=8, ls="none", label=arm_label(arm))
             for yi, v in zip(y + dy, table[arm].reindex(models)):
@@ -166,7 +167,7 @@ def fig5_native(stats: Stats) -> Figure:
     ax_s.set_title("A. Success in each setting")
     ax_s.grid(axis="x", color="0.9")
     ax_s.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncols=2, frameon=False, fontsize=8)
-    _contrast_forest(stats, ax_d, ("native-direct",))
+    _contrast_forest(stats, ax_d, (f"{NATIVE}-{DIRECT}",))
     ax_d.set_title("B. Native − direct, per-task paired difference (95% t interval)")
     ax_d.set_ylabel("")
     return fig

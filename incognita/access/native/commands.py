@@ -9,6 +9,7 @@ import click
 
 from incognita.access.domain import SOURCE_ROOT
 from incognita.access.paths import CARDS_ROOT, GOLDEN_ROOT, NATIVE_DIR
+from incognita.access.taxonomy import ALL_ARMS
 from incognita.common.fan_out import resolve_workers, workers_option
 from incognita.common.io import InputError
 from incognita.common.pacing import pacing_option, with_pacing
@@ -25,7 +26,7 @@ from incognita.common.pacing import pacing_option, with_pacing
     help="the native user: scripted:customer, or openai:<model> for the harness's own user simulator",
 )
 @click.option("--models-order", required=True, help="all model names, comma-separated (Latin-square rotation)")
-@click.option("--arms", default="direct,indirect,social,native", show_default=True, help="the full rotation")
+@click.option("--arms", default=",".join(ALL_ARMS), show_default=True, help="the full rotation")
 @click.option("--tasks", required=True, help="the tasks to run, qualified ids (retail/46), comma-separated")
 @click.option(
     "--corpus",

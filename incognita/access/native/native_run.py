@@ -352,7 +352,7 @@ def run_job(job: NativeJob, settings: NativeSettings, log=print, workers: int = 
     # Runs are independent (own seed, task copy, environment and usage), as in the harness's own
     # run_tasks(max_concurrency=...), whose thread pool this mirrors: run_tasks draws its seeds from
     # one base seed, where each of our cells carries its own.
-    return run_in_order([functools.partial(run, *r) for r in runs], workers, "native")
+    return run_in_order([functools.partial(run, *r) for r in runs], workers, NATIVE)
 
 
 def _check_inputs(job: NativeJob, upstream: dict, corpus: list[str]) -> None:

@@ -25,6 +25,7 @@ import functools
 import json
 import threading
 
+from incognita.access.taxonomy import DIRECT
 from incognita.common.backends.base import ModelRequest, ModelResponse, ToolCall, Turn
 from incognita.common.io import InputError, read_json, read_yaml
 
@@ -56,7 +57,7 @@ class NativeAgentLogic:
             raise InputError(f"{args['profiles']}: no scripted agent profile {args['profile']!r}")
         self.seed = int(args["seed"])
         context = {
-            "arm": "direct",
+            "arm": DIRECT,
             "domain": get_domain(args["domain"]),
             "agent_executes": True,  # the native harness's agent holds the tools, as in the direct arm
             "holders_declared": True,

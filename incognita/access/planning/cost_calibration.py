@@ -30,6 +30,7 @@ from pathlib import Path
 
 from incognita.access.cost_assumptions import Assumptions
 from incognita.access.planning.cost_estimate import Estimator
+from incognita.access.taxonomy import DIRECT, INDIRECT, NATIVE, SOCIAL
 from incognita.common.io import InputError, read_yaml
 
 
@@ -73,8 +74,6 @@ def measured(path: str | Path) -> Observations:
     Refuses a table without priced usage: an offline scripted run records no tokens, and a price
     of zero fits nothing."""
     import pandas as pd
-
-    from incognita.access.taxonomy import NATIVE
 
     try:
         trials = pd.read_parquet(path)
@@ -125,7 +124,7 @@ class Rung:
 
 LADDER = (
     Rung(
-        "direct",
+        DIRECT,
         "reasoning",
         "reasoning-table factor (the agent's reasoning tokens per call)",
         _scale_reasoning,
@@ -133,20 +132,20 @@ LADDER = (
         lambda a: 1.0,
     ),
     Rung(
-        "indirect",
-        "service_steps.indirect",
+        INDIRECT,
+        f"service_steps.{INDIRECT}",
         "the holder's calls per message",
-        _service_steps("indirect"),
+        _service_steps(INDIRECT),
         (0.25, 40.0),
-        lambda a: a.service_steps["indirect"],
+        lambda a: a.service_steps[INDIRECT],
     ),
     Rung(
-        "social",
-        "service_steps.social",
+        SOCIAL,
+        f"service_steps.{SOCIAL}",
         "a desk's calls per message",
-        _service_steps("social"),
+        _service_steps(SOCIAL),
         (0.25, 40.0),
-        lambda a: a.service_steps["social"],
+        lambda a: a.service_steps[SOCIAL],
     ),
 )
 

@@ -26,7 +26,14 @@ from incognita.access.episodes.records import (
     ToolProposal,
 )
 from incognita.access.reader.trial_contract import NA, PROCESS_COLUMNS, TrialRow
-from incognita.access.taxonomy import NATIVE
+from incognita.access.taxonomy import (
+    CORRECT_UNCONFIRMED,
+    DELIVERED_INCORRECT,
+    NATIVE,
+    NEVER_REQUESTED,
+    OBTAINED_NOT_DELIVERED,
+    REQUESTED_NOT_OBTAINED,
+)
 from incognita.common.io import InputError
 
 # Bumped when a definition in docs/reader.md changes meaning: the workflow passes it as a
@@ -242,11 +249,11 @@ def classify(
     """The five failure types, first match wins (paper, Section 4.3). Failed trials only."""
     if not attempted:
         if missing:
-            return "requested_not_obtained" if any(approached) else "never_requested"
-        return "obtained_not_delivered"
+            return REQUESTED_NOT_OBTAINED if any(approached) else NEVER_REQUESTED
+        return OBTAINED_NOT_DELIVERED
     if not actions_correct or outside_action:
-        return "delivered_incorrect"
-    return "correct_unconfirmed"
+        return DELIVERED_INCORRECT
+    return CORRECT_UNCONFIRMED
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,8 @@ from typing import Any
 from incognita.access.arm_registry import DEFAULT_PATH as ARM_REGISTRY
 from incognita.access.arm_registry import ArmRegistry, arm_registry
 from incognita.access.domain import id_order
-from incognita.access.reference.partition import Partition, load_partition
+from incognita.access.reference.partition import DESK_MAP, Partition, load_partition
+from incognita.access.taxonomy import SOCIAL
 from incognita.common.io import (
     InputError,
     read_json,
@@ -58,8 +59,8 @@ DEFINITIONS_VERSION = 1
 
 # The holder map whose desks define a task's level (the paper's stratification), and the arm
 # whose role assignments the paper totals (PAPER_TOTALS).
-LEVEL_MAP = "social"
-PAPER_ROLE_ARM = "social"
+LEVEL_MAP = DESK_MAP
+PAPER_ROLE_ARM = SOCIAL
 PAPER_TOTALS = {"tasks": 18, "calls": 146, "counted": 114, "role_assignments": 89, "information_items": 138}
 
 # The golden format is read in either of two layouts: the one first agreed (card and replay

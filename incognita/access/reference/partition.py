@@ -19,6 +19,10 @@ from pathlib import Path
 from incognita.access.arm_registry import is_holder_name
 from incognita.common.io import InputError, read_yaml, sha256_file, sha256_obj
 
+# The desks' holder map: a key of a domain's partition file (holder_maps.social), which the social
+# arm's registry entry names; a config value, not the arm (tests/access/test_taxonomy.py).
+DESK_MAP = "social"
+
 
 @dataclass(frozen=True)
 class Partition:
@@ -43,11 +47,11 @@ class Partition:
             raise InputError(f"{self.path}: unknown tool {tool!r} (not one of its {len(self.tools)} tools)")
         return self.holders[holder_map][tool]
 
-    def desks(self, holder_map: str = "social") -> tuple[str, ...]:
+    def desks(self, holder_map: str = DESK_MAP) -> tuple[str, ...]:
         """The map's holders, in alphabetical order (the order an agent is offered them)."""
         return tuple(sorted(set(self.holders[holder_map].values())))
 
-    def tools_of(self, desk: str, holder_map: str = "social") -> tuple[str, ...]:
+    def tools_of(self, desk: str, holder_map: str = DESK_MAP) -> tuple[str, ...]:
         return tuple(t for t in self.tools if self.holders[holder_map][t] == desk)
 
 

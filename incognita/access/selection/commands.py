@@ -14,7 +14,7 @@ from incognita.access.domain import domain_files, id_order
 from incognita.access.paths import cards_dir as default_cards
 from incognita.access.paths import coordination_file, idle_table, oracle_table
 from incognita.access.paths import golden_dir as default_golden
-from incognita.access.taxonomy import HARNESS_ARMS
+from incognita.access.taxonomy import DIRECT, HARNESS_ARMS
 from incognita.common.io import InputError
 
 DOMAIN = click.option("--domain", required=True, help="a registered benchmark domain (incognita.access.domain)")
@@ -165,7 +165,7 @@ def idle(
 @click.option("--out", default=None, help="default: results/reference/<domain>/oracle.tsv")
 @_every_task_inputs
 @click.option("--corpus", "corpus_path", default=None, help="default: the domain's corpus.yaml")
-@click.option("--arm", default=HARNESS_ARMS[0], show_default=True, type=click.Choice(HARNESS_ARMS))
+@click.option("--arm", default=DIRECT, show_default=True, type=click.Choice(list(HARNESS_ARMS)))
 def oracle(
     out,
     domain,

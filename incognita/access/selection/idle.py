@@ -93,7 +93,7 @@ def run_native(
     from incognita.access.native.native_run import NativeJob, NativeSettings, run_job
 
     with tempfile.TemporaryDirectory(prefix="incognita-idle-") as tmp:
-        out_dir = Path(tmp) / "native"
+        out_dir = Path(tmp) / NATIVE
         job = NativeJob(
             model=PROFILE,
             spec=f"scripted:{PROFILE}",

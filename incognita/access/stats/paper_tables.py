@@ -14,6 +14,7 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
+from incognita.access import taxonomy
 from incognita.access.stats.estimator import (
     FAILURE_TYPES,
     NATIVE,
@@ -255,7 +256,7 @@ def split_half_tables(
 
 # --- composition, process, counts, cost -----------------------------------------------------------
 
-OUTCOMES = ("success", *FAILURE_TYPES, "failed_unlabelled", "excluded")
+OUTCOMES = taxonomy.OUTCOMES  # success, the five failure types, failed_unlabelled, excluded
 
 
 def _outcomes(trials: pd.DataFrame) -> pd.Series:
@@ -263,8 +264,8 @@ def _outcomes(trials: pd.DataFrame) -> pd.Series:
     labelled = label.isin(FAILURE_TYPES).to_numpy()
     out = np.select(
         [trials["excluded"].to_numpy(), (trials[SUCCESS] == 1.0).to_numpy(), labelled],
-        ["excluded", "success", label.where(labelled, "").to_numpy()],
-        "failed_unlabelled",
+        [taxonomy.EXCLUDED, taxonomy.SUCCESS, label.where(labelled, "").to_numpy()],
+        taxonomy.FAILED_UNLABELLED,
     )
     return pd.Series(out, index=trials.index)
 
@@ -373,7 +374,7 @@ def power_table(
 
 # --- the non-reference-reads audit (Appendix B.2) ------------------------------------------------
 
-AUDITED = "requested_not_obtained"
+AUDITED = taxonomy.REQUESTED_NOT_OBTAINED
 
 
 def audit_reads_table(trials: pd.DataFrame, arms: list[str], models: list[str]) -> pd.DataFrame:

@@ -13,23 +13,32 @@ import numpy as np
 import pandas as pd
 
 from incognita.access.stats.estimator import ARMS, FAILURE_TYPES, PROCESS_MEASURES
+from incognita.access.taxonomy import (
+    DIRECT,
+    INDIRECT,
+    NATIVE,
+    NEVER_REQUESTED,
+    OBTAINED_NOT_DELIVERED,
+    REQUESTED_NOT_OBTAINED,
+    SOCIAL,
+)
 
 DEFAULT_MODELS = ("m1", "m2", "m3", "m4")
 # Ability of each model (in order) per arm, on the logit scale.
 ABILITY = {
-    "direct": (2.4, 2.6, 2.7, 2.7),
-    "indirect": (2.0, 2.3, 2.4, 2.4),
-    "social": (-1.2, 0.6, 1.6, 1.7),
-    "native": (2.5, 2.6, 2.8, 2.7),
+    DIRECT: (2.4, 2.6, 2.7, 2.7),
+    INDIRECT: (2.0, 2.3, 2.4, 2.4),
+    SOCIAL: (-1.2, 0.6, 1.6, 1.7),
+    NATIVE: (2.5, 2.6, 2.8, 2.7),
 }
 # Failure-type mix of failed trials (order of FAILURE_TYPES) per Incognita arm.
 FAILURE_MIX = {
-    "direct": (0.05, 0.05, 0.15, 0.65, 0.10),
-    "indirect": (0.10, 0.15, 0.15, 0.50, 0.10),
-    "social": (0.10, 0.60, 0.10, 0.15, 0.05),
+    DIRECT: (0.05, 0.05, 0.15, 0.65, 0.10),
+    INDIRECT: (0.10, 0.15, 0.15, 0.50, 0.10),
+    SOCIAL: (0.10, 0.60, 0.10, 0.15, 0.05),
 }
 # Processes an arm does not contain (NaN there, never 0).
-ABSENT = {"direct": ("role_identification", "holder_contacted"), "native": PROCESS_MEASURES}
+ABSENT = {DIRECT: ("role_identification", "holder_contacted"), NATIVE: PROCESS_MEASURES}
 
 
 def synthetic_trials(
@@ -72,20 +81,20 @@ def synthetic_trials(
 
 
 def _labels(df: pd.DataFrame, rng: np.random.Generator) -> None:
-    failed = (df["success"] == 0.0) & ~df["excluded"] & (df["arm"] != "native")
+    failed = (df["success"] == 0.0) & ~df["excluded"] & (df["arm"] != NATIVE)
     label = pd.Series(pd.NA, index=df.index, dtype=object)
     for arm, mix in FAILURE_MIX.items():
         idx = df.index[failed & (df["arm"] == arm)]
         label[idx] = rng.choice(FAILURE_TYPES, size=len(idx), p=mix)
     df["failure_type"] = label
     df["injected_failure"] = label.where(rng.random(len(df)) < 0.5, pd.NA)
-    reads = rng.poisson(np.where(df["arm"] == "social", 0.4, 0.1))
-    reads = np.where(df["arm"] == "native", 0, reads)
+    reads = rng.poisson(np.where(df["arm"] == SOCIAL, 0.4, 0.1))
+    reads = np.where(df["arm"] == NATIVE, 0, reads)
     df["non_reference_reads"] = reads
     credited = label.copy()
-    movable = (label == "requested_not_obtained").fillna(False).to_numpy() & (reads > 0)
+    movable = (label == REQUESTED_NOT_OBTAINED).fillna(False).to_numpy() & (reads > 0)
     credited[movable] = rng.choice(
-        ["obtained_not_delivered", "never_requested", "requested_not_obtained"],
+        [OBTAINED_NOT_DELIVERED, NEVER_REQUESTED, REQUESTED_NOT_OBTAINED],
         size=int(movable.sum()),
         p=[0.4, 0.4, 0.2],
     )
@@ -101,12 +110,12 @@ def _process(df: pd.DataFrame, rng: np.random.Generator) -> None:
 
 
 def _counts_and_usage(df: pd.DataFrame, rng: np.random.Generator, usd_per_1k_tokens: float) -> None:
-    social = (df["arm"] == "social").to_numpy()
+    social = (df["arm"] == SOCIAL).to_numpy()
     n = len(df)
     df["agent_actions"] = rng.poisson(np.where(social, 26.0, 14.0))
     df["messages"] = rng.poisson(np.where(social, 20.0, 9.0))
     df["unanswerable_questions"] = np.where(
-        df["arm"].isin(["direct", "native"]), 0, rng.poisson(np.where(social, 6.0, 1.5))
+        df["arm"].isin([DIRECT, NATIVE]), 0, rng.poisson(np.where(social, 6.0, 1.5))
     )
     df["tokens_agent"] = rng.integers(5_000, 40_000, n) * np.where(social, 2, 1)
     df["tokens_episode"] = df["tokens_agent"] + rng.integers(2_000, 20_000, n)

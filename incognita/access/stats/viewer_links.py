@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import pandas as pd
 
+from incognita.access.taxonomy import EXCLUDED, FAILED_UNLABELLED, SUCCESS
 from incognita.common.viewer_links import NONE, md_link, view_href
 
 VIEWER = "../viewer/index.html"  # from results/stats/
 # A composition outcome as the index's filter: success and excluded are outcomes; a failure
 # type is its own column; a failure the reader does not label (native) has none.
-_OUTCOME_FILTER = {"success": {"outcome": "success"}, "excluded": {"outcome": "excluded"}}
+_OUTCOME_FILTER = {SUCCESS: {"outcome": "success"}, EXCLUDED: {"outcome": "excluded"}}
 
 
 def _link(label: str, **filters: str) -> str:
@@ -27,7 +28,7 @@ def _link(label: str, **filters: str) -> str:
 def _composition_filter(outcome: str) -> dict[str, str]:
     if outcome in _OUTCOME_FILTER:
         return _OUTCOME_FILTER[outcome]
-    if outcome == "failed_unlabelled":
+    if outcome == FAILED_UNLABELLED:
         return {"outcome": "failed", "failure_type": NONE}
     return {"failure_type": outcome}
 

@@ -48,7 +48,14 @@ from incognita.access.episodes.scripted.language import (
 from incognita.access.episodes.scripted.picks import Choosing, GiveUp, PlainPicking, PlainTelling
 from incognita.access.episodes.scripted.reconsidering import Reconsidering, refusal_reason
 from incognita.access.golden.provenance import result_doc
-from incognita.access.taxonomy import FAILURE_TYPES
+from incognita.access.taxonomy import (
+    CORRECT_UNCONFIRMED,
+    DELIVERED_INCORRECT,
+    FAILURE_TYPES,
+    NEVER_REQUESTED,
+    OBTAINED_NOT_DELIVERED,
+    REQUESTED_NOT_OBTAINED,
+)
 from incognita.common.backends.base import ModelRequest, ModelResponse, ToolCall
 
 MAX_DEMANDS = 8  # how many times the agent lets the customer add a demand before starting
@@ -165,10 +172,10 @@ class ScriptedAgent:
 
     # ------------------------------------------------------------------ the policy
     def _run(self) -> Generator[dict, str, None]:
-        if self._injection == "never_requested":
+        if self._injection == NEVER_REQUESTED:
             # Leaves without a word to anyone: the reader's "approached" is any contact with a
             # fact's source (the customer included), so even a goodbye would be an approach.
-            self._mark("never_requested")
+            self._mark(NEVER_REQUESTED)
             while True:
                 yield {"kind": "message", "to": "ENVIRONMENT", "text": "done", "type": "FINAL"}
         try:
@@ -235,7 +242,7 @@ class ScriptedAgent:
         inj = self._injection
         writes_done = 0
         for position, call in enumerate(self.plan.calls):
-            if call.write and inj == "obtained_not_delivered":
+            if call.write and inj == OBTAINED_NOT_DELIVERED:
                 yield from self._gather(self.plan.calls[position:])  # everything needed is in hand ...
                 self._mark(inj)
                 raise GiveUp("stopped before making any change")  # ... and no change is ever asked for
@@ -244,14 +251,14 @@ class ScriptedAgent:
                     yield from self._ask_customer(token)
             picks = self._picks()
             args = yield from self._build_args(call)
-            if call.write and (inj == "delivered_incorrect" or self.rng.random() < self.profile.slip_rate):
+            if call.write and (inj == DELIVERED_INCORRECT or self.rng.random() < self.profile.slip_rate):
                 args = self._slip(call, args)
             if call.write:
                 # Confirmed with the customer, who may change its mind there, and relayed to it
                 # if refused as asked (incognita.access.episodes.scripted.reconsidering).
                 writes_done += yield from self._settle_change(call, args, picks)
                 continue
-            if not call.write and inj == "requested_not_obtained" and self._feeds_write(call):
+            if not call.write and inj == REQUESTED_NOT_OBTAINED and self._feeds_write(call):
                 self._mark(inj)
                 args = _corrupt(args)
                 yield from self._execute(call, args, tolerate_failure=True)
@@ -422,8 +429,8 @@ class ScriptedAgent:
 
     def _slip(self, call: PlannedCall, args: dict) -> dict:
         self.ground_truth["slips"] += 1
-        if self._injection == "delivered_incorrect":
-            self._mark("delivered_incorrect")
+        if self._injection == DELIVERED_INCORRECT:
+            self._mark(DELIVERED_INCORRECT)
         return _corrupt(args, self.rng)
 
     def _feeds_write(self, call: PlannedCall) -> bool:
@@ -442,11 +449,11 @@ class ScriptedAgent:
         # (docs/reader.md): e.g. an unreported answer on a task with no change is "obtained but
         # not delivered", not "correct but unconfirmed".
         applicable = {
-            "never_requested": any(c.tokens() for c in plan.calls),
-            "requested_not_obtained": has_write and any(not c.write and self._feeds_write(c) for c in plan.calls),
-            "obtained_not_delivered": has_write and not self._reads_after_a_change(),
-            "delivered_incorrect": has_write,
-            "correct_unconfirmed": has_write and any(i.source is not None for i in plan.info),
+            NEVER_REQUESTED: any(c.tokens() for c in plan.calls),
+            REQUESTED_NOT_OBTAINED: has_write and any(not c.write and self._feeds_write(c) for c in plan.calls),
+            OBTAINED_NOT_DELIVERED: has_write and not self._reads_after_a_change(),
+            DELIVERED_INCORRECT: has_write,
+            CORRECT_UNCONFIRMED: has_write and any(i.source is not None for i in plan.info),
         }
         for kind in FAILURE_TYPES:
             p = self.profile.inject.get(kind, 0.0)

@@ -28,6 +28,7 @@ from incognita.access.domains.retail.scripted.sets import NUMBERS, refund_total
 from incognita.access.episodes.agent_plan import PICK
 from incognita.access.episodes.scripted.language import say, tag
 from incognita.access.episodes.scripted.picks import Choosing, GiveUp, render
+from incognita.access.taxonomy import CORRECT_UNCONFIRMED
 
 _USED = re.compile(r"\b(?:used|paid|pay(?:ing)? (?:with|for|by))\b", re.IGNORECASE)
 _ORDER = re.compile(r"\border\b", re.IGNORECASE)
@@ -127,8 +128,8 @@ class Telling:
     def _report(self):
         if not self.plan.info:
             return
-        if self._injection == "correct_unconfirmed":
-            self._mark("correct_unconfirmed")
+        if self._injection == CORRECT_UNCONFIRMED:
+            self._mark(CORRECT_UNCONFIRMED)
             return
         docs = [*self.results.values(), *self.explored.values()]
         counted = counted_lines(self.requests, docs)
