@@ -14,7 +14,7 @@ rule viewer:
         reference="results/reference/coordination.json",
         partition=config["golden"]["partition"],
         arm_registry=ARM_REGISTRY,
-        collabsim=([f"{COLLABSIM_RESULTS}/runs.parquet"] if "collabsim" in config else []),
+        collabsim=([COLLABSIM_PATHS.RUNS_TABLE] if "collabsim" in config else []),
     output:
         directory("results/viewer"),
     log:

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from incognita.access.cells import COORDINATION_REFERENCE, EPISODES_DIR, NATIVE_DIR, TRIALS_TABLE
+from incognita.collabsim import paths as collabsim_paths
 
 
 @click.command("view")
@@ -19,7 +20,7 @@ from incognita.access.cells import COORDINATION_REFERENCE, EPISODES_DIR, NATIVE_
 @click.option("--arm-registry", default="config/arms.yaml", show_default=True, help="which holder map each arm uses")
 @click.option(
     "--collabsim",
-    default="results/collabsim",
+    default=collabsim_paths.RESULTS,
     show_default=True,
     help="CollabSim results (runs/ and runs.parquet); skipped when absent",
 )
@@ -42,7 +43,7 @@ def view_command(
     """Build the trajectory viewer (docs/viewer.md): OUT/index.html opens from disk, offline."""
     from incognita.viewer.site import Inputs, build
 
-    cs = None if no_collabsim or not Path(collabsim, "runs").is_dir() else Path(collabsim)
+    cs = None if no_collabsim or not collabsim_paths.runs_dir(collabsim).is_dir() else Path(collabsim)
     inputs = Inputs(
         Path(trials), Path(reference), Path(episodes), Path(native), Path(partition), cs, Path(arm_registry)
     )
