@@ -1,17 +1,17 @@
 """Where CollabSim's results live, and which run is which: the one place both are spelled.
 
+Written by the `incognita collabsim` commands (run, table, stats, figures, paper), whose defaults
+are these paths; read by the rules (rules/common.smk imports this module at parse time, so it
+imports nothing heavy), the design, the tables, the statistics, replay, the viewer and the
+benchmarks. Invariant: a run's key is its cell and its seed (`Cell.run(seed)`), its directory is
+the key's parts under <root>/runs, and `RunKey.from_dir(key.dir(root)) == key` for every root;
+its manifest carries the same key (`RunKey.from_dict`).
+
     results/collabsim/                                     RESULTS, the commands' default root
       runs/<task>/<condition>/<model>/<design>/s<seed>/    one run (RunKey.dir): RUN_FILES
       runs.parquet, probes.parquet, convergence.parquet    `incognita collabsim table`
       stats/<name>.{csv,md}                                `... stats` (STATS_OUTPUTS)
       figures/, paper/                                     `... figures`, `... paper`
-
-A run's key is its cell (task, condition, model label, design) and its seed (`Cell.run(seed)`);
-its directory is the key's parts under <root>/runs, so `RunKey.from_dir(key.dir(root)) == key`
-for every root, and its manifest carries the same key (`RunKey.from_dict`). Written by the
-`incognita collabsim` commands, whose defaults are these paths; read by the rules
-(rules/common.smk imports this module at parse time, so it imports nothing heavy), the
-design, the tables, the statistics, replay and the viewer.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """incognita.collabsim.paths: the one place CollabSim's result paths and its run key are spelled.
 
 The scans fail when the fact is restated elsewhere in the package, the rules or the benchmarks:
-the results root as a string literal, a run directory built from `s{seed}` by hand, or an
-output root recovered by counting a path's parents. Prose (comments, docstrings) may name them.
+the results root as a string literal, a run directory built from `s{seed}` by hand, or a run
+directory's parts or root found by counting its parts or parents. Prose (comments, docstrings)
+may name them.
 """
 
 from __future__ import annotations
@@ -36,6 +37,20 @@ RESTATED_ROOT = "results/collabsim"
 SEED_DIR = re.compile(r"(^|/)s\{")  # in a string or an f-string's template: .../s{seed}
 SMK_SEED_DIR = re.compile(r"""(/|\bf?["'])s\{""")  # the same in a rule file's code
 SMK_PARENTS = re.compile(r"\.parents\[")
+
+
+def counted_parts(path: Path) -> list[int]:
+    """Lines that index a path's parts or parents five or six deep: a run directory (five names
+    under runs/) parsed or its root recovered by counting."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    return sorted(
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Subscript)
+        and isinstance(node.value, ast.Attribute)
+        and node.value.attr in ("parts", "parents")
+        and {n.value for n in ast.walk(node.slice) if isinstance(n, ast.Constant)} & {5, 6}  # -5 is USub(5)
+    )
 
 
 def python_strings(path: Path) -> list[tuple[int, str]]:
@@ -76,6 +91,8 @@ def restatements(paths: list[Path]) -> list[str]:
                     found.append(f"{path}:{line}: the results root spelled: {text!r}")
                 if SEED_DIR.search(text):
                     found.append(f"{path}:{line}: a run directory built by hand: {text!r}")
+            for line in counted_parts(path):
+                found.append(f"{path}:{line}: a run directory's parts counted by hand")
         else:
             for line, text in rule_code(path):
                 if RESTATED_ROOT in text:
@@ -111,6 +128,9 @@ def test_the_scan_finds_each_kind_of_restatement(tmp_path):
         'def run_dir(root, task, seed):\n    return f"{root}/runs/{task}/s{seed}"\n'
         'LEAF = f"s{seed}"\n'
         'LOG = f"{task} s{seed}: done"\n'  # a message, not a path
+        "TASK = run.parts[-5]\n"
+        "ROOT = run.parents[5]\n"
+        "PACKAGE = Path(__file__).parents[1]\n"  # not a run directory
     )
     smk = tmp_path / "restates.smk"
     smk.write_text(
@@ -123,7 +143,7 @@ def test_the_scan_finds_each_kind_of_restatement(tmp_path):
         '        root="results/collabsim",\n'
     )
     found = restatements([py, smk])
-    assert [f.split(": ", 1)[0].rsplit(":", 1)[1] for f in found] == ["3", "5", "6", "4", "6", "7"], found
+    assert [f.split(": ", 1)[0].rsplit(":", 1)[1] for f in found] == ["3", "5", "6", "8", "9", "4", "6", "7"], found
 
 
 def test_a_run_directory_is_its_key_under_the_runs_folder():
