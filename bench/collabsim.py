@@ -24,6 +24,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
+
+from incognita.collabsim.paths import FIGURES_DIR  # noqa: E402 -- after the checkout is on the path
+
 BUDGET_S = 120.0
 
 
@@ -62,7 +65,7 @@ def snakemake_seconds(cores: int, config: str = "config/config.yaml") -> float:
         env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
         t = time.perf_counter()
         subprocess.run(
-            [sys.executable, "-m", "snakemake", "results/collabsim/figures", "--cores", str(cores)]
+            [sys.executable, "-m", "snakemake", FIGURES_DIR, "--cores", str(cores)]
             + ["--quiet", "all", "--configfile", config],
             cwd=wf,
             env=env,
@@ -82,7 +85,7 @@ def main() -> None:
     wall = snakemake_seconds(args.cores, config)
     print(f"{'smoke' if args.quick else 'default'} CollabSim design: {runs} runs")
     print(f"  simulate() in one process: {inproc:7.2f} s ({inproc / runs * 1000:.0f} ms per run)")
-    print(f"  snakemake --cores {args.cores} results/collabsim/figures, nothing cached: {wall:7.2f} s")
+    print(f"  snakemake --cores {args.cores} {FIGURES_DIR}, nothing cached: {wall:7.2f} s")
     print(f"  ratio snakemake / in-process: {wall / inproc:6.2f}")
     print(f"  ratio snakemake / budget ({BUDGET_S:.0f} s): {wall / BUDGET_S:6.2f}")
 

@@ -77,6 +77,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from incognita.access.taxonomy import NATIVE  # noqa: E402 -- after the checkout is on the path
+from incognita.collabsim.paths import MANIFEST, Cell  # noqa: E402
 
 SEQUENTIAL_JOBS = 4  # the workflow profile's api_calls before issue #26
 KEY_ENV = "INCOGNITA_BENCH_KEY"
@@ -205,8 +206,12 @@ def overlay(d: Design, url: dict[str, str], rpm: int, tpm: int) -> tuple[dict, l
             "designs": d.cs_designs,
         }
     }
-    runs = "results/collabsim/runs"
-    return cfg, [f"{runs}/{CS_TASK}/{CS_CONDITION}/{CS_LABEL}/{x}/s1/manifest.json" for x in d.cs_designs]
+    return cfg, [str(p) for p in cs_manifests(d)]
+
+
+def cs_manifests(d: Design) -> list[Path]:
+    """The manifest of each CollabSim run of the row (seed 1 of each design)."""
+    return [Cell(CS_TASK, CS_CONDITION, CS_LABEL, x).run(1).dir() / MANIFEST for x in d.cs_designs]
 
 
 # --------------------------------------------------------------------------- the workflow copy
@@ -529,7 +534,7 @@ def check_outputs(wf: Path, d: Design) -> list[str]:
         if failed:
             problems.append(f"{len(failed)} native run(s) broke, e.g. {failed[0]}: {native_error(failed[0])}")
         return problems
-    found = list((wf / "results/collabsim/runs").glob(f"{CS_TASK}/{CS_CONDITION}/{CS_LABEL}/*/s1/manifest.json"))
+    found = [p for p in cs_manifests(d) if (wf / p).exists()]
     return [] if len(found) == d.cells else [f"{len(found)} of {d.cells} runs finished"]
 
 

@@ -26,7 +26,9 @@ rule collabsim_run:
     params:
         seeds=get_collabsim_seeds(),
         models=get_collabsim_models,
-        out_root=lambda w, output: Path(output[0]).parents[6],  # <root>/runs/<cell>/s<seed>/events.jsonl
+        # The root of get_collabsim_run_outputs(), a Path: Snakemake compares no Path param (the
+        # outputs already carry the root), so moving it to the paths module re-ran no run.
+        out_root=Path(COLLABSIM_RESULTS),
         generator=COLLABSIM_GENERATOR_VERSION,
         pacing=get_pacing,  # not compared: a changed rate limit re-runs nothing
     shell:
@@ -39,9 +41,9 @@ rule collabsim_table:
     input:
         get_all_collabsim_runs(),
     output:
-        runs=f"{COLLABSIM_RESULTS}/runs.parquet",
-        probes=f"{COLLABSIM_RESULTS}/probes.parquet",
-        convergence=f"{COLLABSIM_RESULTS}/convergence.parquet",
+        runs=COLLABSIM_PATHS.RUNS_TABLE,
+        probes=COLLABSIM_PATHS.PROBES_TABLE,
+        convergence=COLLABSIM_PATHS.CONVERGENCE_TABLE,
     log:
         "logs/collabsim/table.log",
     benchmark:
@@ -60,11 +62,11 @@ rule collabsim_table:
 
 rule collabsim_stats:
     input:
-        runs=f"{COLLABSIM_RESULTS}/runs.parquet",
-        probes=f"{COLLABSIM_RESULTS}/probes.parquet",
-        convergence=f"{COLLABSIM_RESULTS}/convergence.parquet",
+        runs=COLLABSIM_PATHS.RUNS_TABLE,
+        probes=COLLABSIM_PATHS.PROBES_TABLE,
+        convergence=COLLABSIM_PATHS.CONVERGENCE_TABLE,
     output:
-        expand(f"{COLLABSIM_RESULTS}/stats/{{name}}.{{ext}}", name=COLLABSIM_STATS, ext=["csv", "md"]),
+        expand(f"{COLLABSIM_PATHS.STATS_DIR}/{{name}}.{{ext}}", name=COLLABSIM_STATS, ext=["csv", "md"]),
     log:
         "logs/collabsim/stats.log",
     benchmark:
@@ -82,11 +84,11 @@ rule collabsim_stats:
 
 rule collabsim_figures:
     input:
-        stats=expand(f"{COLLABSIM_RESULTS}/stats/{{name}}.csv", name=COLLABSIM_STATS),
-        runs=f"{COLLABSIM_RESULTS}/runs.parquet",
+        stats=expand(f"{COLLABSIM_PATHS.STATS_DIR}/{{name}}.csv", name=COLLABSIM_STATS),
+        runs=COLLABSIM_PATHS.RUNS_TABLE,
     output:
         report(
-            directory(f"{COLLABSIM_RESULTS}/figures"),
+            directory(COLLABSIM_PATHS.FIGURES_DIR),
             patterns=["{name}.png"],
             caption="../report/collabsim.rst",
             category="CollabSim",
@@ -109,12 +111,12 @@ rule collabsim_figures:
 
 rule collabsim_paper:
     input:
-        runs=f"{COLLABSIM_RESULTS}/runs.parquet",
-        probes=f"{COLLABSIM_RESULTS}/probes.parquet",
-        convergence=f"{COLLABSIM_RESULTS}/convergence.parquet",
+        runs=COLLABSIM_PATHS.RUNS_TABLE,
+        probes=COLLABSIM_PATHS.PROBES_TABLE,
+        convergence=COLLABSIM_PATHS.CONVERGENCE_TABLE,
     output:
         report(
-            directory(f"{COLLABSIM_RESULTS}/paper"),
+            directory(COLLABSIM_PATHS.PAPER_DIR),
             patterns=["{name}.png"],
             caption="../report/collabsim_paper.rst",
             category="CollabSim (the paper's layout)",

@@ -284,17 +284,19 @@ def get_final_targets():
             paths.FIGURES_DIR,
             paths.VIEWER_DIR,
         ]
-        + (["results/collabsim/figures", "results/collabsim/paper"] if "collabsim" in config else [])
+        + ([COLLABSIM_PATHS.FIGURES_DIR, COLLABSIM_PATHS.PAPER_DIR] if "collabsim" in config else [])
     )
 
 
 # --- CollabSim (rules/collabsim.smk) ----------------------------------------------------------
 # The design and every experiment file are loaded and checked at parse time, so a bad
 # condition file, model entry or missing prompt stops even a dry run with one line.
-COLLABSIM_RESULTS = "results/collabsim"
+# Every CollabSim path, the runs' directories included, is spelled by incognita.collabsim.paths.
+COLLABSIM_PATHS = importlib.import_module("incognita.collabsim.paths")
+COLLABSIM_RESULTS = COLLABSIM_PATHS.RESULTS
 COLLABSIM_GENERATOR_VERSION = read_constant("incognita.collabsim", "GENERATOR_VERSION")
-COLLABSIM_FILES = importlib.import_module("incognita.collabsim.design").RUN_FILES
-COLLABSIM_STATS = importlib.import_module("incognita.collabsim.design").STATS_OUTPUTS
+COLLABSIM_FILES = COLLABSIM_PATHS.RUN_FILES
+COLLABSIM_STATS = COLLABSIM_PATHS.STATS_OUTPUTS
 
 
 @functools.cache
@@ -312,9 +314,7 @@ def get_collabsim_design():
 
 
 def _collabsim_cell(wildcards):
-    from incognita.collabsim.design import Cell
-
-    cell = Cell(wildcards.cs_task, wildcards.cs_condition, wildcards.cs_model, wildcards.cs_design)
+    cell = COLLABSIM_PATHS.Cell(wildcards.cs_task, wildcards.cs_condition, wildcards.cs_model, wildcards.cs_design)
     return get_collabsim_design()[1][cell]
 
 
@@ -367,9 +367,10 @@ def get_collabsim_api_calls(wildcards):
 
 
 def get_collabsim_run_outputs():
+    """Every file of each seed's run of the job's cell (its wildcards)."""
+    cell = COLLABSIM_PATHS.Cell("{cs_task}", "{cs_condition}", "{cs_model}", "{cs_design}")
     seeds = get_collabsim_design()[0].seeds
-    cell = "{{cs_task}}/{{cs_condition}}/{{cs_model}}/{{cs_design}}"
-    return expand(f"{COLLABSIM_RESULTS}/runs/{cell}/s{{seed}}/{{name}}", seed=seeds, name=COLLABSIM_FILES)
+    return [str(cell.run(s).dir(COLLABSIM_RESULTS) / name) for s in seeds for name in COLLABSIM_FILES]
 
 
 def get_all_collabsim_runs():
@@ -378,11 +379,9 @@ def get_all_collabsim_runs():
 
 @functools.cache
 def _all_collabsim_runs():
-    from incognita.collabsim.design import run_dir
-
     design = get_collabsim_design()[0]
     return tuple(
-        str(run_dir(COLLABSIM_RESULTS, c, s) / name)
+        str(c.run(s).dir(COLLABSIM_RESULTS) / name)
         for c in design.cells()
         for s in design.seeds
         for name in COLLABSIM_FILES

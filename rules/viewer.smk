@@ -14,7 +14,7 @@ rule viewer:
         references=per_domain(paths.coordination_file),
         partitions=per_domain(lambda d: FILES[d].partition),
         arm_registry=ARM_REGISTRY,
-        collabsim=([f"{COLLABSIM_RESULTS}/runs.parquet"] if "collabsim" in config else []),
+        collabsim=([COLLABSIM_PATHS.RUNS_TABLE] if "collabsim" in config else []),
     output:
         directory(paths.VIEWER_DIR),
     log:

@@ -5,7 +5,7 @@ It shares model backends, the response cache, prices, atomic I/O, intervals, tab
 figure output with Incognita through `incognita.common`, and imports nothing else of it.
 
 Layout: `experiment` (config files -> a checked Experiment), `events` (the event log),
-`engine` (the simulated-clock loop, communication controls, visibility), `agents` (model and
+`paths` (where every result lives, and the run key), `engine` (the simulated-clock loop, communication controls, visibility), `agents` (model and
 scripted participants behind one interface), `tasks/` (one module per paradigm: mechanics and
 metrics), `policies/` (the scripted agents), `run` (one run -> its directory), `table`,
 `stats` and `figures` (the analysis), `commands` (the `incognita collabsim` commands).

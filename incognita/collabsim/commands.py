@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from incognita.collabsim import paths
 from incognita.common.fan_out import workers_option
 from incognita.common.io import InputError
 from incognita.common.pacing import pacing_option, with_pacing
@@ -63,7 +64,7 @@ def collabsim() -> None:
 )
 @click.option(
     "--out-root",
-    default="results/collabsim",
+    default=paths.RESULTS,
     show_default=True,
     help="runs go to <out-root>/runs/<task>/<condition>/<model label>/<design>/s<seed>/",
 )
@@ -80,17 +81,16 @@ def run_cmd(
     pacing: dict,
 ) -> None:
     """Run one experiment file (a baseline or a condition) for each seed."""
-    from incognita.collabsim.design import Cell, run_dir
     from incognita.collabsim.experiment import load_experiment
     from incognita.collabsim.run import default_workers, simulate, write_run
 
     exp = load_experiment(experiment, parse_models(models_json, pacing), design)
-    cell = Cell(exp.task, exp.condition, model_label, exp.design)
+    cell = paths.Cell(exp.task, exp.condition, model_label, exp.design)
     workers = workers or default_workers(exp)
     for seed in parse_seeds(seeds):
         start = time.perf_counter()
         result = simulate(exp, seed, model_label=model_label, workers=workers)
-        out = run_dir(out_root, cell, seed)
+        out = cell.run(seed).dir(out_root)
         write_run(result, out)
         click.echo(
             f"{exp.task}/{exp.condition} s{seed}: {len(result.events)} events, {result.manifest['steps']} steps, "
@@ -172,9 +172,9 @@ def _tokens(n: float) -> str:
 
 @collabsim.command("table")
 @click.argument("runs", nargs=-1, type=click.Path(file_okay=False))
-@click.option("--out", default="results/collabsim/runs.parquet", show_default=True)
-@click.option("--probes-out", default="results/collabsim/probes.parquet", show_default=True)
-@click.option("--convergence-out", default="results/collabsim/convergence.parquet", show_default=True)
+@click.option("--out", default=paths.RUNS_TABLE, show_default=True)
+@click.option("--probes-out", default=paths.PROBES_TABLE, show_default=True)
+@click.option("--convergence-out", default=paths.CONVERGENCE_TABLE, show_default=True)
 def table_cmd(runs: tuple[str, ...], out: str, probes_out: str, convergence_out: str) -> None:
     """Finished runs -> runs, probe answers and convergence tables (answers encoded with SBERT,
     cached by text hash)."""
@@ -188,10 +188,10 @@ def table_cmd(runs: tuple[str, ...], out: str, probes_out: str, convergence_out:
 
 
 @collabsim.command("stats")
-@click.option("--runs", "runs_path", default="results/collabsim/runs.parquet", show_default=True)
-@click.option("--probes", "probes_path", default="results/collabsim/probes.parquet", show_default=True)
-@click.option("--convergence", "convergence_path", default="results/collabsim/convergence.parquet", show_default=True)
-@click.option("--out-dir", default="results/collabsim/stats", show_default=True)
+@click.option("--runs", "runs_path", default=paths.RUNS_TABLE, show_default=True)
+@click.option("--probes", "probes_path", default=paths.PROBES_TABLE, show_default=True)
+@click.option("--convergence", "convergence_path", default=paths.CONVERGENCE_TABLE, show_default=True)
+@click.option("--out-dir", default=paths.STATS_DIR, show_default=True)
 def stats_cmd(runs_path: str, probes_path: str, convergence_path: str, out_dir: str) -> None:
     """Summaries, condition and design effects with 95% intervals, probe measures over time."""
     import pandas as pd
@@ -205,9 +205,9 @@ def stats_cmd(runs_path: str, probes_path: str, convergence_path: str, out_dir: 
 
 
 @collabsim.command("figures")
-@click.option("--stats-dir", default="results/collabsim/stats", show_default=True)
-@click.option("--runs", "runs_path", default="results/collabsim/runs.parquet", show_default=True)
-@click.option("--out-dir", default="results/collabsim/figures", show_default=True)
+@click.option("--stats-dir", default=paths.STATS_DIR, show_default=True)
+@click.option("--runs", "runs_path", default=paths.RUNS_TABLE, show_default=True)
+@click.option("--out-dir", default=paths.FIGURES_DIR, show_default=True)
 def figures_cmd(stats_dir: str, runs_path: str, out_dir: str) -> None:
     """One figure per task (PNG and SVG): each metric against condition, with intervals."""
     from incognita.collabsim.condition_figures import make_figures
@@ -217,10 +217,10 @@ def figures_cmd(stats_dir: str, runs_path: str, out_dir: str) -> None:
 
 
 @collabsim.command("paper")
-@click.option("--runs", "runs_path", default="results/collabsim/runs.parquet", show_default=True)
-@click.option("--probes", "probes_path", default="results/collabsim/probes.parquet", show_default=True)
-@click.option("--convergence", "convergence_path", default="results/collabsim/convergence.parquet", show_default=True)
-@click.option("--out-dir", default="results/collabsim/paper", show_default=True)
+@click.option("--runs", "runs_path", default=paths.RUNS_TABLE, show_default=True)
+@click.option("--probes", "probes_path", default=paths.PROBES_TABLE, show_default=True)
+@click.option("--convergence", "convergence_path", default=paths.CONVERGENCE_TABLE, show_default=True)
+@click.option("--out-dir", default=paths.PAPER_DIR, show_default=True)
 def paper_cmd(runs_path: str, probes_path: str, convergence_path: str, out_dir: str) -> None:
     """The paper's layout: a results table per task, alignment by probing question (Table 3),
     confidence over task progress (Figure 3) and alignment against group size (Figure 4)."""

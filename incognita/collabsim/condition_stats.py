@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from incognita.collabsim.paths import CELL_FIELDS
 from incognita.collabsim.probe_analysis import PROBE_MEASURES
 from incognita.collabsim.tasks import task_class
 from incognita.common.intervals import Paired, paired, welch
@@ -30,7 +31,7 @@ from incognita.common.viewer_links import md_link, view_href
 
 COMMUNICATION = ("messages", "rejected_messages", "invalid_actions", "average_message_words")
 UNPAIRED = ("group_size",)
-CELL = ["task", "condition", "model", "design"]
+CELL = list(CELL_FIELDS)
 BINS = 10
 
 
@@ -180,17 +181,16 @@ def run_stats(runs: pd.DataFrame, probes: pd.DataFrame, convergence: pd.DataFram
 # From results/collabsim/stats/ to the viewer's run list (docs/viewer.md): each row of these
 # tables links to the runs behind it.
 VIEWER = "../../viewer/index.html"
-_IDS = ("task", "condition", "model", "design")
 
 
 def _with_run_links(name: str, df: pd.DataFrame) -> pd.DataFrame | None:
     """The Markdown copy of a table with a `runs` column of links (None: as is)."""
-    if df.empty or not set(_IDS) <= set(df.columns) or name not in ("summary", "effects"):
+    if df.empty or not set(CELL) <= set(df.columns) or name not in ("summary", "effects"):
         return None
     md = df.copy()
 
     def runs(row, condition: str, label: str) -> str:
-        filters = {k: str(row[k]) for k in _IDS} | {"condition": condition}
+        filters = {k: str(row[k]) for k in CELL} | {"condition": condition}
         return md_link(label, view_href(VIEWER, "collabsim", **filters))
 
     if name == "effects":  # a condition against its baseline: both sets of runs

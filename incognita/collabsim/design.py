@@ -12,8 +12,9 @@
       designs: [persona, theory]
       stand_ins: false        # true: every label is played by the files' scripted agents (offline)
 
-A run is a cell (task, condition, model label, design) and a seed. Conditions, model labels and
-designs are crossed, so the paper's model x design x condition comparisons are one config away.
+A run is a cell (task, condition, model label, design) and a seed (incognita.collabsim.paths:
+`Cell`, `RunKey`, and where each run is filed). Conditions, model labels and designs are
+crossed, so the paper's model x design x condition comparisons are one config away.
 With `stand_ins` the labels keep their names and their entries (which `incognita collabsim
 estimate` prices), but no run calls a model: the design, its tables and figures build offline.
 """
@@ -25,28 +26,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from incognita.collabsim.experiment import Experiment, condition_files, load_experiment
+from incognita.collabsim.paths import Cell
 from incognita.collabsim.tasks import TASK_MODULES
 from incognita.common.io import InputError
 
 DESIGNS = ("persona", "theory")
-# The statistics stage's tables (results/collabsim/stats/<name>.{csv,md}; written by
-# incognita.collabsim.condition_stats). Named here so the workflow reads them without importing
-# the statistics' numerical stack at parse time.
-# The files of one finished run, in the order incognita.collabsim.run.write_run writes them: the
-# manifest last, so a run directory with a manifest is a finished run.
-# Observations are gzip-compressed (about 30x: each repeats its agent's view of the task).
-EVENTS, OBSERVATIONS, METRICS, MANIFEST = "events.jsonl", "observations.jsonl.gz", "metrics.json", "manifest.json"
-RUN_FILES = (EVENTS, OBSERVATIONS, METRICS, MANIFEST)
-STATS_OUTPUTS = ("summary", "effects", "design_effects", "confidence_agents", "confidence_time", "convergence_time")
 _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-
-
-@dataclass(frozen=True)
-class Cell:
-    task: str
-    condition: str
-    model: str  # a label of collabsim.models
-    design: str
 
 
 @dataclass(frozen=True)
@@ -129,7 +114,3 @@ def _conditions(chosen: dict | None, root: Path) -> dict[str, tuple[str, ...]]:
     if not conditions:
         raise InputError(f"config key collabsim.dir: no task folders in {root}")
     return conditions
-
-
-def run_dir(results: str | Path, cell: Cell, seed: int) -> Path:
-    return Path(results) / "runs" / cell.task / cell.condition / cell.model / cell.design / f"s{seed}"

@@ -27,6 +27,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from incognita.collabsim.paths import KEY_FIELDS  # noqa: E402
 from incognita.collabsim.tasks import task_class  # noqa: E402
 from incognita.common.io import InputError, atomic_write, atomic_write_text  # noqa: E402
 from incognita.common.plotting import RC, save_figure  # noqa: E402
@@ -62,7 +63,7 @@ def results_table(runs: pd.DataFrame, task: str) -> pd.DataFrame:
 
 def run_alignment(convergence: pd.DataFrame) -> pd.DataFrame:
     """One row per run and question: the mean similarity over the run's probe points."""
-    keys = ["task", "condition", "model", "design", "seed", "question"]
+    keys = [*KEY_FIELDS, "question"]
     return convergence.groupby(keys, as_index=False)["similarity"].mean().rename(columns={"similarity": "alignment"})
 
 
@@ -77,7 +78,7 @@ def alignment_by_question(convergence: pd.DataFrame) -> pd.DataFrame:
         for question, label in QUESTIONS.items():
             values = part.loc[part["question"] == question, "alignment"]
             row[label] = values.mean() if len(values) else np.nan
-        overall = part.groupby(["condition", "model", "design", "seed"])["alignment"].mean()
+        overall = part.groupby([k for k in KEY_FIELDS if k != "task"])["alignment"].mean()
         row["mean"], row["sd"], row["runs"] = overall.mean(), overall.std(ddof=1), len(overall)
         rows.append(row)
     return pd.DataFrame(rows, columns=columns)
@@ -108,9 +109,9 @@ def figure4(runs: pd.DataFrame, convergence: pd.DataFrame, note: str):
     if convergence.empty:
         return None
     per_run = run_alignment(convergence)
-    overall = per_run.groupby(["task", "condition", "model", "design", "seed"], as_index=False)["alignment"].mean()
-    sizes = runs[["task", "condition", "model", "design", "seed", "n_agents", "variable"]]
-    data = overall.merge(sizes, on=["task", "condition", "model", "design", "seed"])
+    overall = per_run.groupby(list(KEY_FIELDS), as_index=False)["alignment"].mean()
+    sizes = runs[[*KEY_FIELDS, "n_agents", "variable"]]
+    data = overall.merge(sizes, on=list(KEY_FIELDS))
     data = data[data["variable"].isin(["baseline", "group_size"])]
     tasks = [t for t in GROUP_SIZE_TASKS if t in set(data["task"])]
     if not tasks:

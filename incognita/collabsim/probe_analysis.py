@@ -16,9 +16,10 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
+from incognita.collabsim.paths import KEY_FIELDS, RunKey
+
 PROGRESS_TOLERANCE = 0.1
 THIRDS = ("early", "middle", "late")
-RUN_KEYS = ("task", "condition", "model", "design", "seed")
 PROBE_MEASURES = (
     "probe_answers",
     "probe_errors",
@@ -54,7 +55,7 @@ def correct(fields: dict, truth: dict | None) -> float:
 
 
 def probe_rows(events: list[dict], manifest: dict) -> list[dict]:
-    key = {k: manifest[k] for k in RUN_KEYS}
+    key = RunKey.from_dict(manifest).as_dict()
     roles = manifest["roles"]
     last = max(manifest["steps"] - 1, 1)
     rows = []
@@ -109,7 +110,7 @@ def convergence_rows(probes: pd.DataFrame, vectors: np.ndarray) -> pd.DataFrame:
 
     Grouped in plain Python: a pandas groupby with a per-group de-duplication cost some 20 s
     of CPU on the default build's 90,000 answers; this does the same in well under one."""
-    columns = [*RUN_KEYS, "question", "step"]
+    columns = [*KEY_FIELDS, "question", "step"]
     valid = probes["valid"].to_numpy(dtype=bool)
     keys = zip(*(probes[c].tolist() for c in columns))
     agents, progress = probes["agent"].tolist(), probes["progress"].tolist()
@@ -138,9 +139,9 @@ def convergence_rows(probes: pd.DataFrame, vectors: np.ndarray) -> pd.DataFrame:
 def run_summaries(probes: pd.DataFrame, convergence: pd.DataFrame) -> pd.DataFrame:
     """Per run: counts, confidence overall and by thirds, calibration, convergence and its trend."""
     rows = []
-    for keys, part in probes.groupby(list(RUN_KEYS), sort=True):
+    for keys, part in probes.groupby(list(KEY_FIELDS), sort=True):
         ok = part[part["valid"]]
-        row = dict(zip(RUN_KEYS, keys))
+        row = dict(zip(KEY_FIELDS, keys))
         row.update(
             probe_answers=float(len(ok)), probe_errors=float((~part["valid"]).sum()), confidence=_mean(ok["confidence"])
         )
@@ -150,14 +151,14 @@ def run_summaries(probes: pd.DataFrame, convergence: pd.DataFrame) -> pd.DataFra
         row["calibration_brier"] = _mean((checked["confidence"] - checked["correct"]) ** 2)
         row["calibration_gap"] = _mean(checked["confidence"]) - _mean(checked["correct"])
         conv = convergence
-        for k, v in zip(RUN_KEYS, keys):
+        for k, v in zip(KEY_FIELDS, keys):
             conv = conv[conv[k] == v]
         row["convergence"] = _mean(conv["similarity"])
         row["convergence_early"] = _mean(conv.loc[conv["progress"] < 1 / 3, "similarity"])
         row["convergence_late"] = _mean(conv.loc[conv["progress"] >= 2 / 3, "similarity"])
         row["convergence_trend"] = _slope(conv["progress"], conv["similarity"])
         rows.append(row)
-    return pd.DataFrame(rows, columns=[*RUN_KEYS, *PROBE_MEASURES])
+    return pd.DataFrame(rows, columns=[*KEY_FIELDS, *PROBE_MEASURES])
 
 
 def _mean(values: pd.Series) -> float:

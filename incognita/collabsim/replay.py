@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from incognita.collabsim.design import EVENTS, MANIFEST
 from incognita.collabsim.events import to_jsonl
 from incognita.collabsim.experiment import load_experiment
+from incognita.collabsim.paths import EVENTS, MANIFEST, RunKey
 from incognita.collabsim.run import simulate
 from incognita.common.environment import code_identity
 from incognita.common.io import InputError, read_json
@@ -20,18 +20,19 @@ from incognita.common.io import InputError, read_json
 def replay(run: Path) -> tuple[bool, str]:
     manifest = read_json(run / MANIFEST)
     try:
-        path, models, seed = manifest["experiment_file"], manifest["models_override"], manifest["seed"]
-        label, design = manifest["model"], manifest["design"]
+        path, models, key = manifest["experiment_file"], manifest["models_override"], RunKey.from_dict(manifest)
     except KeyError as exc:
         raise InputError(f"{run / MANIFEST}: damaged (field {exc})") from None
-    exp = load_experiment(path, models, design)
+    except InputError as exc:
+        raise InputError(f"{run / MANIFEST}: damaged ({exc})") from None
+    exp = load_experiment(path, models, key.cell.design)
     if exp.config_hash != manifest["config_hash"]:
         return (
             False,
             f"{run}: {path} changed since this run (config hash {exp.config_hash[:12]} != {manifest['config_hash'][:12]})",
         )
     note = code_note(manifest.get("code"))
-    fresh = to_jsonl(simulate(exp, seed, model_label=label).events).splitlines()
+    fresh = to_jsonl(simulate(exp, key.seed, model_label=key.cell.model).events).splitlines()
     old = (run / EVENTS).read_text(encoding="utf-8").splitlines()
     for n, (a, b) in enumerate(zip(old, fresh), 1):
         if a != b:

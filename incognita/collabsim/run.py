@@ -1,5 +1,5 @@
 """One run: (task, condition, seed) -> `events.jsonl`, `observations.jsonl.gz`, `metrics.json` and
-`manifest.json` (their names: incognita.collabsim.design.RUN_FILES).
+`manifest.json` (their names: incognita.collabsim.paths.RUN_FILES).
 
 The files are written atomically, events first and the manifest last, so a directory with a
 manifest is a finished run. A model call that fails after its retries stops the run
@@ -19,11 +19,11 @@ from pathlib import Path
 from incognita import __version__
 from incognita.collabsim import GENERATOR_VERSION
 from incognita.collabsim.agents import make_participants
-from incognita.collabsim.design import EVENTS, MANIFEST, METRICS, OBSERVATIONS
 from incognita.collabsim.engine import Engine
 from incognita.collabsim.events import to_jsonl
 from incognita.collabsim.experiment import Experiment, model_params
 from incognita.collabsim.metrics import run_metrics
+from incognita.collabsim.paths import EVENTS, MANIFEST, METRICS, OBSERVATIONS, Cell
 from incognita.common.environment import code_identity, lock_hash
 from incognita.common.io import atomic_write_bytes, atomic_write_text
 
@@ -57,12 +57,8 @@ def simulate(
     probe_usage = {a: vars(p.probe_usage) for a, p in participants.items()}
     manifest = {
         "manifest_version": MANIFEST_VERSION,
-        "task": exp.task,
-        "condition": exp.condition,
+        **Cell(exp.task, exp.condition, model_label, exp.design).run(seed).as_dict(),
         "variable": exp.variable,
-        "model": model_label,
-        "design": exp.design,
-        "seed": seed,
         "config_hash": exp.config_hash,
         "personas": personas(exp, seed),
         "probe_cadence": exp.probe.cadence,

@@ -9,18 +9,16 @@ from pathlib import Path
 
 import pandas as pd
 
-from incognita.collabsim.design import EVENTS, MANIFEST, METRICS
 from incognita.collabsim.events import read_events
+from incognita.collabsim.paths import EVENTS, ID_COLUMNS, KEY_FIELDS, MANIFEST, METRICS, RunKey
 from incognita.collabsim.probe_analysis import (
     PROBE_MEASURES,
-    RUN_KEYS,
     convergence_rows,
     probe_rows,
     run_summaries,
 )
 from incognita.common.io import InputError
 
-ID_COLUMNS = ("task", "condition", "variable", "model", "design", "seed")
 USAGE = ("calls", "prompt_tokens", "completion_tokens", "cost_usd", "cache_hits", "cache_misses")
 
 
@@ -39,7 +37,8 @@ def _read(path: Path) -> dict:
 def run_row(run: Path) -> dict:
     manifest, metrics = _read(run / MANIFEST), _read(run / METRICS)
     try:
-        row = {k: manifest[k] for k in ID_COLUMNS}
+        ids = RunKey.from_dict(manifest).as_dict() | {"variable": manifest["variable"]}
+        row = {k: ids[k] for k in ID_COLUMNS}
         row["personas"] = ",".join(f"{a}:{p}" for a, p in sorted(manifest["personas"].items()))
         models = manifest["models"]
         row.update(
@@ -56,6 +55,8 @@ def run_row(run: Path) -> dict:
             row[key] = sum(u.get(key, 0) for u in manifest["usage"].values())
     except (KeyError, TypeError, AttributeError) as exc:
         raise InputError(f"{run / MANIFEST}: damaged (field {exc})") from None
+    except InputError as exc:
+        raise InputError(f"{run / MANIFEST}: damaged ({exc})") from None
     row.update({k: (float("nan") if v is None else float(v)) for k, v in metrics.items()})
     return row
 
@@ -72,7 +73,7 @@ def build_tables(runs: list[Path], embeddings=None) -> tuple[pd.DataFrame, pd.Da
     probes = pd.DataFrame(
         answers,
         columns=[
-            *RUN_KEYS,
+            *KEY_FIELDS,
             "agent",
             "role",
             "step",
@@ -98,7 +99,7 @@ def build_tables(runs: list[Path], embeddings=None) -> tuple[pd.DataFrame, pd.Da
     vectors = embeddings.embed(texts) if len(probes) else None
     convergence = convergence_rows(probes, vectors) if len(probes) else convergence_rows(probes, None)
     summaries = run_summaries(probes, convergence)
-    table = table.merge(summaries, on=list(RUN_KEYS), how="left")
+    table = table.merge(summaries, on=list(KEY_FIELDS), how="left")
     for col in PROBE_MEASURES:
         if col not in table:
             table[col] = float("nan")

@@ -1,12 +1,13 @@
 """CollabSim runs in the viewer: the runs index and one page per run.
 
 A run directory holds events.jsonl, observations.jsonl.gz, metrics.json and manifest.json
-(docs/collabsim.md). The index takes one row per run from results/collabsim/runs.parquet when
-it exists (it carries the probe and convergence summaries), else from each run's manifest and
-metrics. A run page carries the events as written, each probe marked with the action it
-follows; what each agent was shown at each turn goes to a data file of its own
-(`observations_page`), loaded only when a reader asks for it and still gzip-compressed (the
-browser decompresses it), since uncompressed it outweighs the events.
+(incognita.collabsim.paths, docs/collabsim.md); its page is named by its key (`page_key`). The
+index takes one row per run from runs.parquet when it exists (it carries the probe and
+convergence summaries), else from each run's manifest and metrics. A run page carries the
+events as written, each probe marked with the action it follows; what each agent was shown at
+each turn goes to a data file of its own (`observations_page`), loaded only when a reader asks
+for it and still gzip-compressed (the browser decompresses it), since uncompressed it
+outweighs the events.
 """
 
 from __future__ import annotations
@@ -15,11 +16,10 @@ import base64
 import json
 from pathlib import Path
 
-from incognita.collabsim.design import OBSERVATIONS
+from incognita.collabsim.paths import EVENTS, ID_COLUMNS, MANIFEST, METRICS, OBSERVATIONS, RunKey, runs_table
 from incognita.common.io import InputError, read_json
 from incognita.viewer.trial_index import plain
 
-IDS = ("task", "condition", "variable", "model", "design", "seed")
 # Columns every task has, after the ids; each task's own metrics follow (task_metrics).
 COMMON = (
     "n_agents",
@@ -39,32 +39,23 @@ _ACTS = ("action", "message", "invalid_action", "message_rejected")
 GZIP_MAGIC = b"\x1f\x8b"
 
 
-def run_dirs(root: str | Path) -> list[Path]:
-    """Every finished run under <root>/runs (a run is finished once its manifest is written)."""
-    return sorted(p.parent for p in Path(root, "runs").glob("*/*/*/*/s*/manifest.json"))
-
-
-def run_key(task: str, condition: str, model: str, design: str, seed: int) -> str:
-    return f"collabsim/{task}/{condition}/{model}/{design}/s{seed}"
+def page_key(key: RunKey) -> str:
+    """The run's name in the site: its hash route and its page's key."""
+    return f"collabsim/{key.rel}"
 
 
 def _key_of(run: Path) -> str:
-    task, condition, model, design, seed = run.parts[-5:]
-    return f"collabsim/{task}/{condition}/{model}/{design}/{seed}"
+    return page_key(RunKey.from_dir(run))
 
 
 def _rows_from_files(runs: list[Path]) -> list[dict]:
     rows = []
     for run in runs:
-        manifest, metrics = read_json(run / "manifest.json"), read_json(run / "metrics.json")
+        manifest, metrics = read_json(run / MANIFEST), read_json(run / METRICS)
         rows.append(
             {
-                "task": manifest["task"],
-                "condition": manifest["condition"],
+                **RunKey.from_dict(manifest).as_dict(),
                 "variable": manifest.get("variable"),
-                "model": manifest["model"],
-                "design": manifest["design"],
-                "seed": manifest["seed"],
                 "n_agents": len(manifest.get("roles") or {}),
                 "steps": manifest.get("steps"),
                 "events": manifest.get("events"),
@@ -75,7 +66,7 @@ def _rows_from_files(runs: list[Path]) -> list[dict]:
 
 
 def _rows(root: Path, runs: list[Path]) -> list[dict]:
-    table = root / "runs.parquet"
+    table = runs_table(root)
     if not table.is_file():
         return _rows_from_files(runs)
     import pandas as pd
@@ -88,19 +79,20 @@ def runs_index(root: str | Path, runs: list[Path]) -> dict:
     root = Path(root)
     task_metrics: dict[str, list[str]] = {}
     for run in runs:
-        names = read_json(run / "metrics.json").keys()
-        task = run.parts[-5]
+        names = read_json(run / METRICS).keys()
+        task = RunKey.from_dir(run).cell.task
         task_metrics[task] = sorted(set(task_metrics.get(task, [])) | {n for n in names if n not in COMMON})
     metrics = sorted({m for names in task_metrics.values() for m in names})
     rows = _rows(root, runs)
-    names = [*IDS, *COMMON, *metrics]
+    names = [*ID_COLUMNS, *COMMON, *metrics]
     columns = [
-        {"name": n, "label": n.replace("_", " "), "kind": "text" if n in IDS[:5] else "num", "title": n} for n in names
+        {"name": n, "label": n.replace("_", " "), "kind": "text" if n in ID_COLUMNS[:5] else "num", "title": n}
+        for n in names
     ]
     keys = {_key_of(r) for r in runs}
     out = []
     for row in rows:
-        key = run_key(*(str(row[k]) for k in ("task", "condition", "model", "design")), int(row["seed"]))
+        key = page_key(RunKey.from_dict(row))
         if key in keys:
             out.append([key, *(row.get(n) for n in names)])
     return {
@@ -150,8 +142,8 @@ def observations_page(run: Path) -> dict:
 def run_page(run: Path) -> dict:
     """`observations` is the count the manifest gives for the run's observations file, None for a
     run written before they were logged (then the page offers none)."""
-    manifest = read_json(run / "manifest.json")
-    events = mark_probes(_events(run / "events.jsonl"))
+    manifest = read_json(run / MANIFEST)
+    events = mark_probes(_events(run / EVENTS))
     agents = [a["id"] for e in events[:1] if e.get("kind") == "run_start" for a in e["payload"].get("agents", [])]
     agents = agents or sorted(manifest.get("roles") or {})
     return {
@@ -159,7 +151,7 @@ def run_page(run: Path) -> dict:
         "key": _key_of(run),
         "manifest": {k: v for k, v in manifest.items() if k != "config"},
         "config": manifest.get("config"),
-        "metrics": read_json(run / "metrics.json"),
+        "metrics": read_json(run / METRICS),
         "lanes": [*agents, "system"],
         "events": events,
         "observations": manifest.get("observations") if (run / OBSERVATIONS).exists() else None,

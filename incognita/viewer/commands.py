@@ -8,6 +8,7 @@ import click
 
 from incognita.access.domain import CONFIG_ROOT
 from incognita.access.paths import EPISODES_DIR, NATIVE_DIR, REFERENCE_ROOT, TRIALS_TABLE, VIEWER_DIR
+from incognita.collabsim import paths as collabsim_paths
 
 
 @click.command("view")
@@ -28,7 +29,7 @@ from incognita.access.paths import EPISODES_DIR, NATIVE_DIR, REFERENCE_ROOT, TRI
 @click.option("--arm-registry", default="config/arms.yaml", show_default=True, help="which holder map each arm uses")
 @click.option(
     "--collabsim",
-    default="results/collabsim",
+    default=collabsim_paths.RESULTS,
     show_default=True,
     help="CollabSim results (runs/ and runs.parquet); skipped when absent",
 )
@@ -54,7 +55,7 @@ def view_command(
     from incognita.access.paths import coordination_file
     from incognita.viewer.site import Inputs, build, trial_domains
 
-    cs = None if no_collabsim or not Path(collabsim, "runs").is_dir() else Path(collabsim)
+    cs = None if no_collabsim or not collabsim_paths.runs_dir(collabsim).is_dir() else Path(collabsim)
     names = [d for d in domains.split(",") if d] if domains else trial_domains(Path(trials))
     inputs = Inputs(
         Path(trials),

@@ -27,6 +27,7 @@ from typing import Any
 from incognita.access import taxonomy
 from incognita.access.cells import Cell, record_path
 from incognita.access.domain import qualify, split_task
+from incognita.collabsim.paths import RunKey, finished_runs
 from incognita.common.io import InputError, read_json
 from incognita.viewer import VIEWER_VERSION
 from incognita.viewer import collabsim_pages as collabsim
@@ -103,7 +104,7 @@ def _trial_pages(inputs: Inputs, rows: list[dict], reference: dict, out: Path, s
 
 def _run_pages(runs: list[Path], out: Path, search: SearchIndex) -> None:
     for run in runs:
-        rel = f"data/runs/{'/'.join(run.parts[-5:])}"
+        rel = f"data/runs/{RunKey.from_dir(run).rel}"
         page = collabsim.run_page(run)
         _write(out, f"{rel}.js", page["key"], page, compress=True)
         search.add_page(page["key"], f"{rel}.js", page["events"], _run_event_link)
@@ -162,7 +163,7 @@ def build(inputs: Inputs, out: str | Path) -> dict:
     for row in rows:  # a native row has no level in the table; the level is the task's, in every arm
         if row.get("level") is None and row["task"] in reference["tasks"]:
             row["level"] = reference["tasks"][row["task"]].get("level")
-    runs = collabsim.run_dirs(inputs.collabsim) if inputs.collabsim else []
+    runs = finished_runs(inputs.collabsim) if inputs.collabsim else []
     tmp = out.with_name(out.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     try:

@@ -18,9 +18,9 @@ import pytest
 from click.testing import CliRunner
 from collabsim_paths import CONFIG
 
-from incognita.collabsim.design import MANIFEST, METRICS, RUN_FILES
 from incognita.collabsim.engine import Engine
 from incognita.collabsim.experiment import Experiment, load_experiment
+from incognita.collabsim.paths import MANIFEST, METRICS, RUN_FILES
 from incognita.collabsim.roster import AgentSpec
 from incognita.collabsim.run import default_workers, events_bytes, simulate, write_run
 from incognita.common.fan_out import JOB_WORKERS

@@ -12,9 +12,9 @@ from collabsim_paths import CONFIG
 
 from incognita.collabsim.agent_prompts import render
 from incognita.collabsim.agents import make_participants
-from incognita.collabsim.design import OBSERVATIONS, RUN_FILES
 from incognita.collabsim.engine import Engine
 from incognita.collabsim.experiment import load_experiment
+from incognita.collabsim.paths import OBSERVATIONS, RUN_FILES
 from incognita.collabsim.run import simulate, write_run
 
 

@@ -7,8 +7,8 @@ import json
 
 from collabsim_paths import CONFIG
 
-from incognita.collabsim.design import EVENTS, MANIFEST
 from incognita.collabsim.experiment import load_experiment
+from incognita.collabsim.paths import EVENTS, MANIFEST
 from incognita.collabsim.replay import replay
 from incognita.collabsim.run import simulate, write_run
 from incognita.common.environment import code_identity
