@@ -101,8 +101,8 @@ def _prompt_files(domain):
     from incognita.access.episodes.prompts import PromptSet
     from incognita.access.reference.partition import load_partition
 
-    prompts, registry = PromptSet(Path(config["prompts"]), FILES[domain].prompts), arm_registry(ARM_REGISTRY)
     partition = load_partition(FILES[domain].partition)
+    prompts, registry = PromptSet(Path(config["prompts"]), FILES[domain].prompts, partition), arm_registry(ARM_REGISTRY)
     files = {str(p) for arm in get_episode_arms() for p in prompts.files_for(registry.arm(arm), partition)}
     if config["participants"].get("judge"):
         files.add(str(Path(config["prompts"]) / "judge.md"))

@@ -139,6 +139,14 @@ def domain_root(domain_file: str | Path) -> Path:
     return _strip(domain_file, 1, "a per-domain file")
 
 
+def domain_of(domain_file: str | Path) -> str:
+    """The domain a per-domain stage file belongs to (<root>/<domain>/<name>)."""
+    path = Path(domain_file)
+    if len(path.parts) < 2:
+        raise ValueError(f"{path}: not a per-domain file path")
+    return path.parent.name
+
+
 def _strip(path: str | Path, depth: int, what: str) -> Path:
     path = Path(path)
     if len(path.parts) < depth + 2:

@@ -134,12 +134,13 @@ def role_assignments(events: list, spec: dict) -> list[dict] | None:
     ]
 
 
-def checklist(events: list, task: dict, arm: str, calls: reader.CallKeys) -> dict:
-    """The whole reference panel of an episode page (`calls`: how its domain's calls compare)."""
+def checklist(events: list, task: dict, arm: str, calls: reader.CallKeys, task_id: str) -> dict:
+    """The whole reference panel of an episode page (`task`: its entry in its domain's reference;
+    `calls`: how the domain's calls compare; `task_id`: its qualified id)."""
     spec = task["arms"][arm]
     trace = reader.Trace(events, calls)
     return {
-        "task": str(task["task_id"]),
+        "task": task_id,
         "level": task.get("level"),
         "desks_engaged": task.get("desks_engaged", []),
         "holders": holders(events, spec),

@@ -90,5 +90,5 @@ def episode_page(path: Path, trial: dict, reference_task: dict, service: list[st
         "failure": explain(record.events, reference_task, arm, trial.get("failure_type"), calls),
         # The participant audit's findings as the reader recorded them (null: the table has none).
         "findings": None if findings is None else json.loads(findings),
-        "reference": checklist(record.events, reference_task, arm, calls),
+        "reference": checklist(record.events, reference_task, arm, calls, str(cell["task"])),
     }

@@ -323,7 +323,6 @@ def run_job(job: NativeJob, settings: NativeSettings, log=print, workers: int = 
                 "agent",
                 {
                     "golden": str(job.golden(task_id)),
-                    "domain": split_task(task_id)[0],
                     "profiles": job.profiles,
                     "seed": seed,
                     "profile": profile,

@@ -42,8 +42,9 @@ class NativeAgentLogic:
     messages in (tool results, the user's text), the harness's next assistant message out. The
     registered agent class and the loopback twin (incognita.access.native.native_twins) both use it.
 
-    `args` are the agent's `llm_args` (profile, profiles file, golden trajectory, domain, seed,
-    optionally vocabulary: default the domain's); `schemas` the OpenAI schemas of the harness's tools."""
+    `args` are the agent's `llm_args` (profile, profiles file, golden trajectory, seed, optionally
+    vocabulary: default the domain's, the domain being the golden file's, incognita.access.paths.
+    domain_of); `schemas` the OpenAI schemas of the harness's tools."""
 
     def __init__(self, args: dict, schemas: list[dict]):
         from incognita.access.domain import domain_files, get_domain
@@ -51,14 +52,16 @@ class NativeAgentLogic:
         from incognita.access.episodes.episode_loop import USER
         from incognita.access.episodes.scripted import make_backend
         from incognita.access.episodes.scripted.scripted_agent import tool_catalog
+        from incognita.access.paths import domain_of
 
+        domain = domain_of(args["golden"])
         profiles = profile_files(args["profiles"])
         if args["profile"] not in profiles:
             raise InputError(f"{args['profiles']}: no scripted agent profile {args['profile']!r}")
         self.seed = int(args["seed"])
         context = {
             "arm": DIRECT,
-            "domain": get_domain(args["domain"]),
+            "domain": get_domain(domain),
             "agent_executes": True,  # the native harness's agent holds the tools, as in the direct arm
             "holders_declared": True,
             "seed": self.seed,
@@ -66,8 +69,8 @@ class NativeAgentLogic:
             "holders": {},
             "plan": plan_from_golden(read_json(args["golden"])),
             "profile": {"name": args["profile"], **copy.deepcopy(profiles[args["profile"]])},
-            "tools": tool_catalog(schemas, write_tools(args["domain"])),
-            "vocabulary": _vocabulary(str(args.get("vocabulary") or domain_files(args["domain"]).vocabulary)),
+            "tools": tool_catalog(schemas, write_tools(domain)),
+            "vocabulary": _vocabulary(str(args.get("vocabulary") or domain_files(domain).vocabulary)),
         }
         self.backend = make_backend(f"scripted:{args['profile']}", "agent", context)
         self.history: list[Turn] = []

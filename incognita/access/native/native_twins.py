@@ -126,7 +126,7 @@ class NativeTwins:
             )
         domain, local = split_task(task)
         golden = self._path(golden_file(domain, local, root=self.golden_root), task)
-        args = {"profile": profile, "profiles": self.profiles, "golden": str(golden), "domain": domain, "seed": seed}
+        args = {"profile": profile, "profiles": self.profiles, "golden": str(golden), "seed": seed}
         if domain in self.vocabulary:
             args["vocabulary"] = self.vocabulary[domain]
         return _Twin(role, profile, NativeAgentLogic(args, list(body.get("tools") or [])))

@@ -178,7 +178,7 @@ class Fact:
     consumed: tuple[str, ...] = ()
 
 
-def required_facts(task: dict, arm: str, calls: CallKeys) -> list[Fact]:
+def required_facts(task: dict, arm: str, keys: CallKeys) -> list[Fact]:
     """The facts the required calls need (Section 4.2): the reference's information items.
     The failure types and the information measures use this one set (Section 4.3). Reads that
     only serve what the customer must be told (`channel_sources`) are not among them."""
@@ -189,7 +189,7 @@ def required_facts(task: dict, arm: str, calls: CallKeys) -> list[Fact]:
         consumed = tuple(
             dict.fromkeys(v for i in s["consumed_by"] if i in calls for v in _scalars(calls[i]["arguments"]))
         )
-        facts.append(Fact("service", (s["name"], calls.key(s["name"], s["arguments"])), s["executor"][arm], consumed))
+        facts.append(Fact("service", (s["name"], keys.key(s["name"], s["arguments"])), s["executor"][arm], consumed))
     return facts
 
 

@@ -75,8 +75,15 @@ def load_trials(path: str | Path):
 
 @click.command("stats")
 @click.option("--trials", "trials_path", default=TRIALS_TABLE, show_default=True)
-@click.option("--interpretation", "interpretation_path", default="config/interpretation.yaml", show_default=True)
-@click.option("--locks", "locks_path", default="config/locks.yaml", show_default=True)
+@click.option(
+    "--interpretation",
+    "interpretation_paths",
+    multiple=True,
+    help="each design domain's interpretation table, paired in order with --locks (default: the --config's domains')",
+)
+@click.option(
+    "--locks", "locks_paths", multiple=True, help="the domain's locks file of the --interpretation at its position"
+)
 @click.option(
     "--config",
     "config_path",
@@ -97,8 +104,8 @@ def load_trials(path: str | Path):
 @click.option("--seed", type=int, default=20260820, show_default=True, help="split-half seed")
 def stats_command(
     trials_path: str,
-    interpretation_path: str,
-    locks_path: str,
+    interpretation_paths: tuple[str, ...],
+    locks_paths: tuple[str, ...],
     config_path: str,
     models_csv: str | None,
     arms_csv: str | None,
@@ -121,11 +128,19 @@ def stats_command(
     if order:
         present = set(trials["model"].astype(str))
         order = [m for m in order if m in present] or None
+    if len(interpretation_paths) != len(locks_paths):
+        raise click.UsageError(
+            f"{len(interpretation_paths)} --interpretation but {len(locks_paths)} --locks: pair them"
+        )
+    tables = list(zip(map(Path, interpretation_paths), map(Path, locks_paths)))
+    if not tables:
+        from incognita.access.cells import design_files
+
+        tables = [(f.interpretation, f.locks) for f in design_files(config).values()] if "domains" in config else []
     paths = run_stats(
         trials,
-        Path(interpretation_path),
+        tables,
         Path(out_dir),
-        locks_path=locks_path,
         models=order,
         splits=splits,
         seed=seed,

@@ -77,5 +77,3 @@ def decorrelation_report(partition: Partition, orders: dict[str, list[str]] | No
             }
         )
     return rows
-
-

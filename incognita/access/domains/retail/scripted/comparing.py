@@ -40,12 +40,12 @@ from incognita.access.domains.retail.scripted.choosing import (
     match_score,
     option_goals,
     option_rank,
-    placeholders,
     singular,
     strip_placeholders,
     terms,
 )
 from incognita.access.domains.retail.source_words import norm
+from incognita.access.episodes.scripted.language import placeholders
 
 _YES_NO = {"yes", "no"}
 _NEGATORS = re.compile(r"(?:\b(?:not|non|no|without|never)|n't)\W*(?:\w+\W+){0,2}$")
