@@ -82,7 +82,7 @@ def main() -> None:
 
     from incognita.access.arm_registry import arm_registry
     from incognita.access.cards.source import upstream_dir
-    from incognita.access.episodes.prompts import PromptSet
+    from incognita.access.episodes.loop.prompts import PromptSet
     from incognita.access.golden.upstream_replay import RetailWorld
     from incognita.common.backends import openai as ob
     from incognita.common.cache import ResponseCache

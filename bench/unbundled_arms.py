@@ -37,7 +37,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from incognita.access.episodes.harness import Harness, HarnessSettings
-    from incognita.access.episodes.records import Message, Referral
+    from incognita.access.episodes.loop.records import Message, Referral
     from incognita.access.episodes.scripted.discovery import map_replies
     from incognita.common.io import read_json
 

@@ -98,7 +98,7 @@ def get_design_models():
 @functools.cache
 def _prompt_files(domain):
     from incognita.access.arm_registry import arm_registry
-    from incognita.access.episodes.prompts import PromptSet
+    from incognita.access.episodes.loop.prompts import PromptSet
     from incognita.access.reference.partition import load_partition
 
     partition = load_partition(FILES[domain].partition)
@@ -183,7 +183,7 @@ def _pacing_forecast():
 
 
 def get_information_channel():
-    """substring (upstream's check, the default) or judge (the paper's): incognita.access.episodes.evaluation."""
+    """substring (upstream's check, the default) or judge (the paper's): incognita.access.episodes.loop.evaluation."""
     return (config.get("evaluation") or {}).get("information_channel", "substring")
 
 

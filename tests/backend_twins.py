@@ -17,7 +17,7 @@ from pathlib import Path
 from incognita.access.cards.card import build_card
 from incognita.access.cards.repairs import apply_overlay, load_overlay
 from incognita.access.episodes.harness import Harness
-from incognita.access.episodes.records import EpisodeRecord
+from incognita.access.episodes.loop.records import EpisodeRecord
 from incognita.access.episodes.scripted import make_backend
 from incognita.access.golden.provenance import load_vocabulary
 from incognita.access.golden.trajectory import build_golden

@@ -1,9 +1,11 @@
-"""The package's import structure: no cycle, and the family boundaries of docs/architecture.md.
+"""The package's import structure: no cycle between modules or between folders, the family
+boundaries, and the access family's stage order, as docs/architecture.md draws them.
 
 The graph is read from the source with `ast`, not by importing: every `import` and `from ...
 import` naming an `incognita` module counts, at module level or inside a function (a lazy
 import that closes a loop is still a loop a reader has to untangle). A package's implicit
-import of its parent `__init__` is not an edge.
+import of its parent `__init__` is not an edge. At folder level a module stands for the package
+it is in (a package's own modules are one room, each subpackage another).
 """
 
 from __future__ import annotations
@@ -105,6 +107,51 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+def room(module: str, names: dict[str, Path]) -> str:
+    """The folder a module is in: a package stands for itself, a module for its package."""
+    return module if names[module].name == "__init__.py" else module.rpartition(".")[0]
+
+
+def folder_graph() -> dict[str, set[str]]:
+    names = module_names()
+    out: dict[str, set[str]] = {}
+    for module, targets in import_graph().items():
+        for target in targets:
+            a, b = room(module, names), room(target, names)
+            if a != b and b != "incognita":  # the top package holds no code of its own
+                out.setdefault(a, set()).add(b)
+            out.setdefault(a, set())
+    return out
+
+
+# The access family's rooms in the order data flows (docs/architecture.md, "Package layout"): a
+# room may import only rooms before it. The domain packages come after the generic stages they
+# build on (card, golden, scripted and audit types); the stages reach a domain only through the
+# registry (incognita.access.domain.get_domain), by name, never by an import.
+ACCESS_ORDER = (
+    "incognita.access",  # the ground floor: names, domains' registry, paths, design, arms, locks
+    "incognita.access.cards",
+    "incognita.access.golden",
+    "incognita.access.reference",
+    "incognita.access.episodes.loop",
+    "incognita.access.episodes.scripted",
+    "incognita.access.episodes",
+    "incognita.access.native",
+    "incognita.access.selection",
+    "incognita.access.reader",
+    "incognita.access.domains",  # and every domain package below it
+    "incognita.access.stats",
+    "incognita.access.figures",
+    "incognita.access.planning",
+)
+
+
+def access_rank(folder: str) -> int | None:
+    """A folder's place in ACCESS_ORDER: its own entry, else that of the nearest folder above it."""
+    matches = [name for name in ACCESS_ORDER if folder == name or folder.startswith(name + ".")]
+    return ACCESS_ORDER.index(max(matches, key=len)) if matches else None
+
+
 def part(module: str) -> str:
     pieces = module.split(".")
     return pieces[1] if len(pieces) > 1 else "incognita"
@@ -127,6 +174,44 @@ def test_the_graph_sees_lazy_and_submodule_imports():
 def test_no_import_cycle():
     found = cycles(import_graph())
     assert not found, "import cycles:\n" + "\n".join(" <-> ".join(c) for c in found)
+
+
+def test_no_import_cycle_between_folders():
+    found = cycles(folder_graph())
+    assert not found, "folder-level import cycles:\n" + "\n".join(" <-> ".join(c) for c in found)
+
+
+def test_every_access_folder_has_its_place_in_the_stage_order():
+    access = {f for f in folder_graph() if f == "incognita.access" or f.startswith("incognita.access.")}
+    assert not [f for f in sorted(access) if access_rank(f) is None], "add them to ACCESS_ORDER"
+
+
+def test_no_import_against_the_stage_order():
+    wrong = sorted(
+        f"{a} (stage {access_rank(a)}) imports {b} (stage {access_rank(b)})"
+        for a, targets in folder_graph().items()
+        for b in targets
+        if access_rank(a) is not None and access_rank(b) is not None and access_rank(b) > access_rank(a)
+    )
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_stages_reach_a_domain_only_through_the_registry():
+    domains = "incognita.access.domains."
+    wrong = sorted(
+        f"{module} imports {target}"
+        for module, targets in import_graph().items()
+        if not module.startswith(domains)
+        for target in targets
+        if target.startswith(domains)
+    )
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_folder_checks_find_what_they_check():
+    assert cycles({"a": {"b"}, "b": {"a"}}) == [["a", "b"]]
+    assert access_rank("incognita.access.domains.retail.scripted") == ACCESS_ORDER.index("incognita.access.domains")
+    assert access_rank("incognita.access.episodes.loop") < access_rank("incognita.access.episodes")
 
 
 @pytest.mark.parametrize("family", sorted(ALLOWED))

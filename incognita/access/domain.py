@@ -230,7 +230,7 @@ class DomainFiles:
     @property
     def prompts(self) -> Path:
         """The domain's prompt files (role and rule texts, desks, request blocks), beside the
-        generic ones of the workflow's `prompts` folder (incognita.access.episodes.prompts)."""
+        generic ones of the workflow's `prompts` folder (incognita.access.episodes.loop.prompts)."""
         return self.root / "prompts"
 
     @property

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from incognita.access.episodes.records import Disclosure, GatewayDecision, Message
+from incognita.access.episodes.loop.records import Disclosure, GatewayDecision, Message
 from incognita.access.reader import trial_reading as reader
 
 # The gate statuses under which the reader counts a customer fact as obtained.

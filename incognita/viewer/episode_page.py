@@ -7,7 +7,7 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
-from incognita.access.episodes.records import EpisodeRecord, event_to_dict
+from incognita.access.episodes.loop.records import EpisodeRecord, event_to_dict
 from incognita.access.reader import trial_reading as reader
 from incognita.access.reader.trial_reading import CallKeys
 from incognita.common.io import InputError, read_json

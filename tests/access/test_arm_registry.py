@@ -12,7 +12,7 @@ from workflow_helpers import scripted_harness
 from incognita.access import cells
 from incognita.access.arm_registry import arm_registry, load_arm_registry
 from incognita.access.episodes import harness as harness_module
-from incognita.access.episodes.records import Message, event_to_dict
+from incognita.access.episodes.loop.records import Message, event_to_dict
 from incognita.access.golden.provenance import load_vocabulary
 from incognita.access.golden.trajectory import build_golden
 from incognita.access.reference.partition import SOCIAL_DESKS, load_partition

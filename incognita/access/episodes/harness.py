@@ -26,12 +26,12 @@ from incognita.access.arm_registry import DEFAULT_PATH as ARM_REGISTRY
 from incognita.access.arm_registry import arm_registry, registry_path
 from incognita.access.cells import design_from_config
 from incognita.access.domain import Domain, domain_files, get_domain, split_task
-from incognita.access.episodes.agent_plan import plan_from_golden
-from incognita.access.episodes.episode_loop import USER, Episode
-from incognita.access.episodes.prompts import PromptSet
-from incognita.access.episodes.records import EpisodeRecord
+from incognita.access.episodes.loop.agent_plan import plan_from_golden
+from incognita.access.episodes.loop.episode_loop import USER, Episode
+from incognita.access.episodes.loop.prompts import PromptSet
+from incognita.access.episodes.loop.records import EpisodeRecord
 from incognita.access.episodes.scripted import make_backend
-from incognita.access.episodes.tool_gateway import Gateway
+from incognita.access.episodes.loop.tool_gateway import Gateway
 from incognita.access.golden.provenance import load_vocabulary
 from incognita.access.paths import episode_record
 from incognita.access.reference.partition import Partition, load_partition
@@ -69,7 +69,7 @@ class HarnessSettings:
     judge: str | dict | None = None
     cache_dir: str | None = None  # model response cache; None = $INCOGNITA_CACHE_DIR or cache/responses
     prices: str | None = None  # price table; None = $INCOGNITA_PRICES or config/prices.yaml
-    information_channel: str = "substring"  # substring | judge (incognita.access.episodes.evaluation)
+    information_channel: str = "substring"  # substring | judge (incognita.access.episodes.loop.evaluation)
     arm_registry: str = ARM_REGISTRY  # what each arm is (incognita.access.arm_registry)
 
     @classmethod
@@ -93,7 +93,7 @@ class HarnessSettings:
         )
 
     def __post_init__(self) -> None:
-        from incognita.access.episodes.evaluation import check_channel
+        from incognita.access.episodes.loop.evaluation import check_channel
 
         try:
             check_channel(self.information_channel, self.judge)

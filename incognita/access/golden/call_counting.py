@@ -12,7 +12,7 @@ counted every successful lookup).
 
 `CallCounting` is the last step of the golden builder (`incognita.access.golden.trajectory`);
 the coordination reference (`incognita.access.reference.coordination`) and the agent plan
-(`incognita.access.episodes.agent_plan`) keep only the counted calls.
+(`incognita.access.episodes.loop.agent_plan`) keep only the counted calls.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import threading
 
-from incognita.access.episodes.records import Usage
+from incognita.access.episodes.loop.records import Usage
 from incognita.common.backends.base import ModelResponse, split_entry
 
 PROVIDER = "incognita"

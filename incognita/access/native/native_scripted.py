@@ -48,8 +48,8 @@ class NativeAgentLogic:
 
     def __init__(self, args: dict, schemas: list[dict]):
         from incognita.access.domain import domain_files, get_domain
-        from incognita.access.episodes.agent_plan import plan_from_golden
-        from incognita.access.episodes.episode_loop import USER
+        from incognita.access.episodes.loop.agent_plan import plan_from_golden
+        from incognita.access.episodes.loop.episode_loop import USER
         from incognita.access.episodes.scripted import make_backend
         from incognita.access.episodes.scripted.scripted_agent import tool_catalog
         from incognita.access.paths import domain_of
@@ -80,7 +80,7 @@ class NativeAgentLogic:
         """The next assistant message for the harness's new messages since our last one: `tool`
         turns (results, with their call's id) and `user` turns (what the user said). The answer
         is either one tool call or a text (CLOSING once our agent would end the episode)."""
-        from incognita.access.episodes.episode_loop import USER, parse_agent_output
+        from incognita.access.episodes.loop.episode_loop import USER, parse_agent_output
 
         for turn in incoming:
             if turn.role == "tool":
@@ -115,8 +115,8 @@ class NativeUserLogic:
     def __init__(self, card: dict):
         from tau2.user.base import STOP
 
-        from incognita.access.episodes.disclosure_gate import DisclosureGate
-        from incognita.access.episodes.episode_loop import USER
+        from incognita.access.episodes.loop.disclosure_gate import DisclosureGate
+        from incognita.access.episodes.loop.episode_loop import USER
         from incognita.access.episodes.scripted import make_backend
 
         self.card, self.stop = card, STOP
@@ -125,7 +125,7 @@ class NativeUserLogic:
         self.history: list[Turn] = []
 
     def reply(self, agent_text: str) -> str:
-        from incognita.access.episodes.disclosure_gate import release_field_schema
+        from incognita.access.episodes.loop.disclosure_gate import release_field_schema
 
         if not self.history:  # the harness's fixed greeting: answer with the card's opening line
             self.history.append(Turn("assistant", self.card["opening_line"]))
@@ -138,7 +138,7 @@ class NativeUserLogic:
             return self._answer(tools)
 
     def _answer(self, tools) -> str:
-        from incognita.access.episodes.episode_loop import USER
+        from incognita.access.episodes.loop.episode_loop import USER
 
         for _ in range(8):
             resp = self.backend.respond(ModelRequest(role=USER, system="", messages=tuple(self.history), tools=tools))

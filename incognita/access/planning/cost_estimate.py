@@ -369,7 +369,7 @@ def wall_time(est: Estimator, lines: list[Line], *, rpm: float | None, tpm: floa
 def _prompt_tokens(prompts_dir: str | None, domain_prompts: Path, arms, partition) -> dict[str, float]:
     """System-prompt sizes in tokens, from the config's prompt files and a domain's: per registered
     arm, the agent's (`agent_<arm>`) and the mean over its holders' (`service_<arm>`)."""
-    from incognita.access.episodes.prompts import PromptSet
+    from incognita.access.episodes.loop.prompts import PromptSet
 
     if not prompts_dir or not Path(prompts_dir).is_dir():
         raise InputError(f"prompts: {prompts_dir!r} is not a directory of prompt files")

@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from incognita.access.episodes.records import Disclosure, GatewayDecision, Message, ToolProposal
+from incognita.access.episodes.loop.records import Disclosure, GatewayDecision, Message, ToolProposal
 from incognita.access.episodes.scripted.language import KINDS as TAG_KINDS
 from incognita.access.episodes.scripted.scripted_customer import masking_rules
 from incognita.access.taxonomy import ATTRIBUTED_FAILURES, FINDING_KINDS

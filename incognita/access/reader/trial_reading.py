@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from incognita.access.domain import split_task
-from incognita.access.episodes.records import (
+from incognita.access.episodes.loop.records import (
     Disclosure,
     EpisodeRecord,
     GatewayDecision,

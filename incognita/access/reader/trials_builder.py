@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from incognita.access.domain import qualify, task_order
-from incognita.access.episodes.records import EpisodeRecord
+from incognita.access.episodes.loop.records import EpisodeRecord
 from incognita.access.paths import episode_records
 from incognita.access.reader.trial_contract import TrialRow, check_extra_rows, frame
 from incognita.access.reader.trial_reading import read_trial, trial_cell

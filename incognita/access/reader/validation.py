@@ -38,7 +38,7 @@ from pathlib import Path
 import pandas as pd
 
 from incognita.access.domain import qualify
-from incognita.access.episodes.records import EpisodeRecord
+from incognita.access.episodes.loop.records import EpisodeRecord
 from incognita.access.reader.trial_reading import read_trial
 from incognita.access.taxonomy import FAILURE_TYPES, NATIVE
 from incognita.common.io import InputError, atomic_write_text, read_json, read_yaml

@@ -3,7 +3,7 @@ only fields of this card; every other attempt refused and logged."""
 
 from __future__ import annotations
 
-from incognita.access.episodes.disclosure_gate import DisclosureGate
+from incognita.access.episodes.loop.disclosure_gate import DisclosureGate
 
 CARD = {"fields": [{"token": "email", "value": "ada@example.com"}, {"token": "zip", "value": "10001"}]}
 

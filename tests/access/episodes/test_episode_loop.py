@@ -9,9 +9,9 @@ import pytest
 
 from incognita.access.arm_registry import arm_registry
 from incognita.access.cards.card import build_card
-from incognita.access.episodes.episode_loop import Episode
-from incognita.access.episodes.prompts import PromptSet
-from incognita.access.episodes.records import (
+from incognita.access.episodes.loop.episode_loop import Episode
+from incognita.access.episodes.loop.prompts import PromptSet
+from incognita.access.episodes.loop.records import (
     Disclosure,
     EpisodeRecord,
     GatewayDecision,
@@ -21,7 +21,7 @@ from incognita.access.episodes.records import (
 )
 from incognita.access.episodes.scripted.scripted_customer import ScriptedCustomer
 from incognita.access.episodes.scripted.scripted_desk import ScriptedDesk
-from incognita.access.episodes.tool_gateway import Gateway
+from incognita.access.episodes.loop.tool_gateway import Gateway
 from incognita.access.reference.partition import load_partition
 from incognita.common.backends.base import ModelResponse, ToolCall
 
@@ -310,7 +310,7 @@ def test_the_structured_output_schemas_agree_with_the_output_contract():
 
     import jsonschema
 
-    from incognita.access.episodes.episode_loop import ENVIRONMENT, agent_output_schema, parse_agent_output
+    from incognita.access.episodes.loop.episode_loop import ENVIRONMENT, agent_output_schema, parse_agent_output
 
     allowed = ["USER", "Vega"]
     schemas = agent_output_schema(allowed)

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from incognita.access.arm_registry import arm_registry
-from incognita.access.episodes.prompts import BLOCKS, PromptSet, mask
+from incognita.access.episodes.loop.prompts import BLOCKS, PromptSet, mask
 from incognita.access.reference.partition import load_partition
 from incognita.common.io import InputError
 

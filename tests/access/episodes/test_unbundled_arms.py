@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from workflow_helpers import scripted_harness
 
-from incognita.access.episodes.records import GatewayDecision, Message, Referral
+from incognita.access.episodes.loop.records import GatewayDecision, Message, Referral
 from incognita.access.golden.provenance import load_vocabulary
 from incognita.access.golden.trajectory import build_golden
 from incognita.access.reference.partition import RETAIL_TOOLS, SOCIAL_DESKS

@@ -7,7 +7,7 @@ import gc
 
 import pytest
 
-from incognita.access.episodes.tool_gateway import Gateway
+from incognita.access.episodes.loop.tool_gateway import Gateway
 
 
 @pytest.fixture(scope="module")

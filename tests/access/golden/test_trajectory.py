@@ -660,7 +660,7 @@ def test_all_tasks_untraced_information_is_what_no_read_holds(all_golden):
 
 def test_all_tasks_the_audited_selectors_reach_selected_by(all_golden):
     """Issue #23 item 1: the selectors the source states reach the golden `selected_by`."""
-    from incognita.access.episodes.agent_plan import plan_from_golden
+    from incognita.access.episodes.loop.agent_plan import plan_from_golden
 
     docs, cards = all_golden["docs"], all_golden["cards"]
 

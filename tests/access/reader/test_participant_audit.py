@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from incognita.access.episodes.records import Disclosure, GatewayDecision, Message, ToolProposal
+from incognita.access.episodes.loop.records import Disclosure, GatewayDecision, Message, ToolProposal
 from incognita.access.reader.participant_audit import ArmView, Finding, attribute, audit, counts, prose, values
 from incognita.access.taxonomy import FINDING_KINDS
 

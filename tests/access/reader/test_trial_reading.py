@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from incognita.access.episodes.records import EpisodeRecord
+from incognita.access.episodes.loop.records import EpisodeRecord
 from incognita.access.reader.trial_contract import PROCESS_COLUMNS
 from incognita.access.reader.trial_reading import (
     Exchange,

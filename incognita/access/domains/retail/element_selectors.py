@@ -26,7 +26,7 @@ one product by another product's preference.
 
 `ElementSelection` is the part of the golden builder (`incognita.access.golden.trajectory`)
 that fills `selected_by` of a `read` provenance; the agent plan
-(`incognita.access.episodes.agent_plan`) reads those tokens back.
+(`incognita.access.episodes.loop.agent_plan`) reads those tokens back.
 """
 
 from __future__ import annotations
@@ -169,7 +169,7 @@ class ElementSelection:
         collection = doc[parts[0]]
         # A one-line order still has a selector: the item field that names its line is what
         # tells this order apart from the customer's others (the plan passes it to the pick
-        # of the order, incognita.access.episodes.agent_plan._entry_selectors).
+        # of the order, incognita.access.episodes.loop.agent_plan._entry_selectors).
         if not isinstance(collection, (dict, list)) or len(collection) < (1 if parts[0] == "items" else 2):
             return []
         if parts[0] == "orders":

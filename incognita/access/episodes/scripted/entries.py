@@ -99,7 +99,7 @@ def check_entries(cfg: dict, base: str | Path = ".") -> None:
     for role, entry in (cfg.get("participants") or {}).items():
         if entry is not None:
             check_entry(entry, f"participants.{role}", profiles, participant=role)
-    from incognita.access.episodes.evaluation import check_channel
+    from incognita.access.episodes.loop.evaluation import check_channel
 
     try:
         check_channel(

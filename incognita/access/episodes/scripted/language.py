@@ -109,7 +109,7 @@ def parse_call(payload: str) -> tuple[str, object]:
 
 
 # A card field named, not stated, in a demand the customer raises ('<item:t_shirt>'): the
-# customer's demands are masked (incognita.access.episodes.prompts.mask).
+# customer's demands are masked (incognita.access.episodes.loop.prompts.mask).
 _PLACEHOLDER = re.compile(r"<[^<>]*>")
 
 

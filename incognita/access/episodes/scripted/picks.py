@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from incognita.access.episodes.agent_plan import PICK, Source
+from incognita.access.episodes.loop.agent_plan import PICK, Source
 from incognita.access.episodes.scripted.language import say, tag
 from incognita.access.taxonomy import CORRECT_UNCONFIRMED
 

@@ -29,7 +29,7 @@ import copy
 import json
 import re
 
-from incognita.access.episodes.agent_plan import PlannedCall
+from incognita.access.episodes.loop.agent_plan import PlannedCall
 from incognita.access.episodes.scripted.language import say, tag
 from incognita.access.episodes.scripted.picks import GiveUp
 

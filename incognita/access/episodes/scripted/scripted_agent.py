@@ -1,7 +1,7 @@
 """Scripted evaluated agents: deterministic, seeded policies over the value-free plan.
 
 A scripted agent knows which calls the task needs, their argument names and where each
-argument comes from (incognita.access.episodes.agent_plan), but not who holds which tool, not the customer's
+argument comes from (incognita.access.episodes.loop.agent_plan), but not who holds which tool, not the customer's
 values, not service-side values and no identifier, pointer or list index of the golden
 solution. It asks the customer through the gate (`#ask`), has reads run and takes the
 whole result (`#want [""]`), picks the entry of a collection that matches what the
@@ -34,7 +34,7 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any
 
-from incognita.access.episodes.agent_plan import Plan, PlannedCall, Source
+from incognita.access.episodes.loop.agent_plan import Plan, PlannedCall, Source
 from incognita.access.episodes.scripted.discovery import content_words, map_replies
 from incognita.access.episodes.scripted.language import (
     call_tag,

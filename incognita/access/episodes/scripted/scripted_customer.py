@@ -45,7 +45,7 @@ import hashlib
 import json
 import re
 
-from incognita.access.episodes.disclosure_gate import RELEASE_TOOL
+from incognita.access.episodes.loop.disclosure_gate import RELEASE_TOOL
 from incognita.access.episodes.scripted.conditions import condition_kind, is_refusal_condition, replaces_demand
 from incognita.access.episodes.scripted.language import parse, say, tag
 from incognita.access.episodes.scripted.participant_faults import FaultDice

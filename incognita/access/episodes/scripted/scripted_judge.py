@@ -2,7 +2,7 @@
 
 It reads what a model judge reads, the numbered statements in its prompt and the customer
 dialogue, and for each statement that an information item became
-(`incognita.access.episodes.evaluation.INFO_ASSERTION`) answers whether the agent's messages contain that item
+(`incognita.access.episodes.loop.evaluation.INFO_ASSERTION`) answers whether the agent's messages contain that item
 the way the upstream check compares them. So the judged channel gives, offline, the same
 decision as the substring channel, and the judge path (prompt, verdict parsing, records,
 cache) is exercised without a model. Statements of any other form (upstream's free-text
@@ -14,8 +14,8 @@ from __future__ import annotations
 import json
 import re
 
-from incognita.access.episodes.evaluation import INFO_ASSERTION, communicated
-from incognita.access.episodes.records import Usage
+from incognita.access.episodes.loop.evaluation import INFO_ASSERTION, communicated
+from incognita.access.episodes.loop.records import Usage
 from incognita.common.backends.base import BackendError, ModelRequest, ModelResponse
 
 _STATEMENT = re.compile(r"^\s*(\d+)\.\s+(.*)$")

@@ -14,7 +14,7 @@ import pytest
 import yaml
 from workflow_helpers import scripted_harness
 
-from incognita.access.episodes.agent_plan import PICK, plan_from_golden, value_free_steps
+from incognita.access.episodes.loop.agent_plan import PICK, plan_from_golden, value_free_steps
 from incognita.access.episodes.harness import Harness, HarnessSettings, arm_order
 from incognita.access.episodes.scripted.discovery import map_replies
 from incognita.access.episodes.scripted.language import first, parse, say, tag
@@ -377,7 +377,7 @@ class _Settler:
 
 def _drive(agent, replies):
     """Run the agent's _settle_change against scripted replies; (messages sent, result)."""
-    from incognita.access.episodes.agent_plan import PlannedCall
+    from incognita.access.episodes.loop.agent_plan import PlannedCall
 
     call = PlannedCall(index=0, name="return_delivered_order_items", write=True, args={})
     gen = agent._settle_change(call, {"item": "lamp"}, agent._picks())

@@ -5,7 +5,7 @@ from types import SimpleNamespace
 
 from generator_helpers import drive
 
-from incognita.access.episodes.agent_plan import PICK, Source
+from incognita.access.episodes.loop.agent_plan import PICK, Source
 from incognita.access.episodes.scripted.comparing import (
     compared_goals,
     demands_in_scope,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from incognita.access.cards.card import build_card
-from incognita.access.episodes.disclosure_gate import DisclosureGate, release_field_schema
+from incognita.access.episodes.loop.disclosure_gate import DisclosureGate, release_field_schema
 from incognita.access.episodes.scripted.language import call_tag, first, parse, say, tag
 from incognita.access.episodes.scripted.scripted_customer import (
     ScriptedCustomer,
@@ -23,7 +23,7 @@ from incognita.access.episodes.scripted.scripted_desk import (
     resolve_pointer,
     wanted_pointers,
 )
-from incognita.access.episodes.tool_gateway import Gateway
+from incognita.access.episodes.loop.tool_gateway import Gateway
 from incognita.access.golden.upstream_replay import RetailWorld
 from incognita.access.reference.partition import INDIRECT_HOLDER, SOCIAL_DESKS, load_partition
 from incognita.common.backends.base import ModelRequest, ToolCall, Turn
@@ -466,7 +466,7 @@ def test_a_fallback_that_replaces_the_demand_is_read_off_its_wording(sentence, r
 
 
 def test_an_exchange_for_the_same_item_takes_the_line_it_exchanges():
-    from incognita.access.episodes.agent_plan import PICK, Source
+    from incognita.access.episodes.loop.agent_plan import PICK, Source
     from incognita.access.episodes.scripted.picking import Choosing
     from incognita.access.episodes.scripted.same_item import same_line_value
 
@@ -801,7 +801,7 @@ def test_pointers_address_decoded_json_text_results(world, partition, gateway):
 def test_remit_is_told_from_the_desks_own_role_text(who, world, partition):
     """Given its role text, a desk describes its work in the first person from it, names no
     tool and no one else; the agent has to make sense of the words."""
-    from incognita.access.episodes.prompts import PromptSet
+    from incognita.access.episodes.loop.prompts import PromptSet
     from incognita.access.episodes.scripted.scripted_desk import first_person
 
     role = PromptSet(ROOT / "config" / "prompts").holder_parts(who, holds_all=False)["role"]

@@ -5,7 +5,7 @@ orders"); destination phrases ("to my NYC address", "to the new home"); the pick
 
 from generator_helpers import drive
 
-from incognita.access.episodes.agent_plan import PICK, PlannedCall, Source
+from incognita.access.episodes.loop.agent_plan import PICK, PlannedCall, Source
 from incognita.access.episodes.scripted.relations import (
     RelationPicker,
     destination_descriptors,
@@ -186,7 +186,7 @@ def test_a_price_comparison_is_read_across_orders_holding_the_item_kind():
 def test_the_lines_of_a_read_that_landed_elsewhere_do_not_choose_the_order():
     # The change's lines are read from call 1; that read took another order than the one
     # holding what the customer described, so it says nothing about the change's order.
-    from incognita.access.episodes.agent_plan import PICK, PlannedCall, Source
+    from incognita.access.episodes.loop.agent_plan import PICK, PlannedCall, Source
     from incognita.access.episodes.scripted.relations import RelationPicker
 
     line = Source("read", call=1, steps=("items", PICK, "item_id"), selected_by=("item:boots",))

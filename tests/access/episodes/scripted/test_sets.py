@@ -3,7 +3,7 @@ small hand-made fixture."""
 
 from generator_helpers import drive
 
-from incognita.access.episodes.agent_plan import PICK, Plan, PlannedCall, Source
+from incognita.access.episodes.loop.agent_plan import PICK, Plan, PlannedCall, Source
 from incognita.access.episodes.scripted.sets import (
     SetChooser,
     consuming_writes,

@@ -15,7 +15,7 @@ from incognita.access.domains.retail.scripted.picking import EntryPicker
 from incognita.access.domains.retail.scripted.same_item import same_line_value
 from incognita.access.domains.retail.scripted.telling import Telling
 from incognita.access.domains.retail.scripted.wording import action_words
-from incognita.access.episodes.agent_plan import Source
+from incognita.access.episodes.loop.agent_plan import Source
 from incognita.access.episodes.scripted.picks import Choosing
 from incognita.access.episodes.scripted.reconsidering import Reconsidering
 from incognita.access.episodes.scripted.scripted_agent import ScriptedAgent

@@ -1,6 +1,6 @@
 """How a scripted agent picks one entry of a collection in a result it has read.
 
-The plan (incognita.access.episodes.agent_plan) says where each argument comes from as a value-free path; at each
+The plan (incognita.access.episodes.loop.agent_plan) says where each argument comes from as a value-free path; at each
 `*` step the agent chooses the entry itself. `EntryPicker` holds that choice, mixed into
 `incognita.access.domains.retail.scripted.scripted_agent.ScriptedAgent`, whose state it reads: the results read so
 far (`results`, `explored`), what the customer released and raised (`released`, `requests`,
@@ -33,7 +33,7 @@ from incognita.access.domains.retail.scripted.comparing import (
 from incognita.access.domains.retail.scripted.relations import RelationPicker
 from incognita.access.domains.retail.scripted.sets import SetChooser, quantified
 from incognita.access.domains.retail.scripted.wording import absence_score, expand_abbreviations, stated_ids
-from incognita.access.episodes.agent_plan import PICK, PlannedCall, Source
+from incognita.access.episodes.loop.agent_plan import PICK, PlannedCall, Source
 from incognita.access.episodes.scripted.discovery import content_words
 from incognita.access.episodes.scripted.picks import Choosing, GiveUp
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from incognita.access.domains.retail.scripted.picking import _SAME_ITEM
-from incognita.access.episodes.agent_plan import Source
+from incognita.access.episodes.loop.agent_plan import Source
 from incognita.access.episodes.scripted.picks import Choosing
 
 

@@ -1,7 +1,7 @@
 """Sets and counts: how a scripted agent reads "all", "every", "both", "everything except
 the X", "an order with five items" and the status a change needs.
 
-The plan (incognita.access.episodes.agent_plan) has one pick per argument slot; a customer who says "return
+The plan (incognita.access.episodes.loop.agent_plan) has one pick per argument slot; a customer who says "return
 everything except the coffee machine" or "switch all items to their cheapest options"
 names a set of entries, and the slots are filled from that set. `SetChooser` is mixed into
 incognita.access.domains.retail.scripted.picking.EntryPicker, whose `_best_entry` calls `_narrow_to_set` on the
@@ -57,7 +57,7 @@ from incognita.access.domains.retail.scripted.choosing import (
     value_at,
 )
 from incognita.access.domains.retail.scripted.wording import action_words
-from incognita.access.episodes.agent_plan import PICK
+from incognita.access.episodes.loop.agent_plan import PICK
 
 # Order statuses a tool's name can state (a general table of the domain's record states).
 STATUSES = ("pending", "processed", "delivered", "cancelled")

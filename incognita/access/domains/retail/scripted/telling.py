@@ -25,7 +25,7 @@ from typing import Any
 
 from incognita.access.domains.retail.scripted.choosing import value_at
 from incognita.access.domains.retail.scripted.sets import NUMBERS, refund_total
-from incognita.access.episodes.agent_plan import PICK
+from incognita.access.episodes.loop.agent_plan import PICK
 from incognita.access.episodes.scripted.language import say, tag
 from incognita.access.episodes.scripted.picks import Choosing, GiveUp, render
 from incognita.access.taxonomy import CORRECT_UNCONFIRMED

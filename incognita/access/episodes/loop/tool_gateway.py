@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from incognita.access.episodes.records import GatewayDecision, ToolProposal
+from incognita.access.episodes.loop.records import GatewayDecision, ToolProposal
 from incognita.access.golden.upstream_replay import result_to_json
 
 

@@ -14,7 +14,7 @@ Channels, each recorded separately:
 - `nl` also carries upstream's natural-language assertions of a task, when a judge is
   configured (no retail task of the pinned package has any).
 - `env`: upstream's environment assertions of a task, checked on the final state (only a task
-  that has some; the gateway runs them, incognita.access.episodes.tool_gateway).
+  that has some; the gateway runs them, incognita.access.episodes.loop.tool_gateway).
 - `action`: upstream's action check, only where a task's reward basis names it: every reference
   action was proposed by someone in the episode with the same name and the same values of the
   arguments it compares (`compare_args`; all of them when it gives none).

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from incognita.access.episodes.records import Disclosure
+from incognita.access.episodes.loop.records import Disclosure
 
 RELEASE_TOOL = "release_field"
 

@@ -17,10 +17,10 @@ import re
 import time
 from dataclasses import dataclass
 
-from incognita.access.episodes.disclosure_gate import RELEASE_TOOL, DisclosureGate, release_field_schema
-from incognita.access.episodes.evaluation import evaluate
-from incognita.access.episodes.prompts import PromptSet
-from incognita.access.episodes.records import (
+from incognita.access.episodes.loop.disclosure_gate import RELEASE_TOOL, DisclosureGate, release_field_schema
+from incognita.access.episodes.loop.evaluation import evaluate
+from incognita.access.episodes.loop.prompts import PromptSet
+from incognita.access.episodes.loop.records import (
     EpisodeRecord,
     Message,
     ProtocolError,
@@ -29,7 +29,7 @@ from incognita.access.episodes.records import (
     Truncation,
     Usage,
 )
-from incognita.access.episodes.tool_gateway import Gateway
+from incognita.access.episodes.loop.tool_gateway import Gateway
 from incognita.common.backends.base import (
     Backend,
     BackendError,

@@ -64,7 +64,7 @@ class Disclosure:
     token: str
     status: str  # released | already_released | unknown | refused
     value: str | None = None
-    reason: str | None = None  # why a request was refused (incognita.access.episodes.disclosure_gate)
+    reason: str | None = None  # why a request was refused (incognita.access.episodes.loop.disclosure_gate)
 
 
 @dataclass(frozen=True)
@@ -137,7 +137,7 @@ class EpisodeRecord:
     error: str | None = None
     ground_truth: dict = field(default_factory=dict)
     information_channel: str = (
-        "substring"  # how the information channel was scored (incognita.access.episodes.evaluation)
+        "substring"  # how the information channel was scored (incognita.access.episodes.loop.evaluation)
     )
     judgements: list[dict] = field(default_factory=list)  # the judge's verdict on each assertion
     schema_version: int = SCHEMA_VERSION
