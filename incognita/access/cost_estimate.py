@@ -18,7 +18,7 @@ from pathlib import Path
 
 from incognita.access.cells import CARDS_DIR, design_from_config
 from incognita.access.cost_assumptions import Assumptions, assumed_like
-from incognita.common.backends.base import calls_api, split_entry
+from incognita.common.backends.entry import ModelEntry, calls_api
 from incognita.common.io import InputError, read_json
 from incognita.common.prices import PriceTable
 
@@ -88,10 +88,8 @@ class Estimator:
         self.nl_share = assumptions.nl_share if share is None else share
 
     def role(self, entry, where: str) -> Role:
-        try:
-            return Role(*split_entry(entry, where))
-        except (ValueError, TypeError) as exc:
-            raise InputError(str(exc)) from None
+        parsed = ModelEntry.parse(entry, where)
+        return Role(parsed.spec, dict(parsed.settings))
 
     def _cost(self, role: Role, prompt: float, completion: float) -> float:
         if role.offline:
@@ -241,8 +239,7 @@ def reserve_forecast(cfg: dict, cards_dir: str | None = CARDS_DIR) -> ReserveFor
     budget (roles whose entries name one endpoint, model and base URL, draw on one budget, so their
     usage is summed), with each entry's own limits or the defaults. Prices change nothing here, so
     none are read."""
-    from incognita.common.backends.base import entry_param
-    from incognita.common.pacing import Limits, without_pacing
+    from incognita.common.pacing import Limits
     from incognita.common.prices import empty_table
 
     est = Estimator(cfg, empty_table(), Assumptions(), cards_dir)
@@ -256,7 +253,8 @@ def reserve_forecast(cfg: dict, cards_dir: str | None = CARDS_DIR) -> ReserveFor
         if ln.offline:
             continue
         section, _, key = where[ln.label].partition(".")
-        stripped, pacing = without_pacing(cfg[section][key])
+        entry = ModelEntry.parse(cfg[section][key], where[ln.label])
+        stripped, pacing = entry.without_pacing(), entry.pacing
         role = est.role(stripped, where[ln.label])
         endpoint = (role.model, role.settings.get("base_url") or role.settings.get("base_url_env"))
         calls_tokens = usage.setdefault(endpoint, [0.0, 0.0])
@@ -264,7 +262,7 @@ def reserve_forecast(cfg: dict, cards_dir: str | None = CARDS_DIR) -> ReserveFor
         calls_tokens[1] += ln.prompt_tokens + ln.completion_tokens
         limits[endpoint] = Limits(**pacing)
         limits[endpoint].check(where[ln.label])
-        forms.append(entry_param(stripped))
+        forms.append(stripped.param)
     run = 0.0
     for endpoint, (calls, tokens) in usage.items():
         lim = limits[endpoint]

@@ -34,7 +34,8 @@ from incognita.access.episodes.harness import Harness, HarnessSettings, cell_see
 from incognita.access.episodes.scripted import make_backend
 from incognita.access.taxonomy import NATIVE
 from incognita.common.backends.base import Backend
-from incognita.common.backends.openai import CELL_HEADER, read_cell, to_reply, to_request
+from incognita.common.backends.openai import to_reply, to_request
+from incognita.common.backends.transport import CELL_HEADER, read_cell
 from incognita.common.io import read_json, read_yaml
 
 FAMILY = "access"

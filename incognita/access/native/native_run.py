@@ -34,6 +34,7 @@ from incognita.access.native import native_env, native_models
 from incognita.access.native.native_scripted import AGENT_NAME, USER_NAME, register_scripted
 from incognita.access.taxonomy import NATIVE
 from incognita.common.backends.base import FAMILIES
+from incognita.common.backends.entry import ModelEntry
 from incognita.common.environment import describe
 from incognita.common.fan_out import run_in_order
 from incognita.common.io import InputError, atomic_write_text, read_json, read_yaml, sha256_file
@@ -90,8 +91,8 @@ class NativeCell:
     position: int | None = None  # place of native in the block's Latin-square order
 
 
-def role_setup(entry: str | dict, role: str, inputs: dict) -> tuple[str, str | None, dict]:
-    """(harness implementation, llm, llm_args) for the agent or the user, from a config entry.
+def role_setup(entry: ModelEntry, role: str, inputs: dict) -> tuple[str, str | None, dict]:
+    """(harness implementation, llm, llm_args) for the agent or the user, from its model entry.
 
     Scripted specs name our registered classes and their input files. `openai:` and `anthropic:` entries
     run the harness's own LLM classes, whose calls litellm routes to our `incognita` provider
@@ -101,10 +102,10 @@ def role_setup(entry: str | dict, role: str, inputs: dict) -> tuple[str, str | N
     from incognita.access.native.native_models import llm_args, llm_name
 
     if role == "agent":
-        spec, _ = check_entry(entry, "native agent (--spec)", _profile_names(inputs.get("profiles")))
+        entry = check_entry(entry, "native agent (--spec)", _profile_names(inputs.get("profiles")))
     else:
-        spec, _ = check_entry(entry, "native user (--customer)", participant="customer")
-    family, _, name = spec.partition(":")
+        entry = check_entry(entry, "native user (--customer)", participant="customer")
+    spec, family, name = entry.spec, entry.family, entry.name
     if family == "scripted":
         return (AGENT_NAME if role == "agent" else USER_NAME), None, dict(inputs)
     if family in FAMILIES:
@@ -258,8 +259,8 @@ class NativeJob:
     """Everything one model's native job needs: the design's coordinates and the input files."""
 
     model: str
-    spec: str | dict
-    customer: str | dict
+    spec: ModelEntry  # a config value given here is parsed once, when the job is made
+    customer: ModelEntry
     tasks: tuple[str, ...]
     reps: int
     seed: int
@@ -275,6 +276,10 @@ class NativeJob:
     cache_dir: str | None = None  # model response cache; None = $INCOGNITA_CACHE_DIR or cache/responses
     prices: str | None = None  # price table; None = $INCOGNITA_PRICES or config/prices.yaml
     domain: str | None = None  # harness domain; None = incognita_retail (native_env), 'retail' = upstream's loader
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "spec", ModelEntry.parse(self.spec, "native agent (--spec)"))
+        object.__setattr__(self, "customer", ModelEntry.parse(self.customer, "native user (--customer)"))
 
 
 def run_job(job: NativeJob, settings: NativeSettings, log=print, workers: int = 1) -> list[Path]:
@@ -292,7 +297,7 @@ def run_job(job: NativeJob, settings: NativeSettings, log=print, workers: int = 
     domain = job.domain or native_env.register_domain()
     native_models.register(job.cache_dir, job.prices)
     native_env.settle()
-    profile = _spec_parts(job.spec)[1]
+    profile = job.spec.name
     runs = []  # (cell, task id, agent, card path, card, archived), in schedule order
     for task_id in job.tasks:
         current = Path(job.cards_dir) / f"{task_id}.json"
@@ -343,7 +348,7 @@ def _check_inputs(job: NativeJob, upstream: dict, corpus: list[str]) -> None:
     """Missing or unknown inputs stop the stage before any run (they are not run failures)."""
     role_setup(job.spec, "agent", {"profiles": job.profiles})
     role_setup(job.customer, "user", {})
-    scripted = _spec_parts(job.spec)[0] == "scripted"
+    scripted = job.spec.family == "scripted"
     outside = [t for t in job.tasks if t not in corpus]
     if outside:
         raise InputError(f"native: task(s) {', '.join(outside)} are not in the design's tasks {', '.join(corpus)}")
@@ -356,14 +361,6 @@ def _check_inputs(job: NativeJob, upstream: dict, corpus: list[str]) -> None:
         for path in needed:
             if not path.exists():
                 raise InputError(f"{path}: file not found (native inputs for task {task_id})")
-
-
-def _spec_parts(entry: str | dict) -> tuple[str, str]:
-    """(family, name) of a model entry's spec."""
-    from incognita.common.backends.base import split_entry
-
-    family, _, name = split_entry(entry)[0].partition(":")
-    return family, name
 
 
 def _quiet_harness_logs() -> None:

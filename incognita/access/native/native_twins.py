@@ -33,7 +33,8 @@ from incognita.access.native.native_run import overlay_version
 from incognita.access.native.native_scripted import NativeAgentLogic, NativeUserLogic
 from incognita.access.taxonomy import NATIVE
 from incognita.common.backends.base import ModelResponse, Turn
-from incognita.common.backends.openai import CELL_HEADER, to_reply, to_request
+from incognita.common.backends.openai import to_reply, to_request
+from incognita.common.backends.transport import CELL_HEADER
 from incognita.common.io import read_json
 
 ROLES = {"agent": None, "user": "customer"}  # the role's served profile (None: the cell's model's)
