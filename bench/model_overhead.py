@@ -85,6 +85,7 @@ def main() -> None:
     from incognita.access.episodes.loop.prompts import PromptSet
     from incognita.access.golden.upstream_replay import RetailWorld
     from incognita.common.backends import openai as ob
+    from incognita.common.backends.transport import Transport
     from incognita.common.cache import ResponseCache
     from incognita.common.loopback import LoopbackServer
     from incognita.common.prices import load_prices
@@ -105,8 +106,8 @@ def main() -> None:
         os.environ.setdefault("OPENAI_API_KEY", "bench-not-a-key")
         client = openai.OpenAI(base_url=server.base_url, api_key="bench-not-a-key", max_retries=0)
         prices = load_prices(ROOT / "config/prices.yaml")
-        cached = ob.OpenAIBackend(settings, "agent", ResponseCache(Path(tmp) / "c"), prices)
-        uncached = ob.OpenAIBackend(settings, "agent", None, prices)
+        cached = Transport(ob.PROTOCOL, settings, "agent", ResponseCache(Path(tmp) / "c"), prices)
+        uncached = Transport(ob.PROTOCOL, settings, "agent", None, prices)
         for r in requests[:20]:  # warm up connections and imports
             uncached.respond(r)
 
@@ -123,7 +124,7 @@ def main() -> None:
         nocache = per_call_us(uncached.respond, requests, args.repeats)
         miss_runs = []
         for k in range(args.repeats):  # a fresh cache each repeat keeps every call a miss
-            backend = ob.OpenAIBackend(settings, "agent", ResponseCache(Path(tmp) / f"m{k}"), prices)
+            backend = Transport(ob.PROTOCOL, settings, "agent", ResponseCache(Path(tmp) / f"m{k}"), prices)
             miss_runs.append(per_call_us(backend.respond, requests, 1))
         miss = statistics.median(miss_runs)
         for r in requests:

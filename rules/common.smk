@@ -121,28 +121,27 @@ def _scripted_profiles():
 
 def get_model_profile(wildcards):
     """The scripted profile a model uses, as a param: editing it re-runs that model's blocks only."""
-    from incognita.common.backends.base import split_entry
+    from incognita.common.backends.entry import ModelEntry
 
-    family, _, name = split_entry(config["models"][wildcards.model])[0].partition(":")
-    if family != "scripted":
+    entry = ModelEntry.parse(config["models"][wildcards.model], f"models.{wildcards.model}")
+    if entry.family != "scripted":
         return ""
-    return json.dumps(_scripted_profiles().get(name), sort_keys=True)
+    return json.dumps(_scripted_profiles().get(entry.name), sort_keys=True)
 
 
 def get_model_entry(wildcards):
     """The model's config entry as one string (spec, or JSON with its settings): a param, so a
     changed setting re-runs exactly that model's jobs. Its pacing settings go apart (get_pacing)."""
-    from incognita.common.backends.base import entry_param
-    from incognita.common.pacing import without_pacing
+    from incognita.common.backends.entry import ModelEntry
 
-    return entry_param(without_pacing(config["models"][wildcards.model])[0])
+    return ModelEntry.parse(config["models"][wildcards.model], f"models.{wildcards.model}").without_pacing().param
 
 
 def get_participant_entry(role):
-    from incognita.common.backends.base import entry_param
-    from incognita.common.pacing import without_pacing
+    from incognita.common.backends.entry import ModelEntry
 
-    return entry_param(without_pacing(config["participants"].get(role))[0])
+    entry = ModelEntry.optional(config["participants"].get(role), f"participants.{role}")
+    return "none" if entry is None else entry.without_pacing().param
 
 
 class NotCompared:
@@ -158,9 +157,9 @@ class NotCompared:
 
 def get_pacing(wildcards):
     """Every entry's pacing settings (rpm, tpm, max_in_flight, reserve; the workflow's forecast of
-    the reserve where the entry sets none) for a job's --pacing (incognita.common.pacing.pacing_map):
+    the reserve where the entry sets none) for a job's --pacing (incognita.common.backends.entry.pacing_map):
     they change how fast its calls go, never what they return, so editing them re-runs nothing."""
-    from incognita.common.pacing import pacing_map
+    from incognita.common.backends.entry import pacing_map
 
     entries = [config["participants"].get(role) for role in ("customer", "service", "judge")]
     if "model" in wildcards.keys():
@@ -176,7 +175,7 @@ def _pacing_forecast():
     longest chains where they are a small part of the run (incognita.access.planning.cost_estimate.
     reserve_forecast); nothing to choose offline."""
     from incognita.access.planning.cost_estimate import reserve_forecast
-    from incognita.common.backends.base import calls_api
+    from incognita.common.backends.entry import calls_api
 
     entries = [*config["participants"].values(), *config["models"].values()]
     return reserve_forecast(config).settings() if calls_api(entries) else {}
@@ -190,7 +189,7 @@ def get_information_channel():
 def get_api_calls(wildcards):
     """The job's claim on the `api_calls` resource (limit set in the profile): offline
     scripted models make no API calls, so they never wait for the limit."""
-    from incognita.common.backends.base import calls_api
+    from incognita.common.backends.entry import calls_api
 
     return int(calls_api([config["models"][wildcards.model], *config["participants"].values()]))
 
@@ -341,12 +340,19 @@ def get_collabsim_seeds():
 def get_collabsim_models(wildcards):
     """The label's model overrides as compact JSON ('none' when the files' own models are used),
     their pacing settings apart (get_pacing)."""
-    from incognita.common.pacing import without_pacing
+    from incognita.common.backends.entry import ModelEntry
 
     models = get_collabsim_design()[0].overrides(wildcards.cs_model)
     if not models:
         return "none"
-    return json.dumps({k: without_pacing(v)[0] for k, v in models.items()}, sort_keys=True, separators=(",", ":"))
+
+    # Each entry as the config writes it (a string stays a string, a mapping a mapping: this param's
+    # bytes decide whether the runs are up to date), less its pacing settings.
+    def written(role, value):
+        entry = ModelEntry.parse(value, f"collabsim.models.{wildcards.cs_model}.{role}")
+        return value if isinstance(value, str) else entry.without_pacing().mapping()
+
+    return json.dumps({k: written(k, v) for k, v in models.items()}, sort_keys=True, separators=(",", ":"))
 
 
 def get_api_threads(wildcards):
@@ -361,9 +367,7 @@ def get_collabsim_threads(wildcards):
 
 
 def get_collabsim_api_calls(wildcards):
-    from incognita.common.backends.base import calls_api
-
-    return int(calls_api([a.model for a in _collabsim_cell(wildcards).agents]))
+    return int(any(a.model.calls_api for a in _collabsim_cell(wildcards).agents))
 
 
 def get_collabsim_run_outputs():

@@ -282,12 +282,13 @@ def test_sigterm_to_one_episode_job_leaves_no_partial_record_and_the_retry_compl
 
 def test_a_damaged_cache_entry_is_reported_refetched_once_and_never_returned(tmp_path, monkeypatch, capfd):
     from incognita.access.episodes.scripted import make_backend
+    from incognita.common.backends.entry import ModelEntry
 
     stub = StubServer(tmp_path)
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
     settings = {"base_url": stub.base_url, "temperature": 0, "max_retries": 0, "timeout": 20}
     cache_dir = tmp_path / "cache"
-    backend = make_backend("openai:stub-agent", "agent", {"settings": settings, "cache_dir": str(cache_dir)})
+    backend = make_backend(ModelEntry("openai:stub-agent", settings), "agent", {"cache_dir": str(cache_dir)})
     request = ModelRequest(role="agent", system="You are a test.", messages=(Turn("user", "From USER: hello"),))
     try:
         first = backend.respond(request)
@@ -613,12 +614,13 @@ def test_a_full_disk_fails_the_job_clearly_and_leaves_no_half_written_output(bas
         # The response cache on a full disk: the call's answer cannot be kept, so the job stops at
         # that write, with the entry named; the answer is fetched again once there is room.
         from incognita.access.episodes.scripted import make_backend
+        from incognita.common.backends.entry import ModelEntry
         from incognita.common.io import WriteError
 
         cache_dir = episodes / "cache"
         settings = {"base_url": stub.base_url, "temperature": 0, "max_retries": 0, "timeout": 20}
         monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
-        backend = make_backend("openai:stub-agent", "agent", {"settings": settings, "cache_dir": str(cache_dir)})
+        backend = make_backend(ModelEntry("openai:stub-agent", settings), "agent", {"cache_dir": str(cache_dir)})
         request = ModelRequest(role="agent", system="Disk full.", messages=(Turn("user", "From USER: hi"),))
         paid = stub.answered()
         with pytest.raises(WriteError, match=r"/cache/[0-9a-f]{2}/[0-9a-f]{64}\.json: cannot write \(No space left"):

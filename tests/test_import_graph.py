@@ -232,3 +232,19 @@ def test_every_commands_module_is_assembled_by_the_cli():
 
     on_disk = sorted(name for name in module_names() if name.endswith(".commands"))
     assert sorted(COMMAND_MODULES) == on_disk
+
+
+def test_the_core_never_imports_its_backends():
+    """`incognita.common` and `incognita.common.backends` depend one way: the backends import the
+    core (io, cache, pacing, prices, progress, usage), never the reverse, so the two folders form
+    no cycle either (docs/architecture.md)."""
+    graph = import_graph()
+    backends = "incognita.common.backends"
+    wrong = sorted(
+        f"{module} imports {target}"
+        for module, targets in graph.items()
+        if module.startswith("incognita.common.") and not module.startswith(backends)
+        for target in targets
+        if target == backends or target.startswith(backends + ".")
+    )
+    assert not wrong, "\n".join(wrong)

@@ -21,7 +21,6 @@ from incognita.common.backends.base import (
     ModelRequest,
     Turn,
     make_backend,
-    split_entry,
 )
 from incognita.common.usage import Usage
 
@@ -88,10 +87,8 @@ def make_participants(
     actions = {role: action_schema(exp, role) for role in {a.role for a in exp.agents}}
     probes = probe_schema(exp.probe_template) if exp.probe_template else None
     for agent in exp.agents:
-        spec, settings = split_entry(agent.model, f"agent {agent.id} model")
         s = agent_seed(seed, agent.id)
         context = {
-            "settings": settings,
             "cache_dir": cache_dir,
             "prices": prices,
             "task": exp.task,
@@ -99,7 +96,7 @@ def make_participants(
             "seed": s,
             "cell": run_cell(exp, seed, agent, s),
         }
-        backend = make_backend(spec, agent.role, context, scripted=make_scripted)
+        backend = make_backend(agent.model, agent.role, context, scripted=make_scripted)
         out[agent.id] = ModelParticipant(
             agent,
             backend,

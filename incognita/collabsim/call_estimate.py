@@ -28,7 +28,8 @@ from incognita.collabsim.design import Design
 from incognita.collabsim.engine import Engine
 from incognita.collabsim.experiment import load_experiment
 from incognita.collabsim.probes import PROBE_MARK
-from incognita.common.backends.base import ModelRequest, ModelResponse, calls_api, split_entry
+from incognita.common.backends.base import ModelRequest, ModelResponse
+from incognita.common.backends.entry import ModelEntry
 from incognita.common.io import InputError
 from incognita.common.pacing import estimate_tokens
 from incognita.common.prices import PriceTable
@@ -107,7 +108,7 @@ def simulate_stand_ins(design: Design) -> dict[tuple[str, str], Tally]:
         if cell.model != label:
             continue  # stand-ins play every label alike
         exp = load_experiment(design.experiment_file(cell.task, cell.condition), None, cell.design)
-        live = [a.id for a in exp.agents if calls_api([a.model])]
+        live = [a.id for a in exp.agents if a.model.calls_api]
         if live:
             raise InputError(
                 f"{exp.source}: agents {', '.join(live)} call a model in the file itself; the estimate "
@@ -142,17 +143,16 @@ def estimate(design: Design, prices: PriceTable) -> tuple[list[Line], float]:
             total, cost, cached_cost, served, unpriced = Tally(), 0.0, 0.0, [], []
             for role, tally in roles.items():
                 total.add(tally)
-                entry = entry_for(entries, role)
-                if entry is None or not calls_api([entry]):
+                entry = ModelEntry.optional(entry_for(entries, role), f"collabsim.models.{label}.{role}")
+                if entry is None or not entry.calls_api:
                     continue
-                spec, _ = split_entry(entry, f"collabsim.models.{label}.{role}")
-                model = spec.partition(":")[2]
+                model = entry.name
                 served.append(model)
                 if prices.lookup(model) is None:
                     unpriced.append(model)
                     continue
                 cost += prices.cost(model, tally.prompt_tokens, tally.output_tokens)
-                family, settings = spec.partition(":")[0], split_entry(entry)[1]
+                family, settings = entry.family, entry.settings
                 marked = family == "anthropic" and settings.get("cache_prompt") is True
                 cached = tally.prefix_tokens if family in PROVIDER_CACHES or marked else 0
                 written = tally.prompt_tokens - tally.prefix_tokens if marked else 0

@@ -11,7 +11,7 @@ import click
 from incognita.collabsim import paths
 from incognita.common.fan_out import workers_option
 from incognita.common.io import InputError
-from incognita.common.pacing import pacing_option, with_pacing
+from incognita.common.pacing import pacing_option
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -27,7 +27,10 @@ def parse_seeds(text: str) -> list[int]:
 
 
 def parse_models(text: str | None, pacing: dict | None = None) -> dict | None:
-    """--models, each entry with its settings from --pacing put back (incognita.common.pacing)."""
+    """--models: {role or "*": ModelEntry}, each entry with its settings from --pacing put back
+    (incognita.common.backends.entry); None for "none"."""
+    from incognita.common.backends.entry import ModelEntry
+
     if text in (None, "", "none", "null"):
         return None
     try:
@@ -36,12 +39,7 @@ def parse_models(text: str | None, pacing: dict | None = None) -> dict | None:
         raise InputError(f"--models: not JSON ({exc.msg})") from None
     if not isinstance(models, dict):
         raise InputError('--models: expected a JSON object {role or "*": model entry}')
-    if pacing:
-        from incognita.common.backends.base import entry_param
-
-        paced = {role: with_pacing(entry_param(entry), pacing) for role, entry in models.items()}
-        models = {role: json.loads(e) if e.startswith("{") else e for role, e in paced.items()}
-    return models
+    return {role: ModelEntry.parse(e, f"--models {role}").with_pacing(pacing or {}) for role, e in models.items()}
 
 
 @click.group("collabsim")

@@ -20,7 +20,8 @@ from incognita.collabsim.events import canonical
 from incognita.collabsim.probes import ProbeSettings, Template, load_template
 from incognita.collabsim.roster import AgentSpec, expand_agents
 from incognita.collabsim.tasks import task_class
-from incognita.common.backends.base import check_settings, entry_param, known_families, split_entry
+from incognita.common.backends.base import check_settings, known_families
+from incognita.common.backends.entry import ModelEntry
 from incognita.common.io import InputError, read_yaml_cached, sha256_text
 from incognita.common.schema import validate
 
@@ -70,7 +71,7 @@ class Experiment:
     probe_template: Template | None = None
     personas: tuple[dict, ...] = ()  # the persona library (when any agent has persona on)
     collaboration_module: Path | None = None  # the module's text file, for the theory design
-    models_override: dict | None = None
+    models_override: dict | None = None  # role or "*" -> the entry as a config value (manifests, replays)
 
     @property
     def config_hash(self) -> str:
@@ -86,16 +87,21 @@ def config_root(path: Path) -> Path:
 
 
 def load_experiment(path: str | Path, models: dict | None = None, design: str | None = None) -> Experiment:
-    """Read a baseline or condition file; `models` ({role or '*': entry}) replaces agents' models
-    and `design` (persona or theory) the file's agent design."""
+    """Read a baseline or condition file; `models` ({role or '*': a ModelEntry, or a config value
+    such as a manifest's models_override}) replaces agents' models and `design` (persona or
+    theory) the file's agent design."""
     path = Path(path)
     resolved = resolve_file(path)
+    overrides = None
     if models:
-        resolved = override_models(resolved, models, str(path))
+        # The entries go into the resolved config (hashed, written to the manifest) as config values.
+        where = f"{path}: collabsim.models"
+        overrides = {role: ModelEntry.parse(e, f"{where}.{role}").to_config() for role, e in models.items()}
+        resolved = override_models(resolved, overrides, str(path))
     if design is not None:
         resolved = {**resolved, "design": design}
     validate(resolved, "experiment.schema.json", f"{path} (resolved)", package=PACKAGE)
-    return replace(build(resolved, path), models_override=models or None)
+    return replace(build(resolved, path), models_override=overrides)
 
 
 def resolve_file(path: Path) -> dict:
@@ -161,7 +167,7 @@ def override_models(resolved: dict, models: dict, where: str) -> dict:
 
 def build(resolved: dict, path: Path) -> Experiment:
     root = config_root(path)
-    agents = expand_agents(resolved["agents"])
+    agents = expand_agents(resolved["agents"], f"{path}: ")
     ids = [a.id for a in agents]
     if len(set(ids)) != len(ids):
         raise InputError(f"{path}: agents: duplicate agent ids {sorted({i for i in ids if ids.count(i) > 1})}")
@@ -273,11 +279,8 @@ def check_models(agents: tuple[AgentSpec, ...], task: str, root: Path, path: Pat
     families = known_families()
     for agent in agents:
         where = f"{path}: agent {agent.id} model"
-        try:
-            spec, settings = split_entry(agent.model, where)
-        except (ValueError, TypeError) as exc:
-            raise InputError(str(exc)) from None
-        family, _, name = spec.partition(":")
+        entry = agent.model  # parsed when the agents were expanded
+        spec, family, name, settings = entry.spec, entry.family, entry.name, entry.settings
         if family not in families:
             raise InputError(
                 f"{where}: unknown backend family {family!r} in {spec!r} (expected one of {', '.join(families)})"
@@ -291,7 +294,7 @@ def check_models(agents: tuple[AgentSpec, ...], task: str, root: Path, path: Pat
                 raise InputError(f"{where}: no scripted profile {name!r} in {profiles_path}")
         else:
             try:
-                check_settings(family, name, dict(settings), where)
+                check_settings(entry, where)
             except ValueError as exc:
                 raise InputError(str(exc)) from None
     return profiles or {}
@@ -316,7 +319,7 @@ def resolve_observes(observes: dict, agents: tuple[AgentSpec, ...], path: Path) 
 
 def model_params(exp: Experiment) -> dict[str, str]:
     """agent id -> the one-string form of its entry (for manifests and workflow params)."""
-    return {a.id: entry_param(a.model) for a in exp.agents}
+    return {a.id: a.model.param for a in exp.agents}
 
 
 _CONDITION = re.compile(r"^[a-z0-9_]+$")

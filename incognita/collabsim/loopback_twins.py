@@ -26,7 +26,8 @@ from pathlib import Path
 from incognita.collabsim.experiment import PROFILES_DIR
 from incognita.collabsim.policies import Policy, make_scripted
 from incognita.collabsim.probes import PROBE_MARK
-from incognita.common.backends.openai import read_cell, to_reply, to_request
+from incognita.common.backends.openai import to_reply, to_request
+from incognita.common.backends.transport import read_cell
 from incognita.common.io import read_yaml_cached
 
 FAMILY = "collabsim"

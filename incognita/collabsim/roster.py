@@ -9,24 +9,36 @@ from __future__ import annotations
 import string
 from dataclasses import dataclass
 
+from incognita.common.backends.entry import ModelEntry
+
 
 @dataclass(frozen=True)
 class AgentSpec:
     id: str
     role: str
-    model: str | dict  # a model entry as in Incognita's `models:` (spec string or {spec, settings})
+    # The agent's model entry (incognita.common.backends.entry); a config value given here (a spec
+    # string or {spec, settings}, as in Incognita's `models:`) is parsed once, when the agent is made.
+    model: ModelEntry
     persona: bool = False
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "model", ModelEntry.parse(self.model, f"agent {self.id} model"))
 
-def expand_agents(items: list[dict]) -> tuple[AgentSpec, ...]:
-    """Named agents keep their id; counted ones are lettered A, B, C, ... across the list."""
+
+def expand_agents(items: list[dict], where: str = "") -> tuple[AgentSpec, ...]:
+    """Named agents keep their id; counted ones are lettered A, B, C, ... across the list. A bad
+    model entry is an InputError naming `where` (the file) and the agent."""
     letters = iter(string.ascii_uppercase)
     agents = []
+
+    def agent(agent_id: str, item: dict) -> AgentSpec:
+        model = ModelEntry.parse(item["model"], f"{where}agent {agent_id} model")
+        return AgentSpec(agent_id, item["role"], model, bool(item.get("persona", False)))
+
     for item in items:
-        persona = bool(item.get("persona", False))
         if "id" in item:
-            agents.append(AgentSpec(item["id"], item["role"], item["model"], persona))
+            agents.append(agent(item["id"], item))
             continue
         for _ in range(item["count"]):
-            agents.append(AgentSpec(next(letters), item["role"], item["model"], persona))
+            agents.append(agent(next(letters), item))
     return tuple(agents)

@@ -87,7 +87,7 @@ def default_workers(exp: Experiment) -> int:
     by whether an agent calls a model over the network."""
     from incognita.common.fan_out import resolve_workers
 
-    return resolve_workers(0, [a.model for a in exp.agents])
+    return resolve_workers(0, any(a.model.calls_api for a in exp.agents))
 
 
 def personas(exp: Experiment, seed: int) -> dict[str, str]:

@@ -22,14 +22,13 @@ JOB_WORKERS = 16
 WORKERS_ENV = "INCOGNITA_WORKERS"  # sets the commands' --workers, so a workflow run can change it
 
 
-def resolve_workers(workers: int, specs: list) -> int:
-    """--workers 0: JOB_WORKERS when a participant calls an API, else 1 (scripted participants are
+def resolve_workers(workers: int, calls_api: bool) -> int:
+    """--workers 0: JOB_WORKERS when a participant calls an API (`calls_api`: the caller asks its
+    entries, incognita.common.backends.entry.calls_api), else 1 (scripted participants are
     CPU-bound, and threads would only contend for the interpreter)."""
     if workers:
         return workers
-    from incognita.common.backends.base import calls_api
-
-    return JOB_WORKERS if calls_api(specs) else 1
+    return JOB_WORKERS if calls_api else 1
 
 
 def workers_option(what: str):

@@ -1,7 +1,8 @@
 """One shared pace per endpoint: requests and tokens per minute, calls in flight, backoff on 429.
 
-Who uses it: `OpenAIBackend._call` wraps every network attempt in `Pacer.attempt()` and reports
-how it ended (`ok`, `throttled(retry_after)`, `server_error()`). Cache hits never reach it.
+Who uses it: the backends' transport (`incognita.common.backends.transport.Transport._call`) wraps
+every network attempt in `Pacer.attempt()` and reports how it ended (`ok`,
+`throttled(retry_after)`, `server_error()`). Cache hits never reach it.
 
 The invariant: every process that calls one endpoint (the threads of a job, the jobs of a
 workflow, SLURM jobs on one node) draws from the same budget, held in one SQLite file per
@@ -468,44 +469,9 @@ def pacer_for(base_url: str | None, model: str, limits: Limits, directory: str |
 # An entry's pacing settings change how fast its calls go, never what they return, so editing them
 # must not re-run a job. The workflow therefore hands a job its entries without them (a compared
 # param) and the settings in one `--pacing` map beside them (a param Snakemake does not compare:
-# rules/common.smk, get_pacing); the commands put them back before building a backend.
+# rules/common.smk, get_pacing); the commands put them back before building a backend
+# (incognita.common.backends.entry: ModelEntry.without_pacing, with_pacing, pacing_map).
 PACING_KEYS = tuple(f.name for f in fields(Limits))  # rpm, tpm, max_in_flight, reserve: the model entry's names too
-
-
-def without_pacing(entry):
-    """(the entry without its pacing settings, those settings) for a config entry: a spec string,
-    a mapping, or None."""
-    if not isinstance(entry, dict):
-        return entry, {}
-    return {k: v for k, v in entry.items() if k not in PACING_KEYS}, {k: entry[k] for k in PACING_KEYS if k in entry}
-
-
-def pacing_map(entries, forecast: dict[str, dict] | None = None) -> str:
-    """The `--pacing` value for these config entries: compact JSON mapping each paced entry's
-    one-string form (without pacing, as the job receives it) to its settings; "{}" when none is.
-    `forecast` maps such forms to settings the workflow chose for them (the reserve), each added
-    where the entry does not set it itself."""
-    from incognita.common.backends.base import entry_param
-
-    out = {}
-    for entry in entries:
-        stripped, pacing = without_pacing(entry)
-        key = entry_param(stripped)
-        pacing = {**(forecast or {}).get(key, {}), **pacing}
-        if pacing:
-            out[key] = pacing
-    return json.dumps(out, sort_keys=True, separators=(",", ":"))
-
-
-def with_pacing(param: str, pacing: dict) -> str:
-    """A one-string entry as the command received it, with its settings from the `--pacing` map."""
-    extra = pacing.get(param)
-    if not extra:
-        return param
-    from incognita.common.backends.base import split_entry
-
-    spec, settings = split_entry(param)
-    return json.dumps({"spec": spec, **settings, **extra}, sort_keys=True, separators=(",", ":"))
 
 
 def pacing_option():

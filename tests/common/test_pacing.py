@@ -166,30 +166,28 @@ def test_tokens_are_charged_in_whole_units_with_the_fraction_carried(tmp_path):
 def test_pacing_settings_travel_apart_from_the_entry_and_come_back_whole():
     """The workflow hands a job each entry without rpm/tpm/max_in_flight (a compared param) and
     those in one --pacing map (not compared); the command puts them back into the same entry."""
-    from incognita.common.backends.base import entry_param
-    from incognita.common.pacing import pacing_map, with_pacing, without_pacing
+    from incognita.common.backends.entry import ModelEntry, entry_param, pacing_map
 
     paced = {"spec": "openai:gpt-x", "temperature": 0, "rpm": 600, "tpm": 1_200_000}
     plain = {"spec": "openai:gpt-y", "temperature": 1}
-    entries = [paced, plain, "scripted:desk", None]
-    pacing = json.loads(pacing_map(entries))
+    entries = [paced, plain, "scripted:desk"]
+    pacing = json.loads(pacing_map([*entries, None]))
     assert pacing == {'{"spec":"openai:gpt-x","temperature":0}': {"rpm": 600, "tpm": 1_200_000}}
     for entry in entries:
-        received = entry_param(without_pacing(entry)[0])  # what the job's compared param holds
+        received = ModelEntry.parse(entry).without_pacing().param  # what the job's compared param holds
         assert "rpm" not in received
-        assert with_pacing(received, pacing) == entry_param(entry)
+        assert ModelEntry.parse(received).with_pacing(pacing).param == entry_param(entry)
     assert pacing_map([plain, "scripted:desk"]) == "{}"
 
 
 def test_the_workflow_s_forecast_joins_the_pacing_map_unless_the_entry_sets_it():
-    from incognita.common.backends.base import entry_param, split_entry
+    from incognita.common.backends.entry import ModelEntry, pacing_map
     from incognita.common.backends.openai import Settings
-    from incognita.common.pacing import pacing_map, with_pacing, without_pacing
 
     paced = {"spec": "openai:gpt-x", "rpm": 600, "tpm": 1_200_000}
     plain = {"spec": "openai:gpt-y", "temperature": 1}
     chosen = {"spec": "openai:gpt-z", "rpm": 60, "reserve": 0.25}
-    forms = [entry_param(without_pacing(e)[0]) for e in (paced, plain, chosen)]
+    forms = [ModelEntry.parse(e).without_pacing().param for e in (paced, plain, chosen)]
     forecast = dict.fromkeys(forms, {"reserve": 0})
     pacing = json.loads(pacing_map([paced, plain, chosen, "scripted:desk"], forecast))
     assert pacing == {
@@ -197,8 +195,8 @@ def test_the_workflow_s_forecast_joins_the_pacing_map_unless_the_entry_sets_it()
         forms[1]: {"reserve": 0},  # the default limits apply to it, and so does the forecast
         forms[2]: {"rpm": 60, "reserve": 0.25},  # set in the entry: kept
     }
-    received = [split_entry(with_pacing(f, pacing)) for f in forms]  # as a job's backend reads them
-    limits = [Settings.from_dict(spec.partition(":")[2], settings, "x").limits for spec, settings in received]
+    received = [ModelEntry.parse(f).with_pacing(pacing) for f in forms]  # as a job's backend reads them
+    limits = [Settings.from_dict(e.name, dict(e.settings), "x").limits for e in received]
     assert [lim.reserve for lim in limits] == [0, 0, 0.25]
     assert limits[0].rpm == 600 and limits[1].rpm == Limits.rpm
     assert Settings.from_dict("m", {}, "x").limits.reserve == Limits.reserve > 0

@@ -12,14 +12,20 @@ import click
 from incognita.access.arm_registry import DEFAULT_PATH as ARM_REGISTRY
 from incognita.access.paths import EPISODES_DIR
 from incognita.access.taxonomy import HARNESS_ARMS
+from incognita.common.backends.entry import calls_api, entry_type
 from incognita.common.fan_out import resolve_workers, workers_option
 from incognita.common.io import InputError
-from incognita.common.pacing import pacing_option, with_pacing
+from incognita.common.pacing import pacing_option
 
 
 @click.command()
 @click.option("--model", required=True, help="model name (a key of the config's models)")
-@click.option("--spec", required=True, help="backend spec of the evaluated agent, e.g. scripted:surveyor")
+@click.option(
+    "--spec",
+    type=entry_type(),
+    required=True,
+    help="model entry of the evaluated agent: a spec such as scripted:surveyor, or a JSON object",
+)
 @click.option("--models-order", required=True, help="all model names, comma-separated (Latin-square rotation)")
 @click.option("--task", required=True, help="the task's qualified id, <domain>/<upstream id> (retail/46)")
 @click.option("--task-position", type=int, required=True, help="index of the task in the design's tasks")
@@ -27,11 +33,12 @@ from incognita.common.pacing import pacing_option, with_pacing
 @click.option("--arms", default=",".join(HARNESS_ARMS), show_default=True)
 @click.option("--seed", type=int, required=True, help="the design seed")
 @click.option("--budget", type=int, default=300, show_default=True, help="agent turn budget")
-@click.option("--customer", "customer_spec", default="scripted:customer", show_default=True)
-@click.option("--service", "service_spec", default="scripted:desk", show_default=True)
+@click.option("--customer", "customer_spec", type=entry_type(), default="scripted:customer", show_default=True)
+@click.option("--service", "service_spec", type=entry_type(), default="scripted:desk", show_default=True)
 @click.option(
     "--judge",
     "judge_spec",
+    type=entry_type(optional=True),
     default="none",
     show_default=True,
     help="backend judging nl_assertions, or 'none' (that channel is then not operative)",
@@ -95,9 +102,9 @@ def episodes(
 
     domain = split_task(task, "--task")[0]
 
-    spec, customer_spec, service_spec, judge_spec = (
-        with_pacing(e, pacing) for e in (spec, customer_spec, service_spec, judge_spec)
-    )
+    # Each entry's pacing settings come back from --pacing (incognita.common.backends.entry).
+    spec, customer_spec, service_spec = (e.with_pacing(pacing) for e in (spec, customer_spec, service_spec))
+    judge_spec = judge_spec and judge_spec.with_pacing(pacing)
 
     order = [m for m in models_order.split(",") if m]
     if model not in order:
@@ -113,14 +120,14 @@ def episodes(
         prompts_dir=prompts_dir,
         arm_registry=arm_registry,
         scripted_agents=scripted_agents,
-        judge=None if judge_spec == "none" else judge_spec,
+        judge=judge_spec,
         information_channel=information_channel,
     )
     inputs = DomainInputs.of(
         domain, db=db_path, partition=partition_path, vocabulary=vocabulary, prompts=domain_prompts
     )
     harness = Harness(design, inputs)
-    workers = resolve_workers(workers, [spec, customer_spec, service_spec, judge_spec])
+    workers = resolve_workers(workers, calls_api([spec, customer_spec, service_spec, judge_spec]))
 
     def report(path, record) -> None:
         status = record.error or ("success" if record.success else "failure")

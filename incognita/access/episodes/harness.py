@@ -30,13 +30,13 @@ from incognita.access.episodes.loop.agent_plan import plan_from_golden
 from incognita.access.episodes.loop.episode_loop import USER, Episode
 from incognita.access.episodes.loop.prompts import PromptSet
 from incognita.access.episodes.loop.records import EpisodeRecord
-from incognita.access.episodes.scripted import make_backend
 from incognita.access.episodes.loop.tool_gateway import Gateway
+from incognita.access.episodes.scripted import make_backend
 from incognita.access.golden.provenance import load_vocabulary
 from incognita.access.paths import episode_record
 from incognita.access.reference.partition import Partition, load_partition
 from incognita.access.taxonomy import NATIVE
-from incognita.common.backends.base import entry_param, split_entry
+from incognita.common.backends.entry import ModelEntry
 from incognita.common.environment import describe
 from incognita.common.fan_out import run_in_order
 from incognita.common.io import (
@@ -55,18 +55,19 @@ GENERATOR_VERSION = 9
 @dataclass(frozen=True)
 class HarnessSettings:
     """What the harness needs to run a block: the design's arms, seed, budget and the participants' entries.
-    Model entries are spec strings or {spec, per-role settings} (incognita.common.backends.base.split_entry)."""
+    The entries are ModelEntry (incognita.common.backends.entry); a config value given here (a spec
+    string or {spec, per-role settings}) is parsed once, when the settings are made."""
 
     arms: tuple[str, ...]
-    models: dict[str, str | dict]
+    models: dict[str, ModelEntry]
     repetitions: int
     seed: int
     budget: int
-    customer: str | dict
-    service: str | dict
+    customer: ModelEntry
+    service: ModelEntry
     prompts_dir: str
     scripted_agents: str
-    judge: str | dict | None = None
+    judge: ModelEntry | None = None
     cache_dir: str | None = None  # model response cache; None = $INCOGNITA_CACHE_DIR or cache/responses
     prices: str | None = None  # price table; None = $INCOGNITA_PRICES or config/prices.yaml
     information_channel: str = "substring"  # substring | judge (incognita.access.episodes.loop.evaluation)
@@ -94,6 +95,12 @@ class HarnessSettings:
 
     def __post_init__(self) -> None:
         from incognita.access.episodes.loop.evaluation import check_channel
+
+        models = {name: ModelEntry.parse(e, f"models.{name}") for name, e in self.models.items()}
+        object.__setattr__(self, "models", models)
+        for role in ("customer", "service"):
+            object.__setattr__(self, role, ModelEntry.parse(getattr(self, role), f"participants.{role}"))
+        object.__setattr__(self, "judge", ModelEntry.optional(self.judge, "participants.judge"))
 
         try:
             check_channel(self.information_channel, self.judge)
@@ -187,26 +194,17 @@ class Harness:
         """Whom the agent may write to under `arm`: the customer, then the tools' holders."""
         return [USER, *(h for h in self._owners(arm) if not self.arms.arm(arm).agent_executes)]
 
-    @staticmethod
-    def _split(entry: str | dict, where: str) -> tuple[str, dict]:
-        try:
-            return split_entry(entry, where)
-        except (ValueError, TypeError) as exc:
-            raise InputError(str(exc)) from None
-
-    def _make(self, entry: str | dict, role: str, context: dict, where: str, cell: dict | None = None):
-        """The backend for a config entry; its settings, the cache and price table, the cell it
-        serves (sent only to a loopback that asks for it: the openai family's send_cell) and whether
-        its calls may use the pace's reserve go in the context."""
-        spec, settings = self._split(entry, where)
+    def _make(self, entry: ModelEntry, role: str, context: dict, cell: dict | None = None):
+        """The backend for an entry; the cache and price table, the cell it serves (sent only to a
+        loopback that asks for it: the transport's send_cell) and whether its calls may use the
+        pace's reserve go in the context."""
         runtime = {
-            "settings": settings,
             "cache_dir": self.design.cache_dir,
             "prices": self.design.prices,
             "cell": cell,
             "critical": cell is not None and cell["arm"] in self.critical_arms,
         }
-        return make_backend(spec, role, {**context, **runtime})
+        return make_backend(entry, role, {**context, **runtime})
 
     def desk_context(self, arm: str, desk: str, tools: frozenset[str]) -> dict:
         """What a service participant's backend is built with: its tools, its remit, and which of
@@ -272,28 +270,26 @@ class Harness:
         seed = cell_seed(self.design.seed, model, task, rep, arm)
         owners = self._owners(arm)
         gateway = Gateway(self.world, owners, card.get("initial_state"))
-        where = f"models.{model}"
-        spec = self._split(entry, where)[0]
         cell = {"family": "access", "arm": arm, "model": model, "task": task, "rep": rep}
-        agent = self._make(entry, "agent", self._agent_context(spec, arm, golden, seed), where, cell)
+        agent = self._make(entry, "agent", self._agent_context(entry.spec, arm, golden, seed), cell)
         # The cell's seed reaches the participants for the faults a scripted one may be set to inject.
-        customer = self._make(self.design.customer, "USER", {"card": card, "seed": seed}, "participants.customer", cell)
+        customer = self._make(self.design.customer, "USER", {"card": card, "seed": seed}, cell)
         service = {}
         for name, tools in owners.items():
             if name == "agent":
                 continue
             context = {**self.desk_context(arm, name, tools), "seed": seed}
-            service[name] = self._make(self.design.service, name, context, "participants.service", cell)
-        judge = self._make(self.design.judge, "judge", {}, "participants.judge", cell) if self.design.judge else None
+            service[name] = self._make(self.design.service, name, context, cell)
+        judge = self._make(self.design.judge, "judge", {}, cell) if self.design.judge else None
         record = EpisodeRecord(
             cell={"arm": arm, "model": model, "task": task, "rep": rep, "schedule_position": position},
             # Each role's spec with its settings (temperature, reasoning effort, ...), as configured.
             seed=seed,
             models={
-                "agent": entry_param(entry),
-                "customer": entry_param(self.design.customer),
-                "service": entry_param(self.design.service) if service else None,
-                "judge": entry_param(self.design.judge) if judge else None,
+                "agent": entry.param,
+                "customer": self.design.customer.param,
+                "service": self.design.service.param if service else None,
+                "judge": self.design.judge.param if judge else None,
             },
             code_version=describe(),
             card={"version": card["card_version"], "sha256": card_sha},

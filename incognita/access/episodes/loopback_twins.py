@@ -36,7 +36,8 @@ from incognita.access.episodes.scripted import make_backend
 from incognita.access.paths import CARDS_ROOT, GOLDEN_ROOT, card_file, golden_file
 from incognita.access.taxonomy import NATIVE
 from incognita.common.backends.base import Backend
-from incognita.common.backends.openai import CELL_HEADER, read_cell, to_reply, to_request
+from incognita.common.backends.openai import to_reply, to_request
+from incognita.common.backends.transport import CELL_HEADER, read_cell
 from incognita.common.io import read_json, read_yaml
 
 FAMILY = "access"

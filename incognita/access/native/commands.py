@@ -10,17 +10,24 @@ import click
 from incognita.access.domain import SOURCE_ROOT
 from incognita.access.paths import CARDS_ROOT, GOLDEN_ROOT, NATIVE_DIR
 from incognita.access.taxonomy import ALL_ARMS
+from incognita.common.backends.entry import calls_api, entry_type
 from incognita.common.fan_out import resolve_workers, workers_option
 from incognita.common.io import InputError
-from incognita.common.pacing import pacing_option, with_pacing
+from incognita.common.pacing import pacing_option
 
 
 @click.command()
 @click.option("--model", required=True, help="model name (a key of the config's models)")
-@click.option("--spec", required=True, help="the model's spec: scripted:<profile>, openai:<model>, or a JSON object")
+@click.option(
+    "--spec",
+    type=entry_type(),
+    required=True,
+    help="the model's entry: scripted:<profile>, openai:<model>, or a JSON object",
+)
 @click.option(
     "--customer",
     "customer_spec",
+    type=entry_type(),
     default="scripted:customer",
     show_default=True,
     help="the native user: scripted:customer, or openai:<model> for the harness's own user simulator",
@@ -76,7 +83,8 @@ def native(
     one result file per (task, repetition) in the harness's own format."""
     from incognita.access.native.native_run import NativeJob, NativeSettings, run_job
 
-    spec, customer_spec = with_pacing(spec, pacing), with_pacing(customer_spec, pacing)
+    # Each entry's pacing settings come back from --pacing (incognita.common.backends.entry).
+    spec, customer_spec = spec.with_pacing(pacing), customer_spec.with_pacing(pacing)
 
     order = tuple(m for m in models_order.split(",") if m)
     if model not in order:
@@ -98,7 +106,7 @@ def native(
         archive_unrepaired=archive_unrepaired,
         corpus=tuple(t for t in corpus_tasks.split(",") if t),
     )
-    workers = resolve_workers(workers, [spec, customer_spec])
+    workers = resolve_workers(workers, calls_api([spec, customer_spec]))
     click.echo(f"native runs of {model}: {workers} at a time")
     written = run_job(job, NativeSettings(max_steps=max_steps, max_errors=max_errors), log=click.echo, workers=workers)
     click.echo(f"native: {len(written)} result file(s) for model {model}")

@@ -4,8 +4,8 @@ The upstream harness reaches models through litellm (`tau2.utils.llm_utils.gener
 calls `litellm.completion(model=llm, messages, tools, **llm_args)`). We register a litellm
 *custom provider* named `incognita` and run the harness's own, unmodified `llm_agent` and
 `user_simulator` with `llm = "incognita/<role>/<model>"`. The provider hands each call to the
-same `OpenAIBackend` the episodes use, built from the model entry that travels in
-`llm_args["incognita"]`, so:
+same backend the episodes use (incognita.common.backends: the entry's protocol over the shared
+transport), built from the model entry that travels in `llm_args["incognita"]`, so:
 
 - an entry means the same thing in every stage: `base_url`, `base_url_env`, `api_key_env`,
   temperature, reasoning effort, the output cap and its field name, `extra_body`, timeouts
@@ -25,7 +25,8 @@ import json
 import threading
 
 from incognita.access.episodes.loop.records import Usage
-from incognita.common.backends.base import ModelResponse, split_entry
+from incognita.common.backends.base import BackendConfigError, ModelResponse
+from incognita.common.backends.entry import ModelEntry
 
 PROVIDER = "incognita"
 ROLES = ("agent", "user")
@@ -36,11 +37,10 @@ def llm_name(role: str, model: str) -> str:
     return f"{PROVIDER}/{role}/{model}"
 
 
-def llm_args(entry: str | dict) -> dict:
-    """The harness's `llm_args` for an `openai:` or `anthropic:` entry: the entry itself, under one key that
-    litellm passes through to the provider untouched."""
-    spec, settings = split_entry(entry)
-    return {PROVIDER: {"spec": spec, **settings}}
+def llm_args(entry: ModelEntry) -> dict:
+    """The harness's `llm_args` for an `openai:` or `anthropic:` entry: the entry as a mapping, under
+    one key that litellm passes through to the provider untouched (and the run record keeps)."""
+    return {PROVIDER: entry.mapping()}
 
 
 class _Bridge:
@@ -81,14 +81,13 @@ class _Bridge:
         key = (role, json.dumps(entry, sort_keys=True))
         with self._lock:
             if key not in self.backends:
-                spec, settings = split_entry(entry, f"native {role}")
-                self.backends[key] = make_backend(
-                    spec, role, {"settings": settings, "cache_dir": self.cache_dir, "prices": self.prices}
-                )
+                # The entry crossed litellm as llm_args' mapping (llm_args): read back once per backend.
+                parsed = ModelEntry.parse(entry, f"native {role}")
+                self.backends[key] = make_backend(parsed, role, {"cache_dir": self.cache_dir, "prices": self.prices})
             return self.backends[key]
 
     def respond(self, role: str, messages: list[dict], params: dict) -> ModelResponse:
-        from incognita.common.backends.openai import BackendConfigError, to_request
+        from incognita.common.backends.openai import to_request
 
         entry = params.get(PROVIDER)
         if not isinstance(entry, dict):

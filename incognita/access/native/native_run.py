@@ -35,6 +35,7 @@ from incognita.access.native.native_scripted import AGENT_NAME, USER_NAME, regis
 from incognita.access.paths import card_file, golden_file, native_result
 from incognita.access.taxonomy import NATIVE
 from incognita.common.backends.base import FAMILIES
+from incognita.common.backends.entry import ModelEntry
 from incognita.common.environment import describe
 from incognita.common.fan_out import run_in_order
 from incognita.common.io import InputError, atomic_write_text, read_json, read_yaml, sha256_file
@@ -91,8 +92,8 @@ class NativeCell:
     position: int | None = None  # place of native in the block's Latin-square order
 
 
-def role_setup(entry: str | dict, role: str, inputs: dict) -> tuple[str, str | None, dict]:
-    """(harness implementation, llm, llm_args) for the agent or the user, from a config entry.
+def role_setup(entry: ModelEntry, role: str, inputs: dict) -> tuple[str, str | None, dict]:
+    """(harness implementation, llm, llm_args) for the agent or the user, from its model entry.
 
     Scripted specs name our registered classes and their input files. `openai:` and `anthropic:` entries
     run the harness's own LLM classes, whose calls litellm routes to our `incognita` provider
@@ -102,10 +103,10 @@ def role_setup(entry: str | dict, role: str, inputs: dict) -> tuple[str, str | N
     from incognita.access.native.native_models import llm_args, llm_name
 
     if role == "agent":
-        spec, _ = check_entry(entry, "native agent (--spec)", _profile_names(inputs.get("profiles")))
+        entry = check_entry(entry, "native agent (--spec)", _profile_names(inputs.get("profiles")))
     else:
-        spec, _ = check_entry(entry, "native user (--customer)", participant="customer")
-    family, _, name = spec.partition(":")
+        entry = check_entry(entry, "native user (--customer)", participant="customer")
+    spec, family, name = entry.spec, entry.family, entry.name
     if family == "scripted":
         return (AGENT_NAME if role == "agent" else USER_NAME), None, dict(inputs)
     if family in FAMILIES:
@@ -260,8 +261,8 @@ class NativeJob:
     are (each root holds one folder per domain, as incognita.access.paths lays them out)."""
 
     model: str
-    spec: str | dict
-    customer: str | dict
+    spec: ModelEntry  # a config value given here is parsed once, when the job is made
+    customer: ModelEntry
     tasks: tuple[str, ...]  # qualified ids (retail/46), any of the design's domains
     reps: int
     seed: int
@@ -289,6 +290,10 @@ class NativeJob:
     def golden(self, task: str) -> Path:
         return golden_file(*split_task(task), root=self.golden_root)
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "spec", ModelEntry.parse(self.spec, "native agent (--spec)"))
+        object.__setattr__(self, "customer", ModelEntry.parse(self.customer, "native user (--customer)"))
+
 
 def run_job(job: NativeJob, settings: NativeSettings, log=print, workers: int = 1) -> list[Path]:
     """Run every (task, repetition) of one model natively, `workers` runs at once; write one
@@ -306,7 +311,7 @@ def run_job(job: NativeJob, settings: NativeSettings, log=print, workers: int = 
     harness_domains = {d: job.harness_domain(d) for d in domains}
     native_models.register(job.cache_dir, job.prices)
     native_env.settle([] if job.upstream_loader else domains)
-    profile = _spec_parts(job.spec)[1]
+    profile = job.spec.name
     runs = []  # (cell, task id, agent, card path, card, archived), in schedule order
     for task_id in job.tasks:
         current = job.card(task_id)
@@ -358,7 +363,7 @@ def _check_inputs(job: NativeJob, upstream: dict, corpus: list[str]) -> None:
     """Missing or unknown inputs stop the stage before any run (they are not run failures)."""
     role_setup(job.spec, "agent", {"profiles": job.profiles})
     role_setup(job.customer, "user", {})
-    scripted = _spec_parts(job.spec)[0] == "scripted"
+    scripted = job.spec.family == "scripted"
     outside = [t for t in job.tasks if t not in corpus]
     if outside:
         raise InputError(f"native: task(s) {', '.join(outside)} are not in the design's tasks {', '.join(corpus)}")
@@ -370,14 +375,6 @@ def _check_inputs(job: NativeJob, upstream: dict, corpus: list[str]) -> None:
         for path in needed:
             if not path.exists():
                 raise InputError(f"{path}: file not found (native inputs for task {task_id})")
-
-
-def _spec_parts(entry: str | dict) -> tuple[str, str]:
-    """(family, name) of a model entry's spec."""
-    from incognita.common.backends.base import split_entry
-
-    family, _, name = split_entry(entry)[0].partition(":")
-    return family, name
 
 
 def _quiet_harness_logs() -> None:

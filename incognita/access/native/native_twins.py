@@ -35,7 +35,8 @@ from incognita.access.native.native_scripted import NativeAgentLogic, NativeUser
 from incognita.access.paths import card_file, golden_file
 from incognita.access.taxonomy import NATIVE
 from incognita.common.backends.base import ModelResponse, Turn
-from incognita.common.backends.openai import CELL_HEADER, to_reply, to_request
+from incognita.common.backends.openai import to_reply, to_request
+from incognita.common.backends.transport import CELL_HEADER
 from incognita.common.io import read_json
 
 ROLES = {"agent": None, "user": "customer"}  # the role's served profile (None: the cell's model's)

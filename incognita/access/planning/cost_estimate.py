@@ -22,7 +22,7 @@ from incognita.access.cells import design_files, design_from_config
 from incognita.access.cost_assumptions import Assumptions, assumed_like
 from incognita.access.domain import split_task
 from incognita.access.paths import CARDS_ROOT, card_file
-from incognita.common.backends.base import calls_api, split_entry
+from incognita.common.backends.entry import ModelEntry, calls_api
 from incognita.common.io import InputError, read_json
 from incognita.common.prices import PriceTable
 
@@ -120,10 +120,8 @@ class Estimator:
         self.nl_share = assumptions.nl_share if share is None else share
 
     def role(self, entry, where: str) -> Role:
-        try:
-            return Role(*split_entry(entry, where))
-        except (ValueError, TypeError) as exc:
-            raise InputError(str(exc)) from None
+        parsed = ModelEntry.parse(entry, where)
+        return Role(parsed.spec, dict(parsed.settings))
 
     def _cost(self, role: Role, prompt: float, completion: float) -> float:
         if role.offline:
@@ -278,8 +276,7 @@ def reserve_forecast(cfg: dict, cards_dir: str | None = CARDS_ROOT) -> ReserveFo
     budget (roles whose entries name one endpoint, model and base URL, draw on one budget, so their
     usage is summed), with each entry's own limits or the defaults. Prices change nothing here, so
     none are read."""
-    from incognita.common.backends.base import entry_param
-    from incognita.common.pacing import Limits, without_pacing
+    from incognita.common.pacing import Limits
     from incognita.common.prices import empty_table
 
     est = Estimator(cfg, empty_table(), Assumptions(), cards_dir)
@@ -293,7 +290,8 @@ def reserve_forecast(cfg: dict, cards_dir: str | None = CARDS_ROOT) -> ReserveFo
         if ln.offline:
             continue
         section, _, key = where[ln.label].partition(".")
-        stripped, pacing = without_pacing(cfg[section][key])
+        entry = ModelEntry.parse(cfg[section][key], where[ln.label])
+        stripped, pacing = entry.without_pacing(), entry.pacing
         role = est.role(stripped, where[ln.label])
         endpoint = (role.model, role.settings.get("base_url") or role.settings.get("base_url_env"))
         calls_tokens = usage.setdefault(endpoint, [0.0, 0.0])
@@ -301,7 +299,7 @@ def reserve_forecast(cfg: dict, cards_dir: str | None = CARDS_ROOT) -> ReserveFo
         calls_tokens[1] += ln.prompt_tokens + ln.completion_tokens
         limits[endpoint] = Limits(**pacing)
         limits[endpoint].check(where[ln.label])
-        forms.append(entry_param(stripped))
+        forms.append(stripped.param)
     run = 0.0
     for endpoint, (calls, tokens) in usage.items():
         lim = limits[endpoint]

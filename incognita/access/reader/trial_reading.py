@@ -479,17 +479,17 @@ def _audit(record: EpisodeRecord, trace: Trace, reference_task: dict, inputs, fa
 
 def structured_output(entry: str | None) -> str | None:
     """The agent entry's `structured_output` setting, `none` when it has none (None without an entry)."""
-    from incognita.common.backends.base import split_entry
+    from incognita.common.backends.entry import ModelEntry
 
     if not entry:
         return None
-    return split_entry(entry)[1].get("structured_output") or "none"
+    return ModelEntry.parse(entry).settings.get("structured_output") or "none"
 
 
 def backend_family(entry: str | None) -> str:
     """`scripted`, `openai`, ... from a record's model entry (`unknown` when it has none)."""
-    from incognita.common.backends.base import split_entry
+    from incognita.common.backends.entry import ModelEntry
 
     if not entry:
         return "unknown"
-    return split_entry(entry)[0].partition(":")[0]
+    return ModelEntry.parse(entry).family

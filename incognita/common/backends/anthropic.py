@@ -1,9 +1,13 @@
 """The `anthropic` backend family: `anthropic:<model>` through Anthropic's Messages API.
 
-It uses the official `anthropic` SDK and shares everything but the protocol with the `openai`
-family (`OpenAIBackend`): the response cache, the retry loop, the shared pace of the endpoint,
-usage and cost accounting, the parse-time check of an entry's settings, and the rule that the
-key is read from the environment at the first call that needs the network and never written.
+Who uses it: `backends.base.make_backend` imports this module for an `anthropic:` entry; it
+registers its protocol with the shared transport (incognita.common.backends.transport: the
+response cache, the retry loop, the shared pace of the endpoint, usage and cost accounting, and
+the rule that the key is read from the environment at the first call that needs the network and
+never written). What is here is the Messages API alone, sent with the official `anthropic` SDK:
+the request body, the answer and its usage in the shape every protocol caches (transport.Reply),
+the errors, and the inverse conversion the loopback's twins use. The invariant, as for every
+protocol: the body holds everything that can change the answer and nothing transport-only.
 
 What the protocol changes:
 - The system prompt is a top-level `system` field; tool calls are `tool_use` content blocks of
@@ -28,21 +32,18 @@ What the protocol changes:
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from incognita.common.backends.base import ModelRequest, ToolCall, Turn, register
-from incognita.common.backends.openai import (
+from incognita.common.backends.base import ModelRequest, ToolCall, Turn
+from incognita.common.backends.settings import ChatSettings
+from incognita.common.backends.transport import (
     MalformedResponse,
-    OpenAIBackend,
-    Settings,
-    _classify,
-    _client,
-    _prices,
+    Protocol,
+    classify_sdk_error,
     parse_arguments,
+    register_protocol,
 )
-from incognita.common.cache import ResponseCache, resolve_dir
 from incognita.common.io import InputError
 
 OPENING_TURN = "(The conversation starts.)"
@@ -52,12 +53,11 @@ MESSAGES_PATH = "/v1/messages"
 
 
 @dataclass(frozen=True)
-class AnthropicSettings(Settings):
+class AnthropicSettings(ChatSettings):
     max_tokens: int | None = DEFAULT_MAX_TOKENS
     base_url_env: str = "ANTHROPIC_BASE_URL"
     api_key_env: str = "ANTHROPIC_API_KEY"
     cache_prompt: bool = False  # mark each request's prefix for Anthropic's prompt cache (module docstring)
-    UNUSED: ClassVar[tuple[str, ...]] = ("reasoning_effort", "max_tokens_param", "send_seed")
     # Anthropic's structured outputs: `output_config.format` {type: json_schema, schema}.
     STRUCTURED_OUTPUT: ClassVar[tuple[str, ...]] = ("json_schema",)
     OWNED_FIELDS: ClassVar[tuple[str, ...]] = ("output_config",)
@@ -235,42 +235,35 @@ def to_request(body: dict, role: str, seed: int = 0) -> ModelRequest:
     return ModelRequest(role=role, system=system, messages=tuple(turns), tools=tools, seed=seed)
 
 
-# --------------------------------------------------------------------------- the backend
+# --------------------------------------------------------------------------- the wire
 
 
-class AnthropicBackend(OpenAIBackend):
-    FAMILY = "anthropic"
+def connect(key: str, base_url: str | None) -> Any:
+    import anthropic  # imported on the first miss only: cache replays never pay for it
 
-    def _body(self, request: ModelRequest) -> dict:
-        return request_body(self.settings, request)
-
-    def _endpoint(self) -> str | None:
-        return self.settings.base_url or os.environ.get(self.settings.base_url_env) or "https://api.anthropic.com"
-
-    def _client(self) -> tuple[Any, str]:
-        return _client(self.settings, self.where, family="anthropic", base_url=self._endpoint())
-
-    def _post(self, client: Any, body: dict, options: dict) -> dict:
-        # The SDK's generic post, as in the openai family (the body is already in the API's shape),
-        # asking for the body's text: its errors, retries off, headers and timeouts stay the SDK's.
-        return parse_message(client.post(MESSAGES_PATH, cast_to=str, body=body, options=options))
-
-    def _classify(self, exc: Exception) -> tuple[str, str, float | None, str]:
-        import anthropic
-
-        return _classify(exc, anthropic)
+    return anthropic.Anthropic(api_key=key, base_url=base_url, max_retries=0)
 
 
-def check_settings(name: str, values: dict, where: str) -> AnthropicSettings:
-    return AnthropicSettings.from_dict(name, values, where)
+def post(client: Any, body: dict, options: dict) -> dict:
+    # The SDK's generic post, as in the openai protocol (the body is already in the API's shape),
+    # asking for the body's text: its errors, retries off, headers and timeouts stay the SDK's.
+    return parse_message(client.post(MESSAGES_PATH, cast_to=str, body=body, options=options))
 
 
-@register("anthropic", settings_check=check_settings)
-def make_anthropic(name: str, role: str, context: dict) -> AnthropicBackend:
-    """Context keys as for the openai family: settings, cache_dir, prices, cell, critical."""
-    settings = AnthropicSettings.from_dict(name, dict(context.get("settings") or {}), f"anthropic:{name} ({role})")
-    cache_dir = context.get("cache_dir")
-    cache = None if cache_dir is False else ResponseCache(resolve_dir(cache_dir))
-    return AnthropicBackend(
-        settings, role, cache, _prices(context.get("prices")), context.get("cell"), bool(context.get("critical"))
-    )
+def classify(exc: Exception):
+    import anthropic
+
+    # The SDK names its exceptions as the openai package does; overloaded (529) is a 5xx.
+    return classify_sdk_error(exc, anthropic)
+
+
+PROTOCOL = Protocol(
+    family="anthropic",
+    settings=AnthropicSettings,
+    connect=connect,
+    body=request_body,
+    post=post,
+    classify=classify,
+    default_endpoint="https://api.anthropic.com",
+)
+make_anthropic = register_protocol(PROTOCOL)

@@ -98,7 +98,7 @@ def test_harness_marks_the_longest_expected_arm_as_critical(source_dir):
 
     def backend(arm):
         cell = {"family": "access", "arm": arm, "model": "gpt-x", "task": "11", "rep": 0}
-        return harness._make(entry, "agent", {}, "models.gpt-x", cell)
+        return harness._make(harness.design.models["gpt-x"], "agent", {}, cell)
 
     assert backend("social").critical and not backend("direct").critical and not backend("indirect").critical
     assert scripted_harness(source_dir, ("direct",), {}).critical_arms == {"direct"}

@@ -326,7 +326,7 @@ def test_openai_entries_run_the_harness_llm_classes_through_our_backend_and_cach
 
 def test_a_refused_key_stops_the_native_job(inputs, source_dir, tmp_path, monkeypatch):
     """401 is a configuration error: the job stops with one line instead of writing error runs."""
-    from incognita.common.backends.openai import BackendConfigError
+    from incognita.common.backends.base import BackendConfigError
     from incognita.common.loopback import LoopbackServer
 
     monkeypatch.setenv("OPENAI_API_KEY", "loopback-dummy-key")

@@ -18,9 +18,17 @@ from backend_twins import ARMS, MODEL, Rig, Twins, all_text, scripted_episodes, 
 from workflow_helpers import scripted_harness
 
 from incognita.common.backends import anthropic as ab
-from incognita.common.backends import base
+from incognita.common.backends import base, transport
 from incognita.common.backends import openai as ob
-from incognita.common.backends.base import ModelRequest, ToolCall, Turn, check_settings
+from incognita.common.backends.base import (
+    BackendConfigError,
+    BackendError,
+    ModelRequest,
+    ToolCall,
+    Turn,
+    check_settings,
+)
+from incognita.common.backends.entry import ModelEntry
 from incognita.common.cache import ResponseCache
 from incognita.common.io import InputError
 from incognita.common.loopback import LoopbackServer
@@ -136,7 +144,7 @@ def test_429_and_529_are_waited_out_and_change_nothing(rig, scripted, capsys):
 
 def test_bad_credentials_stop_the_run_and_the_key_is_scrubbed(rig, tmp_path):
     r = rig(faults={1: "401"})
-    with pytest.raises(ob.BackendConfigError) as err:
+    with pytest.raises(BackendConfigError) as err:
         r.run("direct")
     assert "HTTP 401" in str(err.value) and KEY not in str(err.value)
     assert r.server.requests == 1
@@ -146,7 +154,7 @@ def test_bad_credentials_stop_the_run_and_the_key_is_scrubbed(rig, tmp_path):
 def test_missing_key_names_the_variable(rig, monkeypatch):
     r = rig()
     monkeypatch.delenv("ANTHROPIC_API_KEY")
-    with pytest.raises(ob.BackendConfigError, match="ANTHROPIC_API_KEY is not set"):
+    with pytest.raises(BackendConfigError, match="ANTHROPIC_API_KEY is not set"):
         r.run("direct")
     assert r.server.requests == 0
 
@@ -160,13 +168,13 @@ def test_a_plain_400_fails_the_episode_and_a_spent_credit_balance_stops_the_run(
     with LoopbackServer(responder, faults={1: "400"}) as server:
         monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
         backend = ab.make_anthropic(
-            "claude-agent", "agent", {"settings": {"base_url": server.root_url, **FAST}, "cache_dir": False}
+            ModelEntry("anthropic:claude-agent", {"base_url": server.root_url, **FAST}), "agent", {"cache_dir": False}
         )
-        with pytest.raises(ob.BackendError, match="HTTP 400"):
+        with pytest.raises(BackendError, match="HTTP 400"):
             backend.respond(ModelRequest("agent", "sys", (Turn("user", "hi"),)))
     import anthropic
 
-    kind = ob._classify(_status_error(400, body), anthropic)
+    kind = transport.classify_sdk_error(_status_error(400, body), anthropic)
     assert kind[0] == "fatal" and "credit balance" in kind[1]
 
 
@@ -247,7 +255,7 @@ def test_a_reply_parses_into_the_shared_shape():
 )
 def test_settings_are_checked_with_the_entry_named(settings, message):
     with pytest.raises(InputError, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")) as err:
-        check_settings("anthropic", "claude-sonnet-4-6", settings, "config key models.claude")
+        check_settings(ModelEntry("anthropic:claude-sonnet-4-6", settings), "config key models.claude")
     assert "config key models.claude" in str(err.value)
 
 
@@ -286,7 +294,7 @@ def test_cache_prompt_marks_the_last_block_and_writes_are_priced():
     off = ab.AnthropicSettings.from_dict("claude-sonnet-4-6", {}, "models.c")
     assert "cache_control" not in json.dumps(ab.request_body(off, request))
     with pytest.raises(InputError, match="unknown setting"):  # an openai entry has no such setting
-        check_settings("openai", "gpt-5", {"cache_prompt": True}, "models.g")
+        check_settings(ModelEntry("openai:gpt-5", {"cache_prompt": True}), "models.g")
 
     # The usage Anthropic reports splits the prompt into fresh, read and written tokens.
     reply = {

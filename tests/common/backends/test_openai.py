@@ -16,10 +16,12 @@ from backend_twins import ARMS, MODEL, Rig, Twins, all_text, scripted_episodes, 
 from workflow_helpers import scripted_harness
 
 from incognita.access.episodes.scripted import make_backend
-from incognita.common.backends import base
+from incognita.common.backends import base, transport
 from incognita.common.backends import openai as ob
-from incognita.common.backends.base import ModelRequest, Turn
+from incognita.common.backends.base import BackendConfigError, ModelRequest, Turn
+from incognita.common.backends.entry import ModelEntry, entry_param
 from incognita.common.cache import ResponseCache
+from incognita.common.io import InputError
 from incognita.common.loopback import LoopbackServer
 from incognita.common.prices import load_prices
 
@@ -204,7 +206,7 @@ def test_a_rejected_request_fails_the_episode_without_retrying(rig):
 
 def test_bad_credentials_stop_the_run_and_the_key_is_scrubbed(rig, tmp_path):
     r = rig(faults={1: "401"})
-    with pytest.raises(ob.BackendConfigError) as err:
+    with pytest.raises(BackendConfigError) as err:
         r.run("direct")
     assert "HTTP 401" in str(err.value) and KEY not in str(err.value)
     assert r.server.requests == 1
@@ -214,7 +216,7 @@ def test_bad_credentials_stop_the_run_and_the_key_is_scrubbed(rig, tmp_path):
 def test_missing_key_names_the_variable(rig, monkeypatch):
     r = rig()
     monkeypatch.delenv("OPENAI_API_KEY")
-    with pytest.raises(ob.BackendConfigError, match="OPENAI_API_KEY is not set"):
+    with pytest.raises(BackendConfigError, match="OPENAI_API_KEY is not set"):
         r.run("direct")
     assert r.server.requests == 0
 
@@ -224,7 +226,7 @@ def test_malformed_tool_arguments_reach_the_loop_as_raw_text(tmp_path, monkeypat
     with LoopbackServer(lambda model, body: reply) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", KEY)
-        backend = make_backend("openai:m", "agent", {"settings": FAST, "cache_dir": str(tmp_path)})
+        backend = make_backend(ModelEntry("openai:m", FAST), "agent", {"cache_dir": str(tmp_path)})
         resp = backend.respond(ModelRequest(role="agent", system="s", messages=(Turn("user", "hi"),)))
     assert resp.tool_calls[0].arguments == "{not json"  # the gateway rejects it as inadmissible, logged
 
@@ -235,7 +237,7 @@ def test_the_cell_header_goes_only_with_send_cell_and_a_calls_cell_replaces_the_
     seen: list[str | None] = []
 
     def responder(model, body, headers):
-        seen.append(headers.get(ob.CELL_HEADER.lower()))
+        seen.append(headers.get(transport.CELL_HEADER.lower()))
         return "ok"
 
     request = ModelRequest(role="agent", system="s", messages=(Turn("user", "hi"),))
@@ -245,11 +247,11 @@ def test_the_cell_header_goes_only_with_send_cell_and_a_calls_cell_replaces_the_
         monkeypatch.setenv("OPENAI_API_KEY", KEY)
         for send_cell in (False, True):
             settings = {**FAST, "send_cell": send_cell}
-            backend = make_backend("openai:m", "agent", {"settings": settings, "cache_dir": False, "cell": own})
+            backend = make_backend(ModelEntry("openai:m", settings), "agent", {"cache_dir": False, "cell": own})
             backend.respond(request)
             backend.respond(request, cell=call)
         cached = make_backend(
-            "openai:m", "agent", {"settings": {**FAST, "send_cell": True}, "cache_dir": str(tmp_path), "cell": own}
+            ModelEntry("openai:m", {**FAST, "send_cell": True}), "agent", {"cache_dir": str(tmp_path), "cell": own}
         )
         cached.respond(request, cell=call)
         assert cached.respond(request, cell=own).usage.cache_hits == 1  # the cell is not part of the key
@@ -303,18 +305,22 @@ def test_settings_are_checked():
 
 def test_scrub_removes_keys():
     text = f"Incorrect API key provided: Bearer {KEY}; also sk-live-abcdefghijkl"
-    clean = ob.scrub(text, KEY)
+    clean = transport.scrub(text, KEY)
     assert KEY not in clean and "sk-live-abcdefghijkl" not in clean and "Incorrect API key" in clean
 
 
-def test_split_entry_forms():
-    assert base.split_entry("openai:gpt-5") == ("openai:gpt-5", {})
-    assert base.split_entry({"spec": "openai:gpt-5", "temperature": 1}) == ("openai:gpt-5", {"temperature": 1})
-    param = base.entry_param({"spec": "openai:gpt-5", "temperature": 1})
-    assert base.split_entry(param) == ("openai:gpt-5", {"temperature": 1})
-    assert base.entry_param("scripted:desk") == "scripted:desk" and base.entry_param(None) == "none"
-    with pytest.raises(TypeError):
-        base.split_entry({"temperature": 1})
+def test_entry_forms():
+    def parts(value):
+        entry = ModelEntry.parse(value)
+        return entry.spec, dict(entry.settings)
+
+    assert parts("openai:gpt-5") == ("openai:gpt-5", {})
+    assert parts({"spec": "openai:gpt-5", "temperature": 1}) == ("openai:gpt-5", {"temperature": 1})
+    param = entry_param({"spec": "openai:gpt-5", "temperature": 1})
+    assert parts(param) == ("openai:gpt-5", {"temperature": 1})
+    assert entry_param("scripted:desk") == "scripted:desk" and entry_param(None) == "none"
+    with pytest.raises(InputError):
+        ModelEntry.parse({"temperature": 1})
 
 
 SCHEMA = {"name": "agent_message", "schema": {"type": "object", "properties": {}, "additionalProperties": False}}

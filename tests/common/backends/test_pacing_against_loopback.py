@@ -8,6 +8,7 @@ import threading
 import time
 
 from incognita.common.backends.base import ModelRequest, Turn
+from incognita.common.backends.entry import ModelEntry
 from incognita.common.backends.openai import make_openai
 from incognita.common.loopback import LoopbackServer, RateLimits
 
@@ -17,10 +18,11 @@ PRICES = 'version: 1\nretrieved: "2026-12-03"\nmodels:\n  m: {input: 1.0, output
 def backend(server, tmp_path, critical=False, **settings):
     (tmp_path / "prices.yaml").write_text(PRICES)
     return make_openai(
-        "m",
+        ModelEntry(
+            "openai:m", {"base_url": server.base_url, "api_key_env": "LOOPBACK_KEY", "temperature": 0, **settings}
+        ),
         "agent",
         {
-            "settings": {"base_url": server.base_url, "api_key_env": "LOOPBACK_KEY", "temperature": 0, **settings},
             "cache_dir": str(tmp_path / "cache"),
             "prices": str(tmp_path / "prices.yaml"),
             "critical": critical,

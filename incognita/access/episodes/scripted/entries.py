@@ -11,6 +11,7 @@ for the customer, `desk` for the service side) and carries no settings (a script
 participant has no sampling to set, a customer or desk only the faults it may inject for the
 participant audit's validation); an API entry's settings are its backend family's own
 (`incognita.common.backends.openai.Settings`, `...anthropic.AnthropicSettings`: the check a job applies).
+Every entry is parsed by `ModelEntry.parse`, the one parser the commands use too.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from incognita.common.backends.base import check_settings, known_families, split_entry
+from incognita.common.backends.base import check_settings, known_families
+from incognita.common.backends.entry import ModelEntry
 from incognita.common.io import InputError, read_yaml
 
 # The scripted participant profiles by config role (the agents' profiles come from a file).
@@ -27,16 +29,14 @@ SCRIPTED_PARTICIPANTS = {"customer": "customer", "service": "desk", "judge": "ju
 
 def check_entry(
     entry: object, key: str, scripted_profiles: Iterable[str] = (), participant: str | None = None
-) -> tuple[str, dict]:
-    """(spec, settings) of a valid entry; InputError naming `key` (e.g. `models.gpt`) otherwise.
+) -> ModelEntry:
+    """The entry of a valid config value (or the entry itself); InputError naming `key` (e.g.
+    `models.gpt`) otherwise.
 
     An evaluated agent's scripted profile must be one of `scripted_profiles`; a participant
     (`customer`, `service`, `judge`) has its one scripted profile, or none."""
-    try:
-        spec, settings = split_entry(entry, f"config key {key}")
-    except (TypeError, ValueError) as exc:
-        raise InputError(str(exc)) from None
-    family, _, name = spec.partition(":")
+    parsed = ModelEntry.parse(entry, f"config key {key}")
+    spec, family, name, settings = parsed.spec, parsed.family, parsed.name, dict(parsed.settings)
     families = known_families()
     if family not in families or not name:
         raise InputError(
@@ -46,8 +46,8 @@ def check_entry(
     if family == "scripted":
         _check_scripted(key, name, settings, scripted_profiles, participant)
     else:
-        check_settings(family, name, settings, f"config key {key} ({spec})")
-    return spec, settings
+        check_settings(parsed, f"config key {key} ({spec})")
+    return parsed
 
 
 def _check_scripted(key: str, name: str, settings: dict, profiles: Iterable[str], participant: str | None) -> None:

@@ -24,6 +24,7 @@ from incognita.access.golden.provenance import load_vocabulary
 from incognita.access.golden.trajectory import build_golden
 from incognita.access.reference.partition import SOCIAL_DESKS
 from incognita.access.selection.corpus import load_corpus
+from incognita.common.backends.entry import ModelEntry
 
 ROOT = Path(__file__).resolve().parents[4]
 ARMS = ("direct", "indirect", "social")
@@ -43,7 +44,7 @@ def corpus_inputs(harness, repaired_card):
 
 
 def run(harness, model, spec, arm, task, card, golden, rep=0):
-    harness.design.models[model] = spec
+    harness.design.models[model] = ModelEntry.parse(spec)
     return harness.run_cell(arm, model, task, rep, card, "-", golden, "-")
 
 

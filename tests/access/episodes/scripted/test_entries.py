@@ -20,7 +20,7 @@ PROFILES = ["surveyor", "hasty"]
     ],
 )
 def test_valid_agent_entries_pass(entry):
-    assert check_entry(entry, "models.m", PROFILES)[0] == (entry if isinstance(entry, str) else entry["spec"])
+    assert check_entry(entry, "models.m", PROFILES).spec == (entry if isinstance(entry, str) else entry["spec"])
 
 
 @pytest.mark.parametrize(
