@@ -56,13 +56,16 @@ def check_fields_in_source(card: dict, source_text) -> Finding:
     return _f(card, "fields_in_source", "pass", f"{len(card['fields'])} field(s), every span found in the source")
 
 
-def check_info_requests(card: dict) -> Finding:
+def check_info_requests(card: dict, ambiguities: dict) -> Finding:
     info = card["information_channel"]["communicate_info"]
     if not info:
         return _f(card, "info_requested", "pass", "no information channel")
+    known = ambiguities.get(str(card["task_id"]), {}).get("communicate_info")
     texts = [r["demand"] for r in card["requests"]] + [fb for r in card["requests"] for fb in r["fallbacks"]]
     if any(_QUESTION.search(t) for t in texts):
         return _f(card, "info_requested", "pass", f"request block asks for information ({len(info)} item(s) expected)")
+    if known:
+        return _f(card, "info_requested", "warn", f"ambiguous upstream: {known}")
     return _f(
         card,
         "info_requested",
@@ -120,7 +123,7 @@ def audit_card(
     rules = domain.cards
     findings = [
         check_fields_in_source(card, rules.source_text),
-        check_info_requests(card),
+        check_info_requests(card, ambiguities),
         check_requests_cover(card),
         check_requests_invent_nothing(card, rules.source_text),
         check_withholding(card),

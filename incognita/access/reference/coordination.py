@@ -23,7 +23,8 @@ trajectory reader scores against:
     from a read's result (`selected_by`);
   * service facts: each golden read whose result a required call consumes, identified by
     the read's call index, tool and arguments (the reader credits it when that read is
-    accepted with those arguments).
+    accepted with those arguments). A call of the task's message history (golden origin
+    `initial_state`) is none: its result is in the conversation the agent is shown.
   Values from the opening line or from the customer's own request block are not gated and
   leave no token, so they are not items.
 - desks engaged: the distinct holders of the required calls in the paper's six-desk map
@@ -41,7 +42,8 @@ from typing import Any
 
 from incognita.access.arm_registry import DEFAULT_PATH as ARM_REGISTRY
 from incognita.access.arm_registry import ArmRegistry, arm_registry
-from incognita.access.domain import id_order
+from incognita.access.domain import LOCAL_ID, id_order
+from incognita.access.golden.upstream_replay import INITIAL_STATE
 from incognita.access.reference.partition import DESK_MAP, Partition, load_partition
 from incognita.access.taxonomy import SOCIAL
 from incognita.common.io import (
@@ -119,8 +121,8 @@ def load_golden(path: str | Path) -> dict:
             "schema_version",
             f"unsupported version {g['schema_version']!r} (this stage reads {sorted(GOLDEN_SCHEMA_VERSIONS)})",
         )
-    if not isinstance(g["task_id"], str) or not g["task_id"].isdigit():
-        raise _bad(path, "task_id", "expected a string of digits")
+    if not isinstance(g["task_id"], str) or not LOCAL_ID.fullmatch(g["task_id"]):
+        raise _bad(path, "task_id", "expected an upstream task id (letters, digits, '_', '-', '.')")
     if path.stem != g["task_id"]:
         raise _bad(path, "task_id", f"{g['task_id']!r} does not match the file name")
     if not isinstance(g["calls"], list):
@@ -142,9 +144,11 @@ def load_golden(path: str | Path) -> dict:
             raise _bad(path, f"{where}.counted", "expected true or false")
         if call["counted"] and call["why_not_counted"] is not None:
             raise _bad(path, f"{where}.why_not_counted", "must be null for a counted call")
-        if not call["counted"] and call["why_not_counted"] not in ("intended_failure", "exploration_only"):
+        if not call["counted"] and call["why_not_counted"] not in ("intended_failure", "exploration_only", INITIAL_STATE):
             raise _bad(
-                path, f"{where}.why_not_counted", "an uncounted call needs 'intended_failure' or 'exploration_only'"
+                path,
+                f"{where}.why_not_counted",
+                f"an uncounted call needs 'intended_failure', 'exploration_only' or '{INITIAL_STATE}'",
             )
         if call["tool_type"] not in ("read", "write", "generic"):
             raise _bad(path, f"{where}.tool_type", f"unknown tool type {call['tool_type']!r}")
@@ -283,6 +287,8 @@ def project_task(
                     f"reads the result of call {j}, which does not come before it",
                 )
             read = calls[j]
+            if read["origin"] == INITIAL_STATE:
+                continue  # a result of the task's message history: the agent is shown it, not an item to obtain
             item = service.setdefault(
                 j,
                 {

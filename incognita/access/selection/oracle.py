@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from incognita.access.episodes.harness import DomainInputs
+from incognita.access.golden.upstream_replay import INITIAL_STATE
 from incognita.access.taxonomy import DIRECT
 from incognita.common.io import atomic_write_text
 
@@ -73,7 +74,7 @@ def first_difference(record: dict, golden: dict, handoff_tools: frozenset[str] =
     gold = [
         (c["name"], c["arguments"])
         for c in golden["calls"]
-        if c["tool_type"] == "write" and not c.get("intended_failure")
+        if c["tool_type"] == "write" and not c.get("intended_failure") and c["origin"] != INITIAL_STATE
     ]
     why = _gave_up(record)
     for i, (tool, args) in enumerate(gold):

@@ -108,14 +108,21 @@ class Gateway:
         """Upstream's environment assertions checked on the database as it stands (before
         `final_hash`): each function of the agent's toolkit called with its arguments, its
         boolean result compared with `assert_value` (true unless the assertion says otherwise).
-        An assertion on another toolkit than the agent's is an error: no domain of ours has one."""
+        An assertion whose function raises (it names a record the episode never made) does not
+        hold; upstream's evaluator lets the exception end its run instead (docs/episodes.md,
+        deviations). An assertion on another toolkit than the agent's is an error: no domain of
+        ours has one."""
         if self._closed:
             raise RuntimeError("the gateway's episode has already ended")
         out = []
         for a in assertions:
             if a.get("env_type", "assistant") != "assistant":
                 raise ValueError(f"environment assertion {a.get('func_name')}: only the agent's toolkit is supported")
-            result = getattr(self._toolkit, a["func_name"])(**(a.get("arguments") or {}))
+            try:
+                result = getattr(self._toolkit, a["func_name"])(**(a.get("arguments") or {}))
+            except Exception:  # noqa: BLE001 - the assertion's function refused: it does not hold
+                out.append(False)
+                continue
             if not isinstance(result, bool):
                 raise ValueError(f"environment assertion {a['func_name']} returned {type(result).__name__}, not a bool")
             out.append(result == a.get("assert_value", True))
