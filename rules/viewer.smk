@@ -4,7 +4,7 @@
 # from all of them (the trials table lists every episode and native record, runs.parquet every
 # CollabSim run), which a changed record rebuilds. Those two inputs stand for some 1,300 files
 # that the workflow's parse would otherwise check once more. The arm registry and each domain's
-# holder maps give each arm's lanes (Vega, or the desks).
+# holder maps give each arm's lanes (the one declared holder, or the desks).
 VIEWER_VERSION = read_constant("incognita.viewer", "VIEWER_VERSION")
 
 

@@ -46,6 +46,7 @@ SOURCE_ROOT = "data/source"  # <root>/<name>/: its files copied out of the pinne
 SEPARATOR = "/"
 # An upstream task id as it may appear in a path and a wildcard: letters, digits, '_', '-', '.'.
 LOCAL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+EXAMPLE_TASK = "retail/46"  # how a qualified id looks, for help texts and errors
 
 
 # --------------------------------------------------------------------------- what a domain provides
@@ -167,7 +168,7 @@ def split_task(task: str, where: str = "task") -> tuple[str, str]:
     if not sep or domain not in REGISTRY or not LOCAL_ID.fullmatch(local):
         raise InputError(
             f"{where}: {task!r} is not a qualified task id <domain>/<upstream id> "
-            f"(domains: {', '.join(REGISTRY)}; for example {qualify('retail', '46')!r})"
+            f"(domains: {', '.join(REGISTRY)}; for example {EXAMPLE_TASK!r})"
         )
     return domain, local
 

@@ -54,7 +54,7 @@ class Term:
 
 ARM_RECORDS = (
     Term("direct", "Centralized (direct)", "#E69F00", "the agent holds every tool and calls it itself"),
-    Term("indirect", "Centralized (indirect)", "#0072B2", "one declared participant, Vega, holds every tool"),
+    Term("indirect", "Centralized (indirect)", "#0072B2", "one declared participant holds every tool"),
     # Not yet drawn by any figure in its own colour: the one Okabe-Ito hue the other arms leave.
     Term(
         "social",

@@ -10,6 +10,7 @@ import json
 import click
 
 from incognita.access.arm_registry import DEFAULT_PATH as ARM_REGISTRY
+from incognita.access.domain import EXAMPLE_TASK
 from incognita.access.paths import EPISODES_DIR
 from incognita.access.taxonomy import HARNESS_ARMS
 from incognita.common.backends.entry import calls_api, entry_type
@@ -27,7 +28,7 @@ from incognita.common.pacing import pacing_option
     help="model entry of the evaluated agent: a spec such as scripted:surveyor, or a JSON object",
 )
 @click.option("--models-order", required=True, help="all model names, comma-separated (Latin-square rotation)")
-@click.option("--task", required=True, help="the task's qualified id, <domain>/<upstream id> (retail/46)")
+@click.option("--task", required=True, help=f"the task's qualified id, <domain>/<upstream id> ({EXAMPLE_TASK})")
 @click.option("--task-position", type=int, required=True, help="index of the task in the design's tasks")
 @click.option("--reps", type=int, required=True, help="run repetitions 0..REPS-1")
 @click.option("--arms", default=",".join(HARNESS_ARMS), show_default=True)

@@ -34,6 +34,7 @@ actions, a message history) starts from that state instead (`start`): upstream's
 
 from __future__ import annotations
 
+import functools
 import gc
 import sys
 import threading
@@ -58,6 +59,7 @@ def import_quietly(load: Callable[[], Any]) -> Any:
     loaded pandas imports these modules with pandas hidden; deepdiff then records pandas as
     absent, and a later `import pandas` in the same process works as usual.
     """
+    quiet_upstream_logs()
     hide = "pandas" not in sys.modules
     if hide:
         sys.modules["pandas"] = None  # an import of it now raises ImportError, which deepdiff expects
@@ -66,6 +68,16 @@ def import_quietly(load: Callable[[], Any]) -> Any:
     finally:
         if hide and sys.modules.get("pandas", 0) is None:
             del sys.modules["pandas"]
+
+
+@functools.cache
+def quiet_upstream_logs() -> None:
+    """tau2 logs every tool response and state change at DEBUG to stderr (through loguru): keep
+    its warnings and errors only, once per process."""
+    from loguru import logger
+
+    logger.remove()
+    logger.add(sys.stderr, level="WARNING")
 
 
 # The origin of a golden call made in a task's initial state (its message history): its result

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import click
 
-from incognita.access.domain import SOURCE_ROOT
+from incognita.access.domain import EXAMPLE_TASK, SOURCE_ROOT
 from incognita.access.paths import CARDS_ROOT, GOLDEN_ROOT, NATIVE_DIR
 from incognita.access.taxonomy import ALL_ARMS
 from incognita.common.backends.entry import calls_api, entry_type
@@ -34,7 +34,7 @@ from incognita.common.pacing import pacing_option
 )
 @click.option("--models-order", required=True, help="all model names, comma-separated (Latin-square rotation)")
 @click.option("--arms", default=",".join(ALL_ARMS), show_default=True, help="the full rotation")
-@click.option("--tasks", required=True, help="the tasks to run, qualified ids (retail/46), comma-separated")
+@click.option("--tasks", required=True, help=f"the tasks to run, qualified ids ({EXAMPLE_TASK}), comma-separated")
 @click.option(
     "--corpus",
     "corpus_tasks",

@@ -30,6 +30,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 from incognita.access.domain import split_task
+from incognita.access.golden.upstream_replay import quiet_upstream_logs
 from incognita.access.native import native_env, native_models
 from incognita.access.native.native_scripted import AGENT_NAME, USER_NAME, register_scripted
 from incognita.access.paths import card_file, golden_file, native_result
@@ -304,7 +305,7 @@ def run_job(job: NativeJob, settings: NativeSettings, log=print, workers: int = 
     upstream = {(d, str(t["id"])): t for d in domains for t in read_json(Path(job.source_root) / d / "tasks.json")}
     corpus = list(job.corpus or job.tasks)
     _check_inputs(job, upstream, corpus)
-    _quiet_harness_logs()
+    quiet_upstream_logs()  # the harness logs every step at DEBUG
     register_scripted()
     # Our registered domain validates the database once per process; upstream's own validates
     # it for every environment (bench/native_vs_harness.py times that).
@@ -375,13 +376,3 @@ def _check_inputs(job: NativeJob, upstream: dict, corpus: list[str]) -> None:
         for path in needed:
             if not path.exists():
                 raise InputError(f"{path}: file not found (native inputs for task {task_id})")
-
-
-def _quiet_harness_logs() -> None:
-    """The harness logs every step at DEBUG to stderr; keep its warnings and errors only."""
-    import sys
-
-    from loguru import logger
-
-    logger.remove()
-    logger.add(sys.stderr, level="WARNING")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from incognita.access.domain import CONFIG_ROOT
+from incognita.access.domain import CONFIG_ROOT, REGISTRY
 from incognita.access.paths import (
     CARDS_ROOT,
     EPISODES_DIR,
@@ -23,7 +23,7 @@ from incognita.access.paths import (
 
 @click.command()
 @click.argument("paths", nargs=-1, type=click.Path(dir_okay=False))
-@click.option("--domains", required=True, help="the domains of the records, comma-separated (retail,...)")
+@click.option("--domains", required=True, help=f"the domains of the records, comma-separated ({', '.join(REGISTRY)})")
 @click.option(
     "--episodes",
     "episodes_dir",

@@ -144,7 +144,11 @@ def load_golden(path: str | Path) -> dict:
             raise _bad(path, f"{where}.counted", "expected true or false")
         if call["counted"] and call["why_not_counted"] is not None:
             raise _bad(path, f"{where}.why_not_counted", "must be null for a counted call")
-        if not call["counted"] and call["why_not_counted"] not in ("intended_failure", "exploration_only", INITIAL_STATE):
+        if not call["counted"] and call["why_not_counted"] not in (
+            "intended_failure",
+            "exploration_only",
+            INITIAL_STATE,
+        ):
             raise _bad(
                 path,
                 f"{where}.why_not_counted",
