@@ -382,6 +382,7 @@ def plan_command(
     from incognita.access.domain import domain_files
     from incognita.access.figures.planner_figure import save_plan_figure
     from incognita.access.planning import design_planner as dp
+    from incognita.access.planning.population import load_assumptions, pilot_population
     from incognita.access.stats.interpretation import load_interpretation
 
     if (trials_path is None) == (assume_path is None):
@@ -397,10 +398,10 @@ def plan_command(
     check = None
     known = _registered_arms(config)
     if trials_path:
-        pop = dp.pilot_population(load_trials(trials_path), config_model_order(config), trials_path, known)
+        pop = pilot_population(load_trials(trials_path), config_model_order(config), trials_path, known)
         header = [f"source: pilot trials {trials_path} ({'; '.join(pop.notes)}); tasks and repetitions resampled"]
     else:
-        pop, check = dp.load_assumptions(assume_path, known)
+        pop, check = load_assumptions(assume_path, known)
         header = [
             f"source: assumed success rates {assume_path} (tau {pop.tau:g}, interaction {pop.interaction:g} "
             "on the log-odds scale)"

@@ -16,7 +16,8 @@ import pytest
 from click.testing import CliRunner
 
 from incognita.access.planning import design_planner as dp
-from incognita.access.stats.commands import plan_command
+from incognita.access.planning import population as pp
+from incognita.access.planning.commands import plan_command
 from incognita.access.stats.estimator import cell_mean, task_matrix, task_means, validate_trials
 from incognita.access.stats.interpretation import parse_interpretation
 from incognita.access.stats.paper_tables import contrasts_table, separability_tables
@@ -35,10 +36,10 @@ def interp():
     return parse_interpretation(INTERPRETATION)
 
 
-def assumed(tmp_path: Path, text: str) -> dp.Population:
+def assumed(tmp_path: Path, text: str) -> pp.Population:
     path = tmp_path / "assume.yaml"
     path.write_text(text, encoding="utf-8")
-    return dp.load_assumptions(path)[0]
+    return pp.load_assumptions(path)[0]
 
 
 def value(table: pd.DataFrame, quantity: str, target: str, model: str = "", **where) -> pd.Series:
@@ -71,7 +72,7 @@ def test_paired_intervals_equal_the_estimators_interval():
 def _as_series(means: np.ndarray, models: tuple[str, ...]) -> pd.Series:
     """One simulated design (tasks, arms, models) as the estimator's task-means series."""
     idx = pd.MultiIndex.from_product(
-        [dp.ARMS, models, [str(t) for t in range(means.shape[0])]], names=["arm", "model", "task"]
+        [pp.ARMS, models, [str(t) for t in range(means.shape[0])]], names=["arm", "model", "task"]
     )
     return pd.Series(np.transpose(means, (1, 2, 0)).ravel(), index=idx).dropna()
 
@@ -79,18 +80,18 @@ def _as_series(means: np.ndarray, models: tuple[str, ...]) -> pd.Series:
 def test_decisions_and_separated_pairs_match_the_stage_tables(interp):
     """Per simulated design, the planner's hits are the stage's own decisions and counts."""
     trials = validate_trials(synthetic_trials(seed=11, n_tasks=8, reps=2))
-    pop = dp.pilot_population(trials)
+    pop = pp.pilot_population(trials)
     means = dp.simulate_task_means(pop, np.random.default_rng(3), 25, 8, 2)
     models = list(pop.models)
     hits = {(c.name, m): dp.contrast_hits(means, interp, c, j) for c in interp.contrasts for j, m in enumerate(models)}
-    pairs = {arm: dp.separated_pairs(means, arm, interp.confidence) for arm in dp.ARMS}
+    pairs = {arm: dp.separated_pairs(means, arm, interp.confidence) for arm in pp.ARMS}
     for s in range(len(means)):
         series = _as_series(means[s], pop.models)
         table = contrasts_table({"all": series}, models, interp)
         for row in table.itertuples():
             wanted = interp.decisions["supports" if row.role == "primary" else "supporting_excludes_zero"]
             assert hits[(row.contrast, row.model)][s] == (row.decision == wanted)
-        _, summary = separability_tables(series, list(dp.ARMS), models, interp.confidence)
+        _, summary = separability_tables(series, list(pp.ARMS), models, interp.confidence)
         for row in summary[summary["subset"] == "all"].itertuples():
             assert pairs[row.arm][s] == row.pairs_excluding_zero
 
@@ -158,7 +159,7 @@ def test_agrees_with_analytic_power_on_table_2(interp):
     two models with that gap and that per-task SD is the analytic power within 4 Monte Carlo SEs
     (0.025 at 4,000 simulations); the six-task social row, where binomial task means are least
     normal, within 0.03."""
-    pop, check = dp.load_assumptions(ASSUMPTIONS)
+    pop, check = pp.load_assumptions(ASSUMPTIONS)
     table = dp.agreement_table(pop, check, interp, sims=4000, seed=20260820)
     assert table["tasks"].tolist() == [104, 249, 6]
     for row in table.itertuples():
@@ -180,7 +181,7 @@ def test_analytic_power_inverts_required_tasks():
 def test_assumed_rates_are_cell_success_averaged_over_tasks(tmp_path):
     pop = assumed(tmp_path, ONE_MODEL % (0.8, 0.9, 0.2))
     p = pop.draw(np.random.default_rng(0), 400, 100)
-    ind, soc = dp.ARMS.index("indirect"), dp.ARMS.index("social")
+    ind, soc = pp.ARMS.index("indirect"), pp.ARMS.index("social")
     assert p[:, :, ind, 0].mean() == pytest.approx(0.9, abs=0.005)
     assert p[:, :, soc, 0].mean() == pytest.approx(0.2, abs=0.005)
     # the task effect is shared across arms: a task hard in one arm is hard in the other
@@ -192,11 +193,11 @@ def test_assumed_rates_are_cell_success_averaged_over_tasks(tmp_path):
 
 def test_pilot_resampling_reproduces_observed_success_in_expectation():
     trials = validate_trials(synthetic_trials(seed=4))
-    pop = dp.pilot_population(trials)
+    pop = pp.pilot_population(trials)
     sims = 4000
     means = dp.simulate_task_means(pop, np.random.default_rng(9), sims, 18, 3)
     observed = task_means(trials, "success")
-    for a, arm in enumerate(dp.ARMS):
+    for a, arm in enumerate(pp.ARMS):
         matrix = task_matrix(observed, arm, list(pop.models))
         for j, model in enumerate(pop.models):
             cell = np.nanmean(means[:, :, a, j], axis=1)  # each simulated design's cell success
@@ -210,9 +211,9 @@ def test_pilot_keeps_each_task_paired_across_arms(interp):
     trials = synthetic_trials(seed=2, arms=("direct", "indirect"))
     direct = trials[trials["arm"] == "direct"]
     trials = pd.concat([direct, direct.assign(arm="indirect")], ignore_index=True)
-    pop = dp.pilot_population(trials)
+    pop = pp.pilot_population(trials)
     p = pop.draw(np.random.default_rng(1), 500, 12)  # success probabilities of the drawn tasks
-    direct, indirect = dp.ARMS.index("direct"), dp.ARMS.index("indirect")
+    direct, indirect = pp.ARMS.index("direct"), pp.ARMS.index("indirect")
     assert np.array_equal(p[:, :, direct], p[:, :, indirect])
     table = dp.plan(pop, interp, [12], [3], sims=2000, seed=1)
     same = value(table, "power", "direct-indirect", "m1")
@@ -223,11 +224,11 @@ def test_pilot_keeps_each_task_paired_across_arms(interp):
 def test_pilot_table_errors_name_the_column():
     trials = synthetic_trials(seed=1, n_tasks=3, reps=1)
     with pytest.raises(InputError, match="pilot.csv: missing column.*success"):
-        dp.pilot_population(trials.drop(columns=["success"]), source="pilot.csv")
+        pp.pilot_population(trials.drop(columns=["success"]), source="pilot.csv")
     with pytest.raises(InputError, match="arm: unknown value.*socail"):
-        dp.pilot_population(trials.replace({"arm": {"social": "socail"}}), known_arms=KNOWN)
+        pp.pilot_population(trials.replace({"arm": {"social": "socail"}}), known_arms=KNOWN)
     # Without a registry to check against, any arm is an arm of its own (a registered one, say).
-    pop = dp.pilot_population(trials.replace({"arm": {"social": "social+map"}}))
+    pop = pp.pilot_population(trials.replace({"arm": {"social": "social+map"}}))
     assert pop.arms[-1] == "social+map" and pop.has_any("social+map") and not pop.has_any("social")
 
 
@@ -237,10 +238,10 @@ KNOWN = ("direct", "indirect", "social", "native")  # what the command passes: t
 
 
 def test_the_example_assumptions_file_loads():
-    pop, check = dp.load_assumptions(ASSUMPTIONS)
+    pop, check = pp.load_assumptions(ASSUMPTIONS)
     assert pop.models == ("gpt-5.2", "gpt-5.4", "gpt-5.5", "gpt-5.6-sol")
-    assert all(pop.has_any(arm) for arm in dp.ARMS)
-    social = pop.rates[dp.ARMS.index("social")]
+    assert all(pop.has_any(arm) for arm in pp.ARMS)
+    social = pop.rates[pp.ARMS.index("social")]
     assert social.max() - social.min() == pytest.approx(28 / 54)  # Table 2's largest social gap
     assert [r.arm for r in check.rows] == ["direct", "indirect", "social"]
 
@@ -269,7 +270,7 @@ def test_bad_assumptions_name_the_key(tmp_path, text, key):
     path = tmp_path / "bad.yaml"
     path.write_text(text + "\n", encoding="utf-8")
     with pytest.raises(InputError) as err:
-        dp.load_assumptions(path, KNOWN)
+        pp.load_assumptions(path, KNOWN)
     assert str(path) in str(err.value) and key in str(err.value)
 
 
