@@ -19,6 +19,7 @@ from incognita.collabsim.roster import AgentSpec
 from incognita.common.backends.base import (
     Backend,
     ModelRequest,
+    Runtime,
     Turn,
     make_backend,
 )
@@ -88,15 +89,9 @@ def make_participants(
     probes = probe_schema(exp.probe_template) if exp.probe_template else None
     for agent in exp.agents:
         s = agent_seed(seed, agent.id)
-        context = {
-            "cache_dir": cache_dir,
-            "prices": prices,
-            "task": exp.task,
-            "profiles": exp.profiles,
-            "seed": s,
-            "cell": run_cell(exp, seed, agent, s),
-        }
-        backend = make_backend(agent.model, agent.role, context, scripted=make_scripted)
+        knowledge = {"task": exp.task, "profiles": exp.profiles, "seed": s}
+        runtime = Runtime(cache_dir=cache_dir, prices=prices, cell=run_cell(exp, seed, agent, s))
+        backend = make_backend(agent.model, agent.role, knowledge, runtime, scripted=make_scripted)
         out[agent.id] = ModelParticipant(
             agent,
             backend,

@@ -31,7 +31,7 @@ from incognita.access.episodes.loop.episode_loop import USER, Episode
 from incognita.access.episodes.loop.prompts import PromptSet
 from incognita.access.episodes.loop.records import EpisodeRecord
 from incognita.access.episodes.loop.tool_gateway import Gateway
-from incognita.access.episodes.scripted import make_backend
+from incognita.access.episodes.scripted import Runtime, make_backend
 from incognita.access.golden.provenance import load_vocabulary
 from incognita.access.paths import episode_record
 from incognita.access.reference.partition import Partition, load_partition
@@ -194,17 +194,17 @@ class Harness:
         """Whom the agent may write to under `arm`: the customer, then the tools' holders."""
         return [USER, *(h for h in self._owners(arm) if not self.arms.arm(arm).agent_executes)]
 
-    def _make(self, entry: ModelEntry, role: str, context: dict, cell: dict | None = None):
-        """The backend for an entry; the cache and price table, the cell it serves (sent only to a
-        loopback that asks for it: the transport's send_cell) and whether its calls may use the
-        pace's reserve go in the context."""
-        runtime = {
-            "cache_dir": self.design.cache_dir,
-            "prices": self.design.prices,
-            "cell": cell,
-            "critical": cell is not None and cell["arm"] in self.critical_arms,
-        }
-        return make_backend(entry, role, {**context, **runtime})
+    def _make(self, entry: ModelEntry, role: str, knowledge: dict, cell: dict | None = None):
+        """The backend for an entry: a scripted participant gets its private knowledge; a model's
+        transport gets the run's settings (cache, price table, the cell it serves and whether its
+        calls may use the pace's reserve), and never the knowledge."""
+        runtime = Runtime(
+            cache_dir=self.design.cache_dir,
+            prices=self.design.prices,
+            cell=cell,
+            critical=cell is not None and cell["arm"] in self.critical_arms,
+        )
+        return make_backend(entry, role, knowledge, runtime)
 
     def desk_context(self, arm: str, desk: str, tools: frozenset[str]) -> dict:
         """What a service participant's backend is built with: its tools, its remit, and which of

@@ -25,7 +25,7 @@ import json
 import threading
 
 from incognita.access.episodes.loop.records import Usage
-from incognita.common.backends.base import BackendConfigError, ModelResponse
+from incognita.common.backends.base import BackendConfigError, ModelResponse, Runtime
 from incognita.common.backends.entry import ModelEntry
 
 PROVIDER = "incognita"
@@ -83,7 +83,7 @@ class _Bridge:
             if key not in self.backends:
                 # The entry crossed litellm as llm_args' mapping (llm_args): read back once per backend.
                 parsed = ModelEntry.parse(entry, f"native {role}")
-                self.backends[key] = make_backend(parsed, role, {"cache_dir": self.cache_dir, "prices": self.prices})
+                self.backends[key] = make_backend(parsed, role, runtime=Runtime(self.cache_dir, self.prices))
             return self.backends[key]
 
     def respond(self, role: str, messages: list[dict], params: dict) -> ModelResponse:

@@ -1,7 +1,7 @@
 """The backend interface and its registry.
 
 Who uses it: every environment family builds its participants with `make_backend(entry, role,
-context)` from a parsed ModelEntry (incognita.common.backends.entry); each shared family's module
+knowledge, runtime)` from a parsed ModelEntry (incognita.common.backends.entry); each shared family's module
 registers its factory here when imported (`transport.register_protocol`), and the config checks
 call `check_settings`. The invariant: a family is named by the spec's prefix, and its module is
 imported only when an entry names it; `scripted:` specs are never built here but by the calling
@@ -10,9 +10,9 @@ environment family's own factory.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from incognita.common.backends.entry import SCRIPTED, ModelEntry
 from incognita.common.io import InputError
@@ -72,11 +72,23 @@ class Backend(Protocol):
     def respond(self, request: ModelRequest) -> ModelResponse: ...
 
 
-# A shared family's factory: (entry, role, context) -> Backend. The context holds what the run adds
-# to the entry: cache_dir, prices, cell, critical (incognita.common.backends.transport.make).
-Factory = Callable[[ModelEntry, str, dict], Backend]
-# An environment family's factory for its `scripted:` participants: (profile name, role, context),
-# the entry's settings (a scripted customer's faults) in the context under "settings".
+@dataclass(frozen=True)
+class Runtime:
+    """What a run adds to a model entry for a shared family's transport (cache, price table,
+    the cell served, the pace's reserve). A participant never sees it: a scripted participant is
+    built from its private knowledge alone, and a real model from its prompt and conversation."""
+
+    cache_dir: str | Literal[False] | None = None  # None: $INCOGNITA_CACHE_DIR or cache/responses; False: no cache
+    prices: str | None = None  # the price table's path; None: $INCOGNITA_PRICES or the default
+    cell: Mapping[str, Any] | None = None  # what the backend serves (sent to a loopback that asks: send_cell)
+    critical: bool = False  # its calls belong to the design's longest chains: they may use the reserve
+
+
+# A shared family's factory: (entry, role, runtime) -> Backend (incognita.common.backends.transport.make).
+Factory = Callable[[ModelEntry, str, Runtime], Backend]
+# An environment family's factory for its `scripted:` participants: (profile name, role, knowledge),
+# the knowledge being what that participant privately knows, with the entry's settings (a scripted
+# customer's faults) added under "settings".
 ScriptedFactory = Callable[[str, str, dict], Backend]
 # A family's check of a config entry's settings: (model name, settings, where) -> None, raising
 # InputError naming `where`. Both families' config checks call it, so a family's settings rules
@@ -116,11 +128,20 @@ def check_settings(entry: ModelEntry, where: str) -> None:
 
 
 def make_backend(
-    entry: ModelEntry, role: str, context: dict | None = None, scripted: ScriptedFactory | None = None
+    entry: ModelEntry,
+    role: str,
+    knowledge: dict | None = None,
+    runtime: Runtime | None = None,
+    scripted: ScriptedFactory | None = None,
 ) -> Backend:
-    """Build the backend for `entry`; `scripted` is the calling family's factory for `scripted:` specs."""
+    """Build the backend for `entry`. A `scripted:` entry is built by the calling family's factory
+    `scripted` from `knowledge` (what that participant privately knows); a shared family's from
+    `runtime` alone, so no participant's knowledge can reach a provider, a cache entry or a log."""
     if not isinstance(entry, ModelEntry):
         raise TypeError(f"make_backend takes a ModelEntry (ModelEntry.parse), got {entry!r}")
+    misplaced = sorted(set(knowledge or ()) & set(Runtime.__dataclass_fields__))
+    if misplaced:  # it would be ignored: a cache or price table the caller meant would go unused
+        raise TypeError(f"make_backend: {', '.join(misplaced)} belong in runtime=Runtime(...), not in the knowledge")
     family, name = entry.family, entry.name
     if family == SCRIPTED and name:
         if scripted is None:
@@ -128,7 +149,7 @@ def make_backend(
                 f"{entry.spec!r} for role {role}: scripted participants belong to an environment family; "
                 "build them through that family's make_backend"
             )
-        return scripted(name, role, {**(context or {}), "settings": dict(entry.settings)})
+        return scripted(name, role, {**(knowledge or {}), "settings": dict(entry.settings)})
     if family not in _REGISTRY:
         _load_family(family)
     if family not in _REGISTRY or not name:
@@ -136,7 +157,7 @@ def make_backend(
             f"unknown backend spec {entry.spec!r} for role {role}: expected <family>:<name>, "
             f"families: {', '.join(known_families())}"
         )
-    return _REGISTRY[family](entry, role, context or {})
+    return _REGISTRY[family](entry, role, runtime or Runtime())
 
 
 def known_families() -> list[str]:

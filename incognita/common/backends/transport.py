@@ -48,6 +48,7 @@ from incognita.common.backends.base import (
     BackendError,
     ModelRequest,
     ModelResponse,
+    Runtime,
     ToolCall,
     register,
 )
@@ -378,30 +379,19 @@ def price_table(configured: str | None) -> PriceTable:
     return empty_table()
 
 
-def make(protocol: Protocol, entry: ModelEntry, role: str, context: dict) -> Transport:
-    """The backend of `entry` for `role`. Context keys: cache_dir (None = default; False = no cache),
-    prices (path of the price table), cell (what the backend serves, for send_cell), critical (its
-    calls belong to the design's longest chains: they may use the pace's reserve)."""
+def make(protocol: Protocol, entry: ModelEntry, role: str, runtime: Runtime) -> Transport:
+    """The backend of `entry` for `role`, with what the run adds (base.Runtime)."""
     settings = protocol.settings.from_dict(entry.name, dict(entry.settings), f"{entry.spec} ({role})")
-    cache_dir = context.get("cache_dir")
-    cache = None if cache_dir is False else ResponseCache(resolve_dir(cache_dir))
-    return Transport(
-        protocol,
-        settings,
-        role,
-        cache,
-        price_table(context.get("prices")),
-        context.get("cell"),
-        bool(context.get("critical")),
-    )
+    cache = None if runtime.cache_dir is False else ResponseCache(resolve_dir(runtime.cache_dir))
+    return Transport(protocol, settings, role, cache, price_table(runtime.prices), runtime.cell, runtime.critical)
 
 
-def register_protocol(protocol: Protocol) -> Callable[[ModelEntry, str, dict], Transport]:
+def register_protocol(protocol: Protocol) -> Callable[[ModelEntry, str, Runtime], Transport]:
     """Make `<protocol.family>:<model>` entries buildable (backends.base.make_backend) and their
     settings checkable (backends.base.check_settings); returns the family's factory."""
 
-    def factory(entry: ModelEntry, role: str, context: dict) -> Transport:
-        return make(protocol, entry, role, context)
+    def factory(entry: ModelEntry, role: str, runtime: Runtime) -> Transport:
+        return make(protocol, entry, role, runtime)
 
     factory.__name__ = f"make_{protocol.family}"
     return register(protocol.family, settings_check=protocol.settings.from_dict)(factory)

@@ -18,7 +18,7 @@ from workflow_helpers import scripted_harness
 from incognita.access.episodes.scripted import make_backend
 from incognita.common.backends import base, transport
 from incognita.common.backends import openai as ob
-from incognita.common.backends.base import BackendConfigError, ModelRequest, Turn
+from incognita.common.backends.base import BackendConfigError, ModelRequest, Runtime, Turn
 from incognita.common.backends.entry import ModelEntry, entry_param
 from incognita.common.cache import ResponseCache
 from incognita.common.io import InputError
@@ -226,7 +226,7 @@ def test_malformed_tool_arguments_reach_the_loop_as_raw_text(tmp_path, monkeypat
     with LoopbackServer(lambda model, body: reply) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", KEY)
-        backend = make_backend(ModelEntry("openai:m", FAST), "agent", {"cache_dir": str(tmp_path)})
+        backend = make_backend(ModelEntry("openai:m", FAST), "agent", runtime=Runtime(cache_dir=str(tmp_path)))
         resp = backend.respond(ModelRequest(role="agent", system="s", messages=(Turn("user", "hi"),)))
     assert resp.tool_calls[0].arguments == "{not json"  # the gateway rejects it as inadmissible, logged
 
@@ -247,11 +247,11 @@ def test_the_cell_header_goes_only_with_send_cell_and_a_calls_cell_replaces_the_
         monkeypatch.setenv("OPENAI_API_KEY", KEY)
         for send_cell in (False, True):
             settings = {**FAST, "send_cell": send_cell}
-            backend = make_backend(ModelEntry("openai:m", settings), "agent", {"cache_dir": False, "cell": own})
+            backend = make_backend(ModelEntry("openai:m", settings), "agent", runtime=Runtime(cache_dir=False, cell=own))
             backend.respond(request)
             backend.respond(request, cell=call)
         cached = make_backend(
-            ModelEntry("openai:m", {**FAST, "send_cell": True}), "agent", {"cache_dir": str(tmp_path), "cell": own}
+            ModelEntry("openai:m", {**FAST, "send_cell": True}), "agent", runtime=Runtime(cache_dir=str(tmp_path), cell=own)
         )
         cached.respond(request, cell=call)
         assert cached.respond(request, cell=own).usage.cache_hits == 1  # the cell is not part of the key

@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 import time
 
-from incognita.common.backends.base import ModelRequest, Turn
+from incognita.common.backends.base import ModelRequest, Runtime, Turn
 from incognita.common.backends.entry import ModelEntry
 from incognita.common.backends.openai import make_openai
 from incognita.common.loopback import LoopbackServer, RateLimits
@@ -22,11 +22,7 @@ def backend(server, tmp_path, critical=False, **settings):
             "openai:m", {"base_url": server.base_url, "api_key_env": "LOOPBACK_KEY", "temperature": 0, **settings}
         ),
         "agent",
-        {
-            "cache_dir": str(tmp_path / "cache"),
-            "prices": str(tmp_path / "prices.yaml"),
-            "critical": critical,
-        },
+        Runtime(cache_dir=str(tmp_path / "cache"), prices=str(tmp_path / "prices.yaml"), critical=critical),
     )
 
 

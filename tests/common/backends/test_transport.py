@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from incognita.common.backends import base
-from incognita.common.backends.base import ModelRequest, Turn, make_backend
+from incognita.common.backends.base import ModelRequest, Runtime, Turn, make_backend
 from incognita.common.backends.entry import ModelEntry
 from incognita.common.backends.settings import TransportSettings
 from incognita.common.backends.transport import (
@@ -122,8 +122,8 @@ def test_a_third_protocol_gets_the_cache_the_retries_and_the_cost(echo, tmp_path
     entry = ModelEntry.parse(
         {"spec": "echo3:m3", "base_url": server.base_url, "shout": True, "backoff_base": 0.001, "backoff_max": 0.01}
     )
-    context = {"cache_dir": str(tmp_path / "cache"), "prices": str(tmp_path / "prices.yaml")}
-    backend = make_backend(entry, "agent", context)
+    runtime = Runtime(cache_dir=str(tmp_path / "cache"), prices=str(tmp_path / "prices.yaml"))
+    backend = make_backend(entry, "agent", runtime=runtime)
     assert isinstance(backend, Transport) and backend.spec == "echo3:m3"
     request = ModelRequest(role="agent", system="", messages=(Turn("user", "hello"),))
 
@@ -134,7 +134,7 @@ def test_a_third_protocol_gets_the_cache_the_retries_and_the_cost(echo, tmp_path
     expected = prices.cost("m3", first.usage.prompt_tokens, first.usage.completion_tokens)
     assert first.usage.cost_usd == pytest.approx(expected) and expected > 0
 
-    again = make_backend(entry, "agent", context).respond(request)  # another backend, the same cache
+    again = make_backend(entry, "agent", runtime=runtime).respond(request)  # another backend, the same cache
     assert server.requests == 2 and again.text == first.text
     assert (again.usage.cache_hits, again.usage.cost_usd) == (1, first.usage.cost_usd)
 
