@@ -77,7 +77,9 @@ def trials(
     references = {d: (coordination_file(d, reference_root), f.locks) for d, f in files.items()}
     labelled = None
     if not no_labelled:
-        labelled = {d: f.reader_validation for d, f in files.items() if f.reader_validation.is_dir()}
+        # A domain without a hand-labelled set maps to None: the report names it instead of
+        # passing over it in silence.
+        labelled = {d: f.reader_validation if f.reader_validation.is_dir() else None for d, f in files.items()}
     partitions = {d: f.partition for d, f in files.items()}
     inputs = None if no_audit else AuditInputs(cards_root, partitions, registry_path)
     for line in run_reader(paths, episodes_dir, references, out, csv_path, validation_path, labelled, inputs):

@@ -211,12 +211,13 @@ def load_labelled(directory: str | Path, domain: str) -> tuple[dict, list[Labell
     return {"tasks": {qualify(domain, t): entry for t, entry in reference["tasks"].items()}}, fixtures
 
 
-def read_labelled(directories: dict[str, str | Path]) -> pd.DataFrame:
-    """One row per fixture of each domain (`directories`: domain -> its fixtures): the label
-    assigned by hand and the reader's."""
+def read_labelled(directories: dict[str, str | Path | None]) -> pd.DataFrame:
+    """One row per fixture of each domain (`directories`: domain -> its fixtures, None for a
+    domain that has no hand-labelled set): the label assigned by hand and the reader's."""
     rows = []
     for domain, directory in directories.items():
-        rows += _read_labelled(directory, domain)
+        if directory is not None:
+            rows += _read_labelled(directory, domain)
     return pd.DataFrame(rows, columns=list(LABELLED_COLUMNS))
 
 
@@ -277,18 +278,22 @@ def injection_summary(matrix: pd.DataFrame) -> dict:
 # --------------------------------------------------------------------------- the report
 
 
-def _labelled_markdown(labelled: pd.DataFrame) -> list[str]:
+def _labelled_markdown(labelled: pd.DataFrame, without: list[str]) -> list[str]:
     agree = int(labelled["agree"].sum())
     by_type = labelled.groupby("expected")["agree"].agg(["sum", "count"])
     lines = [
         "## 1. Hand-labelled trajectories (independent of the reader's code)",
         "",
         (
-            f"{len(labelled)} short episodes written by hand in `config/reader_validation/`, each labelled from the "
-            "paper's Section 4 definitions before the reader was run on it. "
-            f"The reader agrees on {agree} of {len(labelled)}."
+            f"{len(labelled)} short episodes written by hand in each domain's `config/domains/<domain>/"
+            "reader_validation/`, each labelled from the paper's Section 4 definitions before the reader was "
+            f"run on it. The reader agrees on {agree} of {len(labelled)}."
         ),
         "",
+    ]
+    if without:
+        lines += [f"No hand-labelled set (no fixtures are read for it): {', '.join(without)}.", ""]
+    lines += [
         "| label assigned by hand | fixtures | reader agrees |",
         "| --- | --- | --- |",
     ]
@@ -328,25 +333,29 @@ def _injection_markdown(matrix: pd.DataFrame) -> list[str]:
     return lines
 
 
-def write_validation(matrix: pd.DataFrame, labelled: pd.DataFrame | None, path: str | Path) -> None:
+def write_validation(
+    matrix: pd.DataFrame, labelled: pd.DataFrame | None, path: str | Path, without: list[str] = ()
+) -> None:
     """The injection matrix as CSV at `path`, the hand-labelled table beside it
-    (`<stem>_labelled.csv`), and both as Markdown (`<stem>.md`), the hand-labelled set first."""
+    (`<stem>_labelled.csv`), and both as Markdown (`<stem>.md`), the hand-labelled set first;
+    `without` names the domains that have no hand-labelled set."""
     path = Path(path)
     atomic_write_text(path, matrix.reset_index().to_csv(index=False))
     lines = ["# Reader validation", ""]
     if labelled is not None:
         atomic_write_text(path.with_name(f"{path.stem}_labelled.csv"), labelled.to_csv(index=False))
-        lines += _labelled_markdown(labelled)
+        lines += _labelled_markdown(labelled, list(without))
     lines += _injection_markdown(matrix)
     atomic_write_text(path.with_suffix(".md"), "\n".join(lines) + "\n")
 
 
-def validate(trials: pd.DataFrame, labelled_dirs: dict[str, str | Path] | None, path: str | Path) -> list[str]:
-    """Both checks, written at `path` (`labelled_dirs`: domain -> its hand-labelled fixtures, or
-    None to skip them); summary lines for the command's output."""
+def validate(trials: pd.DataFrame, labelled_dirs: dict[str, str | Path | None] | None, path: str | Path) -> list[str]:
+    """Both checks, written at `path` (`labelled_dirs`: domain -> its hand-labelled fixtures or
+    None where it has none; None to skip the hand-labelled check); summary lines for the output."""
     matrix = injection_matrix(trials)
-    labelled = read_labelled(labelled_dirs) if labelled_dirs else None
-    write_validation(matrix, labelled, path)
+    labelled = read_labelled(labelled_dirs) if labelled_dirs is not None else None
+    without = sorted(d for d, directory in (labelled_dirs or {}).items() if directory is None)
+    write_validation(matrix, labelled, path, without)
     s = injection_summary(matrix)
     out = []
     if labelled is not None:
