@@ -267,6 +267,26 @@ class DomainFiles:
             raise InputError(f"{where}.include: not upstream task ids (strings): {bad}")
         return rule
 
+    def published_totals(self) -> dict[str, int] | None:
+        """The totals a paper reports over its corpus of this domain (domain.yaml, `published`),
+        printed beside ours and recorded in the corpus file; None when no paper used the domain."""
+        doc = read_yaml(self.settings_file) if self.settings_file.exists() else None
+        published = (doc or {}).get("published") if isinstance(doc, dict) else None
+        if published is None:
+            return None
+        where = f"{self.settings_file}: published"
+        if not isinstance(published, dict) or set(published) != set(PUBLISHED_TOTALS):
+            raise InputError(f"{where}: expected the keys {', '.join(PUBLISHED_TOTALS)}, got {published!r}")
+        for key in PUBLISHED_TOTALS:
+            value = published[key]
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise InputError(f"{where}.{key}: expected a whole number, got {value!r}")
+        return {key: published[key] for key in PUBLISHED_TOTALS}
+
+
+# The totals a domain.yaml may record as published (incognita.access.reference.coordination.totals).
+PUBLISHED_TOTALS = ("tasks", "calls", "counted", "role_assignments", "information_items")
+
 
 def domain_files(
     name: str, config_root: str | Path = CONFIG_ROOT, source_root: str | Path = SOURCE_ROOT
