@@ -15,8 +15,9 @@ What counts as wall-clock, and nothing else:
 - the viewer's data files embed records (`viewerData("key", {...});`), so they are compared as
   JSON the same way.
 The code identity (`code_version` of records, `code` of CollabSim manifests and viewer pages,
-incognita.common.environment) names the commit and source hash that made a file, so it differs
-between the two builds being compared by design; those keys are set aside the same way.
+incognita.common.environment) names the commit and source hash that made a file, and a
+manifest's `lock` the hash of the dependency lock it ran under, so they differ between the two
+builds being compared by design; those keys are set aside the same way.
 Random run identifiers are not content either: the upstream harness gives every simulation a
 fresh UUID4, so any string that is a UUID compares equal to any other UUID.
 Everything else is compared byte for byte.
@@ -51,7 +52,9 @@ from pathlib import Path
 WALL_CLOCK_KEYS = frozenset(
     {"wall_time_s", "duration", "timestamp", "start_time", "end_time", "archived", "created", "elapsed_s"}
 )
-CODE_KEYS = frozenset({"code_version", "code"})
+# The code identity, and the dependency lock's hash a CollabSim manifest records beside it
+# (incognita.common.environment.lock_hash): both name what built a file, not what it holds.
+CODE_KEYS = frozenset({"code_version", "code", "lock"})
 IGNORED_KEYS = WALL_CLOCK_KEYS | CODE_KEYS
 
 
