@@ -37,7 +37,7 @@ from incognita.access.domain import LOCAL_ID, qualify, split_task
 from incognita.access.episodes.scripted.entries import check_entries
 from incognita.access.stats.exploratory_spec import spec_from_config
 from incognita.collabsim.design import DESIGNS as COLLABSIM_DESIGNS
-from incognita.collabsim.tasks import TASKS as COLLABSIM_TASKS
+from incognita.collabsim.world.task import TASKS as COLLABSIM_TASKS
 from incognita.common.io import InputError
 
 try:

@@ -1,5 +1,5 @@
 """The package's import structure: no cycle between modules or between folders, the family
-boundaries, and the access family's stage order, as docs/architecture.md draws them.
+boundaries, and each family's stage order, as docs/architecture.md draws them.
 
 The graph is read from the source with `ast`, not by importing: every `import` and `from ...
 import` naming an `incognita` module counts, at module level or inside a function (a lazy
@@ -124,10 +124,14 @@ def folder_graph() -> dict[str, set[str]]:
     return out
 
 
-# The access family's rooms in the order data flows (docs/architecture.md, "Package layout"): a
-# room may import only rooms before it. The domain packages come after the generic stages they
-# build on (card, golden, scripted and audit types); the stages reach a domain only through the
-# registry (incognita.access.domain.get_domain), by name, never by an import.
+# Each family's rooms in the order data flows (docs/architecture.md, "Package layout"): a room
+# may import only rooms before it in its family's order. A folder not listed takes the place of
+# the nearest listed folder above it, but never that of the family's top folder, whose entry
+# stands for its own modules only: a new subpackage must be placed on purpose.
+#
+# ACCESS: the domain packages come after the generic stages they build on (card, golden,
+# scripted and audit types); the stages reach a domain only through the registry
+# (incognita.access.domain.get_domain), by name, never by an import.
 ACCESS_ORDER = (
     "incognita.access",  # the ground floor: names, domains' registry, paths, design, arms, locks
     "incognita.access.cards",
@@ -146,10 +150,36 @@ ACCESS_ORDER = (
 )
 
 
-def access_rank(folder: str) -> int | None:
-    """A folder's place in ACCESS_ORDER: its own entry, else that of the nearest folder above it."""
-    matches = [name for name in ACCESS_ORDER if folder == name or folder.startswith(name + ".")]
-    return ACCESS_ORDER.index(max(matches, key=len)) if matches else None
+# COLLABSIM: the ground floor (world/: experiment files, agents, the task interface and registry,
+# the event log, what agents are shown and asked) first; the paradigms build on it, the scripted
+# policies on both (a policy may use its paradigm's geometry); the family's own modules (design,
+# engine, agents, run, the analysis, commands) last. The ground floor reaches a paradigm only
+# through the registry (incognita.collabsim.world.task.task_class), by name, never by an import.
+COLLABSIM_ORDER = (
+    "incognita.collabsim.world",
+    "incognita.collabsim.tasks",
+    "incognita.collabsim.policies",
+    "incognita.collabsim",  # the family's own modules
+)
+
+# family's top folder -> its stage order
+STAGE_ORDERS = {"incognita.access": ACCESS_ORDER, "incognita.collabsim": COLLABSIM_ORDER}
+
+
+def family(folder: str) -> str | None:
+    """The top folder of the family a folder is in (a key of STAGE_ORDERS), or None."""
+    return next((top for top in STAGE_ORDERS if folder == top or folder.startswith(top + ".")), None)
+
+
+def stage_rank(folder: str) -> int | None:
+    """A folder's place in its family's stage order: its own entry, else that of the nearest listed
+    folder above it other than the family's top folder; None when it has no family or no place."""
+    top = family(folder)
+    if top is None:
+        return None
+    order = STAGE_ORDERS[top]
+    matches = [name for name in order if folder == name or (name != top and folder.startswith(name + "."))]
+    return order.index(max(matches, key=len)) if matches else None
 
 
 def part(module: str) -> str:
@@ -181,17 +211,22 @@ def test_no_import_cycle_between_folders():
     assert not found, "folder-level import cycles:\n" + "\n".join(" <-> ".join(c) for c in found)
 
 
-def test_every_access_folder_has_its_place_in_the_stage_order():
-    access = {f for f in folder_graph() if f == "incognita.access" or f.startswith("incognita.access.")}
-    assert not [f for f in sorted(access) if access_rank(f) is None], "add them to ACCESS_ORDER"
+@pytest.mark.parametrize("top", sorted(STAGE_ORDERS))
+def test_every_folder_has_its_place_in_its_familys_stage_order(top):
+    folders = {f for f in folder_graph() if family(f) == top}
+    assert not [f for f in sorted(folders) if stage_rank(f) is None], f"add them to the stage order of {top}"
 
 
 def test_no_import_against_the_stage_order():
     wrong = sorted(
-        f"{a} (stage {access_rank(a)}) imports {b} (stage {access_rank(b)})"
+        f"{a} (stage {stage_rank(a)}) imports {b} (stage {stage_rank(b)})"
         for a, targets in folder_graph().items()
         for b in targets
-        if access_rank(a) is not None and access_rank(b) is not None and access_rank(b) > access_rank(a)
+        if family(a) is not None
+        and family(a) == family(b)
+        and stage_rank(a) is not None
+        and stage_rank(b) is not None
+        and stage_rank(b) > stage_rank(a)
     )
     assert not wrong, "\n".join(wrong)
 
@@ -210,8 +245,13 @@ def test_the_stages_reach_a_domain_only_through_the_registry():
 
 def test_the_folder_checks_find_what_they_check():
     assert cycles({"a": {"b"}, "b": {"a"}}) == [["a", "b"]]
-    assert access_rank("incognita.access.domains.retail.scripted") == ACCESS_ORDER.index("incognita.access.domains")
-    assert access_rank("incognita.access.episodes.loop") < access_rank("incognita.access.episodes")
+    assert stage_rank("incognita.access.domains.retail.scripted") == ACCESS_ORDER.index("incognita.access.domains")
+    assert stage_rank("incognita.access.episodes.loop") < stage_rank("incognita.access.episodes")
+    assert stage_rank("incognita.collabsim.world") < stage_rank("incognita.collabsim.tasks")
+    assert stage_rank("incognita.collabsim.policies") < stage_rank("incognita.collabsim")
+    # an unlisted subpackage is not taken for its family's own modules, and no other family's folder counts
+    assert stage_rank("incognita.collabsim.unplaced") is None and stage_rank("incognita.access.unplaced") is None
+    assert stage_rank("incognita.common") is None and family("incognita.collabsimulation") is None
 
 
 @pytest.mark.parametrize("family", sorted(ALLOWED))

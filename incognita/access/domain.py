@@ -134,8 +134,24 @@ class Domain:
         return domain_files(self.name, config_root or CONFIG_ROOT, source_root or SOURCE_ROOT)
 
 
-# The parts every domain's `parts` names, and the protocol each module satisfies.
-PARTS: dict[str, Callable] = {"upstream": Upstream, "cards": CardRules, "golden": GoldenRules}
+class ReaderRules(Protocol):
+    """The participant-fidelity audit's knowledge of the domain (incognita.access.reader.participant_audit)."""
+
+    VALUE_SHAPES: Any  # a ValueShapes: how its identifiers look in a reply, and which the customer may know
+
+
+class ScriptedRules(Protocol):
+    """How the scripted participants choose among the domain's records (optional: without it a
+    scripted agent is the plain one, incognita.access.episodes.scripted.scripted_agent.PlainAgent)."""
+
+    AGENT: type  # the scripted agent class (a ScriptedAgent subclass with the domain's choosing rules)
+    CHANGE_WORDS: Mapping[str, str]  # write tool -> the plain words a desk restates that change in
+
+
+# The parts every domain's `parts` names, and the protocol each module satisfies; then the parts a
+# domain may leave out.
+PARTS: dict[str, Callable] = {"upstream": Upstream, "cards": CardRules, "golden": GoldenRules, "reader": ReaderRules}
+OPTIONAL_PARTS: dict[str, Callable] = {"scripted": ScriptedRules}
 
 
 def check_domain(name: str, where: str = "domain") -> str:
@@ -151,6 +167,16 @@ def get_domain(name: str) -> Domain:
     domain = module.DOMAIN
     if domain.name != name:
         raise RuntimeError(f"{module.__name__}: DOMAIN.name is {domain.name!r}, registered as {name!r}")
+    missing = [p for p in PARTS if p not in domain.parts]
+    unknown = [p for p in domain.parts if p not in PARTS and p not in OPTIONAL_PARTS]
+    if missing or unknown:
+        raise RuntimeError(
+            f"{module.__name__}: DOMAIN.parts: "
+            + "; ".join(
+                filter(None, [missing and f"missing {', '.join(missing)}", unknown and f"unknown {', '.join(unknown)}"])
+            )
+            + f" (parts: {', '.join(PARTS)}; optional: {', '.join(OPTIONAL_PARTS)})"
+        )
     return domain
 
 
@@ -266,6 +292,26 @@ class DomainFiles:
         if bad:
             raise InputError(f"{where}.include: not upstream task ids (strings): {bad}")
         return rule
+
+    def published_totals(self) -> dict[str, int] | None:
+        """The totals a paper reports over its corpus of this domain (domain.yaml, `published`),
+        printed beside ours and recorded in the corpus file; None when no paper used the domain."""
+        doc = read_yaml(self.settings_file) if self.settings_file.exists() else None
+        published = (doc or {}).get("published") if isinstance(doc, dict) else None
+        if published is None:
+            return None
+        where = f"{self.settings_file}: published"
+        if not isinstance(published, dict) or set(published) != set(PUBLISHED_TOTALS):
+            raise InputError(f"{where}: expected the keys {', '.join(PUBLISHED_TOTALS)}, got {published!r}")
+        for key in PUBLISHED_TOTALS:
+            value = published[key]
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise InputError(f"{where}.{key}: expected a whole number, got {value!r}")
+        return {key: published[key] for key in PUBLISHED_TOTALS}
+
+
+# The totals a domain.yaml may record as published (incognita.access.reference.coordination.totals).
+PUBLISHED_TOTALS = ("tasks", "calls", "counted", "role_assignments", "information_items")
 
 
 def domain_files(

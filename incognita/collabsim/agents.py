@@ -2,7 +2,7 @@
 
 Every agent, scripted or real, gets the same system prompt (its role's task instructions and
 the answer format) and the same user turns (its observation as JSON) and answers with text;
-both are written by `agent_prompts`. Scripted policies (`policies/`) parse that JSON, exactly
+both are written by `world.agent_prompts`. Scripted policies (`policies/`) parse that JSON, exactly
 what a real model is shown, so they know nothing a model would not.
 """
 
@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from incognita.collabsim.agent_prompts import render, system_prompt
 from incognita.collabsim.answer_schemas import action_schema, probe_schema
 from incognita.collabsim.engine import agent_seed
-from incognita.collabsim.experiment import Experiment
 from incognita.collabsim.policies import make_scripted
-from incognita.collabsim.roster import AgentSpec
+from incognita.collabsim.world.agent_prompts import render, system_prompt
+from incognita.collabsim.world.experiment import Experiment
+from incognita.collabsim.world.roster import AgentSpec
 from incognita.common.backends.base import (
     Backend,
     ModelRequest,

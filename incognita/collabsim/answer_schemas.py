@@ -3,11 +3,11 @@
 Who reads them: `agents.ModelParticipant` puts them on its requests (ModelRequest.output_schema);
 a backend sends them only when the agent's model entry asks for it (docs/models.md, "Structured
 output"); scripted policies ignore them. The invariant: every answer a schema admits is one the
-parsers take as well-formed (`engine.parse_actions`, `probes.parse_probe`). Whether an action may
+parsers take as well-formed (`engine.parse_actions`, `world.probes.parse_probe`). Whether an action may
 be taken now, or a probe's confidence lies in [0, 1], stays the engine's, the task's and the
 prober's call, so a constrained model can still make a refused move and is told why, as an
 unconstrained one is. The shape is the one strict modes accept (OpenAI, Anthropic): every object
-closed, every property required, whole numbers in a short range listed (`tasks.whole_number`)
+closed, every property required, whole numbers in a short range listed (`world.task.whole_number`)
 rather than bounded. Arrays carry a minimum length, since a weak model otherwise takes the empty
 list: at least one action (the parser refuses none), and one answer per probe question (the
 anthropic family relaxes this to at least one, all its API takes). The probe schema's
@@ -20,10 +20,10 @@ and the cut answer is no JSON at all (the engine still counts the words).
 
 from __future__ import annotations
 
-from incognita.collabsim.events import ALL
-from incognita.collabsim.experiment import Experiment
-from incognita.collabsim.probes import Template
-from incognita.collabsim.tasks import MESSAGE, NOTHING, task_class
+from incognita.collabsim.world.events import ALL
+from incognita.collabsim.world.experiment import Experiment
+from incognita.collabsim.world.probes import Template
+from incognita.collabsim.world.task import MESSAGE, NOTHING, task_class
 
 CHARS_PER_WORD = 12
 
@@ -39,7 +39,7 @@ def _closed(properties: dict[str, dict]) -> dict:
 
 def action_schema(exp: Experiment, role: str) -> dict:
     """`{"actions": [...]}` where each item is one of the role's actions with its arguments (the
-    answer format of `agent_prompts.ANSWER_FORMAT`), at most as many as a turn takes."""
+    answer format of `world.agent_prompts.ANSWER_FORMAT`), at most as many as a turn takes."""
     ids = tuple(a.id for a in exp.agents)
     cls = task_class(exp.task)
     arguments = cls.argument_schemas({**cls.DEFAULTS, **exp.params}, ids)

@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from incognita.collabsim.agents import make_participants
 from incognita.collabsim.design import Design
 from incognita.collabsim.engine import Engine
-from incognita.collabsim.experiment import load_experiment
-from incognita.collabsim.probes import PROBE_MARK
+from incognita.collabsim.world.experiment import load_experiment
+from incognita.collabsim.world.probes import PROBE_MARK
 from incognita.common.backends.base import ModelRequest, ModelResponse
 from incognita.common.backends.entry import ModelEntry
 from incognita.common.io import InputError

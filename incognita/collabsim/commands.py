@@ -79,8 +79,8 @@ def run_cmd(
     pacing: dict,
 ) -> None:
     """Run one experiment file (a baseline or a condition) for each seed."""
-    from incognita.collabsim.experiment import load_experiment
     from incognita.collabsim.run import default_workers, simulate, write_run
+    from incognita.collabsim.world.experiment import load_experiment
 
     exp = load_experiment(experiment, parse_models(models_json, pacing), design)
     cell = paths.Cell(exp.task, exp.condition, model_label, exp.design)

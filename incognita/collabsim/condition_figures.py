@@ -20,7 +20,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from incognita.collabsim.tasks import task_class  # noqa: E402
+from incognita.collabsim.world.task import task_class  # noqa: E402
 from incognita.common.io import InputError  # noqa: E402
 from incognita.common.plotting import RC, save_figure  # noqa: E402
 

@@ -23,7 +23,7 @@ import pandas as pd
 
 from incognita.collabsim.paths import CELL_FIELDS
 from incognita.collabsim.probe_analysis import PROBE_MEASURES
-from incognita.collabsim.tasks import task_class
+from incognita.collabsim.world.task import task_class
 from incognita.common.intervals import Paired, paired, welch
 from incognita.common.io import InputError
 from incognita.common.tables import write_table

@@ -25,9 +25,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from incognita.collabsim.experiment import Experiment, condition_files, load_experiment
 from incognita.collabsim.paths import Cell
-from incognita.collabsim.tasks import TASK_MODULES
+from incognita.collabsim.world.experiment import Experiment, condition_files, load_experiment
+from incognita.collabsim.world.task import TASK_MODULES
 from incognita.common.io import InputError
 
 DESIGNS = ("persona", "theory")

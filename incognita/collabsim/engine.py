@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Protocol, TypeVar
 
-from incognita.collabsim.events import ALL, SYSTEM, EventLog, state_hash
-from incognita.collabsim.experiment import Experiment
-from incognita.collabsim.probes import Ask, Prober
-from incognita.collabsim.replies import json_reply
-from incognita.collabsim.tasks import MESSAGE, NOTHING, Task, task_class
+from incognita.collabsim.world.events import ALL, SYSTEM, EventLog, state_hash
+from incognita.collabsim.world.experiment import Experiment
+from incognita.collabsim.world.probes import Ask, Prober
+from incognita.collabsim.world.replies import json_reply
+from incognita.collabsim.world.task import MESSAGE, NOTHING, Task, task_class
 
 T = TypeVar("T")
 

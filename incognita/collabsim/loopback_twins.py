@@ -23,16 +23,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from incognita.collabsim.experiment import PROFILES_DIR
 from incognita.collabsim.policies import Policy, make_scripted
-from incognita.collabsim.probes import PROBE_MARK
+from incognita.collabsim.world.experiment import PROFILES_DIR
+from incognita.collabsim.world.probes import PROBE_MARK
 from incognita.common.backends.openai import to_reply, to_request
 from incognita.common.backends.transport import read_cell
 from incognita.common.io import read_yaml_cached
 
 FAMILY = "collabsim"
 SERVED_PREFIX = "scripted-"  # the served model of a twin: scripted-<profile>
-_STEP = re.compile(r"^Step (\d+),")  # agent_prompts.render's first line
+_STEP = re.compile(r"^Step (\d+),")  # world.agent_prompts.render's first line
 
 
 @dataclass(frozen=True)

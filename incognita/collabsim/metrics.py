@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from incognita.collabsim.tasks import task_class
+from incognita.collabsim.world.task import task_class
 
 
 def communication_metrics(events: list[dict]) -> dict[str, float]:

@@ -28,7 +28,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from incognita.collabsim.paths import KEY_FIELDS  # noqa: E402
-from incognita.collabsim.tasks import task_class  # noqa: E402
+from incognita.collabsim.world.task import task_class  # noqa: E402
 from incognita.common.io import InputError, atomic_write, atomic_write_text  # noqa: E402
 from incognita.common.plotting import RC, save_figure  # noqa: E402
 from incognita.common.tables import to_markdown  # noqa: E402

@@ -1,21 +1,18 @@
-"""Persona profiles for CollabSim agents: a library built in two layers, drawn per agent.
+"""Persona profiles for CollabSim agents: a library built in two layers.
 
-Layer one samples the attributes with rules that keep them plausible together (the paper's
-Appendix 13): occupation given the age band, education given age and occupation, income given
-occupation, and each Big Five trait high or low independently. Layer two writes the description
-from those attributes alone, from sentence fragments written for this project, so it never
-adds a fact the attributes do not hold. `incognita collabsim personas` builds the library
-(`config/collabsim/personas.yaml`, committed); a run gives each agent with `persona: true` the
-profile drawn by its own seed, so the same config and seed always give the same personas.
+Written by `incognita collabsim personas` into `config/collabsim/personas.yaml` (committed), which
+runs read through `world.persona_library` (each agent with `persona: true` gets the profile its
+own seed draws, so the same config and seed always give the same personas); this module only
+builds. Layer one samples the attributes with rules that keep them plausible together (the
+paper's Appendix 13): occupation given the age band, education given age and occupation, income
+given occupation, and each Big Five trait high or low independently. Layer two writes the
+description from those attributes alone, from sentence fragments written for this project, so it
+never adds a fact the attributes do not hold.
 """
 
 from __future__ import annotations
 
-import functools
 import random
-from pathlib import Path
-
-from incognita.common.io import InputError, read_yaml
 
 GENDERS = ("woman", "man", "non-binary person")
 AGES = ("18-24", "25-34", "35-44", "45-54", "55-64", "65+")
@@ -172,32 +169,3 @@ def build_library(count: int, seed: int) -> list[dict]:
         attrs = sample_attributes(rng)
         library.append({"id": f"p{n:02d}", **attrs, "description": describe(attrs, rng)})
     return library
-
-
-def load_library(path: str | Path) -> tuple[dict, ...]:
-    """The library's profiles, parsed and checked once per file version and shared by every
-    experiment that reads it (the workflow checks some thirty at parse time): callers read
-    them and never change them."""
-    path = Path(path)
-    try:
-        stat = path.stat()
-    except OSError:
-        return _checked_library(str(path), 0, 0)  # read_yaml names the problem
-    return _checked_library(str(path.resolve()), stat.st_mtime_ns, stat.st_size)
-
-
-@functools.lru_cache(maxsize=8)
-def _checked_library(path: str, mtime_ns: int, size: int) -> tuple[dict, ...]:
-    doc = read_yaml(path)
-    profiles = doc.get("profiles") if isinstance(doc, dict) else None
-    if not isinstance(profiles, list) or not profiles:
-        raise InputError(f"{path}: expected a non-empty 'profiles' list")
-    for n, p in enumerate(profiles):
-        if not isinstance(p, dict) or not isinstance(p.get("description"), str) or "big_five" not in p:
-            raise InputError(f"{path}: profiles[{n}]: needs 'description' and 'big_five'")
-    return tuple(profiles)
-
-
-def persona_for(library: list[dict], seed: int, agent: str) -> dict:
-    """The agent's profile: a draw from the library by the agent's own seed."""
-    return library[random.Random(f"persona:{seed}:{agent}").randrange(len(library))]

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from incognita.collabsim.events import to_jsonl
-from incognita.collabsim.experiment import load_experiment
 from incognita.collabsim.paths import EVENTS, MANIFEST, RunKey
 from incognita.collabsim.run import simulate
+from incognita.collabsim.world.events import to_jsonl
+from incognita.collabsim.world.experiment import load_experiment
 from incognita.common.environment import code_identity
 from incognita.common.io import InputError, read_json
 

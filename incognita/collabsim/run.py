@@ -20,10 +20,11 @@ from incognita import __version__
 from incognita.collabsim import GENERATOR_VERSION
 from incognita.collabsim.agents import make_participants
 from incognita.collabsim.engine import Engine
-from incognita.collabsim.events import to_jsonl
-from incognita.collabsim.experiment import Experiment, model_params
 from incognita.collabsim.metrics import run_metrics
 from incognita.collabsim.paths import EVENTS, MANIFEST, METRICS, OBSERVATIONS, Cell
+from incognita.collabsim.world.events import to_jsonl
+from incognita.collabsim.world.experiment import Experiment, model_params
+from incognita.collabsim.world.persona_library import persona_for
 from incognita.common.environment import code_identity, lock_hash
 from incognita.common.io import atomic_write_bytes, atomic_write_text
 
@@ -92,8 +93,6 @@ def default_workers(exp: Experiment) -> int:
 
 def personas(exp: Experiment, seed: int) -> dict[str, str]:
     """agent id -> the id of its persona profile (agents with persona on)."""
-    from incognita.collabsim.personas import persona_for
-
     return {a.id: persona_for(list(exp.personas), seed, a.id)["id"] for a in exp.agents if a.persona}
 
 

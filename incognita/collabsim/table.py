@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from incognita.collabsim.events import read_events
 from incognita.collabsim.paths import EVENTS, ID_COLUMNS, KEY_FIELDS, MANIFEST, METRICS, RunKey
 from incognita.collabsim.probe_analysis import (
     PROBE_MEASURES,
@@ -17,6 +16,7 @@ from incognita.collabsim.probe_analysis import (
     probe_rows,
     run_summaries,
 )
+from incognita.collabsim.world.events import read_events
 from incognita.common.io import InputError
 
 USAGE = ("calls", "prompt_tokens", "completion_tokens", "cost_usd", "cache_hits", "cache_misses")

@@ -18,10 +18,10 @@ from collabsim_paths import CONFIG
 
 from incognita.collabsim.answer_schemas import action_schema, probe_schema
 from incognita.collabsim.engine import parse_actions
-from incognita.collabsim.experiment import load_experiment
-from incognita.collabsim.probes import parse_probe
 from incognita.collabsim.run import simulate
-from incognita.collabsim.tasks import TASKS
+from incognita.collabsim.world.experiment import load_experiment
+from incognita.collabsim.world.probes import parse_probe
+from incognita.collabsim.world.task import TASKS
 
 
 def instance(schema: dict):

@@ -16,8 +16,8 @@ from collabsim_paths import CONFIG, ROOT
 from incognita.cli import main
 from incognita.collabsim.call_estimate import estimate
 from incognita.collabsim.design import design_from_config
-from incognita.collabsim.experiment import load_experiment
 from incognita.collabsim.run import simulate
+from incognita.collabsim.world.experiment import load_experiment
 from incognita.common.io import InputError
 from incognita.common.prices import load_prices
 

@@ -19,10 +19,10 @@ from click.testing import CliRunner
 from collabsim_paths import CONFIG
 
 from incognita.collabsim.engine import Engine
-from incognita.collabsim.experiment import Experiment, load_experiment
 from incognita.collabsim.paths import MANIFEST, METRICS, RUN_FILES
-from incognita.collabsim.roster import AgentSpec
 from incognita.collabsim.run import default_workers, events_bytes, simulate, write_run
+from incognita.collabsim.world.experiment import Experiment, load_experiment
+from incognita.collabsim.world.roster import AgentSpec
 from incognita.common.fan_out import JOB_WORKERS
 
 TASKS = ["daytrader", "shape_factory", "hidden_profile", "map_task"]

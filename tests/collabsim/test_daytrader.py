@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 from collabsim_paths import CONFIG
 
-from incognita.collabsim.experiment import load_experiment
 from incognita.collabsim.run import simulate
 from incognita.collabsim.tasks.daytrader import (
     GROUP,
@@ -14,6 +13,7 @@ from incognita.collabsim.tasks.daytrader import (
     daytrader_metrics,
     settle,
 )
+from incognita.collabsim.world.experiment import load_experiment
 
 
 def test_three_players_pool_tripled_and_divided_by_three():

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from incognita.collabsim.engine import Engine, parse_actions
-from incognita.collabsim.experiment import Communication, load_experiment
 from incognita.collabsim.run import events_bytes, simulate
+from incognita.collabsim.world.experiment import Communication, load_experiment
 from incognita.common.io import InputError
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -14,8 +14,8 @@ import pytest
 from collabsim_paths import CONFIG
 
 from incognita.collabsim.condition_stats import effects_table
-from incognita.collabsim.experiment import load_experiment
 from incognita.collabsim.run import simulate
+from incognita.collabsim.world.experiment import load_experiment
 
 # (task, condition, metric, expected sign, seeds)
 EXPECTED = [
@@ -66,7 +66,7 @@ def test_the_expected_direction_is_found_with_an_interval_that_excludes_zero(eff
 
 
 def test_every_task_reports_the_metrics_it_declares():
-    from incognita.collabsim.tasks import TASK_MODULES, task_class
+    from incognita.collabsim.world.task import TASK_MODULES, task_class
 
     for task in TASK_MODULES:
         exp = load_experiment(CONFIG / task / "baseline.yaml")

@@ -13,7 +13,6 @@ import pytest
 from collabsim_paths import CONFIG
 
 from incognita.collabsim.engine import Engine
-from incognita.collabsim.experiment import load_experiment
 from incognita.collabsim.policies.hidden_profile import MemberPolicy, fit, telegraphic
 from incognita.collabsim.run import events_bytes, simulate
 from incognita.collabsim.tasks.hidden_profile import (
@@ -22,6 +21,7 @@ from incognita.collabsim.tasks.hidden_profile import (
     mentions,
     totals,
 )
+from incognita.collabsim.world.experiment import load_experiment
 from incognita.common.io import InputError
 
 BASELINE = CONFIG / "hidden_profile/baseline.yaml"

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from incognita.collabsim.experiment import load_experiment
 from incognita.collabsim.loopback_twins import CollabSimTwins, step_of
 from incognita.collabsim.run import simulate
+from incognita.collabsim.world.experiment import load_experiment
 from incognita.common.loopback import LoopbackServer
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -12,9 +12,7 @@ from collabsim_paths import CONFIG
 
 from incognita.collabsim.agents import make_participants
 from incognita.collabsim.engine import Engine, task_rng
-from incognita.collabsim.experiment import load_experiment
 from incognita.collabsim.policies.map_task import Follower, Guide
-from incognita.collabsim.roster import AgentSpec
 from incognita.collabsim.run import events_bytes, simulate
 from incognita.collabsim.tasks.map_task import (
     DEFAULTS,
@@ -26,6 +24,8 @@ from incognita.collabsim.tasks.map_task import (
     place_landmarks,
     route_scores,
 )
+from incognita.collabsim.world.experiment import load_experiment
+from incognita.collabsim.world.roster import AgentSpec
 from incognita.common.io import InputError
 
 MAP = CONFIG / "map_task"

@@ -10,12 +10,12 @@ from collections import Counter
 
 from collabsim_paths import CONFIG
 
-from incognita.collabsim.agent_prompts import render
 from incognita.collabsim.agents import make_participants
 from incognita.collabsim.engine import Engine
-from incognita.collabsim.experiment import load_experiment
 from incognita.collabsim.paths import OBSERVATIONS, RUN_FILES
 from incognita.collabsim.run import simulate, write_run
+from incognita.collabsim.world.agent_prompts import render
+from incognita.collabsim.world.experiment import load_experiment
 
 
 def test_every_user_turn_an_agent_got_is_logged_in_order():

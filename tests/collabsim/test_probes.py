@@ -10,24 +10,20 @@ import pandas as pd
 import pytest
 from collabsim_paths import CONFIG
 
-from incognita.collabsim.agent_prompts import MODULE_TAG, PERSONA_TAG, system_prompt
 from incognita.collabsim.agents import make_participants
 from incognita.collabsim.engine import Engine
-from incognita.collabsim.experiment import load_experiment
-from incognita.collabsim.personas import (
-    OCCUPATIONS,
-    build_library,
-    load_library,
-    persona_for,
-)
+from incognita.collabsim.personas import OCCUPATIONS, build_library
 from incognita.collabsim.probe_analysis import (
     convergence_rows,
     correct,
     probe_rows,
     run_summaries,
 )
-from incognita.collabsim.probes import ProbeSettings, load_template, parse_probe
 from incognita.collabsim.run import simulate
+from incognita.collabsim.world.agent_prompts import MODULE_TAG, PERSONA_TAG, system_prompt
+from incognita.collabsim.world.experiment import load_experiment
+from incognita.collabsim.world.persona_library import load_library, persona_for
+from incognita.collabsim.world.probes import ProbeSettings, load_template, parse_probe
 
 TEMPLATE = load_template(CONFIG / "probes/hidden_profile.yaml")
 

@@ -7,10 +7,10 @@ import json
 
 from collabsim_paths import CONFIG
 
-from incognita.collabsim.experiment import load_experiment
 from incognita.collabsim.paths import EVENTS, MANIFEST
 from incognita.collabsim.replay import replay
 from incognita.collabsim.run import simulate, write_run
+from incognita.collabsim.world.experiment import load_experiment
 from incognita.common.environment import code_identity
 
 

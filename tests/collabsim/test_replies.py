@@ -1,8 +1,8 @@
-"""Reading an agent's JSON reply (incognita.collabsim.replies)."""
+"""Reading an agent's JSON reply (incognita.collabsim.world.replies)."""
 
 from __future__ import annotations
 
-from incognita.collabsim.replies import json_reply
+from incognita.collabsim.world.replies import json_reply
 
 
 def test_a_fenced_reply_and_a_raw_control_character_in_a_string_are_read():

@@ -12,9 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from incognita.collabsim.experiment import load_experiment
 from incognita.collabsim.policies.shape_factory import ShapeTraderPolicy, parse_needs
-from incognita.collabsim.roster import AgentSpec
 from incognita.collabsim.run import events_bytes, simulate
 from incognita.collabsim.tasks.shape_factory import (
     ShapeFactory,
@@ -22,6 +20,8 @@ from incognita.collabsim.tasks.shape_factory import (
     gini,
     shape_factory_metrics,
 )
+from incognita.collabsim.world.experiment import load_experiment
+from incognita.collabsim.world.roster import AgentSpec
 from incognita.common.io import InputError
 
 ROOT = Path(__file__).resolve().parents[2]

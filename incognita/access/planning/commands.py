@@ -346,7 +346,7 @@ def _int_list(text: str, option: str, low: int) -> list[int]:
 @click.option(
     "--domain",
     default=None,
-    help="whose interpretation table the contrasts come from (default: the config's first domain)",
+    help="whose interpretation table the contrasts come from (default: the config's domains, whose tables must agree)",
 )
 @click.option("--tasks", "tasks_text", default="6,12,18,24,36", show_default=True, help="task counts to try")
 @click.option("--reps", "reps_text", default="1,2,3,4", show_default=True, help="repetition counts to try")
@@ -383,7 +383,7 @@ def plan_command(
     from incognita.access.figures.planner_figure import save_plan_figure
     from incognita.access.planning import design_planner as dp
     from incognita.access.planning.population import load_assumptions, pilot_population
-    from incognita.access.stats.interpretation import load_interpretation
+    from incognita.access.stats.interpretation import load_design_interpretation
 
     if (trials_path is None) == (assume_path is None):
         raise click.UsageError("give exactly one of --trials (a pilot trials table) and --assume (a YAML file)")
@@ -392,9 +392,9 @@ def plan_command(
     config = read_config(config_path)
     if domain is None and not config.get("domains"):
         raise click.UsageError(f"{config_path} names no domains: give --domain (whose interpretation table to use)")
-    files = domain_files(domain or config["domains"][0])
-    interpretation_path = files.interpretation
-    interp = load_interpretation(interpretation_path, files.locks)
+    tables = [(f.interpretation, f.locks) for f in map(domain_files, [domain] if domain else config["domains"])]
+    interp = load_design_interpretation(tables)
+    interpretation_path = tables[0][0]  # the first of equal tables
     check = None
     known = _registered_arms(config)
     if trials_path:

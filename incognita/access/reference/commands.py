@@ -64,7 +64,9 @@ def reference(
         if present:
             c = ref.totals(built, present)
             click.echo(f"corpus {corpus_path} ({c['tasks']} tasks): {ref.format_totals(c)}")
-            click.echo(f"paper ({ref.PAPER_TOTALS['tasks']} tasks): {ref.format_totals(ref.PAPER_TOTALS)}")
+            published = files.published_totals()
+            if published:
+                click.echo(f"paper ({published['tasks']} tasks): {ref.format_totals(published)}")
     if no_verify:
         click.echo("lock check skipped (--no-verify)", err=True)
         return

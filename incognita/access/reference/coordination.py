@@ -60,10 +60,9 @@ GOLDEN_SCHEMA_VERSIONS = {1}
 DEFINITIONS_VERSION = 1
 
 # The holder map whose desks define a task's level (the paper's stratification), and the arm
-# whose role assignments the paper totals (PAPER_TOTALS).
+# whose role assignments the paper totals (a domain's published totals: DomainFiles.published_totals).
 LEVEL_MAP = DESK_MAP
 PAPER_ROLE_ARM = SOCIAL
-PAPER_TOTALS = {"tasks": 18, "calls": 146, "counted": 114, "role_assignments": 89, "information_items": 138}
 
 # The golden format is read in either of two layouts: the one first agreed (card and replay
 # facts at top level, `outcome` per call) and the one incognita.access.golden.trajectory writes (a `card`

@@ -48,7 +48,7 @@ def corpus(
 ) -> None:
     """Select a domain's stratified task corpus from its reference, by the rule of its domain.yaml,
     and write its corpus.yaml."""
-    from incognita.access.reference.coordination import PAPER_TOTALS, format_totals, load_reference
+    from incognita.access.reference.coordination import format_totals, load_reference
     from incognita.access.selection import corpus as cp
     from incognita.access.selection.idle import passed
 
@@ -66,11 +66,14 @@ def corpus(
         include=cfg["include"],
         idle=passed(idle_path),
     )
-    doc = cp.corpus_document(selection, built, reference_path, cp.current_version(out, locks_path), idle_path)
+    published = files.published_totals()
+    version = cp.current_version(out, locks_path)
+    doc = cp.corpus_document(selection, built, reference_path, version, idle_path, published)
     for row in cp.summary_rows(doc):
         click.echo(row)
     click.echo(f"{len(doc['tasks'])} tasks: {format_totals(doc['totals'])}")
-    click.echo(f"paper ({PAPER_TOTALS['tasks']} tasks): {format_totals(PAPER_TOTALS)}")
+    if published:
+        click.echo(f"paper ({published['tasks']} tasks): {format_totals(published)}")
     if dry_run:
         click.echo("(dry run: nothing written)")
         return

@@ -228,13 +228,19 @@ def select(
 
 
 def corpus_document(
-    selection: dict, reference: dict, reference_path: str | Path, version: int, idle_path: str | Path | None = None
+    selection: dict,
+    reference: dict,
+    reference_path: str | Path,
+    version: int,
+    idle_path: str | Path | None = None,
+    published: dict | None = None,
 ) -> dict:
-    """The file's content; `idle_path` is the do-nothing table the selection used, if any."""
-    from incognita.access.reference.coordination import PAPER_TOTALS, totals
+    """The file's content; `idle_path` is the do-nothing table the selection used, if any;
+    `published`, the totals a paper reports for the domain's corpus (recorded for comparison)."""
+    from incognita.access.reference.coordination import totals
 
     t = totals(reference, selection["tasks"])
-    return {
+    doc = {
         "version": version,
         "rule": selection["rule"],
         "selected_from": {
@@ -261,8 +267,10 @@ def corpus_document(
                 "service_facts",
             )
         },
-        "paper_totals": dict(PAPER_TOTALS),
     }
+    if published is not None:
+        doc["paper_totals"] = dict(published)
+    return doc
 
 
 def render(doc: dict) -> str:

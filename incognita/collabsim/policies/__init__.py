@@ -12,10 +12,10 @@ from __future__ import annotations
 import importlib
 import random
 
-from incognita.collabsim.agent_prompts import MODULE_TAG, read_observation
-from incognita.collabsim.events import canonical
-from incognita.collabsim.probes import PROBE_MARK, read_probe
-from incognita.collabsim.tasks import TASKS
+from incognita.collabsim.world.agent_prompts import MODULE_TAG, read_observation
+from incognita.collabsim.world.events import canonical
+from incognita.collabsim.world.probes import PROBE_MARK, read_probe
+from incognita.collabsim.world.task import TASKS
 from incognita.common.backends.base import ModelRequest, ModelResponse
 
 POLICY_MODULES = {name: f"incognita.collabsim.policies.{name}" for name in TASKS}

@@ -9,7 +9,7 @@ a discussion phase of `discussion_steps` steps lets players only message, to eve
 
 from __future__ import annotations
 
-from incognita.collabsim.tasks import NOTHING, Context, Task, whole_number
+from incognita.collabsim.world.task import NOTHING, Context, Task, whole_number
 from incognita.common.io import InputError
 
 INDIVIDUAL, GROUP = "make_individual_investment", "make_group_investment"

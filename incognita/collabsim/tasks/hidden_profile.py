@@ -22,7 +22,7 @@ import math
 import re
 from typing import ClassVar
 
-from incognita.collabsim.tasks import NOTHING, Context, Task
+from incognita.collabsim.world.task import NOTHING, Context, Task
 from incognita.common.io import InputError
 
 DECIDE = "decide"

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import random
 
-from incognita.collabsim.tasks import Context, Task, whole_number
+from incognita.collabsim.world.task import Context, Task, whole_number
 from incognita.common.io import InputError
 
 DRAW, ERASE, UNDO, RESET = "draw", "erase", "undo", "reset"

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from incognita.collabsim.tasks import Context, Task, whole_number
+from incognita.collabsim.world.task import Context, Task, whole_number
 from incognita.common.io import InputError
 
 PRODUCE, PROPOSE, RESPOND, CANCEL, FULFILL = (

@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from incognita.collabsim.events import canonical
-from incognita.collabsim.replies import json_reply
-from incognita.collabsim.tasks import NOTHING
+from incognita.collabsim.world.events import canonical
+from incognita.collabsim.world.replies import json_reply
+from incognita.collabsim.world.task import NOTHING
 from incognita.common.io import InputError, read_yaml_cached
 
 CADENCES = ("off", "action", "turn", "every_n_actions", "events")

@@ -16,10 +16,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from incognita.collabsim.events import canonical
-from incognita.collabsim.probes import ProbeSettings, Template, load_template
-from incognita.collabsim.roster import AgentSpec, expand_agents
-from incognita.collabsim.tasks import task_class
+from incognita.collabsim.world.events import canonical
+from incognita.collabsim.world.persona_library import load_library
+from incognita.collabsim.world.probes import ProbeSettings, Template, load_template
+from incognita.collabsim.world.roster import AgentSpec, expand_agents
+from incognita.collabsim.world.task import task_class
 from incognita.common.backends.base import check_settings, known_families
 from incognita.common.backends.entry import ModelEntry
 from incognita.common.io import InputError, read_yaml_cached, sha256_text
@@ -251,8 +252,6 @@ def module_file(design: str, root: Path) -> Path | None:
 def load_personas(agents: tuple[AgentSpec, ...], root: Path) -> tuple[dict, ...]:
     if not any(a.persona for a in agents):
         return ()
-    from incognita.collabsim.personas import load_library
-
     path = root / PERSONAS_FILE
     if not path.is_file():
         raise InputError(f"{path}: missing persona library (agents have persona: true)")

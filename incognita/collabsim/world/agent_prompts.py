@@ -13,9 +13,10 @@ import json
 import string
 from pathlib import Path
 
-from incognita.collabsim.events import canonical
-from incognita.collabsim.experiment import Experiment
-from incognita.collabsim.roster import AgentSpec
+from incognita.collabsim.world.events import canonical
+from incognita.collabsim.world.experiment import Experiment
+from incognita.collabsim.world.persona_library import persona_for
+from incognita.collabsim.world.roster import AgentSpec
 from incognita.common.backends.base import ModelRequest
 from incognita.common.io import InputError
 
@@ -56,8 +57,6 @@ def system_prompt(exp: Experiment, agent: AgentSpec, seed: int) -> str:
         raise InputError(f"{path}: bad placeholder ({exc})") from None
     parts = [body.rstrip()]
     if agent.persona:
-        from incognita.collabsim.personas import persona_for
-
         parts.append(
             f"<{PERSONA_TAG}>\n{persona_for(list(exp.personas), seed, agent.id)['description']}\n</{PERSONA_TAG}>"
         )

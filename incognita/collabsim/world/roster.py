@@ -1,7 +1,8 @@
 """An experiment's agents: who they are (AgentSpec) and how the config's `agents` list expands.
 
-`experiment.build` expands the list when it loads a config file; the tasks (`tasks/`) take the
-expanded agents to learn each one's role, so both import this module and neither the other.
+`experiment.build` expands the list when it loads a config file; the tasks (`task.Task`, and the
+paradigms in `tasks/`) take the expanded agents to learn each one's role, so both import this
+module and neither the other.
 """
 
 from __future__ import annotations
