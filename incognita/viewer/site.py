@@ -4,7 +4,7 @@ Layout of <out> (docs/viewer.md):
   index.html, assets/*.{js,css}        the page and its code, copied from the package
   data/index.js                        every trial and run, the task summaries, the access
                                        family's names (incognita.access.taxonomy.as_json)
-  data/episodes/<arm>/<model>/<task>/r<rep>.js   one episode (our arms) or native run
+  data/episodes/<arm>/<model>/<domain>/<id>/r<rep>.js   one episode (our arms) or native run
   data/runs/<task>/<condition>/<model>/<design>/s<seed>.js   one CollabSim run
   data/runs/<task>/<condition>/<model>/<design>/s<seed>.observations.js   what its agents saw
 

@@ -228,7 +228,7 @@
   V.episodeView = async function (parts, query = new URLSearchParams()) {
     const [arm, model, task, rep] = parts;
     const key = `${arm}/${model}/${task}/${rep}`;
-    const page = await V.load(key, `data/episodes/${parts.slice(0, 3).map(encodeURIComponent).join("/")}/r${encodeURIComponent(rep)}.js`);
+    const page = await V.load(key, V.episodeFile(arm, model, task, rep));
     const native = page.kind === "native";
     const side = native ? harness(page) : [outcome(page), reading(page), audit(page), checklist(page), usage(page)];
     return V.h("section", { class: "page episode", "data-key": key },
@@ -255,8 +255,7 @@
     const arms = V.arms();
     const have = trialKeys();
     const pages = await Promise.all(arms.map((arm) => have.has(`${arm}/${model}/${task}/${rep}`)
-      ? V.load(`${arm}/${model}/${task}/${rep}`, `data/episodes/${arm}/${encodeURIComponent(model)}/` +
-        `${encodeURIComponent(task)}/r${encodeURIComponent(rep)}.js`) : null));
+      ? V.load(`${arm}/${model}/${task}/${rep}`, V.episodeFile(arm, model, task, rep)) : null));
     /* Each event's turn band: its own turn, or the band before it for one without a turn. */
     const bands = new Map();
     pages.forEach((page, a) => {

@@ -95,6 +95,12 @@
 
   V.episodeHref = (arm, model, task, rep) => V.href([arm, model, task, rep]);
 
+  /* A trial's data file: data/episodes/<arm>/<model>/<domain>/<id>/r<rep>.js. The task is its
+     qualified id (retail/46), whose "/" is a folder of the path, so each part is encoded alone. */
+  V.episodeFile = (arm, model, task, rep) =>
+    `data/episodes/${[arm, model, ...String(task).split("/")].map(encodeURIComponent).join("/")}` +
+    `/r${encodeURIComponent(rep)}.js`;
+
   V.badge = (text, kind, title) => V.h("span", { class: "badge " + (kind || ""), title: title }, text);
 
   /* Short names of the failure types, for chips and narrow cells: each word's initial
