@@ -3,10 +3,10 @@
 Each domain's `locks.yaml` (config/domains/<name>/locks.yaml) records, for each of its frozen
 artifacts, its path, version, sha256 and the date it was frozen. Anything that consumes a frozen artifact calls `verify_lock` first, which
 refuses an artifact whose bytes differ from the lock: a changed reference or corpus is never
-used silently. Re-freezing is deliberate and versioned: `incognita freeze --bump` gives every
+used silently. Re-freezing is deliberate and versioned: `incognita freeze --domain <domain> --bump` gives every
 changed artifact the next version and rewrites its lock.
 
-An artifact may carry its own `version` key (config/corpus.yaml does); freezing keeps that
+An artifact may carry its own `version` key (a domain's corpus.yaml does); freezing keeps that
 key equal to the lock's version, so the file states which frozen version it is.
 """
 
@@ -22,7 +22,11 @@ from incognita.access.domain import DomainFiles
 from incognita.access.paths import coordination_file
 from incognita.common.io import InputError, atomic_write_text, read_yaml, sha256_file
 
-REFREEZE = "incognita freeze --bump"
+
+def refreeze(locks_path: str | Path, bump: bool = True) -> str:
+    """The command that re-freezes the artifacts of the domain whose locks file this is
+    (config/domains/<domain>/locks.yaml)."""
+    return f"incognita freeze --domain {Path(locks_path).parent.name}{' --bump' if bump else ''}"
 
 
 def domain_artifacts(files: DomainFiles) -> dict[str, str]:
@@ -98,7 +102,7 @@ def verify_lock(name: str, path: str | Path, locks_path: str | Path) -> dict:
     if entry is None:
         raise LockError(
             f"{path}: artifact {name!r} has no lock in {locks_path}; it has not been frozen. "
-            f"Check it, then freeze it with `incognita freeze` (or `{REFREEZE}`)."
+            f"Check it, then freeze it with `{refreeze(locks_path, bump=False)}` (or `{refreeze(locks_path)}`)."
         )
     if not path.exists():
         raise LockError(f"{path}: frozen artifact {name!r} (version {entry['version']}) not found; build it first")
@@ -109,13 +113,13 @@ def verify_lock(name: str, path: str | Path, locks_path: str | Path) -> dict:
             f"(version {entry['version']}, {entry['frozen']}, locked file {entry['path']}).\n"
             f"  expected sha256 {entry['sha256']}\n"
             f"  actual   sha256 {actual}\n"
-            f"  If the change is intended, re-freeze with a new version: {REFREEZE} "
+            f"  If the change is intended, re-freeze with a new version: {refreeze(locks_path)} "
             f"(then commit {locks_path}); otherwise restore the inputs that changed."
         )
     inner = embedded_version(path)
     if inner is not None and inner != entry["version"]:
         raise LockError(
-            f"{path}: version {inner} in the file but {entry['version']} in {locks_path}; re-freeze with {REFREEZE}"
+            f"{path}: version {inner} in the file but {entry['version']} in {locks_path}; re-freeze with {refreeze(locks_path)}"
         )
     return entry
 
@@ -176,7 +180,7 @@ def freeze(
         elif not bump:
             raise LockError(
                 f"{path}: artifact {name!r} differs from its lock (version {entry['version']}); "
-                f"nothing written. To accept the change, run {REFREEZE}."
+                f"nothing written. To accept the change, run {refreeze(locks_path)}."
             )
         else:
             plan.append((name, path, entry, entry["version"] + 1))

@@ -78,7 +78,9 @@ def corpus(
         click.echo("(dry run: nothing written)")
         return
     changed = cp.write_corpus(doc, out, force=force)
-    click.echo(f"{out}: {'written; review, then run `incognita freeze --bump` and commit' if changed else 'unchanged'}")
+    click.echo(
+        f"{out}: {f'written; review, then run `incognita freeze --domain {domain} --bump` and commit' if changed else 'unchanged'}"
+    )
 
 
 def _every_task_inputs(command):

@@ -13,7 +13,7 @@ Remaining slots are filled by seeded sampling over the numerically sorted candid
 each level, write tasks before the others. Each level has its own generator,
 `random.Random(f"{seed}/level{level}")`, so adding or removing one candidate (say, after a
 card repair) can change the picks of its own level only. The
-result is written to config/corpus.yaml, a version-controlled, hash-locked artifact: a human
+result is written to the domain's corpus.yaml (config/domains/<domain>/), a version-controlled, hash-locked artifact: a human
 runs `incognita corpus`, reviews, runs `incognita freeze`, and commits. The workflow only
 verifies it.
 """
@@ -278,7 +278,7 @@ def render(doc: dict) -> str:
 
 
 def write_corpus(doc: dict, out: str | Path, *, force: bool = False) -> bool:
-    """Write config/corpus.yaml; refuse to change an existing file unless `force`. Returns changed?"""
+    """Write a domain's corpus.yaml; refuse to change an existing file unless `force`. Returns changed?"""
     out = Path(out)
     text = render(doc)
     if out.exists():
@@ -288,7 +288,7 @@ def write_corpus(doc: dict, out: str | Path, *, force: bool = False) -> bool:
         if not force:
             raise InputError(
                 f"{out}: the selection differs from the committed corpus; it is a frozen artifact. "
-                f"Review with --dry-run, then rerun with --force and re-freeze with `incognita freeze --bump`."
+                f"Review with --dry-run, then rerun with --force and re-freeze with `incognita freeze --domain <domain> --bump`."
             )
     atomic_write_text(out, text)
     return True

@@ -5,7 +5,7 @@ Modules: `estimator` (task-level means, paired t intervals, the trials table's c
 `splithalf` (split-half concordance), `interpretation` (the frozen interpretation table),
 `paper_tables` (every output table), `report` (the pre-specified analysis in words), `outputs`
 (the file names, importable without pandas), `synthetic` (a contract-shaped synthetic trials
-table for tests and benchmarks), `stats_stage` (`run_stats`, which writes everything),
-`design_planner` (power and price of a design by simulation) and `commands` (`incognita
-stats`, `incognita power`, `incognita plan`).
+table for tests and benchmarks), `stats_stage` (`run_stats`, which writes everything) and
+`commands` (`incognita stats`, `incognita power`). Planning a design before it runs (`incognita
+plan`) is incognita.access.planning.
 """

@@ -5,7 +5,7 @@ Who writes the spec: the workflow config's optional `exploratory` block, checked
 workflow's parse (incognita.access.stats.exploratory_spec, errors name the key) and passed to
 `incognita stats` as JSON (`--exploratory`). Who reads the tables: the figures (fig8_unbundle) and readers of
 results/stats/. The invariant: nothing here is a decision. The pre-specified contrasts and
-their wording stay those of config/interpretation.yaml (frozen); every row here is labelled
+their wording stay those of each domain's interpretation.yaml (frozen); every row here is labelled
 exploratory, an interval without a verdict.
 
     exploratory:

@@ -1,9 +1,9 @@
 """The frozen interpretation table of the pre-specified analysis and the decisions it fixes.
 
-The table (config/interpretation.yaml) names the primary contrast and the direction that
+The table (each domain's interpretation.yaml) names the primary contrast and the direction that
 supports the hypothesis, the supporting contrasts, the floor and ceiling of a cell, the
 interval level and the wording of every decision. It is hash-locked (artifact
-`interpretation` in config/locks.yaml); `load_interpretation` refuses a table that differs
+`interpretation` in the domain's locks.yaml); `load_interpretation` refuses a table that differs
 from its lock. The one rule that no wording can change: an interval that includes zero is
 reported as insufficient evidence, never as the absence of an effect.
 """
