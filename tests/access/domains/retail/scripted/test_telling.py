@@ -1,6 +1,6 @@
 """The rules by which a scripted agent works out what it tells the customer (telling.py)."""
 
-from incognita.access.episodes.scripted.telling import (
+from incognita.access.domains.retail.scripted.telling import (
     asks_which_paid,
     cheapest_lines,
     counted_lines,
@@ -65,11 +65,11 @@ def test_the_saving_of_the_cheapest_version_is_of_the_lines_the_change_names():
 
 
 def test_the_telling_rules_name_no_product_and_no_id(db):
-    """Like the scan of the other scripted modules (tests/test_choosing.py): general rules only."""
+    """Like the scan of the other scripted modules (test_choosing.py): general rules only."""
     import re
     from pathlib import Path
 
-    text = (Path(__file__).resolve().parents[4] / "incognita/access/episodes/scripted/telling.py").read_text(
+    text = (Path(__file__).resolve().parents[5] / "incognita/access/domains/retail/scripted/telling.py").read_text(
         encoding="utf-8"
     )
     code = "\n".join(line.split("#", 1)[0] for line in re.sub(r'"""[\s\S]*?"""', "", text).splitlines()).lower()

@@ -21,9 +21,9 @@ from incognita.common.backends.base import (
     Turn,
 )
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[4]
 ARMS = ("direct", "indirect", "social")
-TASKS = ("30", "46", "37")  # corpus tasks whose customer must be told one or two facts
+TASKS = ("30", "46", "37")  # retail corpus tasks whose customer must be told one or two facts
 CARD = {"information_channel": {"communicate_info": ["1,126.04", "camera"], "nl_assertions": []}}
 PROMPT = (ROOT / "config/prompts/judge.md").read_text()
 
@@ -90,9 +90,11 @@ def test_scripted_judge_reads_what_a_model_judge_reads():
 
 @pytest.fixture(scope="module")
 def inputs(source_dir, repaired_card):
-    from incognita.access.golden.upstream_replay import RetailWorld
+    from incognita.access.domain import get_domain
+    from incognita.access.golden.upstream_replay import World
 
-    world, vocab = RetailWorld(source_dir / "db.json"), load_vocabulary(str(ROOT / "config/vocabulary.yaml"))
+    world = World(get_domain("retail"), source_dir / "db.json")
+    vocab = load_vocabulary(str(ROOT / "config/domains/retail/vocabulary.yaml"))
     return {t: (card, build_golden(card, world, vocab)) for t in TASKS for card in [repaired_card(t)]}
 
 
@@ -108,8 +110,8 @@ def test_offline_the_judged_channel_decides_as_the_substring_check(source_dir, i
     substring, judged = _harness(source_dir, "substring", None), _harness(source_dir, "judge", "scripted:judge")
     for task, (card, golden) in inputs.items():
         for arm in ARMS:
-            a = substring.run_cell(arm, "surveyor", task, 0, card, "-", golden, "-")
-            b = judged.run_cell(arm, "surveyor", task, 0, card, "-", golden, "-")
+            a = substring.run_cell(arm, "surveyor", f"retail/{task}", 0, card, "-", golden, "-")
+            b = judged.run_cell(arm, "surveyor", f"retail/{task}", 0, card, "-", golden, "-")
             assert b.channels["nl"] == a.channels["communicate"] and b.channels["communicate"] is None
             assert b.success == a.success and b.information_channel == "judge"
             infos = card["information_channel"]["communicate_info"]
@@ -130,15 +132,15 @@ def test_judged_channel_through_a_model_server_and_the_cache(source_dir, inputs,
     monkeypatch.setenv("OPENAI_API_KEY", "loopback-dummy-key")
     card, golden = inputs["46"]
     expected = _harness(source_dir, "judge", "scripted:judge").run_cell(
-        "social", "surveyor", "46", 0, card, "-", golden, "-"
+        "social", "surveyor", "retail/46", 0, card, "-", golden, "-"
     )
     with LoopbackServer(responder) as server:
         judge = {"spec": "openai:judge-model", "base_url": server.base_url, "temperature": 0}
         harness = _harness(source_dir, "judge", judge)
         harness.design = type(harness.design)(**{**harness.design.__dict__, "cache_dir": str(tmp_path / "cache")})
-        first = harness.run_cell("social", "surveyor", "46", 0, card, "-", golden, "-")
+        first = harness.run_cell("social", "surveyor", "retail/46", 0, card, "-", golden, "-")
         requests = server.requests
-        second = harness.run_cell("social", "surveyor", "46", 0, card, "-", golden, "-")
+        second = harness.run_cell("social", "surveyor", "retail/46", 0, card, "-", golden, "-")
         assert server.requests == requests == 1
     assert [j["verdict"] for j in first.judgements] == [j["verdict"] for j in expected.judgements]
     assert first.channels == expected.channels and second.judgements == first.judgements

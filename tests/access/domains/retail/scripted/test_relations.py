@@ -1,4 +1,4 @@
-"""Records described by relation or alias (incognita.access.episodes.scripted.relations), each rule on a small
+"""Records described by relation or alias (incognita.access.domains.retail.scripted.relations), each rule on a small
 hand-made fixture: places by alias, state name or code; target phrases ("the LA order", "the
 order sent to Texas", "an order with two watches", "the order sent to the old address", "all
 orders"); destination phrases ("to my NYC address", "to the new home"); the picker's hook."""
@@ -6,7 +6,7 @@ orders"); destination phrases ("to my NYC address", "to the new home"); the pick
 from generator_helpers import drive
 
 from incognita.access.episodes.loop.agent_plan import PICK, PlannedCall, Source
-from incognita.access.episodes.scripted.relations import (
+from incognita.access.domains.retail.scripted.relations import (
     RelationPicker,
     destination_descriptors,
     destination_scores,
@@ -169,7 +169,7 @@ def test_a_place_named_after_the_address_it_qualifies_selects_the_order():
 
 
 def test_a_price_comparison_is_read_across_orders_holding_the_item_kind():
-    from incognita.access.episodes.scripted.relations import price_extreme_scores
+    from incognita.access.domains.retail.scripted.relations import price_extreme_scores
 
     cheap = {"order_id": "#C1", "items": [{"name": "Kite", "price": 20.0}, {"name": "Lamp", "price": 90.0}]}
     dear = {"order_id": "#C2", "items": [{"name": "Kite", "price": 35.0}]}
@@ -187,7 +187,7 @@ def test_the_lines_of_a_read_that_landed_elsewhere_do_not_choose_the_order():
     # The change's lines are read from call 1; that read took another order than the one
     # holding what the customer described, so it says nothing about the change's order.
     from incognita.access.episodes.loop.agent_plan import PICK, PlannedCall, Source
-    from incognita.access.episodes.scripted.relations import RelationPicker
+    from incognita.access.domains.retail.scripted.relations import RelationPicker
 
     line = Source("read", call=1, steps=("items", PICK, "item_id"), selected_by=("item:boots",))
     write = PlannedCall(2, "modify_pending_order_items", True, {"/item_ids/0": line})

@@ -1,10 +1,10 @@
-"""The set and count rules a scripted agent chooses by (incognita.access.episodes.scripted.sets), each on a
+"""The set and count rules a scripted agent chooses by (incognita.access.domains.retail.scripted.sets), each on a
 small hand-made fixture."""
 
 from generator_helpers import drive
 
 from incognita.access.episodes.loop.agent_plan import PICK, Plan, PlannedCall, Source
-from incognita.access.episodes.scripted.sets import (
+from incognita.access.domains.retail.scripted.sets import (
     SetChooser,
     consuming_writes,
     excluded_lines,
@@ -75,7 +75,7 @@ def test_records_are_kept_by_status_enough_lines_and_a_stated_count():
 
 
 def test_a_stated_count_belongs_to_the_demand_of_the_same_change():
-    from incognita.access.episodes.scripted.wording import action_words as _action_words
+    from incognita.access.domains.retail.scripted.wording import action_words as _action_words
 
     demands = [
         "You want to exchange the laptop.",

@@ -1,24 +1,23 @@
-"""The language rules a scripted agent chooses by (incognita.access.episodes.scripted.choosing), each on a small
+"""The language rules a scripted agent chooses by (incognita.access.domains.retail.scripted.choosing), each on a small
 hand-made fixture, and a scan that keeps every scripted rule free of task ids and product names."""
 
 import re
 from pathlib import Path
 
-from incognita.access.episodes.scripted.choosing import (
+from incognita.access.domains.retail.scripted.choosing import (
     goal_picks,
     match_score,
     negated_terms,
     option_goals,
     option_rank,
-    placeholders,
     singular,
-    strip_placeholders,
     superlative,
     superlative_picks,
     terms,
 )
+from incognita.access.episodes.scripted.language import placeholders, strip_placeholders
 
-ROOT = Path(__file__).resolve().parents[4]
+ROOT = Path(__file__).resolve().parents[5]
 
 
 def test_numbers_and_units_are_one_term():
@@ -115,21 +114,24 @@ def test_option_extremes_and_comparisons():
 
 
 SCRIPTED = [
-    "incognita/access/episodes/scripted/choosing.py",
-    "incognita/access/episodes/scripted/picking.py",
-    "incognita/access/episodes/scripted/relations.py",
-    "incognita/access/episodes/scripted/comparing.py",
+    "incognita/access/domains/retail/scripted/agent.py",
+    "incognita/access/domains/retail/scripted/choosing.py",
+    "incognita/access/domains/retail/scripted/picking.py",
+    "incognita/access/domains/retail/scripted/relations.py",
+    "incognita/access/domains/retail/scripted/comparing.py",
+    "incognita/access/domains/retail/scripted/sets.py",
+    "incognita/access/domains/retail/scripted/wording.py",
+    "incognita/access/domains/retail/scripted/same_item.py",
+    "incognita/access/domains/retail/scripted/telling.py",
     "incognita/access/episodes/scripted/scripted_agent.py",
     "incognita/access/episodes/scripted/scripted_customer.py",
     "incognita/access/episodes/scripted/scripted_desk.py",
     "incognita/access/episodes/scripted/discovery.py",
-    "incognita/access/episodes/scripted/sets.py",
-    "incognita/access/episodes/scripted/wording.py",
     "incognita/access/episodes/scripted/conditions.py",
     "incognita/access/episodes/scripted/reconsidering.py",
-    "incognita/access/episodes/scripted/same_item.py",
-    "incognita/access/episodes/scripted/telling.py",
-    "incognita/access/episodes/agent_plan.py",
+    "incognita/access/episodes/scripted/picks.py",
+    "incognita/access/episodes/scripted/language.py",
+    "incognita/access/episodes/loop/agent_plan.py",
 ]
 
 

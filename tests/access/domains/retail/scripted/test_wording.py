@@ -1,7 +1,7 @@
-"""Customer wording the general matching cannot see (incognita.access.episodes.scripted.wording): payment
+"""Customer wording the general matching cannot see (incognita.access.domains.retail.scripted.wording): payment
 abbreviations, stated identifiers, asked-for absences; each on a small fixture."""
 
-from incognita.access.episodes.scripted.wording import absence_score, expand_abbreviations, stated_ids
+from incognita.access.domains.retail.scripted.wording import absence_score, expand_abbreviations, stated_ids
 
 
 def test_payment_abbreviations_are_spelled_out_only_as_capital_words():

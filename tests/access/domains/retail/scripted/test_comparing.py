@@ -1,4 +1,4 @@
-"""The comparison rules a scripted agent reads a replacement by (incognita.access.episodes.scripted.comparing),
+"""The comparison rules a scripted agent reads a replacement by (incognita.access.domains.retail.scripted.comparing),
 and the two record rules of the picker that go with them, each on a small hand-made fixture."""
 
 from types import SimpleNamespace
@@ -6,7 +6,7 @@ from types import SimpleNamespace
 from generator_helpers import drive
 
 from incognita.access.episodes.loop.agent_plan import PICK, Source
-from incognita.access.episodes.scripted.comparing import (
+from incognita.access.domains.retail.scripted.comparing import (
     compared_goals,
     demands_in_scope,
     named_option_scores,
@@ -14,7 +14,8 @@ from incognita.access.episodes.scripted.comparing import (
     scope_tokens,
     yes_no_wants,
 )
-from incognita.access.episodes.scripted.picking import Choosing, EntryPicker
+from incognita.access.domains.retail.scripted.picking import EntryPicker
+from incognita.access.episodes.scripted.picks import Choosing
 
 
 def _v(price, available=True, **options):

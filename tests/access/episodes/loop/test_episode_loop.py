@@ -25,7 +25,8 @@ from incognita.access.episodes.loop.tool_gateway import Gateway
 from incognita.access.reference.partition import load_partition
 from incognita.common.backends.base import ModelResponse, ToolCall
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[4]
+RETAIL = ROOT / "config" / "domains" / "retail"
 DESKS = ("Aster", "Boreal", "Cygnus", "Dorian", "Elara", "Fenn")
 
 
@@ -71,19 +72,22 @@ def final():
 
 @pytest.fixture(scope="module")
 def world(source_dir):
-    from incognita.access.golden.upstream_replay import RetailWorld
+    from incognita.access.domain import get_domain
+    from incognita.access.golden.upstream_replay import World
 
-    return RetailWorld(source_dir / "db.json")
+    return World(get_domain("retail"), source_dir / "db.json")
 
 
 @pytest.fixture(scope="module")
 def partition():
-    return load_partition(ROOT / "config" / "partition.yaml")
+    return load_partition(RETAIL / "partition.yaml")
 
 
 @pytest.fixture(scope="module")
 def card0(tasks, db, meta):
-    return build_card(tasks["0"], db, meta)
+    from incognita.access.domain import get_domain
+
+    return build_card(tasks["0"], db, meta, get_domain("retail"))
 
 
 ARMS = arm_registry(ROOT / "config" / "arms.yaml")
@@ -113,7 +117,7 @@ def run(world, partition, card, arm, agent, budget=50, service=None, gold_hash="
         card=card,
         gold_hash=gold_hash,
         gateway=gateway,
-        prompts=PromptSet(ROOT / "config" / "prompts"),
+        prompts=PromptSet(ROOT / "config" / "prompts", RETAIL / "prompts", partition),
         agent=agent,
         customer=ScriptedCustomer("customer", {"card": card}),
         service=service,
@@ -276,7 +280,7 @@ def run_judged(world, partition, card, judge):
         card=card,
         gold_hash=world.clean_hash(),
         gateway=gateway,
-        prompts=PromptSet(ROOT / "config" / "prompts"),
+        prompts=PromptSet(ROOT / "config" / "prompts", RETAIL / "prompts", partition),
         agent=Puppet([msg("USER", "Hello there")]),
         customer=ScriptedCustomer("customer", {"card": card}),
         service={"Vega": ScriptedDesk("desk", "Vega", {"tools": sorted(partition.tools)})},
