@@ -141,7 +141,7 @@ def scripted_harness(source_dir: Path, arms, models: dict, repetitions: int = 1,
     """Our harness of the retail domain with the shipped prompts, partition and scripted
     population (seed 20260820, budget 300): what the harness tests build. `settings` override
     HarnessSettings fields."""
-    from incognita.access.episodes.harness import DomainInputs, Harness, HarnessSettings
+    from incognita.access.episodes.harness import Harness, HarnessSettings
 
     design = HarnessSettings(
         **{
@@ -157,15 +157,22 @@ def scripted_harness(source_dir: Path, arms, models: dict, repetitions: int = 1,
             **settings,
         }
     )
+    return Harness(design, retail_inputs(source_dir))
+
+
+def retail_inputs(source_dir: Path, **paths: str):
+    """What a harness of the retail domain reads: the extracted database and the shipped holder
+    maps, vocabulary and prompts of config/domains/retail/ (`paths` override them)."""
+    from incognita.access.episodes.harness import DomainInputs
+
     retail = ROOT / "config/domains/retail"
-    inputs = DomainInputs.of(
-        "retail",
-        db=str(source_dir / "db.json"),
-        partition=str(retail / "partition.yaml"),
-        vocabulary=str(retail / "vocabulary.yaml"),
-        prompts=str(retail / "prompts"),
-    )
-    return Harness(design, inputs)
+    shipped = {
+        "db": str(source_dir / "db.json"),
+        "partition": str(retail / "partition.yaml"),
+        "vocabulary": str(retail / "vocabulary.yaml"),
+        "prompts": str(retail / "prompts"),
+    }
+    return DomainInputs.of("retail", **{**shipped, **paths})
 
 
 def local_model_config(wf: Path, base_url: str, **design) -> Path:

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from workflow_helpers import scripted_harness
+from workflow_helpers import retail_inputs, scripted_harness
 
 from incognita.access.cells import load_corpus
 from incognita.access.domain import domain_files, qualify
-from incognita.access.episodes.harness import DomainInputs, Harness, HarnessSettings, arm_order
+from incognita.access.episodes.harness import Harness, HarnessSettings, arm_order
 from incognita.access.episodes.loop.agent_plan import PICK, plan_from_golden, value_free_steps
 from incognita.access.episodes.scripted.discovery import map_replies
 from incognita.access.episodes.scripted.language import first, parse, say, tag
@@ -264,14 +264,7 @@ def shuffled(tmp_path_factory, source_dir):
         prompts_dir=str(ROOT / "config/prompts"),
         scripted_agents=str(ROOT / "config/scripted_agents.yaml"),
     )
-    inputs = DomainInputs.of(
-        "retail",
-        db=str(source_dir / "db.json"),
-        partition=str(root / "partition.yaml"),
-        vocabulary=str(RETAIL.vocabulary),
-        prompts=str(root / "prompts"),
-    )
-    harness = Harness(design, inputs)
+    harness = Harness(design, retail_inputs(source_dir, partition=str(root / "partition.yaml"), prompts=str(root / "prompts")))
     harness.profiles["survey_only"] = {"discovery": "survey"}  # no slips, no injections, no limit
     return harness, holders, roles
 
