@@ -1,12 +1,12 @@
 """Selectors (issue #23): which card fields describe the element a read picks out of a collection.
 
-Unit tests of `incognita.access.golden.element_selectors` on hand-made results; the
+Unit tests of `incognita.access.domains.retail.element_selectors` on hand-made results; the
 all-tasks check that the audited selectors reach `selected_by` is in test_trajectory.py.
 """
 
 from __future__ import annotations
 
-from incognita.access.golden.element_selectors import ElementSelection, _describes
+from incognita.access.domains.retail.element_selectors import ElementSelection, _describes
 
 
 def _variants() -> dict:
