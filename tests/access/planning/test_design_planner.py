@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from incognita.access.planning import design_planner as dp
-from incognita.access.stats.commands import plan_command
+from incognita.access.planning.commands import plan_command
 from incognita.access.stats.estimator import cell_mean, task_matrix, task_means, validate_trials
 from incognita.access.stats.interpretation import parse_interpretation
 from incognita.access.stats.paper_tables import contrasts_table, separability_tables
@@ -26,7 +26,7 @@ from incognita.common.intervals import paired
 from incognita.common.io import InputError
 
 ROOT = Path(__file__).resolve().parents[3]
-INTERPRETATION = ROOT / "config" / "interpretation.yaml"
+INTERPRETATION = ROOT / "config" / "domains" / "retail" / "interpretation.yaml"
 ASSUMPTIONS = ROOT / "config" / "plan_assumptions.yaml"
 
 
@@ -281,7 +281,7 @@ SMALL = ["--tasks", "6,12", "--reps", "1,2", "--sims", "200", "--config", str(RO
 def _run(args: list[str]):
     return CliRunner().invoke(
         plan_command,
-        [*args, "--interpretation", str(INTERPRETATION), "--locks", str(ROOT / "config" / "locks.yaml")],
+        [*args, "--domain", "retail"],  # its interpretation table, verified against its locks
         catch_exceptions=False,
     )
 
