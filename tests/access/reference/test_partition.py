@@ -131,3 +131,24 @@ def test_missing_maps_and_bad_query(tmp_path, doc):
     with pytest.raises(InputError, match=r"no holder map 'direct' \(it has indirect, social, merged\)"):
         p.holder("calculate", "direct")
 
+
+
+@pytest.mark.parametrize(
+    "names, message",
+    [
+        ({"plain": {"Vega": "Desk"}}, r"holder_maps.social.names.plain: Vega hold\(s\) nothing in this map"),
+        ({"plain": {"Aster": "Desk", "Boreal": "Desk"}}, "names.plain: two holders would be shown by the same name"),
+        ({"plain": {"Aster": "the accounts desk"}}, "names.plain: expected a mapping of holder names to one capitalised"),
+        ([], "holder_maps.social.names: expected a mapping of naming"),
+    ],
+)
+def test_a_bad_naming_names_its_key(tmp_path, doc, names, message):
+    doc["holder_maps"]["social"]["names"] = names
+    with pytest.raises(InputError, match=message):
+        load_partition(_write(tmp_path, doc))
+
+
+def test_the_shipped_naming_renames_every_desk():
+    p = load_partition(PARTITION)
+    assert sorted(p.namings["social"]["descriptive"]) == list(SOCIAL_DESKS)
+    assert p.namings["social"]["descriptive"]["Fenn"] == "PendingOrders" and "indirect" not in p.namings
