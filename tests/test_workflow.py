@@ -78,7 +78,6 @@ def test_a_bad_model_entry_stops_a_dry_run_with_one_line(workflow, tmp_path, ove
             "design:\n  tasks: ['retail/5']\n",
             "config key design.tasks: ['retail/5'] are not in the design domains' frozen corpora",
         ),
-        ("design:\n  tasks: ['5']\n", "config key design.tasks: '5' is not a qualified task id"),
         ("domains: [retail, airline]\n", "config key domains: unknown domain 'airline'"),
     ],
 )
