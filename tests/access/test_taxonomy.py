@@ -40,7 +40,7 @@ ALLOWED = {
     ),
     ("incognita/access/reference/partition.py", "social"): (
         1,
-        "DESK_MAP, the six desks' holder map (config/partition.yaml, holder_maps.social): a config value",
+        "DESK_MAP, the desks' holder map (a domain's partition.yaml, holder_maps.social): a config value",
     ),
 }
 

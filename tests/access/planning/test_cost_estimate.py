@@ -214,10 +214,7 @@ def test_the_reserve_is_forecast_from_the_longest_chain_against_the_run(small):
     """The run's ideal is its slowest endpoint's budget, with the usage of the roles that share an
     endpoint summed; the reserve is kept where the longest episode's calls, at FORECAST_LATENCY
     each, take at least CHAIN_SHARE of it, and set to 0 in every API entry otherwise."""
-    from incognita.common.backends.entry import ModelEntry
-
-    def entry_param(value) -> str:
-        return ModelEntry.parse(value).param
+    from incognita.common.backends.entry import entry_param
 
     est = Estimator(small, empty_table(), Assumptions(), cards_root=None)
     lines = {ln.label: ln for ln in est.run()[0]}
