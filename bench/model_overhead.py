@@ -82,8 +82,8 @@ def main() -> None:
 
     from incognita.access.arm_registry import arm_registry
     from incognita.access.cards.source import upstream_dir
-    from incognita.access.episodes.loop.prompts import PromptSet
     from incognita.access.domain import get_domain
+    from incognita.access.episodes.loop.prompts import PromptSet
     from incognita.access.golden.upstream_replay import World
     from incognita.access.reference.partition import load_partition
     from incognita.common.backends import openai as ob

@@ -39,8 +39,8 @@ def main() -> None:
     from incognita.access.domain import domain_files, id_order, qualify
     from incognita.access.episodes.harness import DomainInputs, Harness, HarnessSettings
     from incognita.access.episodes.loop.records import Message, Referral
-    from incognita.access.paths import card_file, golden_dir, golden_file
     from incognita.access.episodes.scripted.discovery import map_replies
+    from incognita.access.paths import card_file, golden_dir, golden_file
     from incognita.common.io import read_json
 
     results = Path(args.results)

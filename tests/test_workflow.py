@@ -35,7 +35,9 @@ def test_dry_run_lists_every_stage(workflow):
 
 def test_the_smoke_design_leaves_the_all_task_checks_out(workflow):
     jobs = planned_jobs(snakemake(workflow, "-n", "--configfile", "config/smoke.yaml"))
-    assert jobs["cards_retail"] == 1 and jobs["golden_retail"] == 1 and jobs["reference_retail"] == 1  # the lock covers every task
+    assert (
+        jobs["cards_retail"] == 1 and jobs["golden_retail"] == 1 and jobs["reference_retail"] == 1
+    )  # the lock covers every task
     assert not {"audit_retail", "oracle_retail", "golden_replay_table_retail"} & set(jobs)
 
 

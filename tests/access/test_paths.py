@@ -26,7 +26,9 @@ from incognita.access.paths import (
 
 
 def test_record_paths():
-    assert episode_record("social", "prober", "retail/46", 2) == Path("results/episodes/social/prober/retail/46/r2.json")
+    assert episode_record("social", "prober", "retail/46", 2) == Path(
+        "results/episodes/social/prober/retail/46/r2.json"
+    )
     assert native_result("prober", "retail/46", 0) == Path("results/native/prober/retail/46/r0.json")
     assert native_result("prober", "retail/46", 0, unrepaired=True) == Path(
         "results/native/archive/unrepaired/prober/retail/46/r0.json"

@@ -55,6 +55,7 @@ def route(*parts) -> str:
     qualified task id is one part (`retail%2F11`)."""
     return "/".join(quote(str(p), safe="") for p in parts)
 
+
 os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
 
 
@@ -738,9 +739,13 @@ def _page_loads(browser, url: str, site: Path) -> None:
         if path is None:
             continue
         parts = path.relative_to(site / "data" / kind).with_suffix("").parts
-        route = "/".join([*parts[:-1], parts[-1][1:]]) if kind == "episodes" else "collabsim/" + "/".join(parts)
+        if kind == "episodes":  # <arm>/<model>/<domain>/<id>/r<rep>: the qualified task one part of the route
+            arm, model, *task, last = parts
+            address = route(arm, model, "/".join(task), last[1:])
+        else:
+            address = "collabsim/" + "/".join(parts)
         start = time.perf_counter()
-        open_route(page, url, route)
+        open_route(page, url, address)
         elapsed = time.perf_counter() - start
         events = page.locator(".timeline .tl-row[data-kind]").count()
         print(
@@ -752,14 +757,14 @@ def _page_loads(browser, url: str, site: Path) -> None:
 def _screenshots(browser, url: str, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     page = browser.new_page(viewport={"width": 1280, "height": 800})
-    for name, route in (
+    for name, address in (
         ("viewer-index", "trials?arm=social&sort=-turns"),
         ("viewer-episode", route("social", "surveyor", "retail/3", 0, "e79")),
         ("viewer-task", route("task", "retail/11")),
         ("viewer-collabsim", "collabsim/map_task/canvas_visibility/scripted/persona/s1"),
     ):
         page.goto("about:blank")
-        page.goto(f"{url}#{route}")
+        page.goto(f"{url}#{address}")
         page.wait_for_selector("body[data-ready]")
         page.screenshot(path=str(out / f"{name}.png"))
         print(f"{out / name}.png")

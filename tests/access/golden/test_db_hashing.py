@@ -10,8 +10,8 @@ import pytest
 from pydantic import BaseModel
 from tau2.utils.utils import get_dict_hash
 
-from incognita.access.golden.db_hashing import CleanDbHasher
 from incognita.access.domain import get_domain
+from incognita.access.golden.db_hashing import CleanDbHasher
 from incognita.access.golden.upstream_replay import World
 
 

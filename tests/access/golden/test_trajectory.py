@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from incognita.access.domain import get_domain
 from incognita.access.golden.information_tracing import _available_count, _collections
 from incognita.access.golden.provenance import leaves, load_vocabulary, resolve_pointer, result_doc
 from incognita.access.golden.trajectory import build_golden, check_golden
@@ -28,7 +29,6 @@ from incognita.access.golden.upstream_replay import (
     upstream_hash,
     verify,
 )
-from incognita.access.domain import get_domain
 from incognita.cli import main
 from incognita.common.io import InputError, read_json
 

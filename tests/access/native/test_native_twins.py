@@ -160,7 +160,15 @@ def test_a_native_call_the_twins_cannot_place_is_refused_with_its_reason(inputs,
     harness = scripted_harness(source_dir, ("direct",), {MODEL: f"scripted:{PROFILE}"})
     twins = access_twins(harness, inputs)
     body = {"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "Hi"}], "tools": []}
-    cell = {"family": "access", "arm": "native", "model": MODEL, "task": TASKS[0], "rep": 0, "overlay": 1, "role": "user"}
+    cell = {
+        "family": "access",
+        "arm": "native",
+        "model": MODEL,
+        "task": TASKS[0],
+        "rep": 0,
+        "overlay": 1,
+        "role": "user",
+    }
 
     def ask(model: str, **change) -> dict:
         return twins(model, body, {"x-incognita-cell": json.dumps({**cell, **change})})

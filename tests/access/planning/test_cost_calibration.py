@@ -10,8 +10,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from incognita.access.planning.commands import estimate_cmd
 from incognita.access.cost_assumptions import Assumptions
+from incognita.access.planning.commands import estimate_cmd
 from incognita.access.planning.cost_calibration import (
     Observations,
     Observed,

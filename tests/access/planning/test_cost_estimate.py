@@ -9,8 +9,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from incognita.access.planning.commands import estimate_cmd
 from incognita.access.cost_assumptions import Assumptions
+from incognita.access.planning.commands import estimate_cmd
 from incognita.access.planning.cost_estimate import (
     CHAIN_SHARE,
     FORECAST_LATENCY,

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from incognita.access.episodes.loop.records import Disclosure, GatewayDecision, Message, ToolProposal
 from incognita.access.domains.retail.reader import VALUE_SHAPES
+from incognita.access.episodes.loop.records import Disclosure, GatewayDecision, Message, ToolProposal
 from incognita.access.reader.participant_audit import ArmView, Finding, attribute, audit, counts, prose
 from incognita.access.taxonomy import FINDING_KINDS
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from incognita.access.freeze import LockError
 from incognita.access.reader.trials_builder import build_trials, episode_files
 from incognita.access.reader.validation import injection_matrix
-from incognita.access.freeze import LockError
 from incognita.access.taxonomy import FAILURE_TYPES
 from incognita.common.io import InputError
 

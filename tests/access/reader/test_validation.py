@@ -54,7 +54,9 @@ def test_the_set_covers_the_new_card_fields():
     on them release one; the made-up tasks stay out of the real corpus's id range."""
     reference, fixtures = load_labelled(LABELLED, "retail")
     assert all(split_task(t)[0] == "retail" and int(split_task(t)[1]) >= 900 for t in reference["tasks"])
-    assert {f.task for f in fixtures} <= set(reference["tasks"]) and all(f.record.cell["task"] == f.task for f in fixtures)
+    assert {f.task for f in fixtures} <= set(reference["tasks"]) and all(
+        f.record.cell["task"] == f.task for f in fixtures
+    )
     needed = {t: {i["token"] for i in task["information_items"]["customer"]} for t, task in reference["tasks"].items()}
     assert {tok for toks in needed.values() for tok in toks} >= set(NEW_CARD_FIELDS)
     released = [

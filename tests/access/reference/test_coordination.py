@@ -139,9 +139,9 @@ def test_a_read_behind_the_information_channel_is_required(ref, tmp_path):
 def test_generator_3_golden_in_the_reference(tmp_path, source_dir):
     """Live golden trajectories: a read inserted for an information item is required, and a
     user id the customer states is a customer fact that engages no identity desk."""
+    from incognita.access.domain import get_domain
     from incognita.access.golden.provenance import load_vocabulary
     from incognita.access.golden.trajectory import build_golden
-    from incognita.access.domain import get_domain
     from incognita.access.golden.upstream_replay import World
     from incognita.common.io import read_json, sha256_file, write_json
 

@@ -132,13 +132,15 @@ def test_missing_maps_and_bad_query(tmp_path, doc):
         p.holder("calculate", "direct")
 
 
-
 @pytest.mark.parametrize(
     "names, message",
     [
         ({"plain": {"Vega": "Desk"}}, r"holder_maps.social.names.plain: Vega hold\(s\) nothing in this map"),
         ({"plain": {"Aster": "Desk", "Boreal": "Desk"}}, "names.plain: two holders would be shown by the same name"),
-        ({"plain": {"Aster": "the accounts desk"}}, "names.plain: expected a mapping of holder names to one capitalised"),
+        (
+            {"plain": {"Aster": "the accounts desk"}},
+            "names.plain: expected a mapping of holder names to one capitalised",
+        ),
         ([], "holder_maps.social.names: expected a mapping of naming"),
     ],
 )

@@ -250,7 +250,17 @@ def test_cli_refuses_an_unfrozen_reference(tmp_path, monkeypatch):
     ref_path, out = _cli_setup(tmp_path, monkeypatch)
     res = CliRunner().invoke(
         main,
-        ["corpus", "--domain", "retail", "--reference", str(ref_path), "--out", str(out), "--locks", str(tmp_path / "locks.yaml")],
+        [
+            "corpus",
+            "--domain",
+            "retail",
+            "--reference",
+            str(ref_path),
+            "--out",
+            str(out),
+            "--locks",
+            str(tmp_path / "locks.yaml"),
+        ],
     )
     assert not out.exists()
     assert res.exit_code == 2 and "has not been frozen" in res.output

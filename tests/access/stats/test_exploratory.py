@@ -13,13 +13,13 @@ import yaml
 from click.testing import CliRunner
 
 from incognita.access.freeze import freeze
+from incognita.access.planning.workflow_config import load_config
 from incognita.access.stats.commands import stats_command
 from incognita.access.stats.exploratory_spec import ExploratorySpec, spec_from_doc
 from incognita.access.stats.interpretation import load_interpretation
 from incognita.access.stats.outputs import EXPLORATORY_FILES, OUTPUT_FILES
 from incognita.access.stats.stats_stage import build_tables
 from incognita.access.stats.synthetic import synthetic_trials
-from incognita.access.planning.workflow_config import load_config
 from incognita.common.io import InputError
 
 ROOT = Path(__file__).resolve().parents[3]

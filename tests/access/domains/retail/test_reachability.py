@@ -126,7 +126,9 @@ def test_known_upstream_ambiguity_warns(tasks, db, meta, vocabulary):
 
 
 def test_one_finding_per_card(tasks, db, meta, vocabulary):
-    findings = audit_card(build_card(tasks["0"], db, meta, RETAIL), db, vocabulary, load_ambiguities(AMBIGUITIES), RETAIL)
+    findings = audit_card(
+        build_card(tasks["0"], db, meta, RETAIL), db, vocabulary, load_ambiguities(AMBIGUITIES), RETAIL
+    )
     assert [f.check for f in findings].count("selectors_reachable") == 1
 
 

@@ -24,4 +24,3 @@ def test_values_of_fixed_shapes_are_normalised():
         ("email", "ana.lee1@example.com"),
         ("amount", "4000"),
     }
-

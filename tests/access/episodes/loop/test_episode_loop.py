@@ -19,9 +19,9 @@ from incognita.access.episodes.loop.records import (
     ProtocolError,
     Truncation,
 )
+from incognita.access.episodes.loop.tool_gateway import Gateway
 from incognita.access.episodes.scripted.scripted_customer import ScriptedCustomer
 from incognita.access.episodes.scripted.scripted_desk import ScriptedDesk
-from incognita.access.episodes.loop.tool_gateway import Gateway
 from incognita.access.reference.partition import load_partition
 from incognita.common.backends.base import ModelResponse, ToolCall
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from workflow_helpers import scripted_harness
 
-from incognita.access.episodes.loop.evaluation import INFO_ASSERTION, evaluate
 from incognita.access.episodes.harness import Harness
+from incognita.access.episodes.loop.evaluation import INFO_ASSERTION, evaluate
 from incognita.access.episodes.scripted.scripted_judge import ScriptedJudge, agent_messages, statements
 from incognita.access.golden.provenance import load_vocabulary
 from incognita.access.golden.trajectory import build_golden

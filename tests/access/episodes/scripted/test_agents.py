@@ -264,7 +264,9 @@ def shuffled(tmp_path_factory, source_dir):
         prompts_dir=str(ROOT / "config/prompts"),
         scripted_agents=str(ROOT / "config/scripted_agents.yaml"),
     )
-    harness = Harness(design, retail_inputs(source_dir, partition=str(root / "partition.yaml"), prompts=str(root / "prompts")))
+    harness = Harness(
+        design, retail_inputs(source_dir, partition=str(root / "partition.yaml"), prompts=str(root / "prompts"))
+    )
     harness.profiles["survey_only"] = {"discovery": "survey"}  # no slips, no injections, no limit
     return harness, holders, roles
 

@@ -9,7 +9,10 @@ from pathlib import Path
 import pytest
 
 from incognita.access.cards.card import build_card
+from incognita.access.domain import domain_files, get_domain
+from incognita.access.domains.retail.scripted.agent import CHANGE_WORDS
 from incognita.access.episodes.loop.disclosure_gate import DisclosureGate, release_field_schema
+from incognita.access.episodes.loop.tool_gateway import Gateway
 from incognita.access.episodes.scripted.language import call_tag, first, parse, say, tag
 from incognita.access.episodes.scripted.scripted_customer import (
     ScriptedCustomer,
@@ -23,9 +26,6 @@ from incognita.access.episodes.scripted.scripted_desk import (
     resolve_pointer,
     wanted_pointers,
 )
-from incognita.access.domain import domain_files, get_domain
-from incognita.access.domains.retail.scripted.agent import CHANGE_WORDS
-from incognita.access.episodes.loop.tool_gateway import Gateway
 from incognita.access.golden.upstream_replay import World
 from incognita.access.reference.partition import load_partition
 from incognita.common.backends.base import ModelRequest, ToolCall, Turn
@@ -470,9 +470,9 @@ def test_a_fallback_that_replaces_the_demand_is_read_off_its_wording(sentence, r
 
 
 def test_an_exchange_for_the_same_item_takes_the_line_it_exchanges():
+    from incognita.access.domains.retail.scripted.same_item import same_line_value
     from incognita.access.episodes.loop.agent_plan import PICK, Source
     from incognita.access.episodes.scripted.picks import Choosing
-    from incognita.access.domains.retail.scripted.same_item import same_line_value
 
     chair = {"item_id": "11", "name": "Office Chair"}
     order = {"order_id": "#1", "items": [{"item_id": "10", "name": "Bottle"}, chair]}

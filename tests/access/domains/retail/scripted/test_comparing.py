@@ -5,7 +5,6 @@ from types import SimpleNamespace
 
 from generator_helpers import drive
 
-from incognita.access.episodes.loop.agent_plan import PICK, Source
 from incognita.access.domains.retail.scripted.comparing import (
     compared_goals,
     demands_in_scope,
@@ -15,6 +14,7 @@ from incognita.access.domains.retail.scripted.comparing import (
     yes_no_wants,
 )
 from incognita.access.domains.retail.scripted.picking import EntryPicker
+from incognita.access.episodes.loop.agent_plan import PICK, Source
 from incognita.access.episodes.scripted.picks import Choosing
 
 

@@ -5,7 +5,6 @@ orders"); destination phrases ("to my NYC address", "to the new home"); the pick
 
 from generator_helpers import drive
 
-from incognita.access.episodes.loop.agent_plan import PICK, PlannedCall, Source
 from incognita.access.domains.retail.scripted.relations import (
     RelationPicker,
     destination_descriptors,
@@ -16,6 +15,7 @@ from incognita.access.domains.retail.scripted.relations import (
     target_descriptors,
     target_score,
 )
+from incognita.access.episodes.loop.agent_plan import PICK, PlannedCall, Source
 
 
 def _order(oid, street, city, state, *lines):
@@ -186,8 +186,8 @@ def test_a_price_comparison_is_read_across_orders_holding_the_item_kind():
 def test_the_lines_of_a_read_that_landed_elsewhere_do_not_choose_the_order():
     # The change's lines are read from call 1; that read took another order than the one
     # holding what the customer described, so it says nothing about the change's order.
-    from incognita.access.episodes.loop.agent_plan import PICK, PlannedCall, Source
     from incognita.access.domains.retail.scripted.relations import RelationPicker
+    from incognita.access.episodes.loop.agent_plan import PICK, PlannedCall, Source
 
     line = Source("read", call=1, steps=("items", PICK, "item_id"), selected_by=("item:boots",))
     write = PlannedCall(2, "modify_pending_order_items", True, {"/item_ids/0": line})

@@ -3,7 +3,6 @@ small hand-made fixture."""
 
 from generator_helpers import drive
 
-from incognita.access.episodes.loop.agent_plan import PICK, Plan, PlannedCall, Source
 from incognita.access.domains.retail.scripted.sets import (
     SetChooser,
     consuming_writes,
@@ -22,6 +21,7 @@ from incognita.access.domains.retail.scripted.sets import (
     stated_count,
     tool_statuses,
 )
+from incognita.access.episodes.loop.agent_plan import PICK, Plan, PlannedCall, Source
 
 
 def _line(item_id, name, price=10.0, product="p1", **options):
