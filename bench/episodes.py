@@ -7,7 +7,7 @@ Runs every (harness arm, model, task) cell of the default design once, in one pr
   - the one-off start-up of a job (imports plus loading the retail database), measured in a
     fresh interpreter;
   - the ways to get an independent clean database (what an episode's first write costs):
-    validating the parsed JSON (what RetailWorld.fresh_db does), a pickle round-trip,
+    validating the parsed JSON (what World.fresh_db does), a pickle round-trip,
     `model_copy(deep=True)`, `copy.deepcopy` and `model_validate_json` of the file's bytes.
 Prints the ratio of start-up to a block of episodes, which is what decides how many cells
 one job should run. The native arm keeps its place in the rotation but runs in the upstream
@@ -16,8 +16,8 @@ harness (bench/native.py), so it is not timed here.
 Usage: python bench/episodes.py [--config config/config.yaml] [--reps 1] [--results results] [--quick]
   --quick: one model, two tasks (six episodes), one start-up and two copies of each kind;
            a few seconds, for CI. It prints the same table.
-Needs results/cards and results/golden (run `bin/run results/golden/replay.tsv` first); point
---results at another built tree to use its cards and golden trajectories.
+Needs results/cards/retail and results/golden/retail (run `bin/run results/golden/retail/replay.tsv`
+first); point --results at another built tree to use its cards and golden trajectories.
 """
 
 from __future__ import annotations
@@ -42,10 +42,10 @@ QUICK_MODELS = 1
 
 def startup_seconds(config: str, runs: int = 3) -> float:
     code = (
-        "from incognita.access.episodes.harness import Harness, HarnessSettings;"
+        "from incognita.access.episodes.harness import DomainInputs, Harness, HarnessSettings;"
         "import yaml;"
         f"cfg=yaml.safe_load(open({config!r}));"
-        "Harness(HarnessSettings.from_config(cfg), 'data/source/retail/db.json', 'config/partition.yaml')"
+        "Harness(HarnessSettings.from_config(cfg), DomainInputs.of('retail'))"
     )
     times = []
     for _ in range(runs):
@@ -92,22 +92,35 @@ def main() -> None:
 
     import yaml
 
-    from incognita.access.episodes.harness import Harness, HarnessSettings
-    from incognita.access.selection.corpus import load_corpus
+    from incognita.access.cells import load_corpus
+    from incognita.access.domain import domain_files, qualify, split_task
+    from incognita.access.episodes.harness import DomainInputs, Harness, HarnessSettings
+    from incognita.access.paths import card_file, golden_file
     from incognita.access.taxonomy import NATIVE
     from incognita.common.io import read_json
 
     results = Path(args.results)
     cfg = yaml.safe_load((ROOT / args.config).read_text())
     design = HarnessSettings.from_config(cfg)
-    harness = Harness(design, str(ROOT / "data/source/retail/db.json"), str(ROOT / "config/partition.yaml"))
-    tasks = [str(t) for t in load_corpus(ROOT / "config/corpus.yaml", locks=ROOT / "config/locks.yaml")["tasks"]]
+    retail = domain_files("retail", ROOT / "config/domains", ROOT / "data/source")
+    inputs_of = DomainInputs.of(
+        "retail", db=retail.db, partition=retail.partition, vocabulary=retail.vocabulary, prompts=retail.prompts
+    )
+    harness = Harness(design, inputs_of)
+    corpus = load_corpus(retail.corpus, locks=retail.locks)
+    tasks = [qualify("retail", str(t)) for t in corpus["tasks"]]
     models = list(design.models)
     reps = args.reps
     if args.quick:
         tasks, models, reps = tasks[:QUICK_TASKS], models[:QUICK_MODELS], 1
     arms = [a for a in design.arms if a != NATIVE]
-    inputs = {t: (read_json(results / f"cards/{t}.json"), read_json(results / f"golden/{t}.json")) for t in tasks}
+    inputs = {
+        t: (
+            read_json(card_file(*split_task(t), root=results / "cards")),
+            read_json(golden_file(*split_task(t), root=results / "golden")),
+        )
+        for t in tasks
+    }
 
     per_episode, turns = [], 0
     for rep in range(reps):

@@ -82,8 +82,10 @@ def main() -> None:
 
     from incognita.access.arm_registry import arm_registry
     from incognita.access.cards.source import upstream_dir
+    from incognita.access.domain import get_domain
     from incognita.access.episodes.loop.prompts import PromptSet
-    from incognita.access.golden.upstream_replay import RetailWorld
+    from incognita.access.golden.upstream_replay import World
+    from incognita.access.reference.partition import load_partition
     from incognita.common.backends import openai as ob
     from incognita.common.backends.transport import Transport
     from incognita.common.cache import ResponseCache
@@ -92,9 +94,10 @@ def main() -> None:
 
     # Only the tool schemas are needed: the source stage's copy, or the pinned package's own file.
     db = ROOT / "data/source/retail/db.json"
-    world = RetailWorld(db if db.exists() else upstream_dir("retail") / "db.json")
+    world = World(get_domain("retail"), db if db.exists() else upstream_dir("retail") / "db.json")
     tools = [s.openai_schema for _, s in sorted(world.tool_schemas().items())]
-    prompts = PromptSet(ROOT / "config/prompts")
+    retail = ROOT / "config/domains/retail"
+    prompts = PromptSet(ROOT / "config/prompts", retail / "prompts", load_partition(retail / "partition.yaml"))
     direct = arm_registry(ROOT / "config/arms.yaml").arm("direct")
     base = build_request(args.turns, tools, prompts.agent(direct, ["USER"]))
     requests = [variant(base, i) for i in range(args.calls)]

@@ -20,7 +20,7 @@ them; upstream's harness gets the same repetitions.
 
 Usage: python bench/native_vs_harness.py [--reps 3] [--profile oracle] [--quick] [--results DIR]
 --quick runs the first two corpus tasks once (seconds, for CI); it still prints the table.
-Needs DIR/cards and DIR/golden (default DIR: results/; run `bin/run results/golden/replay.tsv` first).
+Needs DIR/cards/retail and DIR/golden/retail (default DIR: results/; run `bin/run results/golden/retail/replay.tsv` first).
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ sys.path.insert(0, str(ROOT))
 
 
 def ours(tasks, inputs, profile: str, reps: int) -> dict:
-    """{(task, rep): (seconds, messages, solved)} for our direct arm."""
-    from incognita.access.episodes.harness import Harness, HarnessSettings
+    """{(task, rep): (seconds, messages, solved)} for our direct arm (tasks: qualified retail ids)."""
+    from incognita.access.episodes.harness import DomainInputs, Harness, HarnessSettings
 
     design = HarnessSettings(
         arms=("direct",),
@@ -49,7 +49,15 @@ def ours(tasks, inputs, profile: str, reps: int) -> dict:
         prompts_dir=str(ROOT / "config/prompts"),
         scripted_agents=str(ROOT / "config/scripted_agents.yaml"),
     )
-    harness = Harness(design, str(ROOT / "data/source/retail/db.json"), str(ROOT / "config/partition.yaml"))
+    retail = ROOT / "config/domains/retail"
+    inputs_of = DomainInputs.of(
+        "retail",
+        db=str(ROOT / "data/source/retail/db.json"),
+        partition=str(retail / "partition.yaml"),
+        vocabulary=str(retail / "vocabulary.yaml"),
+        prompts=str(retail / "prompts"),
+    )
+    harness = Harness(design, inputs_of)
     runs = {}
     for rep in range(reps):
         for task in tasks:
@@ -63,10 +71,11 @@ def ours(tasks, inputs, profile: str, reps: int) -> dict:
 
 
 def upstream(
-    tasks, profile: str, reps: int, results: Path, out_dir: str, warm_up: bool = True, domain: str | None = None
+    tasks, profile: str, reps: int, results: Path, out_dir: str, warm_up: bool = True, upstream_loader: bool = False
 ) -> dict:
     """{(task, rep): (seconds, messages, solved)} for the upstream harness. Each run's time is
-    the time between the job's consecutive per-run log lines (run, evaluation, result file)."""
+    the time between the job's consecutive per-run log lines (run, evaluation, result file).
+    `upstream_loader`: upstream's own registered domain instead of the native job's copy."""
     from tau2.data_model.simulation import Results
 
     from incognita.access.native.native_run import NativeJob, NativeSettings, run_job
@@ -81,14 +90,14 @@ def upstream(
             seed=1,
             arms=("native",),
             models_order=(profile,),
-            tasks_json=str(ROOT / "data/source/retail/tasks.json"),
-            cards_dir=str(results / "cards"),
-            golden_dir=str(results / "golden"),
+            source_root=str(ROOT / "data/source"),
+            cards_root=str(results / "cards"),
+            golden_root=str(results / "golden"),
             profiles=str(ROOT / "config/scripted_agents.yaml"),
             out_dir=out_dir,
             archive_unrepaired=False,
             corpus=tuple(tasks),
-            domain=domain,
+            upstream_loader=upstream_loader,
         )
 
     if warm_up:  # the registry import, the database read and first-call costs
@@ -117,7 +126,9 @@ def main() -> None:
     )
     args = ap.parse_args()
 
-    from incognita.access.selection.corpus import load_corpus
+    from incognita.access.cells import load_corpus
+    from incognita.access.domain import qualify, split_task
+    from incognita.access.paths import card_file, golden_file
     from incognita.common.io import read_json
 
     results = Path(args.results)
@@ -130,16 +141,24 @@ def main() -> None:
         # test run, which otherwise left a directory behind each time).
         args.out_dir = tempfile.mkdtemp(prefix="bench-native-")
         atexit.register(shutil.rmtree, args.out_dir, ignore_errors=True)
-    tasks = [str(t) for t in load_corpus(ROOT / "config/corpus.yaml", locks=ROOT / "config/locks.yaml")["tasks"]]
+    retail = ROOT / "config/domains/retail"
+    corpus = load_corpus(retail / "corpus.yaml", locks=retail / "locks.yaml")
+    tasks = [qualify("retail", str(t)) for t in corpus["tasks"]]
     reps = args.reps
     if args.quick:
         tasks, reps = tasks[:2], 1
-    inputs = {t: (read_json(results / f"cards/{t}.json"), read_json(results / f"golden/{t}.json")) for t in tasks}
+    inputs = {
+        t: (
+            read_json(card_file(*split_task(t), root=results / "cards")),
+            read_json(golden_file(*split_task(t), root=results / "golden")),
+        )
+        for t in tasks
+    }
     ours(tasks[:2], inputs, args.profile, 1)  # warm-up
     mine = ours(tasks, inputs, args.profile, reps)
     # Upstream as shipped (its `retail` domain loads the database for every environment), and
     # as our native job runs it (incognita_retail: one validation per process).
-    theirs = upstream(tasks, args.profile, reps, results, args.out_dir, domain="retail")
+    theirs = upstream(tasks, args.profile, reps, results, args.out_dir, upstream_loader=True)
     job = upstream(tasks, args.profile, reps, results, args.out_dir)
     both = [k for k in mine if mine[k][2] and theirs[k][2]]
     print(

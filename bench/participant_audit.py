@@ -7,9 +7,9 @@ the agent restates) and with the faults of config/fidelity.yaml injected (recall
 per finding kind against the injected ground truth). Prints both tables and the time taken.
 
 Usage: python bench/participant_audit.py [--results DIR] [--profiles surveyor,prober,hasty] [--quick]
-Needs DIR/cards, DIR/golden and DIR/reference/coordination.json for all tasks (default DIR:
-results/, built by `bin/run`), and the source database under data/source/retail. --quick runs
-two tasks with one profile (for CI).
+Needs DIR/cards/retail, DIR/golden/retail and DIR/reference/retail/coordination.json for all tasks
+(default DIR: results/, built by `bin/run`), and the source database under data/source/retail.
+--quick runs two tasks with one profile (for CI).
 """
 
 from __future__ import annotations
@@ -33,7 +33,9 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="two tasks, the surveyor only")
     args = parser.parse_args()
 
-    from incognita.access.episodes.harness import Harness, HarnessSettings
+    from incognita.access.domain import domain_files, id_order, qualify
+    from incognita.access.episodes.harness import DomainInputs, Harness, HarnessSettings
+    from incognita.access.paths import card_file, coordination_file, golden_dir, golden_file
     from incognita.access.reader.fidelity_validation import fidelity_table
     from incognita.access.reader.participant_audit import AuditInputs
     from incognita.access.reader.trial_contract import FINDING_COLUMNS, frame
@@ -41,13 +43,18 @@ def main() -> None:
     from incognita.common.io import read_json, read_yaml, sha256_file
 
     results = Path(args.results)
-    tasks = sorted((p.stem for p in (results / "golden").glob("*.json")), key=int)
+    golden_root = golden_dir("retail", results / "golden")
+    tasks = sorted((p.stem for p in golden_root.glob("*.json")), key=id_order)  # retail's upstream ids
     if not tasks:
-        sys.exit(f"error: no golden trajectories under {results / 'golden'}: run bin/run first")
+        sys.exit(f"error: no golden trajectories under {golden_root}: run bin/run first")
     profiles = ["surveyor"] if args.quick else [p for p in args.profiles.split(",") if p]
     tasks = tasks[:2] if args.quick else tasks
-    reference = read_json(results / "reference" / "coordination.json")["tasks"]
-    inputs = AuditInputs(results / "cards", ROOT / "config/partition.yaml", ROOT / "config/arms.yaml")
+    reference = read_json(coordination_file("retail", results / "reference"))["tasks"]
+    retail = domain_files("retail", ROOT / "config/domains", ROOT / "data/source")
+    inputs = AuditInputs(results / "cards", {"retail": retail.partition}, ROOT / "config/arms.yaml")
+    domain_inputs = DomainInputs.of(
+        "retail", db=retail.db, partition=retail.partition, vocabulary=retail.vocabulary, prompts=retail.prompts
+    )
     faulty = read_yaml(ROOT / "config/fidelity.yaml")["participants"]
 
     def run(customer, service):
@@ -63,14 +70,15 @@ def main() -> None:
             scripted_agents=str(ROOT / "config/scripted_agents.yaml"),
             arm_registry=str(ROOT / "config/arms.yaml"),
         )
-        harness = Harness(design, str(ROOT / "data/source/retail/db.json"), str(ROOT / "config/partition.yaml"))
+        harness = Harness(design, domain_inputs)
         rows = []
         for task in tasks:
-            card_path = results / "cards" / f"{task}.json"
-            card, golden = read_json(card_path), read_json(results / "golden" / f"{task}.json")
+            card_path = card_file("retail", task, root=results / "cards")
+            card, golden = read_json(card_path), read_json(golden_file("retail", task, root=results / "golden"))
             for arm in ARMS:
                 for profile in profiles:
-                    record = harness.run_cell(arm, profile, task, 0, card, sha256_file(card_path), golden, "-")
+                    cell = (arm, profile, qualify("retail", task), 0)
+                    record = harness.run_cell(*cell, card, sha256_file(card_path), golden, "-")
                     rows.append(asdict(read_trial(record, reference[task], inputs)))
         return frame(rows)
 

@@ -34,7 +34,7 @@ def import_seconds() -> float:
 
 
 def time_run_stats(runs: int, seed: int) -> tuple[list[float], int, int]:
-    from incognita.access.reference.freeze import freeze
+    from incognita.access.freeze import freeze
     from incognita.access.stats.stats_stage import run_stats
     from incognita.access.stats.synthetic import synthetic_trials
 
@@ -42,11 +42,11 @@ def time_run_stats(runs: int, seed: int) -> tuple[list[float], int, int]:
     times, files = [], 0
     with tempfile.TemporaryDirectory() as tmp:
         table, locks = Path(tmp) / "interpretation.yaml", Path(tmp) / "locks.yaml"
-        shutil.copy(ROOT / "config" / "interpretation.yaml", table)
+        shutil.copy(ROOT / "config" / "domains" / "retail" / "interpretation.yaml", table)
         freeze(locks, names=["interpretation"], extra={"interpretation": str(table)})
         for i in range(runs):
             t = time.perf_counter()
-            files = len(run_stats(trials, table, Path(tmp) / f"out{i}", locks_path=locks))
+            files = len(run_stats(trials, [(table, locks)], Path(tmp) / f"out{i}"))
             times.append(time.perf_counter() - t)
     return times, len(trials), files
 

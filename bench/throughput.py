@@ -83,6 +83,7 @@ SEQUENTIAL_JOBS = 4  # the workflow profile's api_calls before issue #26
 KEY_ENV = "INCOGNITA_BENCH_KEY"
 MAX_IN_FLIGHT = 256  # generous: the endpoint's limits, not the client's cap, should bind
 STAGE_DIRS = ("data/source", "results/cards", "results/golden", "results/reference")
+LOCKS_VERIFIED = "results/reference/retail/locks_verified.txt"  # the lock check of the designs' one domain
 CS_TASK, CS_CONDITION, CS_LABEL = "shape_factory", "bench_simultaneous_10", "loopback"
 CS_CONDITION_FILE = """extends: baseline
 variable: group_size
@@ -131,13 +132,19 @@ class Design:
     def native_results(self) -> list[str]:
         """The native results the workflow writes: one per native cell, plus the archived run of
         each repaired task when the config archives them (`native.archive_unrepaired`)."""
-        from incognita.access.cells import native_result, repaired_tasks
+        from incognita.access.cells import repaired_tasks
+        from incognita.access.domain import domain_files, qualify, split_task
+        from incognita.access.paths import native_result
         from incognita.common.io import read_yaml
 
         if not self.native:
             return []
         archive = read_yaml(ROOT / "config/config.yaml")["native"]["archive_unrepaired"]
-        repaired = set(repaired_tasks(ROOT / "config/repairs")) if archive else set()
+        domains = {split_task(t)[0] for t in self.tasks}
+        repaired = {
+            qualify(d, t) for d in domains for t in repaired_tasks(domain_files(d, ROOT / "config/domains").repairs)
+        }
+        repaired = repaired if archive else set()
         runs = [(m, t, r, False) for m in self.models for t in self.tasks for r in range(self.reps)]
         runs += [(m, t, r, True) for m, t, r, _ in runs if t in repaired]
         return [str(native_result(m, t, r, unrepaired=u)) for m, t, r, u in runs]
@@ -147,13 +154,18 @@ def designs(quick: bool) -> dict[str, Design]:
     from incognita.common.io import read_yaml
 
     if quick:
-        return {"quick": Design("quick", "access", ["direct"], ["surveyor"], ["59"], 1)}
+        return {"quick": Design("quick", "access", ["direct"], ["surveyor"], ["retail/59"], 1)}
     smoke = read_yaml(ROOT / "config/smoke.yaml")["design"]
     return {
         "smoke": Design("smoke", "access", smoke["arms"], smoke["models"], smoke["tasks"], 1),
         # 72 cells: tasks of corpus levels 2, 3, 4 and 6 (the social arm engages that many desks).
         "access72": Design(
-            "access72", "access", ["direct", "indirect", "social"], ["surveyor", "prober"], ["59", "11", "3", "100"], 3
+            "access72",
+            "access",
+            ["direct", "indirect", "social"],
+            ["surveyor", "prober"],
+            ["retail/59", "retail/11", "retail/3", "retail/100"],
+            3,
         ),
         "collabsim": Design("collabsim", "collabsim", cs_designs=["persona", "theory"]),
     }
@@ -180,7 +192,7 @@ def profiles(d: Design) -> list[str]:
 
 def overlay(d: Design, url: dict[str, str], rpm: int, tpm: int) -> tuple[dict, list[str]]:
     """The row's config overlay and its Snakemake targets; `url` maps each profile to its endpoint."""
-    from incognita.access.cells import native_result
+    from incognita.access.paths import native_result
 
     if d.family == "access":
         cfg = {
@@ -220,7 +232,7 @@ def cs_manifests(d: Design) -> list[Path]:
 def task_stages(scratch: Path, given: str | None) -> Path:
     """A directory holding the built task stages: --stages, else the checkout's own, else one build."""
     for root in [Path(given)] if given else [ROOT]:
-        if all((root / p).exists() for p in (*STAGE_DIRS, "results/reference/locks_verified.txt")):
+        if all((root / p).exists() for p in (*STAGE_DIRS, LOCKS_VERIFIED)):
             return root
         if given:
             raise SystemExit(f"--stages {given}: not built (needs {', '.join(STAGE_DIRS)} and the lock check)")
@@ -243,7 +255,7 @@ def workflow_copy(dest: Path, stages: Path, d: Design, cs_steps: int = 0) -> Pat
             shutil.copytree(stages / rel, dest / rel, dirs_exist_ok=True)
             for path in (dest / rel).rglob("*"):
                 os.utime(path, (now + i, now + i))
-        os.utime(dest / "results/reference/locks_verified.txt", (now + len(STAGE_DIRS),) * 2)
+        os.utime(dest / LOCKS_VERIFIED, (now + len(STAGE_DIRS),) * 2)
     else:
         (dest / "config/collabsim" / CS_TASK / f"{CS_CONDITION}.yaml").write_text(
             CS_CONDITION_FILE.format(steps=cs_steps)
@@ -444,12 +456,16 @@ def run_row(d: Design, rpm: int, tpm: int, args, stages: Path, scratch: Path, ha
         from incognita.access.episodes.loopback_twins import AccessTwins
         from incognita.access.native.native_twins import NativeTwins
 
-        # The harness (database, partition, prompts) is the same for every row; the twins are per row.
-        if "harness" not in harness_box:
-            harness_box["harness"] = AccessTwins.from_workflow(wf).harness
+        # The harnesses (database, partition, prompts of each domain) are the same for every row; the
+        # twins are per row.
+        if "harnesses" not in harness_box:
+            harness_box["harnesses"] = AccessTwins.from_workflow(wf).harnesses
+        harnesses = harness_box["harnesses"]
         cards, golden = wf / "results/cards", wf / "results/golden"
-        native = NativeTwins.for_harness(harness_box["harness"], cards, golden)
-        twins = AccessTwins(harness_box["harness"], cards, golden, native)
+        settings = next(iter(harnesses.values())).design
+        vocabulary = {name: h.inputs.vocabulary for name, h in harnesses.items()}
+        native = NativeTwins(settings.scripted_agents, settings.seed, cards, golden, vocabulary)
+        twins = AccessTwins(harnesses, cards, golden, native)
     else:
         from incognita.collabsim.loopback_twins import CollabSimTwins
 
@@ -519,8 +535,10 @@ def run_row(d: Design, rpm: int, tpm: int, args, stages: Path, scratch: Path, ha
 
 def check_outputs(wf: Path, d: Design) -> list[str]:
     """Every cell ended: no error record, no missing run (the twins' tests check they end as offline)."""
+    from incognita.access.paths import episode_records
+
     if d.family == "access":
-        records = list((wf / "results/episodes").glob("*/*/*/r*.json"))
+        records = episode_records(wf / "results/episodes")
         broken = [p for p in records if json.loads(p.read_text()).get("error")]
         problems = [f"{len(broken)} error record(s), e.g. {broken[0]}"] if broken else []
         episode_cells = d.cells - (len(d.models) * len(d.tasks) * d.reps if d.native else 0)

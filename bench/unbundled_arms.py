@@ -11,8 +11,8 @@ with a card and a golden trajectory (one repetition, the design seed), and the t
 success per arm and profile, agent messages per episode, and referral events.
 
 Usage: python bench/unbundled_arms.py [--results DIR] [--profiles surveyor,prober,hasty,impatient] [--quick]
-Needs DIR/cards and DIR/golden for all tasks (default DIR: results/, built by `bin/run`), and the
-source database under data/source/retail. --quick runs two tasks with one profile (for CI).
+Needs DIR/cards/retail and DIR/golden/retail for all tasks (default DIR: results/, built by `bin/run`),
+and the source database under data/source/retail. --quick runs two tasks with one profile (for CI).
 """
 
 from __future__ import annotations
@@ -36,15 +36,18 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="two tasks, the surveyor only")
     args = parser.parse_args()
 
-    from incognita.access.episodes.harness import Harness, HarnessSettings
+    from incognita.access.domain import domain_files, id_order, qualify
+    from incognita.access.episodes.harness import DomainInputs, Harness, HarnessSettings
     from incognita.access.episodes.loop.records import Message, Referral
     from incognita.access.episodes.scripted.discovery import map_replies
+    from incognita.access.paths import card_file, golden_dir, golden_file
     from incognita.common.io import read_json
 
     results = Path(args.results)
-    tasks = sorted((p.stem for p in (results / "golden").glob("*.json")), key=int)
+    golden_root = golden_dir("retail", results / "golden")
+    tasks = sorted((p.stem for p in golden_root.glob("*.json")), key=id_order)  # retail's upstream ids
     if not tasks:
-        sys.exit(f"error: no golden trajectories under {results / 'golden'}: run bin/run first")
+        sys.exit(f"error: no golden trajectories under {golden_root}: run bin/run first")
     profiles = ["surveyor"] if args.quick else [p for p in args.profiles.split(",") if p]
     tasks = tasks[:2] if args.quick else tasks
     design = HarnessSettings(
@@ -59,7 +62,11 @@ def main() -> None:
         scripted_agents=str(ROOT / "config/scripted_agents.yaml"),
         arm_registry=str(ROOT / "config/arms.yaml"),
     )
-    harness = Harness(design, str(ROOT / "data/source/retail/db.json"), str(ROOT / "config/partition.yaml"))
+    retail = domain_files("retail", ROOT / "config/domains", ROOT / "data/source")
+    inputs = DomainInputs.of(
+        "retail", db=retail.db, partition=retail.partition, vocabulary=retail.vocabulary, prompts=retail.prompts
+    )
+    harness = Harness(design, inputs)
 
     arm = harness.arms.arm("social+map")
     roles = {h: harness.prompts.holder_parts(h, False, arm)["role"] for h in arm.owners(harness.partition)}
@@ -71,10 +78,11 @@ def main() -> None:
     counts: dict = defaultdict(lambda: [0, 0, 0, 0])  # episodes, successes, agent messages, referrals
     start = time.perf_counter()
     for task in tasks:
-        card, golden = read_json(results / "cards" / f"{task}.json"), read_json(results / "golden" / f"{task}.json")
+        card = read_json(card_file("retail", task, root=results / "cards"))
+        golden = read_json(golden_file("retail", task, root=results / "golden"))
         for name in ARMS:
             for profile in profiles:
-                record = harness.run_cell(name, profile, task, 0, card, "-", golden, "-")
+                record = harness.run_cell(name, profile, qualify("retail", task), 0, card, "-", golden, "-")
                 c = counts[(name, profile)]
                 c[0] += 1
                 c[1] += bool(record.success)

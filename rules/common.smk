@@ -222,8 +222,7 @@ def get_native_outputs():
 def design_cards(rule_built=False, tasks=None):
     """The card files of the design's tasks (or of `tasks`, qualified ids), every domain's."""
     return [
-        str(paths.card_file(*split_task(t), rule_built=rule_built))
-        for t in (DESIGN.tasks if tasks is None else tasks)
+        str(paths.card_file(*split_task(t), rule_built=rule_built)) for t in (DESIGN.tasks if tasks is None else tasks)
     ]
 
 

@@ -16,9 +16,9 @@ rule trials:
         partitions=per_domain(lambda d: FILES[d].partition),
         arm_registry=ARM_REGISTRY,
     output:
+        **paths.READER_VALIDATION,
         parquet=paths.TRIALS_TABLE,
         csv=paths.TRIALS_CSV,
-        **paths.READER_VALIDATION,
     log:
         "logs/trials.log",
     benchmark:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from incognita.access.cards.card import build_card
 from incognita.access.cards.repairs import apply_overlay, load_overlay
+from incognita.access.domain import get_domain, split_task
 from incognita.access.episodes.harness import Harness
 from incognita.access.episodes.loop.records import EpisodeRecord
 from incognita.access.episodes.scripted import make_backend
@@ -28,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 ARMS = ("direct", "indirect", "social")
 # A task the surveyor solves in the direct arm (the judge test needs a success). Task 11 was used
 # until the agent had to choose payment methods itself: its card says nothing that picks one.
-TASK = "59"
+TASK = "retail/59"
 MODEL = "surveyor"  # the model name keys the cell seed: the scripted and the API runs share it
 VOLATILE = ("wall_time_s", "usage", "models", "ground_truth")
 JUDGE = "judge"
@@ -93,12 +94,14 @@ class Twins:
 
 
 def task_inputs(harness: Harness, tasks, db, meta) -> tuple[dict, dict]:
-    """TASK's repaired card and its golden trajectory."""
-    card = build_card(tasks[TASK], db, meta)
-    overlay = ROOT / "config/repairs" / f"{TASK}.yaml"
+    """TASK's repaired card and its golden trajectory (`tasks`: the retail source tasks by upstream id)."""
+    domain, local = split_task(TASK)
+    config = ROOT / "config/domains" / domain
+    card = build_card(tasks[local], db, meta, get_domain(domain))
+    overlay = config / "repairs" / f"{local}.yaml"
     if overlay.exists():
         card = apply_overlay(card, load_overlay(overlay), overlay)
-    return card, build_golden(card, harness.world, load_vocabulary(str(ROOT / "config/vocabulary.yaml")))
+    return card, build_golden(card, harness.world, load_vocabulary(str(config / "vocabulary.yaml")))
 
 
 def scripted_episodes(harness: Harness, inputs) -> dict[str, EpisodeRecord]:

@@ -14,7 +14,8 @@ from incognita.access.cards import source
 
 ROOT = Path(__file__).resolve().parents[1]
 # The made-up tasks 901-904 that the reader's fixture episodes are written against.
-READER_REFERENCE = ROOT / "config" / "reader_validation" / "reference.json"
+RETAIL = ROOT / "config" / "domains" / "retail"  # the retail domain's config folder
+READER_REFERENCE = RETAIL / "reader_validation" / "reference.json"
 PINNED = "26.3"
 
 # The files that take minutes (a real model, a SLURM cluster, whole workflows), first. bin/test
@@ -90,7 +91,7 @@ def smoke_build(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def source_dir(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("source") / "retail"
-    source.extract(out, PINNED)
+    source.extract(out, PINNED, "retail")
     return out
 
 
@@ -118,14 +119,14 @@ def meta(source_dir) -> dict:
 def vocabulary() -> dict:
     from incognita.common.io import read_yaml
 
-    return read_yaml(ROOT / "config" / "vocabulary.yaml")
+    return read_yaml(RETAIL / "vocabulary.yaml")
 
 
 @pytest.fixture()
 def locked(tmp_path) -> tuple[Path, Path]:
     """The coordination reference of the reader's made-up tasks 901-904 (shared with the
     hand-labelled validation set) and a lock file that freezes it: (reference path, locks path)."""
-    from incognita.access.reference.freeze import write_locks
+    from incognita.access.freeze import write_locks
     from incognita.common.io import sha256_file
 
     ref = tmp_path / "coordination.json"
@@ -142,10 +143,11 @@ def repaired_card(tasks, db, meta):
     """A task's card as the pipeline builds it: rule-built, then its repair overlay if it has one."""
     from incognita.access.cards.card import build_card
     from incognita.access.cards.repairs import apply_overlay, load_overlay
+    from incognita.access.domain import get_domain
 
     def build(task_id: str) -> dict:
-        card = build_card(tasks[task_id], db, meta)
-        overlay = ROOT / "config" / "repairs" / f"{task_id}.yaml"
+        card = build_card(tasks[task_id], db, meta, get_domain("retail"))
+        overlay = RETAIL / "repairs" / f"{task_id}.yaml"
         return apply_overlay(card, load_overlay(overlay), overlay) if overlay.exists() else card
 
     return build
@@ -153,20 +155,24 @@ def repaired_card(tasks, db, meta):
 
 @pytest.fixture(scope="session")
 def task_inputs(repaired_card, source_dir):
-    """Writes the cards (repairs applied) and golden files of some tasks under a folder, as the
-    card and golden stages lay them out (`<out>/cards/<task>.json`, `<out>/golden/<task>.json`)."""
+    """Writes the cards (repairs applied) and golden files of some retail tasks (upstream ids)
+    under a folder, as the card and golden stages lay them out under their roots
+    (`<out>/cards/retail/<task>.json`, `<out>/golden/retail/<task>.json`)."""
+    from incognita.access.domain import get_domain
     from incognita.access.golden.provenance import load_vocabulary
     from incognita.access.golden.trajectory import build_golden
-    from incognita.access.golden.upstream_replay import RetailWorld
+    from incognita.access.golden.upstream_replay import World
+    from incognita.access.paths import card_file, golden_file
     from incognita.common.io import write_json
 
-    world, vocab = RetailWorld(source_dir / "db.json"), load_vocabulary(str(ROOT / "config/vocabulary.yaml"))
+    world = World(get_domain("retail"), source_dir / "db.json")
+    vocab = load_vocabulary(str(RETAIL / "vocabulary.yaml"))
 
     def write(out: Path, task_ids) -> Path:
         for task in task_ids:
             card = repaired_card(task)
-            write_json(out / "cards" / f"{task}.json", card)
-            write_json(out / "golden" / f"{task}.json", build_golden(card, world, vocab))
+            write_json(card_file("retail", task, root=out / "cards"), card)
+            write_json(golden_file("retail", task, root=out / "golden"), build_golden(card, world, vocab))
         return out
 
     return write

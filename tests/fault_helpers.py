@@ -51,7 +51,7 @@ def clone(base: Path, dest: Path) -> Path:
     return dest
 
 
-def write_design(wf: Path, base_url: str, tasks: tuple[str, ...] = ("11", "46")) -> Path:
+def write_design(wf: Path, base_url: str, tasks: tuple[str, ...] = ("retail/11", "retail/46")) -> Path:
     """The fault design: one paying model on the stub endpoint, the given tasks, the three arms
     of our harness, one repetition; the customer pays too, the desks are scripted (never asked)."""
     # Sampling (temperature 1) with the seed sent: every cell's requests are its own, so two
@@ -151,7 +151,9 @@ def start_bin_run(wf: Path, log: Path, cores: int = 1) -> subprocess.Popen:
 
 
 def records(wf: Path) -> dict[str, Path]:
-    return {str(p.relative_to(wf)): p for p in sorted((wf / "results/episodes").glob("*/*/*/r*.json"))}
+    from incognita.access.paths import episode_records
+
+    return {str(p.relative_to(wf)): p for p in episode_records(wf / "results/episodes")}
 
 
 def snapshot(paths: dict[str, Path]) -> dict[str, tuple[bytes, int]]:

@@ -154,12 +154,14 @@ def test_kill_9_of_the_workflow_then_one_bin_run_finishes(base, tmp_path):
         stub.release_held()  # the request in flight when its client died is dropped, never answered
         assert stub.answered() == paid_at_kill
         before = snapshot(records(wf))
-        by_task = {t: sorted(k for k in before if f"/stub/{t}/" in k) for t in ("11", "46")}
+        by_task = {t: sorted(k for k in before if f"/stub/{t}/" in k) for t in ("retail/11", "retail/46")}
         done = next(t for t, keys in by_task.items() if len(keys) == 3)
         cut = next(t for t, keys in by_task.items() if len(keys) == 1)
         # The killed run's lock names the files Snakemake refuses to touch until it is removed.
         locked = "".join(p.read_text() for p in (wf / ".snakemake" / "locks").glob("*.lock"))
-        assert all(f"results/episodes/{arm}/stub/{t}/r0.json" in locked for arm in ARMS for t in ("11", "46"))
+        assert all(
+            f"results/episodes/{arm}/stub/{t}/r0.json" in locked for arm in ARMS for t in ("retail/11", "retail/46")
+        )
 
         proc = bin_run(wf)
         assert "removing the lock of a Snakemake run that was killed" in proc.stderr
@@ -217,7 +219,7 @@ def test_sigterm_to_one_episode_job_leaves_no_partial_record_and_the_retry_compl
     paid_at_term = CALLS_PER_CELL + 2
     stub = StubServer(tmp_path, hold_after=paid_at_term)
     try:
-        write_design(wf, stub.base_url, tasks=("11",))
+        write_design(wf, stub.base_url, tasks=("retail/11",))
         run = start_bin_run(wf, tmp_path / "run.log", cores=1)
         try:
             wait_for(lambda: stub.events("held"), 180, "the held request")
@@ -353,13 +355,13 @@ def test_a_damaged_record_stops_the_reader_and_errors_lists_it_for_rebuild(finis
         "simulations": [
             {
                 "reward_info": {
-                    "info": {"incognita": {"model": "stub", "task": "11", "rep": 0, "seed": 1, "error": None}}
+                    "info": {"incognita": {"model": "stub", "task": "retail/11", "rep": 0, "seed": 1, "error": None}}
                 },
                 "messages": [],
             }
         ]
     }
-    native_path = wf / "results" / "native" / "stub" / "11" / "r0.json"
+    native_path = wf / "results" / "native" / "stub" / "retail" / "11" / "r0.json"
     native_path.parent.mkdir(parents=True)
     record = json.loads(good[victim])
     damage = {
@@ -380,8 +382,9 @@ def test_a_damaged_record_stops_the_reader_and_errors_lists_it_for_rebuild(finis
         "results/trials.csv",
         "--validation",
         "results/stats/reader_validation.csv",
-        "--labelled",
-        "none",
+        "--no-labelled",
+        "--domains",
+        "retail",
     ]
     stopped = 0
     for kind, (where, content) in damage.items():
@@ -570,7 +573,7 @@ def test_a_full_disk_fails_the_job_clearly_and_leaves_no_half_written_output(bas
         write_design(wf, stub.base_url)
         proc = bin_run(wf, check=False)
         assert proc.returncode != 0
-        logs = {p.stem: p.read_text() for p in (wf / "logs" / "episodes" / "stub").glob("*.log")}
+        logs = {p.stem: p.read_text() for p in (wf / "logs" / "episodes" / "stub").glob("*/*.log")}  # <domain>/<id>.log
         assert logs and all("No space left on device" in text for text in logs.values())
         for text in logs.values():
             assert "Traceback" not in text
@@ -602,8 +605,9 @@ def test_a_full_disk_fails_the_job_clearly_and_leaves_no_half_written_output(bas
             "results/trials.csv",
             "--validation",
             "results/stats/reader_validation.csv",
-            "--labelled",
-            "none",
+            "--no-labelled",
+            "--domains",
+            "retail",
             *records(wf).keys(),
         )
         assert out.returncode == 1 and "Traceback" not in out.stderr
@@ -692,4 +696,4 @@ def test_editing_a_rate_limit_reruns_nothing_and_a_sampling_setting_reruns_its_c
         cfg["participants"]["customer"]["rpm"] = 60
 
     assert plan(limits) == {}
-    assert plan(lambda cfg: cfg["models"]["stub"].update(temperature=0.5))["episodes"] == 2  # tasks 11 and 46
+    assert plan(lambda cfg: cfg["models"]["stub"].update(temperature=0.5))["episodes"] == 2  # retail/11 and retail/46

@@ -34,10 +34,11 @@ def test_a_registered_arm_runs_through_every_stage(tmp_path, task_stages):
     }
     (wf / "config/arms.yaml").write_text(yaml.safe_dump(registry, sort_keys=False))
     # A new arm is a new projection of the frozen reference: rebuilt, then re-frozen on purpose.
-    incognita(wf, "reference", "--no-verify")
-    assert re.search(r"coordination v\d+: bumped", incognita(wf, "freeze", "--bump", "--only", "coordination"))
+    incognita(wf, "reference", "--domain", "retail", "--no-verify")
+    frozen = incognita(wf, "freeze", "--domain", "retail", "--bump", "--only", "coordination")
+    assert re.search(r"coordination v\d+: bumped", frozen)
     config = yaml.safe_load((wf / "config/smoke.yaml").read_text())
-    config["design"].update(arms=["social", "social_told"], tasks=["11", "46"])
+    config["design"].update(arms=["social", "social_told"], tasks=["retail/11", "retail/46"])
     (wf / "config/told.yaml").write_text(yaml.safe_dump(config))
 
     snakemake(wf, "results/figures", "results/viewer", "--configfile", "config/told.yaml")
@@ -52,7 +53,9 @@ def test_a_registered_arm_runs_through_every_stage(tmp_path, task_stages):
     # Told what each desk does, the surveying agent asks none of them what it handles.
     def remit_questions(arm: str) -> int:
         events = [
-            e for p in (wf / "results/episodes" / arm / "surveyor").glob("*/r0.json") for e in read_json(p)["events"]
+            e
+            for p in (wf / "results/episodes" / arm / "surveyor").glob("*/*/r0.json")  # <domain>/<id>/r0.json
+            for e in read_json(p)["events"]
         ]
         return sum(e["type"] == "message" and e["sender"] == "agent" and "#remit" in e["text"] for e in events)
 

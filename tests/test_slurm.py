@@ -48,7 +48,7 @@ from slurm_cluster import (
 from workflow_helpers import ROOT, add_task_stages, copy_workflow, guarded_env, planned_jobs, snakemake
 
 SMOKE = ("--configfile", "config/smoke.yaml")
-REBUILT_TASK = "46"  # its card and golden trajectory are rebuilt under SLURM
+REBUILT_TASK = "46"  # a retail task: its card and golden trajectory are rebuilt under SLURM
 
 
 def _say(request, line: str) -> None:
@@ -85,9 +85,9 @@ def runs(request, tmp_path_factory, task_stages, smoke_build):
         t = time.monotonic()
         add_task_stages(wf, task_stages, ("data/source", "results/cards", "results/golden"))
         for path in (
-            f"results/cards/{REBUILT_TASK}.json",
-            f"results/cards/v1/{REBUILT_TASK}.json",
-            f"results/golden/{REBUILT_TASK}.json",
+            f"results/cards/retail/{REBUILT_TASK}.json",
+            f"results/cards/retail/v1/{REBUILT_TASK}.json",
+            f"results/golden/retail/{REBUILT_TASK}.json",
         ):
             (wf / path).unlink()
         times["task stages"] = time.monotonic() - t
@@ -126,7 +126,7 @@ def test_every_job_ran_as_a_slurm_job(runs):
     group's SLURM job, any other rule in a SLURM job of its own."""
     jobs_planned = planned_jobs(runs["slurm"])
     jobs_planned.pop("all", None)  # the target rule has no command: Snakemake finishes it itself
-    assert jobs_planned["cards"] == 1 and jobs_planned["golden"] == 1 and jobs_planned["episodes"] == 4
+    assert jobs_planned["cards_retail"] == 1 and jobs_planned["golden_retail"] == 1 and jobs_planned["episodes"] == 4
     groups = yaml.safe_load((ROOT / "profiles" / "slurm" / "config.yaml").read_text())["groups"]
     jobs = runs["jobs"]
     assert {j["state"] for j in jobs} == {"COMPLETED"}
@@ -165,8 +165,8 @@ def test_outputs_equal_a_local_run(runs):
     assert not missing, f"built locally, not under SLURM: {sorted(missing)[:10]}"
     assert {
         "results/trials.parquet",
-        "results/reference/coordination.json",
-        f"results/golden/{REBUILT_TASK}.json",
+        "results/reference/retail/coordination.json",
+        f"results/golden/retail/{REBUILT_TASK}.json",
         "results/collabsim/runs.parquet",
     } <= by_slurm
     assert differing(wf, local, by_slurm) == []

@@ -27,14 +27,18 @@ def test_lint_is_clean(workflow):
 
 def test_dry_run_lists_every_stage(workflow):
     jobs = planned_jobs(snakemake(workflow, "-n"))
-    assert jobs["source"] == 1 and jobs["cards"] == 1 and jobs["golden"] == 1 and jobs["audit"] == 1
-    assert jobs["oracle"] == 1 and jobs["golden_replay_table"] == 1
+    # The task stages are one rule per design domain (<stage>_<domain>): retail's.
+    assert jobs["source_retail"] == 1 and jobs["cards_retail"] == 1 and jobs["golden_retail"] == 1
+    assert jobs["audit_retail"] == 1 and jobs["oracle_retail"] == 1 and jobs["golden_replay_table_retail"] == 1
+    assert jobs["reference_retail"] == 1 and jobs["verify_locks_retail"] == 1
 
 
 def test_the_smoke_design_leaves_the_all_task_checks_out(workflow):
     jobs = planned_jobs(snakemake(workflow, "-n", "--configfile", "config/smoke.yaml"))
-    assert jobs["cards"] == 1 and jobs["golden"] == 1 and jobs["reference"] == 1  # the lock covers every task
-    assert not {"audit", "oracle", "golden_replay_table"} & set(jobs)
+    assert (
+        jobs["cards_retail"] == 1 and jobs["golden_retail"] == 1 and jobs["reference_retail"] == 1
+    )  # the lock covers every task
+    assert not {"audit_retail", "oracle_retail", "golden_replay_table_retail"} & set(jobs)
 
 
 def test_broken_config_names_the_key(workflow, tmp_path):
@@ -72,7 +76,11 @@ def test_a_bad_model_entry_stops_a_dry_run_with_one_line(workflow, tmp_path, ove
             "config key design.arms: unknown arm(s) ['tools'] (registered in config/arms.yaml: direct,",
         ),
         ("design:\n  models: [nosuch]\n", "config key design.models: ['nosuch'] are not keys of models"),
-        ("design:\n  tasks: ['5']\n", "config key design.tasks: ['5'] are not in the frozen corpus"),
+        (
+            "design:\n  tasks: ['retail/5']\n",
+            "config key design.tasks: ['retail/5'] are not in the design domains' frozen corpora",
+        ),
+        ("domains: [retail, airline]\n", "config key domains: unknown domain 'airline'"),
     ],
 )
 def test_a_bad_design_stops_a_dry_run_with_one_line(workflow, tmp_path, overlay, line):
@@ -89,17 +97,17 @@ def test_editing_one_overlay_rebuilds_the_cards_and_changes_only_that_card(tmp_p
     """The cards job builds every task in one process; an edited overlay re-runs it, and the
     rewritten cards of the other tasks keep their bytes."""
     wf = copy_workflow(tmp_path)
-    targets = ["results/cards/46.json", "results/cards/2.json"]
+    targets = ["results/cards/retail/46.json", "results/cards/retail/2.json"]
     snakemake(wf, *targets)
     unchanged = snakemake(wf, "-n", *targets)
     assert "Nothing to be done" in unchanged.stdout + unchanged.stderr
-    before = {p.name: p.read_bytes() for p in (wf / "results" / "cards").glob("*.json")}
-    overlay = wf / "config" / "repairs" / "46.yaml"
+    before = {p.name: p.read_bytes() for p in (wf / "results" / "cards" / "retail").glob("*.json")}
+    overlay = wf / "config" / "domains" / "retail" / "repairs" / "46.yaml"
     overlay.write_text(overlay.read_text().replace("Return the air purifier", "Please return the air purifier"))
     proc = snakemake(wf, "-n", *targets)
-    assert planned_jobs(proc) == {"cards": 1}
+    assert planned_jobs(proc) == {"cards_retail": 1}
     snakemake(wf, *targets)
-    after = {p.name: p.read_bytes() for p in (wf / "results" / "cards").glob("*.json")}
+    after = {p.name: p.read_bytes() for p in (wf / "results" / "cards" / "retail").glob("*.json")}
     assert len(before) == len(after) == 114
     assert [name for name in before if before[name] != after[name]] == ["46.json"]
     assert "Please return the air purifier" in after["46.json"].decode()
@@ -123,12 +131,13 @@ def test_smoke_profile_end_to_end(smoke_build, tmp_path):
     wf = smoke_build
     net_log = wf / SMOKE_NET_LOG
     assert not net_log.exists(), f"outbound connections attempted offline:\n{net_log.read_text()}"
-    native_logs = "".join(p.read_text() for p in (wf / "logs" / "native").glob("*.log"))
+    native_logs = "".join(p.read_text() for p in (wf / "logs" / "native").rglob("*.log"))
+    assert native_logs
     assert "connect" not in native_logs.lower() and "github" not in native_logs.lower()
     trials = pd.read_parquet(wf / "results" / "trials.parquet")
     assert len(trials) == 16
     assert set(trials["arm"]) == {"direct", "indirect", "social", "native"}
-    assert set(trials["model"]) == {"surveyor", "impatient"} and set(trials["task"]) == {"11", "46"}
+    assert set(trials["model"]) == {"surveyor", "impatient"} and set(trials["task"]) == {"retail/11", "retail/46"}
     assert not trials["excluded"].any()
     assert (trials.groupby("arm").size() == 4).all()
     figures = {p.name for p in (wf / "results" / "figures").iterdir()}

@@ -30,13 +30,18 @@ def copy_workflow(dest: Path) -> Path:
 # Tests whose subject is a later stage take them from one build per test session (the
 # `task_stages` fixture, tests/conftest.py) instead of building them again; the smoke design's
 # end-to-end test (tests/test_workflow.py) builds them through Snakemake.
+# The retail domain's, the design's one domain (rules/source.smk, cards.smk, golden.smk and
+# reference.smk: the rules source_retail, cards_retail, golden_retail, reference_retail and
+# verify_locks_retail).
 TASK_STAGE_STEPS = (
-    ("source", "--out", "data/source/retail", "--version", "26.3"),
-    ("cards", "--version", "26.3", "all"),
-    ("golden", "--cards-dir", "results/cards", "--out-dir", "results/golden"),
-    ("reference", "--out", "results/reference/coordination.json"),
+    ("source", "--domain", "retail", "--out", "data/source/retail", "--version", "26.3"),
+    ("cards", "--domain", "retail", "--version", "26.3", "all"),
+    ("golden", "--domain", "retail", "--cards-dir", "results/cards/retail", "--out-dir", "results/golden/retail"),
+    ("reference", "--domain", "retail", "--out", "results/reference/retail/coordination.json"),
 )
 TASK_STAGE_DIRS = ("data/source", "results/cards", "results/golden", "results/reference")
+TASK_STAGE_LOCKS = "config/domains/retail/locks.yaml"
+TASK_STAGE_VERIFIED = "results/reference/retail/locks_verified.txt"
 
 
 def build_task_stages(dest: Path) -> Path:
@@ -46,9 +51,14 @@ def build_task_stages(dest: Path) -> Path:
     for step in TASK_STAGE_STEPS:
         proc = subprocess.run([sys.executable, "-m", "incognita", *step], cwd=dest, capture_output=True, text=True)
         assert proc.returncode == 0, f"incognita {step[0]} failed:\n{proc.stdout}\n{proc.stderr}"
-    proc = subprocess.run([sys.executable, "-m", "incognita", "verify-locks"], cwd=dest, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "incognita", "verify-locks", "--locks", TASK_STAGE_LOCKS],
+        cwd=dest,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
-    (dest / "results/reference/locks_verified.txt").write_text(proc.stdout)
+    (dest / TASK_STAGE_VERIFIED).write_text(proc.stdout)
     return dest
 
 
@@ -128,8 +138,9 @@ def stable_native(doc: dict) -> dict:
 
 
 def scripted_harness(source_dir: Path, arms, models: dict, repetitions: int = 1, **settings):
-    """Our harness with the shipped prompts, partition and scripted population (seed 20260820,
-    budget 300): what the harness tests build. `settings` override HarnessSettings fields."""
+    """Our harness of the retail domain with the shipped prompts, partition and scripted
+    population (seed 20260820, budget 300): what the harness tests build. `settings` override
+    HarnessSettings fields."""
     from incognita.access.episodes.harness import Harness, HarnessSettings
 
     design = HarnessSettings(
@@ -146,7 +157,22 @@ def scripted_harness(source_dir: Path, arms, models: dict, repetitions: int = 1,
             **settings,
         }
     )
-    return Harness(design, str(source_dir / "db.json"), str(ROOT / "config/partition.yaml"))
+    return Harness(design, retail_inputs(source_dir))
+
+
+def retail_inputs(source_dir: Path, **paths: str):
+    """What a harness of the retail domain reads: the extracted database and the shipped holder
+    maps, vocabulary and prompts of config/domains/retail/ (`paths` override them)."""
+    from incognita.access.episodes.harness import DomainInputs
+
+    retail = ROOT / "config/domains/retail"
+    shipped = {
+        "db": str(source_dir / "db.json"),
+        "partition": str(retail / "partition.yaml"),
+        "vocabulary": str(retail / "vocabulary.yaml"),
+        "prompts": str(retail / "prompts"),
+    }
+    return DomainInputs.of("retail", **{**shipped, **paths})
 
 
 def local_model_config(wf: Path, base_url: str, **design) -> Path:
@@ -163,8 +189,8 @@ def local_model_config(wf: Path, base_url: str, **design) -> Path:
     return path
 
 
-def local_model_records(wf: Path, model: str, task: str = "11") -> dict[str, dict]:
-    """The episode and native records of one model on one task (repetition 0), by relative path."""
+def local_model_records(wf: Path, model: str, task: str = "retail/11") -> dict[str, dict]:
+    """The episode and native records of one model on one task (a qualified id; repetition 0), by relative path."""
     files = [
         *(wf / "results" / "episodes").glob(f"*/{model}/{task}/r0.json"),
         *(wf / "results" / "native").glob(f"{model}/{task}/r0.json"),

@@ -15,16 +15,18 @@ from incognita.access.episodes import harness as harness_module
 from incognita.access.episodes.loop.records import Message, event_to_dict
 from incognita.access.golden.provenance import load_vocabulary
 from incognita.access.golden.trajectory import build_golden
-from incognita.access.reference.partition import SOCIAL_DESKS, load_partition
+from incognita.access.reference.partition import load_partition
 from incognita.common.io import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "config" / "arms.yaml"
+RETAIL = ROOT / "config" / "domains" / "retail"  # the arms are bound to retail's partition here
+SOCIAL_DESKS = ("Aster", "Boreal", "Cygnus", "Dorian", "Elara", "Fenn")
 
 
 @pytest.fixture(scope="module")
 def partition():
-    return load_partition(ROOT / "config" / "partition.yaml")
+    return load_partition(RETAIL / "partition.yaml")
 
 
 def write_registry(tmp_path: Path, arms: dict) -> Path:
@@ -62,8 +64,9 @@ def test_the_shipped_entries_are_the_papers_three_arms(partition):
         (lambda a: a["social"]["prompts"].pop("agent"), "arms.social.prompts: expected a mapping with agent, service"),
         (lambda a: a.update(native=a["direct"]), "arms.native: reserved"),
         (lambda a: a["social"].update(referral="yes"), "arms.social.referral: expected true or false"),
-        (lambda a: a["social"].update(names={"Aster": "the accounts desk"}), "arms.social.names: expected a mapping"),
-        (lambda a: a["social"].update(names={"Aster": "Desk", "Boreal": "Desk"}), "arms.social.names: two holders"),
+        (lambda a: a["social"].update(names={"Aster": "Accounts"}), "arms.social.names: expected the name of a naming"),
+        (lambda a: a["social"].update(names="two words"), "arms.social.names: expected the name of a naming"),
+        (lambda a: a["direct"].update(names="descriptive"), "arms.direct.names: there are no holders"),
         (lambda a: a["direct"].update(referral=True), "arms.direct.referral: there are no holders"),
         (lambda a: a["social"]["prompts"].update(conduct=""), "arms.social.prompts.conduct: expected a file name"),
         (lambda a: a.update({"so cial": a["direct"]}), "arms.so cial: an arm's name"),
@@ -86,10 +89,25 @@ def test_a_holder_map_the_partition_lacks_is_named_when_the_arm_is_bound(tmp_pat
         registry.arm("social").owners(partition)
     with pytest.raises(InputError, match=r"no arm 'solo' \(registered: direct, indirect, social, social\+map"):
         registry.arm("solo")
-    arms["social"].update(holders="social", names={"Vega": "Desk"})
+    arms["social"].update(holders="social", names="plain")
     registry = load_arm_registry(write_registry(tmp_path, arms))
-    with pytest.raises(InputError, match=r"arms\.social\.names: Vega hold\(s\) nothing in map 'social'"):
+    with pytest.raises(
+        InputError, match=r"arms\.social\.names: 'plain' is not a naming of map 'social' of .*names: descriptive\)"
+    ):
         registry.arm("social").owners(partition)
+    arms["social"].update(holders="indirect", names="descriptive")  # a naming of another map
+    registry = load_arm_registry(write_registry(tmp_path, arms))
+    with pytest.raises(InputError, match=r"'descriptive' is not a naming of map 'indirect' .*names: none\)"):
+        registry.arm("social").owners(partition)
+
+
+def test_a_naming_shows_the_holders_under_other_names(partition):
+    named = load_arm_registry(SHIPPED).arm("social+named")
+    shown = named.shown_names(partition)
+    assert sorted(shown) == list(SOCIAL_DESKS) and shown["Fenn"] == "PendingOrders"
+    assert list(named.owners(partition)) == sorted(shown.values())
+    assert named.prompt_name("PendingOrders", partition) == "Fenn" and named.prompt_name("Fenn", partition) == "Fenn"
+    assert load_arm_registry(SHIPPED).arm("social").shown_names(partition) == {}
 
 
 def test_the_design_lists_registered_arms_only(tmp_path):
@@ -108,7 +126,7 @@ def test_the_design_lists_registered_arms_only(tmp_path):
 def task46(source_dir, repaired_card):
     card = repaired_card("46")
     world = scripted_harness(source_dir, ("direct",), {}).world
-    return card, build_golden(card, world, load_vocabulary(str(ROOT / "config/vocabulary.yaml")))
+    return card, build_golden(card, world, load_vocabulary(str(RETAIL / "vocabulary.yaml")))
 
 
 def events(record) -> list[dict]:
@@ -126,8 +144,8 @@ def test_an_arm_is_its_entry_not_its_name(tmp_path, source_dir, task46, monkeypa
         source_dir, ("social", "desks_again"), {"surveyor": "scripted:surveyor"}, arm_registry=str(registry)
     )
     card, golden = task46
-    social = harness.run_cell("social", "surveyor", "46", 0, card, "-", golden, "-")
-    again = harness.run_cell("desks_again", "surveyor", "46", 0, card, "-", golden, "-")
+    social = harness.run_cell("social", "surveyor", "retail/46", 0, card, "-", golden, "-")
+    again = harness.run_cell("desks_again", "surveyor", "retail/46", 0, card, "-", golden, "-")
     assert social.turns > 5 and events(again) == events(social)
     assert (again.success, again.final_db_hash) == (social.success, social.final_db_hash)
 
@@ -144,7 +162,7 @@ def test_declared_decides_whether_the_agent_must_ask_who_holds_what(tmp_path, so
     card, golden = task46
 
     def asked_vega_for_its_remit(arm: str) -> bool:
-        record = harness.run_cell(arm, "surveyor", "46", 0, card, "-", golden, "-")
+        record = harness.run_cell(arm, "surveyor", "retail/46", 0, card, "-", golden, "-")
         to_vega = [e for e in record.events if isinstance(e, Message) and e.sender == "agent" and e.recipient == "Vega"]
         return any("#remit" in m.text for m in to_vega)
 

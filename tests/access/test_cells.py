@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import shutil
 from pathlib import Path
 
 import pytest
@@ -10,28 +11,27 @@ import yaml
 
 from incognita.access.cells import (
     Cell,
+    design_files,
     design_from_config,
     design_models,
-    episode_record,
-    episode_records,
-    native_result,
     record_path,
     repaired_tasks,
 )
 from incognita.access.cost_assumptions import Assumptions
+from incognita.access.freeze import LockError
 from incognita.access.planning.cost_estimate import Estimator
-from incognita.access.reference.freeze import LockError
-from incognita.access.taxonomy import HARNESS_ARMS
 from incognita.access.planning.workflow_config import load_config
+from incognita.access.taxonomy import HARNESS_ARMS
 from incognita.common.io import InputError, read_yaml
 from incognita.common.prices import load_prices
 
 ROOT = Path(__file__).resolve().parents[2]
+RETAIL = ROOT / "config" / "domains" / "retail"
 
 
 @pytest.fixture
 def config(monkeypatch) -> dict:
-    """The default config, read from the checkout (its corpus and locks paths are relative)."""
+    """The default config, read from the checkout (its domains' folders are relative paths)."""
     monkeypatch.chdir(ROOT)
     return read_yaml(ROOT / "config/config.yaml")
 
@@ -44,50 +44,68 @@ def with_design(config: dict, **changes) -> dict:
 
 def test_the_default_design(config):
     design = design_from_config(config)
-    corpus = [str(t) for t in read_yaml(ROOT / "config/corpus.yaml")["tasks"]]
+    corpus = [f"retail/{t}" for t in read_yaml(RETAIL / "corpus.yaml")["tasks"]]
+    assert design.domains == ("retail",) and list(design_files(config)) == ["retail"]
     assert design.rotation == ("direct", "indirect", "social", "native") and design.native
     assert design.episode_arms == HARNESS_ARMS
     assert design.models == tuple(config["models"])  # design.models: null
-    assert design.tasks == tuple(corpus)  # design.tasks: null, in corpus order
+    assert design.tasks == tuple(corpus)  # design.tasks: null, in corpus order, qualified ids
+    assert design.tasks_of("retail") == tuple(t.split("/")[1] for t in corpus)
     assert (design.repetitions, design.seed, design.budget) == (3, 20260820, 300)
-    repaired = set(repaired_tasks(ROOT / "config/repairs"))
+    repaired = {f"retail/{t}" for t in repaired_tasks(RETAIL / "repairs")}
     assert design.unrepaired_tasks == tuple(t for t in corpus if t in repaired) and design.unrepaired_tasks
 
 
 def test_cells_run_arm_by_arm_and_native_apart(config):
-    design = design_from_config(with_design(config, tasks=["46", "11"], models=["prober", "surveyor"], repetitions=2))
+    tasks = ["retail/46", "retail/11"]
+    design = design_from_config(with_design(config, tasks=tasks, models=["prober", "surveyor"], repetitions=2))
     cells = design.cells()
-    assert len(cells) == 3 * 2 * 2 * 2 and cells[0] == Cell("direct", "prober", "46", 0)
-    assert cells[:4] == [Cell("direct", "prober", t, r) for t in ("46", "11") for r in (0, 1)]
+    assert len(cells) == 3 * 2 * 2 * 2 and cells[0] == Cell("direct", "prober", "retail/46", 0)
+    assert cells[:4] == [Cell("direct", "prober", t, r) for t in tasks for r in (0, 1)]
     assert {c.arm for c in cells} == set(HARNESS_ARMS)
-    assert design.native_cells()[0] == Cell("native", "prober", "46", 0) and len(design.native_cells()) == 8
+    assert design.native_cells()[0] == Cell("native", "prober", "retail/46", 0) and len(design.native_cells()) == 8
     no_native = design_from_config(with_design(config, arms=["social", "direct"]))
     assert no_native.episode_arms == ("social", "direct") and no_native.native_cells() == []
 
 
 def test_tasks_are_the_corpus_or_a_subset_of_it(config):
-    assert design_from_config(with_design(config, tasks=["46", "11"])).tasks == ("46", "11")
-    with pytest.raises(InputError, match=r"^config key design\.tasks: \['5'\] are not in the frozen corpus"):
-        design_from_config(with_design(config, tasks=["11", "5"]))
+    chosen = design_from_config(with_design(config, tasks=["retail/46", "retail/11"]))
+    assert chosen.tasks == ("retail/46", "retail/11") and chosen.tasks_of("retail") == ("46", "11")
+    with pytest.raises(InputError, match=r"^config key design\.tasks: \['retail/5'\] are not in the design domains'"):
+        design_from_config(with_design(config, tasks=["retail/11", "retail/5"]))
+    with pytest.raises(InputError, match=r"^config key design\.tasks: '11' is not a qualified task id"):
+        design_from_config(with_design(config, tasks=["11"]))  # an upstream id alone names no domain
+    with pytest.raises(InputError, match=r"\['retail/11'\] listed more than once"):
+        design_from_config(with_design(config, tasks=["retail/11", "retail/11"]))
 
 
-def test_the_corpus_is_read_with_its_lock_verified(config, tmp_path):
-    edited = tmp_path / "corpus.yaml"
-    edited.write_text((ROOT / "config/corpus.yaml").read_text() + "# an edit\n")
-    config["corpus"]["file"] = str(edited)
+def test_the_design_domains_are_registered_once_each(config):
+    with pytest.raises(InputError, match=r"^config key domains: unknown domain 'airline'"):
+        design_from_config({**config, "domains": ["retail", "airline"]})
+    with pytest.raises(InputError, match=r"^config key domains: \['retail'\] listed more than once"):
+        design_from_config({**config, "domains": ["retail", "retail"]})
+
+
+def test_the_corpus_is_read_with_its_lock_verified(config, tmp_path, monkeypatch):
+    """Each domain's corpus (config/domains/<name>/corpus.yaml) is checked against its locks file."""
+    shutil.copytree(ROOT / "config", tmp_path / "config")
+    monkeypatch.chdir(tmp_path)
+    design_from_config(with_design(config, tasks=["retail/11"]))  # the copy is as frozen
+    corpus = tmp_path / "config/domains/retail/corpus.yaml"
+    corpus.write_text(corpus.read_text() + "# an edit\n")
     with pytest.raises(LockError, match="changed since it was frozen"):
-        design_from_config(with_design(config, tasks=["11"]))
+        design_from_config(with_design(config, tasks=["retail/11"]))
 
 
 def test_the_estimate_and_the_workflow_share_one_tasks_rule(config):
     """The cost estimate reads the design here too: the same tasks, models and arms, and a task
     outside the corpus stops it as it stops the workflow."""
     prices = load_prices(ROOT / "config/prices.yaml")
-    for cfg in (config, with_design(config, tasks=["46", "11"], models=["hasty"])):
+    for cfg in (config, with_design(config, tasks=["retail/46", "retail/11"], models=["hasty"])):
         est = Estimator(cfg, prices, Assumptions())
         assert est.design == design_from_config(cfg) and est.tasks == list(est.design.tasks)
     with pytest.raises(InputError, match="config key design.tasks"):
-        Estimator(with_design(config, tasks=["5"]), prices, Assumptions())
+        Estimator(with_design(config, tasks=["retail/5"]), prices, Assumptions())
 
 
 def test_models_are_design_models_or_every_model(config):
@@ -118,21 +136,8 @@ def test_no_archive_without_archive_unrepaired(config):
 
 
 def test_record_paths():
-    assert episode_record("social", "prober", "46", 2) == Path("results/episodes/social/prober/46/r2.json")
-    assert native_result("prober", "46", 0) == Path("results/native/prober/46/r0.json")
-    assert native_result("prober", "46", 0, unrepaired=True) == Path(
-        "results/native/archive/unrepaired/prober/46/r0.json"
-    )
-    # The workflow builds its patterns with the same functions, wildcards left in place.
-    assert str(episode_record("direct", "{model}", "{task}", 0)) == "results/episodes/direct/{model}/{task}/r0.json"
-    assert record_path(Cell("native", "m", "11", 1), "e", "n") == Path("n/m/11/r1.json")
-    assert record_path(Cell("direct", "m", "11", 1), "e", "n") == Path("e/direct/m/11/r1.json")
-
-
-def test_episode_records_lists_the_record_layout(tmp_path):
-    written = [episode_record(a, "m", t, 0, tmp_path) for a in ("social", "direct") for t in ("2", "11")]
-    for path in [*written, tmp_path / "manifest.tsv", tmp_path / "direct" / "m" / "notes.json"]:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("{}")
-    assert episode_records(tmp_path) == sorted(written)
-    assert episode_records(tmp_path / "absent") == []
+    """A cell's record, under its qualified task id (incognita.access.paths lays them out)."""
+    assert record_path(Cell("native", "m", "retail/11", 1), "e", "n") == Path("n/m/retail/11/r1.json")
+    assert record_path(Cell("direct", "m", "retail/11", 1), "e", "n") == Path("e/direct/m/retail/11/r1.json")
+    assert record_path(Cell("social", "m", "retail/11", 0)) == Path("results/episodes/social/m/retail/11/r0.json")
+    assert record_path(Cell("native", "m", "retail/11", 0)) == Path("results/native/m/retail/11/r0.json")

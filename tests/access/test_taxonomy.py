@@ -40,7 +40,7 @@ ALLOWED = {
     ),
     ("incognita/access/reference/partition.py", "social"): (
         1,
-        "DESK_MAP, the six desks' holder map (config/partition.yaml, holder_maps.social): a config value",
+        "DESK_MAP, the desks' holder map (a domain's partition.yaml, holder_maps.social): a config value",
     ),
 }
 
@@ -209,12 +209,14 @@ def test_a_count_is_printed_white_on_a_dark_bar_and_black_on_a_light_one():
 
 
 def test_the_viewer_prints_the_failure_types_description_as_its_rule(monkeypatch):
+    from incognita.access.reader.trial_reading import CallKeys
     from incognita.viewer.failure_rule import explain
 
     task = {"information_items": {"customer": [], "service": []}, "arms": {taxonomy.DIRECT: {"required_calls": []}}}
+    calls = CallKeys.of("retail/1")
     for number, name in enumerate(taxonomy.FAILURE_TYPES, start=1):
-        shown = explain([], task, taxonomy.DIRECT, name)
+        shown = explain([], task, taxonomy.DIRECT, name, calls)
         assert (shown["rule"], shown["question"]) == (number, taxonomy.outcome_record(name).description)
     changed = dataclasses.replace(taxonomy.outcome_record(taxonomy.NEVER_REQUESTED), description="asked nobody")
     monkeypatch.setitem(taxonomy._OUTCOMES, taxonomy.NEVER_REQUESTED, changed)
-    assert explain([], task, taxonomy.DIRECT, taxonomy.NEVER_REQUESTED)["question"] == "asked nobody"
+    assert explain([], task, taxonomy.DIRECT, taxonomy.NEVER_REQUESTED, calls)["question"] == "asked nobody"

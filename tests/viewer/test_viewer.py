@@ -1,8 +1,9 @@
 """The trajectory viewer (incognita.viewer, docs/viewer.md), tested in a real browser.
 
 The site is built from the smoke design's records, committed under tests/fixtures/viewer/
-(16 trials: 12 episodes of our arms, 4 native runs, the trials table and the two tasks'
-entries of the coordination reference), plus one CollabSim run made here (a real run of the
+(16 trials of the retail tasks 11 and 46: 12 episodes of our arms, 4 native runs, the trials
+table, and the two tasks' entries of retail's coordination reference under reference/retail/),
+plus one CollabSim run made here (a real run of the
 smoke design's condition takes a second, so it is not committed). Headless Chromium is
 Debian's (`/usr/bin/chromium`, installed with apt when missing and we are root), driven by
 Playwright with that executable: no browser is downloaded.
@@ -22,11 +23,13 @@ import sys
 import threading
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "viewer"
+REFERENCE_ROOT = FIXTURES / "reference"  # <root>/retail/coordination.json
 CHROMIUM = "/usr/bin/chromium"
 # Flags that work on a machine with a closed network: no background traffic, no sandbox (root).
 CHROMIUM_ARGS = [
@@ -39,12 +42,19 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 # The fixture episode with a known failure type: the impatient agent in the social arm of
-# task 11 reaches two desks, gets no read accepted and never attempts the return.
-FIXTURE_EPISODE = ("social", "impatient", "11", 0)
+# task retail/11 reaches two desks, gets no read accepted and never attempts the return.
+FIXTURE_EPISODE = ("social", "impatient", "retail/11", 0)
 FIXTURE_LABEL = "requested_not_obtained"
 # An injected message text: it must come out as text, never as markup or code.
 HOSTILE = '<img src=x onerror="window.pwned=1"><script>window.pwned=1</script> & "quotes"'
-HOSTILE_EPISODE = ("direct", "surveyor", "46", 0)
+HOSTILE_EPISODE = ("direct", "surveyor", "retail/46", 0)
+
+
+def route(*parts) -> str:
+    """A site address from its parts, each URI-encoded as the site's links are (V.href): a
+    qualified task id is one part (`retail%2F11`)."""
+    return "/".join(quote(str(p), safe="") for p in parts)
+
 
 os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
 
@@ -132,8 +142,8 @@ def site(tmp_path_factory) -> Path:
             str(out),
             "--trials",
             str(FIXTURES / "trials.parquet"),
-            "--reference",
-            str(FIXTURES / "coordination.json"),
+            "--reference-root",
+            str(REFERENCE_ROOT),
             "--episodes",
             str(_edited_copy(tmp / "episodes")),
             "--native",
@@ -293,7 +303,7 @@ def test_episode_page_shows_events_labels_and_the_reference(page, site, trials):
     assert row["failure_type"].item() == FIXTURE_LABEL  # the fixture is what this test says it is
     record = json.loads((FIXTURES / "episodes" / arm / model / task / f"r{rep}.json").read_text())
     open_route(page, site.resolve().as_uri() + "/index.html", "trials")
-    page.click(f"a[href^='#{arm}/{model}/{task}/{rep}?in=trials']")  # the index row links to its episode
+    page.click(f"a[href^='#{route(arm, model, task, rep)}?in=trials']")  # the index row links to its episode
     page.wait_for_selector(f"[data-key='{arm}/{model}/{task}/{rep}']")
     # One lane per participant: the agent, the customer, all six desks, the environment.
     lanes = page.locator(".tl-head .lane-name").evaluate_all("els => els.map(e => e.title)")
@@ -315,7 +325,7 @@ def test_episode_page_shows_events_labels_and_the_reference(page, site, trials):
     assert link.inner_text() == f"✓ turn {record['events'][release]['turn']}"
     link.click()
     page.wait_for_selector(f"#e{release}.focus")
-    assert page.url.endswith(f"#{arm}/{model}/{task}/{rep}/e{release}")
+    assert page.url.endswith(f"#{route(arm, model, task, rep, f'e{release}')}")
     assert "✗" in page.inner_text("[data-testid=reference]")
 
 
@@ -342,7 +352,7 @@ def audited_site(tmp_path_factory) -> tuple[Path, int, dict]:
     out = tmp / "site"
     proc = subprocess.run(
         [sys.executable, "-m", "incognita", "view", "--out", str(out), "--trials", str(tmp / "trials.parquet"),
-         "--reference", str(FIXTURES / "coordination.json"), "--episodes", str(FIXTURES / "episodes"),
+         "--reference-root", str(REFERENCE_ROOT), "--episodes", str(FIXTURES / "episodes"),
          "--native", str(FIXTURES / "native"), "--no-collabsim"],
         check=False, cwd=ROOT, capture_output=True, text=True,
     )  # fmt: skip
@@ -352,12 +362,12 @@ def audited_site(tmp_path_factory) -> tuple[Path, int, dict]:
 
 def test_the_participant_audit_marks_its_findings_on_the_timeline(page, site, audited_site):
     arm, model, task, rep = FIXTURE_EPISODE
-    route = f"{arm}/{model}/{task}/{rep}"
-    open_route(page, site.resolve().as_uri() + "/index.html", route)  # a table read without the audit
+    address = route(arm, model, task, rep)
+    open_route(page, site.resolve().as_uri() + "/index.html", address)  # a table read without the audit
     assert "has no audit for this trial" in page.inner_text("[data-testid=audit]")
     assert page.locator(".timeline .badge", has_text="audit:").count() == 0
     out, event, finding = audited_site
-    open_route(page, out.resolve().as_uri() + "/index.html", route)
+    open_route(page, out.resolve().as_uri() + "/index.html", address)
     panel = page.inner_text("[data-testid=audit]")
     assert "replies audited\n7" in panel.replace("\t", "\n") and "no participant fault found" in panel
     assert f"named tool {finding['participant']}, turn {finding['turn']}: get_order_details" in panel
@@ -372,7 +382,7 @@ def test_the_participant_audit_marks_its_findings_on_the_timeline(page, site, au
 
 def test_event_filters_and_lane_focus(page, site):
     arm, model, task, rep = FIXTURE_EPISODE
-    open_route(page, site.resolve().as_uri() + "/index.html", f"{arm}/{model}/{task}/{rep}")
+    open_route(page, site.resolve().as_uri() + "/index.html", route(arm, model, task, rep))
     total = page.locator(".timeline .tl-row[data-kind]").count()
     page.uncheck(".tl-filters input[data-kind=message]")
     shown = page.locator(".timeline .tl-row[data-kind]:visible").count()
@@ -473,9 +483,9 @@ def test_a_collabsim_stats_row_links_to_its_runs(page, site):
 
 
 def test_native_run_renders_from_the_harness_format(page, site):
-    doc = json.loads((FIXTURES / "native" / "surveyor" / "11" / "r0.json").read_text())
+    doc = json.loads((FIXTURES / "native" / "surveyor" / "retail" / "11" / "r0.json").read_text())
     sim = doc["simulations"][0]
-    open_route(page, site.resolve().as_uri() + "/index.html", "native/surveyor/11/0")
+    open_route(page, site.resolve().as_uri() + "/index.html", route("native", "surveyor", "retail/11", 0))
     text = page.inner_text("[data-testid=outcome]")
     assert sim["termination_reason"] in text and "reward" in text
     calls = sum(len(m.get("tool_calls") or []) for m in sim["messages"])
@@ -485,12 +495,12 @@ def test_native_run_renders_from_the_harness_format(page, site):
 
 def test_matched_views_put_the_arms_side_by_side(page, site, trials):
     base = site.resolve().as_uri() + "/index.html"
-    open_route(page, base, "task/11")
-    assert page.locator("table.matrix tbody tr").count() == trials[trials["task"] == "11"]["model"].nunique()
+    open_route(page, base, route("task", "retail/11"))
+    assert page.locator("table.matrix tbody tr").count() == trials[trials["task"] == "retail/11"]["model"].nunique()
     assert page.locator("table.matrix a.chip.success, table.matrix a.chip.failed").count() == int(
-        (trials["task"] == "11").sum()
+        (trials["task"] == "retail/11").sum()
     )
-    open_route(page, base, "compare/impatient/11/0")
+    open_route(page, base, route("compare", "impatient", "retail/11", 0))
     assert page.locator(".compare-head").count() == 4
     assert page.locator(".compare-cell[data-arm=native] .compare-row").count() > 0
     # One lane set per arm, named in its header: social's six desks, indirect's Vega.
@@ -498,7 +508,7 @@ def test_matched_views_put_the_arms_side_by_side(page, site, trials):
     assert lanes("social") == ["agent", "USER", "Aster", "Boreal", "Cygnus", "Dorian", "Elara", "Fenn", "ENVIRONMENT"]
     assert lanes("indirect") == ["agent", "USER", "Vega", "ENVIRONMENT"]
     # Aligned by turn: every arm's cell of a band holds that arm's events of that turn.
-    record = json.loads((FIXTURES / "episodes" / "social" / "impatient" / "11" / "r0.json").read_text())
+    record = json.loads((FIXTURES / "episodes" / "social" / "impatient" / "retail" / "11" / "r0.json").read_text())
     turns = {e["turn"] for e in record["events"]}
     for t in turns:
         n = sum(e["turn"] == t for e in record["events"])
@@ -534,7 +544,7 @@ def test_the_pages_take_the_arms_and_failure_types_from_the_site_data(page, site
     base = site.resolve().as_uri() + "/index.html"
     open_route(page, base, "tasks")
     assert page.locator("table.grid thead th").all_inner_texts()[3:] == list(taxonomy.ALL_ARMS)
-    open_route(page, base, "task/11")  # the fixture's social impatient r0 is requested_not_obtained
+    open_route(page, base, route("task", "retail/11"))  # the fixture's social impatient r0 is requested_not_obtained
     assert page.locator("td[data-arm=social] a.chip.failed").all_inner_texts() == ["r0 RNO"]
     assert "RNO requested not obtained" in page.inner_text("section.page")
 
@@ -584,7 +594,7 @@ def test_collabsim_index_and_run_with_probes_at_their_actions(page, site, tmp_pa
 
 def test_model_output_is_shown_as_text(page, site):
     arm, model, task, rep = HOSTILE_EPISODE
-    open_route(page, site.resolve().as_uri() + "/index.html", f"{arm}/{model}/{task}/{rep}")
+    open_route(page, site.resolve().as_uri() + "/index.html", route(arm, model, task, rep))
     assert HOSTILE in page.inner_text("[data-testid=timeline]")
     assert page.evaluate("window.pwned") is None
     assert page.locator(".timeline img, .timeline script").count() == 0
@@ -592,7 +602,7 @@ def test_model_output_is_shown_as_text(page, site):
 
 def test_protocol_errors_refusals_and_truncation_are_drawn(page, site):
     arm, model, task, rep = HOSTILE_EPISODE
-    open_route(page, site.resolve().as_uri() + "/index.html", f"{arm}/{model}/{task}/{rep}")
+    open_route(page, site.resolve().as_uri() + "/index.html", route(arm, model, task, rep))
     for event in RARE_EVENTS:
         assert page.locator(f".tl-row[data-kind={event['type']}]").last.is_visible()
     text = page.inner_text("[data-testid=timeline]")
@@ -622,13 +632,16 @@ def test_served_on_loopback(page, site):
 
 def test_reference_ticks_add_up_to_the_readers_measures(trials):
     """The checklist counts what the reader counts: its ticks give the trial's measures."""
+    from incognita.access.domain import split_task
     from incognita.common.io import read_json
     from incognita.viewer.episode_page import episode_page
 
-    reference = read_json(FIXTURES / "coordination.json")
+    reference = read_json(REFERENCE_ROOT / "retail" / "coordination.json")  # keyed by retail's upstream ids
     for row in trials[trials["arm"] != "native"].to_dict("records"):
         path = FIXTURES / "episodes" / row["arm"] / row["model"] / row["task"] / f"r{row['rep']}.json"
-        page = episode_page(path, {"failure_type": row["failure_type"]}, reference["tasks"][row["task"]])
+        task = reference["tasks"][split_task(row["task"])[1]]
+        page = episode_page(path, {"failure_type": row["failure_type"]}, task)
+        assert page["reference"]["task"] == row["task"]  # the checklist names the qualified id
         ref = page["reference"]
         assert sum(i["at"] is not None for i in ref["items"]) / len(ref["items"]) == pytest.approx(
             row["information_acquisition"]
@@ -646,7 +659,7 @@ def test_reference_ticks_add_up_to_the_readers_measures(trials):
 def test_a_missing_record_stops_the_build_with_its_path(tmp_path):
     episodes = tmp_path / "episodes"
     shutil.copytree(FIXTURES / "episodes", episodes)
-    (episodes / "social" / "impatient" / "11" / "r0.json").unlink()
+    (episodes / "social" / "impatient" / "retail" / "11" / "r0.json").unlink()
     proc = subprocess.run(
         [
             sys.executable,
@@ -657,8 +670,8 @@ def test_a_missing_record_stops_the_build_with_its_path(tmp_path):
             str(tmp_path / "site"),
             "--trials",
             str(FIXTURES / "trials.parquet"),
-            "--reference",
-            str(FIXTURES / "coordination.json"),
+            "--reference-root",
+            str(REFERENCE_ROOT),
             "--episodes",
             str(episodes),
             "--native",
@@ -671,7 +684,7 @@ def test_a_missing_record_stops_the_build_with_its_path(tmp_path):
         text=True,
     )
     assert proc.returncode == 2
-    assert "social/impatient/11/r0.json" in proc.stderr and not (tmp_path / "site").exists()
+    assert "social/impatient/retail/11/r0.json" in proc.stderr and not (tmp_path / "site").exists()
 
 
 # --------------------------------------------------------------------------- measuring by hand
@@ -726,9 +739,13 @@ def _page_loads(browser, url: str, site: Path) -> None:
         if path is None:
             continue
         parts = path.relative_to(site / "data" / kind).with_suffix("").parts
-        route = "/".join([*parts[:-1], parts[-1][1:]]) if kind == "episodes" else "collabsim/" + "/".join(parts)
+        if kind == "episodes":  # <arm>/<model>/<domain>/<id>/r<rep>: the qualified task one part of the route
+            arm, model, *task, last = parts
+            address = route(arm, model, "/".join(task), last[1:])
+        else:
+            address = "collabsim/" + "/".join(parts)
         start = time.perf_counter()
-        open_route(page, url, route)
+        open_route(page, url, address)
         elapsed = time.perf_counter() - start
         events = page.locator(".timeline .tl-row[data-kind]").count()
         print(
@@ -740,14 +757,14 @@ def _page_loads(browser, url: str, site: Path) -> None:
 def _screenshots(browser, url: str, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     page = browser.new_page(viewport={"width": 1280, "height": 800})
-    for name, route in (
+    for name, address in (
         ("viewer-index", "trials?arm=social&sort=-turns"),
-        ("viewer-episode", "social/surveyor/3/0/e79"),
-        ("viewer-task", "task/11"),
+        ("viewer-episode", route("social", "surveyor", "retail/3", 0, "e79")),
+        ("viewer-task", route("task", "retail/11")),
         ("viewer-collabsim", "collabsim/map_task/canvas_visibility/scripted/persona/s1"),
     ):
         page.goto("about:blank")
-        page.goto(f"{url}#{route}")
+        page.goto(f"{url}#{address}")
         page.wait_for_selector("body[data-ready]")
         page.screenshot(path=str(out / f"{name}.png"))
         print(f"{out / name}.png")

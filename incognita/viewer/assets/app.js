@@ -44,7 +44,7 @@
     }
     const shown = app.querySelector("[data-key]");
     const key = pageKey(parts);
-    if (key && shown && shown.dataset.key === key && parts.length > key.split("/").length) {
+    if (key && shown && shown.dataset.key === key && parts.length > V.keyParts(key).length) {
       V.focusEvent(parts[parts.length - 1]);  // same page, another event: no reload
       return;
     }

@@ -59,7 +59,7 @@
         const q = new URLSearchParams(query);
         if (state.hidden.size) q.set("hide", [...state.hidden].join(",")); else q.delete("hide");
         if (state.lane) q.set("lane", state.lane); else q.delete("lane");
-        history.replaceState(null, "", V.href(page.key.split("/"), q));
+        history.replaceState(null, "", V.href(V.keyParts(page.key), q));
       },
     };
   }
@@ -77,7 +77,7 @@
     const list = new URLSearchParams([...query].filter(([k]) => k !== "hide" && k !== "lane"));
     const back = new URLSearchParams([...list].filter(([k]) => k !== "in"));
     const go = (i, label) => i >= 0 && i < keys.length
-      ? V.h("a", { href: V.href(keys[i].split("/"), list), "data-testid": label }, label === "previous" ? "← previous" : "next →")
+      ? V.h("a", { href: V.href(V.keyParts(keys[i]), list), "data-testid": label }, label === "previous" ? "← previous" : "next →")
       : V.h("span", { class: "muted" }, label === "previous" ? "← previous" : "next →");
     return V.h("nav", { class: "list-nav", "data-testid": "list-nav" }, go(at - 1, "previous"), " · ",
       at >= 0 ? `${at + 1} of ${keys.length} in ` : `not in the ${keys.length} trials of `,
@@ -90,7 +90,7 @@
       const [from, to, content] = drawing(e);
       const row = tl.row({ id: "e" + i, when: `${V.isMissing(e.turn) ? "" : e.turn}`, from, to, kind: e.type, content });
       row.dataset.lanes = [from, to].filter(Boolean).join(" ");
-      row.querySelector(".when").append(V.h("a", { class: "permalink", href: V.href([...page.key.split("/"), "e" + i]),
+      row.querySelector(".when").append(V.h("a", { class: "permalink", href: V.href([...V.keyParts(page.key), "e" + i]),
         title: "link to this event" }, "#"));
       for (const f of (page.findings || []).filter((x) => x.event === i)) {
         row.querySelector(".content").append(V.badge("audit: " + f.kind.replace(/_/g, " "), "bad", f.detail));
@@ -108,7 +108,7 @@
   /* A link to the event where a reference item was satisfied, or why it was not. */
   function at(page, where, open) {
     if (!where) return V.h("span", { class: "no", title: open || "" }, "✗ " + (open || "never"));
-    return V.h("a", { class: "yes", href: V.href([...page.key.split("/"), "e" + where.event]) }, `✓ turn ${where.turn}`);
+    return V.h("a", { class: "yes", href: V.href([...V.keyParts(page.key), "e" + where.event]) }, `✓ turn ${where.turn}`);
   }
 
   function checklist(page) {
@@ -174,7 +174,7 @@
         V.h("p", { class: "hint" }, "The trials table has no audit for this trial (read with --no-audit, or by an older reader)."));
     }
     const items = page.findings.map((f) => V.h("li", {}, V.badge(f.kind.replace(/_/g, " "), "bad"), ` ${f.participant}, `,
-      V.h("a", { href: V.href([...page.key.split("/"), "e" + f.event]) }, `turn ${f.turn}`), ": ", V.h("code", {}, f.detail)));
+      V.h("a", { href: V.href([...V.keyParts(page.key), "e" + f.event]) }, `turn ${f.turn}`), ": ", V.h("code", {}, f.detail)));
     return V.h("section", { class: "panel", "data-testid": "audit" }, head,
       V.facts([["replies audited", t.participant_messages],
         ["attribution", t.failure_attribution ? t.failure_attribution.replace(/_/g, " ") : "none (not an acquisition failure)"]]),
@@ -228,7 +228,7 @@
   V.episodeView = async function (parts, query = new URLSearchParams()) {
     const [arm, model, task, rep] = parts;
     const key = `${arm}/${model}/${task}/${rep}`;
-    const page = await V.load(key, V.episodeFile(arm, model, task, rep));
+    const page = await V.load(key, V.episodeData(arm, model, task, rep));
     const native = page.kind === "native";
     const side = native ? harness(page) : [outcome(page), reading(page), audit(page), checklist(page), usage(page)];
     return V.h("section", { class: "page episode", "data-key": key },
@@ -255,7 +255,7 @@
     const arms = V.arms();
     const have = trialKeys();
     const pages = await Promise.all(arms.map((arm) => have.has(`${arm}/${model}/${task}/${rep}`)
-      ? V.load(`${arm}/${model}/${task}/${rep}`, V.episodeFile(arm, model, task, rep)) : null));
+      ? V.load(`${arm}/${model}/${task}/${rep}`, V.episodeData(arm, model, task, rep)) : null));
     /* Each event's turn band: its own turn, or the band before it for one without a turn. */
     const bands = new Map();
     pages.forEach((page, a) => {

@@ -77,8 +77,8 @@
     const items = pages.map(([p, links], i) => {
       const key = index.pages[p][0];
       const eventLinks = [...new Set(links)].slice(0, 8).map((link) => V.h("li", {},
-        V.h("a", { href: V.href([...key.split("/"), link]) }, link), " ", loaded[i] ? snippet(eventText(loaded[i], link), used) : ""));
-      return V.h("li", { class: "hit", "data-hit": key }, V.h("a", { href: V.href(key.split("/")) }, key),
+        V.h("a", { href: V.href([...V.keyParts(key), link]) }, link), " ", loaded[i] ? snippet(eventText(loaded[i], link), used) : ""));
+      return V.h("li", { class: "hit", "data-hit": key }, V.h("a", { href: V.href(V.keyParts(key)) }, key),
         ` · ${links.length} event${links.length === 1 ? "" : "s"}`, V.h("ul", {}, eventLinks));
     });
     const trialsLink = V.h("a", { href: V.href(["trials"], new URLSearchParams([["q", q]])) }, "these trials in the index");

@@ -95,11 +95,16 @@
 
   V.episodeHref = (arm, model, task, rep) => V.href([arm, model, task, rep]);
 
-  /* A trial's data file: data/episodes/<arm>/<model>/<domain>/<id>/r<rep>.js. The task is its
-     qualified id (retail/46), whose "/" is a folder of the path, so each part is encoded alone. */
-  V.episodeFile = (arm, model, task, rep) =>
-    `data/episodes/${[arm, model, ...String(task).split("/")].map(encodeURIComponent).join("/")}` +
-    `/r${encodeURIComponent(rep)}.js`;
+  /* A page key's route parts. A trial's key is arm/model/task/rep whose task is a qualified id
+     (<domain>/<upstream id>): one part, which V.href encodes. CollabSim keys split at every "/". */
+  V.keyParts = (key) => {
+    const p = key.split("/");
+    return p[0] === "collabsim" || p.length <= 4 ? p : [p[0], p[1], p.slice(2, -1).join("/"), p[p.length - 1]];
+  };
+
+  /* A trial's data file, as the site writes it: data/episodes/<arm>/<model>/<domain>/<id>/r<rep>.js. */
+  V.episodeData = (arm, model, task, rep) => "data/episodes/" +
+    [arm, model, ...String(task).split("/")].map(encodeURIComponent).join("/") + `/r${encodeURIComponent(rep)}.js`;
 
   V.badge = (text, kind, title) => V.h("span", { class: "badge " + (kind || ""), title: title }, text);
 

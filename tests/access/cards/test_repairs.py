@@ -6,6 +6,7 @@ import pytest
 
 from incognita.access.cards.card import build_card, validate_card
 from incognita.access.cards.repairs import apply_overlay, load_overlay
+from incognita.access.domain import get_domain
 from incognita.common.io import InputError
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -14,8 +15,8 @@ REPAIRED = ["2", "3", "11", "30", "37", "38", "46", "59"]
 
 @pytest.mark.parametrize("task_id", REPAIRED)
 def test_shipped_overlays_apply(tasks, db, meta, task_id):
-    path = ROOT / "config" / "repairs" / f"{task_id}.yaml"
-    base = build_card(tasks[task_id], db, meta)
+    path = ROOT / "config" / "domains" / "retail" / "repairs" / f"{task_id}.yaml"
+    base = build_card(tasks[task_id], db, meta, get_domain("retail"))
     card = apply_overlay(base, load_overlay(path, set(tasks)), path)
     validate_card(card, str(path))
     assert card["card_version"] == 2 and base["card_version"] == 1
@@ -61,16 +62,17 @@ def test_overlay_covers_out_of_range(tmp_path, tasks, db, meta):
         "requests:\n  - demand: x\n    covers: [7]\n",
     )
     with pytest.raises(InputError, match=r"requests\[0\].covers"):
-        apply_overlay(build_card(tasks["2"], db, meta), load_overlay(path), path)
+        apply_overlay(build_card(tasks["2"], db, meta, get_domain("retail")), load_overlay(path), path)
 
 
 @pytest.mark.parametrize("task_id", ["0", "1"])
 def test_overlays_adding_a_preference_keep_to_the_source_words(tasks, db, meta, task_id):
     """Tasks 0 and 1: the customer's 'Google Home' for the catalog's 'Google Assistant'."""
-    from incognita.access.cards.source_words import contains_span, source_text
+    from incognita.access.cards.text import contains_span
+    from incognita.access.domains.retail.source_words import source_text
 
-    path = ROOT / "config" / "repairs" / f"{task_id}.yaml"
-    base = build_card(tasks[task_id], db, meta)
+    path = ROOT / "config" / "domains" / "retail" / "repairs" / f"{task_id}.yaml"
+    base = build_card(tasks[task_id], db, meta, get_domain("retail"))
     card = apply_overlay(base, load_overlay(path, set(tasks)), path)
     validate_card(card, str(path))
     assert card["card_version"] == 2 and card["reference_actions"] == base["reference_actions"]

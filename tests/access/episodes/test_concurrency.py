@@ -17,7 +17,7 @@ from incognita.access.episodes.harness import arm_order
 from incognita.access.taxonomy import HARNESS_ARMS as ARMS
 
 ROOT = Path(__file__).resolve().parents[3]
-TASK, MODELS = "11", ["surveyor", "impatient"]
+TASK, MODELS = "retail/11", ["surveyor", "impatient"]
 WALL_CLOCK = ("wall_time_s",)
 
 
@@ -28,8 +28,8 @@ def harness(source_dir):
 
 @pytest.fixture(scope="module")
 def inputs(task_inputs, tmp_path_factory):
-    out = task_inputs(tmp_path_factory.mktemp("inputs"), [TASK])
-    return str(out / "cards" / f"{TASK}.json"), str(out / "golden" / f"{TASK}.json")
+    out = task_inputs(tmp_path_factory.mktemp("inputs"), [TASK.split("/")[1]])
+    return str(out / "cards" / f"{TASK}.json"), str(out / "golden" / f"{TASK}.json")  # <root>/retail/11.json
 
 
 def records(paths: list[Path]) -> dict[str, dict]:
@@ -38,7 +38,7 @@ def records(paths: list[Path]) -> dict[str, dict]:
         doc = json.loads(Path(path).read_text())
         for field in WALL_CLOCK:
             doc.pop(field)
-        out[str(Path(path).relative_to(Path(path).parents[3]))] = doc
+        out[str(Path(path).relative_to(Path(path).parents[4]))] = doc  # <arm>/<model>/<domain>/<id>/r<rep>.json
     return out
 
 
@@ -97,7 +97,7 @@ def test_harness_marks_the_longest_expected_arm_as_critical(source_dir):
     assert harness.critical_arms == {"social"}
 
     def backend(arm):
-        cell = {"family": "access", "arm": arm, "model": "gpt-x", "task": "11", "rep": 0}
+        cell = {"family": "access", "arm": arm, "model": "gpt-x", "task": TASK, "rep": 0}
         return harness._make(harness.design.models["gpt-x"], "agent", {}, cell)
 
     assert backend("social").critical and not backend("direct").critical and not backend("indirect").critical

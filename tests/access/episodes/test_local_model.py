@@ -52,7 +52,7 @@ def test_smollm2_through_the_workflow_in_every_arm_and_natively(tmp_path, task_s
     assert len(first) == 4
     protocol_errors = []
     for arm in ARMS:
-        record = first[f"results/episodes/{arm}/smollm2/11/r0.json"]
+        record = first[f"results/episodes/{arm}/smollm2/retail/11/r0.json"]
         assert record["error"] is None, record["error"]
         assert record["termination"] in ("final", "truncated") and isinstance(record["success"], bool)
         assert record["usage"]["agent"]["calls"] > 0 and record["usage"]["agent"]["cache_misses"] > 0
@@ -60,7 +60,7 @@ def test_smollm2_through_the_workflow_in_every_arm_and_natively(tmp_path, task_s
         protocol_errors += [e for e in record["events"] if e["type"] == "protocol_error"]
     assert protocol_errors and all(e["reason"] for e in protocol_errors)
 
-    native = Results.load(wf / "results/native/smollm2/11/r0.json")  # the harness's own loader
+    native = Results.load(wf / "results/native/smollm2/retail/11/r0.json")  # the harness's own loader
     facts = native.simulations[0].reward_info.info["incognita"]
     assert facts["error"] is None, facts["error"]
     assert native.info.agent_info.llm == "incognita/agent/smollm2-135m-instruct"

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 import pytest
-from workflow_helpers import twin_entry
+from workflow_helpers import retail_inputs, twin_entry
 
 from incognita.access.episodes.harness import Harness, HarnessSettings
 from incognita.access.episodes.loopback_twins import AccessTwins
@@ -22,7 +22,7 @@ from incognita.access.taxonomy import HARNESS_ARMS as ARMS
 from incognita.common.loopback import LoopbackServer
 
 ROOT = Path(__file__).resolve().parents[3]
-TASK, MODEL, PROFILE, REPS = "59", "bench-model", "surveyor", 2
+TASK, MODEL, PROFILE, REPS = "retail/59", "bench-model", "surveyor", 2
 KEY_ENV = "INCOGNITA_TWINS_TEST_KEY"
 # What differs between the two runs of a cell: the clock, the call counters (cache hits, tokens,
 # cost), the model entries as configured, and what only a scripted agent in the process can tell.
@@ -46,12 +46,12 @@ def design(models: dict, customer, service) -> HarnessSettings:
 @pytest.fixture(scope="module")
 def harness(source_dir):
     offline = design({MODEL: f"scripted:{PROFILE}"}, "scripted:customer", "scripted:desk")
-    return Harness(offline, str(source_dir / "db.json"), str(ROOT / "config/partition.yaml"))
+    return Harness(offline, retail_inputs(source_dir))
 
 
 @pytest.fixture(scope="module")
 def inputs(task_inputs, tmp_path_factory) -> Path:
-    return task_inputs(tmp_path_factory.mktemp("inputs"), [TASK])
+    return task_inputs(tmp_path_factory.mktemp("inputs"), [TASK.split("/")[1]])
 
 
 def run(harness: Harness, inputs: Path, out: Path, workers: int) -> dict[str, dict]:

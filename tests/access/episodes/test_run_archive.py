@@ -8,6 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from incognita.access.episodes.run_archive import archive_runs, check_one_version
+from incognita.access.paths import episode_record
 from incognita.access.reader import trials_builder as reader
 from incognita.cli import main
 from incognita.common.io import InputError
@@ -32,7 +33,7 @@ def test_the_reader_refuses_a_record_of_another_card(locked, tmp_path):
     path = tmp_path / "stale.json"
     path.write_text(json.dumps(stale))
     with pytest.raises(InputError, match=r"stale.json from card ffffffffffff; runs of different card versions"):
-        reader.build_trials([*EPISODES, path], ref, locks_path=locks)
+        reader.build_trials([*EPISODES, path], {"retail": (ref, locks)})
 
 
 def _live_tree(root: Path) -> Path:
@@ -40,7 +41,7 @@ def _live_tree(root: Path) -> Path:
     for src in EPISODES[:3]:
         doc = json.loads(src.read_text())
         cell = doc["cell"]
-        dest = results / "episodes" / cell["arm"] / cell["model"] / cell["task"] / f"r{cell['rep']}.json"
+        dest = episode_record(cell["arm"], cell["model"], cell["task"], cell["rep"], results / "episodes")
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(src, dest)
     (results / "trials.csv").write_text("arm\n")
@@ -51,20 +52,21 @@ def test_archive_copies_runs_with_a_manifest_and_never_overwrites(tmp_path):
     results = _live_tree(tmp_path)
     locks = tmp_path / "locks.yaml"
     locks.write_text("artifacts: {}\n")
-    target = archive_runs(results, "cards-v3", locks)
+    target = archive_runs(results, "cards-v3", {"retail": locks, "mock": tmp_path / "none.yaml"})
     assert target == results / "archive" / "cards-v3"
     live = sorted(p.relative_to(results) for p in (results / "episodes").rglob("*.json"))
     kept = sorted(p.relative_to(target) for p in (target / "episodes").rglob("*.json"))
     assert kept == live and len(kept) == 3  # copied, and the live tree is untouched
     manifest = json.loads((target / "MANIFEST.json").read_text())
     assert manifest["runs"] == {"episodes": 3, "native": 0}
-    assert manifest["copied"] == ["episodes", "trials.csv"] and manifest["locks"] == "artifacts: {}\n"
+    assert manifest["copied"] == ["episodes", "trials.csv"] and manifest["locks"] == {"retail": "artifacts: {}\n"}
+    assert list(manifest["cards"]) == ["retail/901", "retail/902"]  # tasks by their qualified ids, in order
     assert all(v[0].startswith("v") for v in manifest["cards"].values())
     assert not list((results / "archive").glob(".*"))  # no staging directory left behind
     with pytest.raises(InputError, match="already archived"):
-        archive_runs(results, "cards-v3", locks)
+        archive_runs(results, "cards-v3", {"retail": locks})
     with pytest.raises(InputError, match="expected a plain name"):
-        archive_runs(results, "../elsewhere", locks)
+        archive_runs(results, "../elsewhere", {"retail": locks})
 
 
 def test_archive_command_and_an_empty_tree(tmp_path):
@@ -75,4 +77,4 @@ def test_archive_command_and_an_empty_tree(tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
     with pytest.raises(InputError, match="no episodes/ or native/ to archive"):
-        archive_runs(empty, "x", tmp_path / "none.yaml")
+        archive_runs(empty, "x", {"retail": tmp_path / "none.yaml"})

@@ -13,10 +13,13 @@ from workflow_helpers import scripted_harness
 from incognita.access.episodes.loop.records import GatewayDecision, Message, Referral
 from incognita.access.golden.provenance import load_vocabulary
 from incognita.access.golden.trajectory import build_golden
-from incognita.access.reference.partition import RETAIL_TOOLS, SOCIAL_DESKS
+from incognita.access.reference.partition import load_partition
 from incognita.common.io import InputError
 
 ROOT = Path(__file__).resolve().parents[3]
+RETAIL = ROOT / "config/domains/retail"
+RETAIL_TOOLS = load_partition(RETAIL / "partition.yaml").tools
+SOCIAL_DESKS = load_partition(RETAIL / "partition.yaml").desks("social")
 ARMS = ("social", "social+map", "social+referral", "social-3", "social+named")
 MODELS = {m: f"scripted:{m}" for m in ("surveyor", "prober")}
 
@@ -29,12 +32,12 @@ def harness(source_dir):
 @pytest.fixture(scope="module")
 def task46(harness, repaired_card):
     card = repaired_card("46")
-    return card, build_golden(card, harness.world, load_vocabulary(str(ROOT / "config/vocabulary.yaml")))
+    return card, build_golden(card, harness.world, load_vocabulary(str(RETAIL / "vocabulary.yaml")))
 
 
 def run(harness, task46, arm: str, model: str = "surveyor"):
     card, golden = task46
-    return harness.run_cell(arm, model, "46", 0, card, "-", golden, "-")
+    return harness.run_cell(arm, model, "retail/46", 0, card, "-", golden, "-")
 
 
 def agent_messages(record, to: str | None = None) -> list[Message]:
@@ -118,7 +121,7 @@ def test_named_desks_are_the_six_desks_under_other_names(harness, task46):
     owners = arm.owners(harness.partition)
     social = harness.arms.arm("social").owners(harness.partition)
     assert sorted(owners.values(), key=sorted) == sorted(social.values(), key=sorted)
-    assert owners["PendingOrders"] == social["Fenn"] and arm.prompt_name("PendingOrders") == "Fenn"
+    assert owners["PendingOrders"] == social["Fenn"] and arm.prompt_name("PendingOrders", harness.partition) == "Fenn"
     # Each named desk speaks from the role text of the desk it renames.
     assert harness.prompts.service(arm, "Returns", False, list(owners)) == harness.prompts.service(
         harness.arms.arm("social"), "Boreal", False, list(social)

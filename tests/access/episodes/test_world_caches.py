@@ -12,9 +12,10 @@ from incognita.access.episodes.loop.tool_gateway import Gateway
 
 @pytest.fixture(scope="module")
 def world(source_dir):
-    from incognita.access.golden.upstream_replay import RetailWorld
+    from incognita.access.domain import get_domain
+    from incognita.access.golden.upstream_replay import World
 
-    return RetailWorld(source_dir / "db.json")
+    return World(get_domain("retail"), source_dir / "db.json")
 
 
 def test_cached_schemas_are_upstreams(world):

@@ -23,9 +23,8 @@ def stats_dir(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("stats")
     run_stats(
         synthetic_trials(seed=3),
-        ROOT / "config/interpretation.yaml",
+        [(ROOT / "config/domains/retail/interpretation.yaml", ROOT / "config/domains/retail/locks.yaml")],
         out,
-        locks_path=ROOT / "config/locks.yaml",
         splits=20,
         exploratory=SPEC,
     )

@@ -1,5 +1,5 @@
 """The hash from cached record text equals upstream's `get_db_hash`, and a database given back
-to the world is clean again (incognita.access.golden.db_hashing, RetailWorld.release).
+to the world is clean again (incognita.access.golden.db_hashing, World.release).
 
 Upstream's own hash (tau2's `get_db_hash`, `get_dict_hash`) is the reference throughout:
 nothing here compares the fast hash with itself."""
@@ -10,13 +10,14 @@ import pytest
 from pydantic import BaseModel
 from tau2.utils.utils import get_dict_hash
 
+from incognita.access.domain import get_domain
 from incognita.access.golden.db_hashing import CleanDbHasher
-from incognita.access.golden.upstream_replay import RetailWorld
+from incognita.access.golden.upstream_replay import World
 
 
 @pytest.fixture(scope="module")
-def world(source_dir) -> RetailWorld:
-    return RetailWorld(source_dir / "db.json")
+def world(source_dir) -> World:
+    return World(get_domain("retail"), source_dir / "db.json")
 
 
 def test_clean_hash_is_upstreams(world):

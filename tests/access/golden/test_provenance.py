@@ -22,7 +22,7 @@ from incognita.access.golden.provenance import (
 from incognita.common.io import InputError
 
 ROOT = Path(__file__).resolve().parents[3]
-VOCAB_PATH = ROOT / "config" / "vocabulary.yaml"
+VOCAB_PATH = ROOT / "config" / "domains" / "retail" / "vocabulary.yaml"
 
 
 def test_pointers_escape_walk_and_resolve():

@@ -16,12 +16,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from incognita.access.domain import get_domain
 from incognita.access.golden.information_tracing import _available_count, _collections
 from incognita.access.golden.provenance import leaves, load_vocabulary, resolve_pointer, result_doc
 from incognita.access.golden.trajectory import build_golden, check_golden
 from incognita.access.golden.upstream_replay import (
     REPLAY_HEADER,
-    RetailWorld,
+    World,
     reference_actions_of,
     replay_calls,
     replay_rows,
@@ -33,12 +34,12 @@ from incognita.common.io import InputError, read_json
 
 ROOT = Path(__file__).resolve().parents[3]
 FIX = ROOT / "tests" / "fixtures" / "golden_cards"
-VOCAB_PATH = ROOT / "config" / "vocabulary.yaml"
+VOCAB_PATH = ROOT / "config" / "domains" / "retail" / "vocabulary.yaml"
 
 
 @pytest.fixture(scope="module")
-def world(source_dir) -> RetailWorld:
-    return RetailWorld(source_dir / "db.json")
+def world(source_dir) -> World:
+    return World(get_domain("retail"), source_dir / "db.json")
 
 
 @pytest.fixture(scope="module")
@@ -400,7 +401,7 @@ def test_a_read_outside_the_task_sources_nothing(world, vocab):
 
 
 def test_the_entity_scope(world, vocab):
-    from incognita.access.golden.entity_scope import Scope
+    from incognita.access.domains.retail.entity_scope import Scope
 
     # Named order, its owner, all her orders and their products; a product the request names.
     doc = build_golden(card("2"), world, vocab)
@@ -494,7 +495,7 @@ def test_each_replay_starts_from_a_clean_database(world):
 
 def test_cli_golden_pairs_and_replay_table(tmp_path, source_dir):
     runner = CliRunner()
-    args = ["golden", "--db", str(source_dir / "db.json"), "--vocabulary", str(VOCAB_PATH)]
+    args = ["golden", "--domain", "retail", "--db", str(source_dir / "db.json"), "--vocabulary", str(VOCAB_PATH)]
     for task in ("0", "57"):
         args += ["--card", str(FIX / f"{task}.json"), "--out", str(tmp_path / f"{task}.json")]
     res = runner.invoke(main, args)
@@ -519,6 +520,10 @@ def test_cli_golden_pairs_and_replay_table(tmp_path, source_dir):
             "replay-table",
             "--verify",
             str(source_dir / "db.json"),
+            "--domain",
+            "retail",
+            "--cards-dir",
+            str(FIX),
             "--out",
             str(tmp_path / "replay2.tsv"),
             str(tmp_path / "0.json"),
@@ -541,6 +546,8 @@ def test_cli_batch_form_reports_every_failure(tmp_path, source_dir):
         main,
         [
             "golden",
+            "--domain",
+            "retail",
             "--db",
             str(source_dir / "db.json"),
             "--vocabulary",
@@ -557,9 +564,9 @@ def test_cli_batch_form_reports_every_failure(tmp_path, source_dir):
 
 
 def test_cli_rejects_unpaired_options(tmp_path):
-    res = CliRunner().invoke(main, ["golden", "--card", str(FIX / "0.json")])
+    res = CliRunner().invoke(main, ["golden", "--domain", "retail", "--card", str(FIX / "0.json")])
     assert res.exit_code == 2 and "one --out per --card" in res.output
-    res = CliRunner().invoke(main, ["golden", "--cards-dir", str(tmp_path)])
+    res = CliRunner().invoke(main, ["golden", "--domain", "retail", "--cards-dir", str(tmp_path)])
     assert res.exit_code == 2 and "go together" in res.output
 
 
@@ -578,8 +585,8 @@ def all_golden(task_stages, tasks) -> dict:
     overlays, then the golden stage), as the `incognita cards` and `incognita golden` commands
     built them for the test session (`task_stages`; the golden command stops on any task whose
     trajectory cannot be built or does not replay to upstream's hash)."""
-    cards = {t: read_json(task_stages / "results" / "cards" / f"{t}.json") for t in tasks}
-    docs = {t: read_json(task_stages / "results" / "golden" / f"{t}.json") for t in tasks}
+    cards = {t: read_json(task_stages / "results" / "cards" / "retail" / f"{t}.json") for t in tasks}
+    docs = {t: read_json(task_stages / "results" / "golden" / "retail" / f"{t}.json") for t in tasks}
     return {"docs": docs, "cards": cards}
 
 

@@ -6,11 +6,12 @@ import math
 from pathlib import Path
 
 import pytest
-from workflow_helpers import stable_native
+from workflow_helpers import retail_inputs, stable_native
 
 from incognita.access.cards.card import build_card
 from incognita.access.cards.repairs import apply_overlay, load_overlay
-from incognita.access.cells import native_result
+from incognita.access.cells import load_corpus
+from incognita.access.domain import domain_files, get_domain, qualify
 from incognita.access.episodes.harness import arm_order
 from incognita.access.golden.provenance import load_vocabulary
 from incognita.access.golden.trajectory import build_golden
@@ -23,34 +24,42 @@ from incognita.access.native.native_run import (
     redact,
     run_job,
 )
-from incognita.access.selection.corpus import load_corpus
+from incognita.access.paths import card_file, golden_file, native_result
 from incognita.common.io import read_json, sha256_file, write_json
 
 ROOT = Path(__file__).resolve().parents[3]
-CORPUS = [str(t) for t in load_corpus(ROOT / "config/corpus.yaml", locks=ROOT / "config/locks.yaml")["tasks"]]
+RETAIL = domain_files("retail", ROOT / "config/domains")
+CORPUS_IDS = [str(t) for t in load_corpus(RETAIL.corpus, locks=RETAIL.locks)["tasks"]]  # upstream ids
+CORPUS = [qualify("retail", t) for t in CORPUS_IDS]  # the design's tasks
 
 
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory, source_dir, tasks, db, meta):
-    """Cards (repaired, plus the rule-built v1 of repaired tasks) and golden files for the corpus."""
-    from incognita.access.golden.upstream_replay import RetailWorld
+    """Cards (repaired, plus the rule-built v1 of repaired tasks) and golden files for the retail
+    corpus, under the cards and golden roots as the stages lay them out (<root>/retail/<id>.json)."""
+    from incognita.access.golden.upstream_replay import World
 
     root = tmp_path_factory.mktemp("native_inputs")
-    world = RetailWorld(str(source_dir / "db.json"))
-    vocab = load_vocabulary(str(ROOT / "config/vocabulary.yaml"))
-    for task_id in CORPUS:
-        card = build_card(tasks[task_id], db, meta)
-        overlay = ROOT / "config/repairs" / f"{task_id}.yaml"
+    world = World(get_domain("retail"), str(source_dir / "db.json"))
+    vocab = load_vocabulary(str(RETAIL.vocabulary))
+    for task_id in CORPUS_IDS:
+        card = build_card(tasks[task_id], db, meta, get_domain("retail"))
+        overlay = RETAIL.repairs / f"{task_id}.yaml"
         if overlay.exists():
-            write_json(root / "cards" / "v1" / f"{task_id}.json", card)
+            write_json(card_file("retail", task_id, rule_built=True, root=root / "cards"), card)
             card = apply_overlay(card, load_overlay(overlay), overlay)
-        write_json(root / "cards" / f"{task_id}.json", card)
-        write_json(root / "golden" / f"{task_id}.json", build_golden(card, world, vocab))
+        write_json(card_file("retail", task_id, root=root / "cards"), card)
+        write_json(golden_file("retail", task_id, root=root / "golden"), build_golden(card, world, vocab))
     return root
 
 
+def card_of(inputs: Path, task: str, rule_built: bool = False) -> Path:
+    """A task's card (`task` a qualified id) among the inputs."""
+    return card_file(*task.split("/"), rule_built=rule_built, root=inputs / "cards")
+
+
 def job(
-    inputs: Path, out: Path, tasks: list[str], *, tasks_json: str, spec="scripted:oracle", archive=False
+    inputs: Path, out: Path, tasks: list[str], *, source_root: str, spec="scripted:oracle", archive=False
 ) -> NativeJob:
     return NativeJob(
         model="m",
@@ -61,9 +70,9 @@ def job(
         seed=7,
         arms=("direct", "indirect", "social", "native"),
         models_order=("m",),
-        tasks_json=tasks_json,
-        cards_dir=str(inputs / "cards"),
-        golden_dir=str(inputs / "golden"),
+        source_root=source_root,
+        cards_root=str(inputs / "cards"),
+        golden_root=str(inputs / "golden"),
         profiles=str(ROOT / "config/scripted_agents.yaml"),
         out_dir=str(out),
         archive_unrepaired=archive,
@@ -88,11 +97,10 @@ def test_oracle_scores_natively_what_it_scores_in_our_direct_arm(inputs, source_
         service="scripted:desk",
         prompts_dir=str(ROOT / "config/prompts"),
         scripted_agents=str(ROOT / "config/scripted_agents.yaml"),
-        vocabulary=str(ROOT / "config/vocabulary.yaml"),
     )
-    harness = Harness(design, str(source_dir / "db.json"), str(ROOT / "config/partition.yaml"))
+    harness = Harness(design, retail_inputs(source_dir))
     written = run_job(
-        job(inputs, tmp_path, CORPUS, tasks_json=str(source_dir / "tasks.json")), NativeSettings(), log=lambda _: None
+        job(inputs, tmp_path, CORPUS, source_root=str(source_dir.parent)), NativeSettings(), log=lambda _: None
     )
     assert len(written) == len(CORPUS)
     solved = 0
@@ -104,9 +112,9 @@ def test_oracle_scores_natively_what_it_scores_in_our_direct_arm(inputs, source_
             "m",
             task_id,
             0,
-            read_json(inputs / "cards" / f"{task_id}.json"),
+            read_json(card_of(inputs, task_id)),
             "-",
-            read_json(inputs / "golden" / f"{task_id}.json"),
+            read_json(golden_file(*task_id.split("/"), root=inputs / "golden")),
             "-",
         )
         assert sim.reward_info.reward == float(ours.success), (path, sim.termination_reason, sim.reward_info.info)
@@ -122,30 +130,31 @@ def test_repaired_task_runs_through_the_overlay_and_the_unrepaired_run_is_archiv
 
     j = NativeJob(
         **{
-            **job(inputs, tmp_path, ["46"], archive=True, tasks_json=str(source_dir / "tasks.json")).__dict__,
+            **job(inputs, tmp_path, ["retail/46"], archive=True, source_root=str(source_dir.parent)).__dict__,
             "corpus": tuple(CORPUS),
         }
     )
     written = run_job(j, NativeSettings(), log=lambda _: None)
-    current, archived = native_result("m", "46", 0, tmp_path), native_result("m", "46", 0, tmp_path, unrepaired=True)
+    current = native_result("m", "retail/46", 0, tmp_path)
+    archived = native_result("m", "retail/46", 0, tmp_path, unrepaired=True)
     assert written == [current, archived]
     assert "archive" in archived.parts and "archive" not in current.parts
     facts = {p: Results.load(p).simulations[0].reward_info.info["incognita"] for p in written}
     assert facts[current]["overlay_version"] == 1 and facts[archived]["overlay_version"] == 0
     # each result names the card it read, so the reader never pools runs of two card versions
-    assert facts[current]["card"] == {"version": 2, "sha256": sha256_file(inputs / "cards" / "46.json")}
-    assert facts[archived]["card"]["sha256"] == sha256_file(inputs / "cards" / "v1" / "46.json")
-    order = arm_order(j.arms, list(j.models_order), "m", CORPUS.index("46"), 0)  # the task's corpus position
+    assert facts[current]["card"] == {"version": 2, "sha256": sha256_file(card_of(inputs, "retail/46"))}
+    assert facts[archived]["card"]["sha256"] == sha256_file(card_of(inputs, "retail/46", rule_built=True))
+    order = arm_order(j.arms, list(j.models_order), "m", CORPUS.index("retail/46"), 0)  # the task's corpus position
     assert facts[current]["schedule_position"] == order.index("native")
     task = Results.load(current).tasks[0]
-    card = read_json(inputs / "cards" / "46.json")
+    card = read_json(card_of(inputs, "retail/46"))
     assert task.user_scenario.instructions.reason_for_call.startswith(card["requests"][0]["demand"])
 
 
 def test_overlay_replaces_only_the_reason_for_call(inputs, source_dir):
     upstream = {str(t["id"]): t for t in read_json(source_dir / "tasks.json")}
-    card = read_json(inputs / "cards" / "46.json")
-    assert overlay_version(card) == 1 and overlay_version(read_json(inputs / "cards" / "v1" / "46.json")) == 0
+    card = read_json(card_of(inputs, "retail/46"))
+    assert overlay_version(card) == 1 and overlay_version(read_json(card_of(inputs, "retail/46", rule_built=True))) == 0
     task = native_task(upstream["46"], card)
     before = upstream["46"]["user_scenario"]["instructions"]
     after = task.user_scenario.instructions
@@ -157,7 +166,7 @@ def test_overlay_replaces_only_the_reason_for_call(inputs, source_dir):
     )
     assert (
         task.evaluation_criteria.model_dump()
-        == native_task(upstream["46"], read_json(inputs / "cards" / "v1" / "46.json")).evaluation_criteria.model_dump()
+        == native_task(upstream["46"], read_json(card_of(inputs, "retail/46", True))).evaluation_criteria.model_dump()
     )
 
 
@@ -171,7 +180,7 @@ def test_a_crash_is_recorded_with_its_reason_and_excluded(inputs, source_dir, tm
 
     monkeypatch.setattr(ScriptedCustomer, "respond", broken)  # a failure inside the run, mid-episode
     [path] = run_job(
-        job(inputs, tmp_path, ["11"], tasks_json=str(source_dir / "tasks.json")), NativeSettings(), log=lambda _: None
+        job(inputs, tmp_path, ["retail/11"], source_root=str(source_dir.parent)), NativeSettings(), log=lambda _: None
     )
     sim = Results.load(path).simulations[0]
     assert sim.skipped and sim.reward_info.info["incognita"]["error"] == "ConnectionError: model service went away"
@@ -182,9 +191,9 @@ def test_a_crash_is_recorded_with_its_reason_and_excluded(inputs, source_dir, tm
 def test_missing_inputs_stop_the_stage_before_anything_runs(inputs, source_dir, tmp_path):
     from incognita.common.io import InputError
 
-    j = job(inputs, tmp_path, ["11"], tasks_json=str(source_dir / "tasks.json"))
-    j = NativeJob(**{**j.__dict__, "golden_dir": str(tmp_path / "nowhere")})
-    with pytest.raises(InputError, match="nowhere/11.json"):
+    j = job(inputs, tmp_path, ["retail/11"], source_root=str(source_dir.parent))
+    j = NativeJob(**{**j.__dict__, "golden_root": str(tmp_path / "nowhere")})
+    with pytest.raises(InputError, match="nowhere/retail/11.json"):
         run_job(j, NativeSettings(), log=lambda _: None)
     assert not any(tmp_path.rglob("r0.json"))
 
@@ -193,7 +202,7 @@ def test_hitting_the_step_limit_is_recorded_as_the_harness_limit(inputs, source_
     from tau2.data_model.simulation import Results
 
     [path] = run_job(
-        job(inputs, tmp_path, ["11"], tasks_json=str(source_dir / "tasks.json")),
+        job(inputs, tmp_path, ["retail/11"], source_root=str(source_dir.parent)),
         NativeSettings(max_steps=4),
         log=lambda _: None,
     )
@@ -209,7 +218,7 @@ def test_unknown_model_family_is_refused(inputs, source_dir, tmp_path):
 
     with pytest.raises(InputError, match="unknown backend family 'vertex'"):
         run_job(
-            job(inputs, tmp_path, ["11"], spec="vertex:x", tasks_json=str(source_dir / "tasks.json")),
+            job(inputs, tmp_path, ["retail/11"], spec="vertex:x", source_root=str(source_dir.parent)),
             NativeSettings(),
             log=lambda _: None,
         )
@@ -244,7 +253,7 @@ def _openai_job(
 ) -> NativeJob:
     return NativeJob(
         **{
-            **job(inputs, out, ["11"], tasks_json=str(source_dir / "tasks.json")).__dict__,
+            **job(inputs, out, ["retail/11"], source_root=str(source_dir.parent)).__dict__,
             "spec": agent,
             "customer": user,
             "cache_dir": str(cache),
@@ -348,7 +357,7 @@ def test_an_unknown_scripted_profile_is_refused(inputs, source_dir, tmp_path):
 
     with pytest.raises(InputError, match="unknown scripted profile 'nosuch'"):
         run_job(
-            job(inputs, tmp_path, ["11"], spec="scripted:nosuch", tasks_json=str(source_dir / "tasks.json")),
+            job(inputs, tmp_path, ["retail/11"], spec="scripted:nosuch", source_root=str(source_dir.parent)),
             NativeSettings(),
             log=lambda _: None,
         )
@@ -359,7 +368,7 @@ def test_runs_at_once_write_the_results_of_runs_one_by_one(inputs, source_dir, t
     tasks = CORPUS[:4]
     out = {}
     for workers in (1, 4):
-        j = job(inputs, tmp_path / f"w{workers}", tasks, tasks_json=str(source_dir / "tasks.json"), archive=True)
+        j = job(inputs, tmp_path / f"w{workers}", tasks, source_root=str(source_dir.parent), archive=True)
         j = NativeJob(**{**j.__dict__, "spec": "scripted:surveyor", "reps": 2})
         written = run_job(j, NativeSettings(), log=lambda _: None, workers=workers)
         out[workers] = [(p.relative_to(tmp_path / f"w{workers}"), stable_native(read_json(p))) for p in written]

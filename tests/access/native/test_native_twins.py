@@ -24,27 +24,34 @@ from incognita.common.io import write_json
 from incognita.common.loopback import LoopbackServer
 
 ROOT = Path(__file__).resolve().parents[3]
-TASKS = ("11", "68")  # a repaired task (with its archived unrepaired run) and an unrepaired one
+TASKS = ("retail/11", "retail/68")  # a repaired task (with its archived unrepaired run) and an unrepaired one
 MODEL, PROFILE, REPS, SEED = "bench-model", "surveyor", 2, 20260820
 KEY_ENV = "INCOGNITA_NATIVE_TWINS_TEST_KEY"
 
 
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory, repaired_card, tasks, db, meta, source_dir) -> Path:
-    """Cards, the rule-built v1 card of a repaired task, and golden files, as the stages lay them out."""
+    """Cards, the rule-built v1 card of a repaired task, and golden files, as the stages lay them
+    out under their roots (<root>/retail/<id>.json)."""
     from incognita.access.cards.card import build_card
+    from incognita.access.domain import get_domain, split_task
     from incognita.access.golden.provenance import load_vocabulary
     from incognita.access.golden.trajectory import build_golden
-    from incognita.access.golden.upstream_replay import RetailWorld
+    from incognita.access.golden.upstream_replay import World
+    from incognita.access.paths import card_file, golden_file
 
     root = tmp_path_factory.mktemp("native_twin_inputs")
-    world, vocab = RetailWorld(str(source_dir / "db.json")), load_vocabulary(str(ROOT / "config/vocabulary.yaml"))
+    retail = get_domain("retail")
+    world = World(retail, str(source_dir / "db.json"))
+    vocab = load_vocabulary(str(ROOT / "config/domains/retail/vocabulary.yaml"))
     for task in TASKS:
-        card = repaired_card(task)
+        domain, local = split_task(task)
+        card = repaired_card(local)
         if card.get("repairs"):
-            write_json(root / "cards" / "v1" / f"{task}.json", build_card(tasks[task], db, meta))
-        write_json(root / "cards" / f"{task}.json", card)
-        write_json(root / "golden" / f"{task}.json", build_golden(card, world, vocab))
+            rule_built = card_file(domain, local, rule_built=True, root=root / "cards")
+            write_json(rule_built, build_card(tasks[local], db, meta, retail))
+        write_json(card_file(domain, local, root=root / "cards"), card)
+        write_json(golden_file(domain, local, root=root / "golden"), build_golden(card, world, vocab))
     return root
 
 
@@ -58,9 +65,9 @@ def job(inputs: Path, source_dir: Path, out: Path, spec, customer, cache: Path |
         seed=SEED,
         arms=("direct", "indirect", "social", "native"),
         models_order=(MODEL,),
-        tasks_json=str(source_dir / "tasks.json"),
-        cards_dir=str(inputs / "cards"),
-        golden_dir=str(inputs / "golden"),
+        source_root=str(source_dir.parent),
+        cards_root=str(inputs / "cards"),
+        golden_root=str(inputs / "golden"),
         profiles=str(ROOT / "config/scripted_agents.yaml"),
         out_dir=str(out),
         archive_unrepaired=True,
@@ -153,7 +160,15 @@ def test_a_native_call_the_twins_cannot_place_is_refused_with_its_reason(inputs,
     harness = scripted_harness(source_dir, ("direct",), {MODEL: f"scripted:{PROFILE}"})
     twins = access_twins(harness, inputs)
     body = {"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "Hi"}], "tools": []}
-    cell = {"family": "access", "arm": "native", "model": MODEL, "task": "11", "rep": 0, "overlay": 1, "role": "user"}
+    cell = {
+        "family": "access",
+        "arm": "native",
+        "model": MODEL,
+        "task": TASKS[0],
+        "rep": 0,
+        "overlay": 1,
+        "role": "user",
+    }
 
     def ask(model: str, **change) -> dict:
         return twins(model, body, {"x-incognita-cell": json.dumps({**cell, **change})})

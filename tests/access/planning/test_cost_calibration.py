@@ -10,8 +10,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from incognita.access.planning.commands import estimate_cmd
 from incognita.access.cost_assumptions import Assumptions
+from incognita.access.planning.commands import estimate_cmd
 from incognita.access.planning.cost_calibration import (
     Observations,
     Observed,
@@ -27,7 +27,7 @@ from incognita.cli import main
 from incognita.common.io import InputError
 from incognita.common.prices import load_prices
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PAPER_FIGURES = ROOT / "config/cost_calibration.yaml"
 
 
@@ -37,7 +37,7 @@ def paper():
 
 
 def estimator(cfg, assumptions=None) -> Estimator:
-    return Estimator(cfg, load_prices(ROOT / "config/prices.yaml"), assumptions or Assumptions(), cards_dir=None)
+    return Estimator(cfg, load_prices(ROOT / "config/prices.yaml"), assumptions or Assumptions(), cards_root=None)
 
 
 def test_the_default_assumptions_reproduce_the_papers_prices_per_arm(paper):

@@ -9,8 +9,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from incognita.access.planning.commands import estimate_cmd
 from incognita.access.cost_assumptions import Assumptions
+from incognita.access.planning.commands import estimate_cmd
 from incognita.access.planning.cost_estimate import (
     CHAIN_SHARE,
     FORECAST_LATENCY,
@@ -23,7 +23,7 @@ from incognita.access.planning.workflow_config import load_config
 from incognita.common.io import InputError
 from incognita.common.prices import Price, PriceTable, empty_table, load_prices
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PAPER_MODELS = ("gpt-5.2-2025-12-11", "gpt-5.4-2026-03-05", "gpt-5.5-2026-04-23", "gpt-5.6-sol", "gpt-4.1-2025-04-14")
 
 
@@ -93,7 +93,7 @@ def test_paper_config_matches_the_paper(paper):
 
 def test_estimate_scales_with_the_design_and_prices(paper, tmp_path):
     table = load_prices(ROOT / "config/prices.yaml")
-    lines, by_arm = Estimator(paper, table, Assumptions(), cards_dir=None).run()
+    lines, by_arm = Estimator(paper, table, Assumptions(), cards_root=None).run()
     episodes = 18 * 4 * 3
     agent = {ln.label: ln for ln in lines}
     turns = Assumptions().agent_turns
@@ -108,7 +108,7 @@ def test_estimate_scales_with_the_design_and_prices(paper, tmp_path):
     assert agent["judge"].calls == pytest.approx(3 * episodes * 7 / 18) == 252
     # Doubling the repetitions doubles everything.
     twice = {**paper, "design": {**paper["design"], "repetitions": 6}}
-    lines2, _ = Estimator(twice, table, Assumptions(), cards_dir=None).run()
+    lines2, _ = Estimator(twice, table, Assumptions(), cards_root=None).run()
     assert sum(ln.cost_usd for ln in lines2) == pytest.approx(2 * sum(ln.cost_usd for ln in lines))
 
 
@@ -149,7 +149,7 @@ def small(paper):
 
 def test_wall_time_takes_the_largest_bound(small):
     est = Estimator(
-        small, load_prices(ROOT / "config/prices.yaml"), Assumptions(service_steps=HAND_STEPS), cards_dir=None
+        small, load_prices(ROOT / "config/prices.yaml"), Assumptions(service_steps=HAND_STEPS), cards_root=None
     )
     lines, _ = est.run()
     # By hand, calls per episode from the default assumptions but HAND_STEPS (judge: 7 of 18 tasks):
@@ -179,7 +179,7 @@ def test_wall_time_counts_only_api_calls(small):
         "participants": {**small["participants"], "judge": {"spec": "scripted:judge"}},
     }
     est = Estimator(
-        offline, load_prices(ROOT / "config/prices.yaml"), Assumptions(service_steps=HAND_STEPS), cards_dir=None
+        offline, load_prices(ROOT / "config/prices.yaml"), Assumptions(service_steps=HAND_STEPS), cards_root=None
     )
     lines, _ = est.run()
     w = wall_time(est, lines, rpm=100, tpm=None, latency=5)
@@ -216,7 +216,7 @@ def test_the_reserve_is_forecast_from_the_longest_chain_against_the_run(small):
     each, take at least CHAIN_SHARE of it, and set to 0 in every API entry otherwise."""
     from incognita.common.backends.entry import entry_param
 
-    est = Estimator(small, empty_table(), Assumptions(), cards_dir=None)
+    est = Estimator(small, empty_table(), Assumptions(), cards_root=None)
     lines = {ln.label: ln for ln in est.run()[0]}
     chain = est.episode_calls[("social", "gpt-5.2")] * FORECAST_LATENCY
     customer, service = lines["customer"], lines["service"]

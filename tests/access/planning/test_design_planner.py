@@ -27,7 +27,7 @@ from incognita.common.intervals import paired
 from incognita.common.io import InputError
 
 ROOT = Path(__file__).resolve().parents[3]
-INTERPRETATION = ROOT / "config" / "interpretation.yaml"
+INTERPRETATION = ROOT / "config" / "domains" / "retail" / "interpretation.yaml"
 ASSUMPTIONS = ROOT / "config" / "plan_assumptions.yaml"
 
 
@@ -282,7 +282,7 @@ SMALL = ["--tasks", "6,12", "--reps", "1,2", "--sims", "200", "--config", str(RO
 def _run(args: list[str]):
     return CliRunner().invoke(
         plan_command,
-        [*args, "--interpretation", str(INTERPRETATION), "--locks", str(ROOT / "config" / "locks.yaml")],
+        [*args, "--domain", "retail"],  # its interpretation table, verified against its locks
         catch_exceptions=False,
     )
 

@@ -17,7 +17,7 @@ from incognita.access.reader.trial_reading import read_trial
 from incognita.common.io import read_json, sha256_file
 
 ARMS = ("direct", "indirect", "social")
-TASKS = ("0", "46", "59")
+TASKS = ("0", "46", "59")  # retail upstream ids
 SERVICE = {
     "spec": "scripted:desk",
     "faults": {
@@ -41,17 +41,20 @@ def trials(task_stages, source_dir) -> pd.DataFrame:
         customer=CUSTOMER,
         service=SERVICE,
     )
-    reference = read_json(task_stages / "results/reference/coordination.json")["tasks"]
+    reference = read_json(task_stages / "results/reference/retail/coordination.json")["tasks"]
     inputs = AuditInputs(
-        task_stages / "results/cards", task_stages / "config/partition.yaml", task_stages / "config/arms.yaml"
+        task_stages / "results/cards",
+        {"retail": task_stages / "config/domains/retail/partition.yaml"},
+        task_stages / "config/arms.yaml",
     )
     rows = []
     for task in TASKS:
-        card_path, golden_path = task_stages / f"results/cards/{task}.json", task_stages / f"results/golden/{task}.json"
+        card_path = task_stages / f"results/cards/retail/{task}.json"
+        golden_path = task_stages / f"results/golden/retail/{task}.json"
         card, golden = read_json(card_path), read_json(golden_path)
         for arm in ARMS:
             for model in ("prober", "surveyor"):
-                record = harness.run_cell(arm, model, task, 0, card, sha256_file(card_path), golden, "-")
+                record = harness.run_cell(arm, model, f"retail/{task}", 0, card, sha256_file(card_path), golden, "-")
                 rows.append(asdict(read_trial(record, reference[task], inputs)))
     return frame(rows)
 

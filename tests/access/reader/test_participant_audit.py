@@ -7,15 +7,20 @@ from __future__ import annotations
 
 import pytest
 
+from incognita.access.domains.retail.reader import VALUE_SHAPES
 from incognita.access.episodes.loop.records import Disclosure, GatewayDecision, Message, ToolProposal
-from incognita.access.reader.participant_audit import ArmView, Finding, attribute, audit, counts, prose, values
+from incognita.access.reader.participant_audit import ArmView, Finding, attribute, audit, counts, prose
 from incognita.access.taxonomy import FINDING_KINDS
 
+# Retail's tools, holders and value shapes (its order ids, user ids, ...: incognita.access.domains.retail.reader).
 TOOLS = frozenset({"get_order_details", "get_user_details", "cancel_pending_order", "get_product_details"})
 SOCIAL = ArmView(
-    {"Dorian": frozenset({"get_order_details"}), "Elara": frozenset({"cancel_pending_order"})}, TOOLS, False
+    {"Dorian": frozenset({"get_order_details"}), "Elara": frozenset({"cancel_pending_order"})},
+    TOOLS,
+    False,
+    VALUE_SHAPES,
 )
-REFERRAL = ArmView(SOCIAL.holders, TOOLS, True)
+REFERRAL = ArmView(SOCIAL.holders, TOOLS, True, VALUE_SHAPES)
 ORDER = {"order_id": "#W1234567", "status": "pending", "items": [{"price": 54.04}, {"price": 20.5}]}
 CARD = {
     "fields": [
@@ -45,25 +50,6 @@ def read(order_text="#W1234567", result=ORDER, who="Dorian"):
 
 def kinds(findings: list[Finding]) -> list[str]:
     return [f.kind for f in findings]
-
-
-def test_values_of_fixed_shapes_are_normalised():
-    assert values("Order W1234567 costs $54.04, total 1,000.50; zip 78712.") == {
-        ("order_id", "#W1234567"),
-        ("amount", "5404"),
-        ("amount", "100050"),
-        ("zip", "78712"),
-    }
-    assert values('{"item_id": "6086499569", "user": "ana_lee_1234", "pay": "gift_card_1234567"}') == {
-        ("item_id", "6086499569"),
-        ("user_id", "ana_lee_1234"),
-        ("payment_id", "gift_card_1234567"),
-    }
-    assert values("placed 2024-05-01 by ana.lee1@example.com for $40") == {
-        ("date", "2024-05-01"),
-        ("email", "ana.lee1@example.com"),
-        ("amount", "4000"),
-    }
 
 
 def test_a_faithful_report_has_no_finding():

@@ -22,7 +22,7 @@ def _native_result(path: Path) -> None:
     (incognita.access.native.native_results) reads."""
     facts = {
         "model": "handmade",
-        "task": "901",
+        "task": "retail/901",
         "rep": 0,
         "seed": 7,
         "schedule_position": 3,
@@ -41,16 +41,32 @@ def _native_result(path: Path) -> None:
     path.write_text(json.dumps({"simulations": [sim]}))
 
 
-def test_trials_command(locked, tmp_path):
+def domain_folders(locked, root: Path) -> tuple[Path, Path]:
+    """The reference root and the domains' config folder the command reads: the made-up tasks'
+    frozen reference as retail's, with its lock, and retail's shipped holder maps and
+    hand-labelled trajectories."""
     ref, locks = locked
+    reference_root, domains_config = root / "reference", root / "domains"
+    (reference_root / "retail").mkdir(parents=True)
+    shutil.copy(ref, reference_root / "retail" / "coordination.json")
+    shutil.copytree(ROOT / "config/domains/retail/reader_validation", domains_config / "retail" / "reader_validation")
+    shutil.copy(ROOT / "config/domains/retail/partition.yaml", domains_config / "retail" / "partition.yaml")
+    shutil.copy(locks, domains_config / "retail" / "locks.yaml")
+    return reference_root, domains_config
+
+
+def test_trials_command(locked, tmp_path):
+    reference_root, domains_config = domain_folders(locked, tmp_path / "config")
     native = tmp_path / "native.json"
     _native_result(native)
     out = tmp_path / "results"
     args = [
-        "--reference",
-        str(ref),
-        "--locks",
-        str(locks),
+        "--domains",
+        "retail",
+        "--reference-root",
+        str(reference_root),
+        "--domains-config",
+        str(domains_config),
         "--out",
         str(out / "trials.parquet"),
         "--csv",
@@ -59,7 +75,7 @@ def test_trials_command(locked, tmp_path):
         str(out / "stats" / "reader_validation.csv"),
     ]
     # The hand-made fixtures have no cards: the audit stops on the first, naming it.
-    res = CliRunner().invoke(main, ["trials", *args, "--cards-dir", str(tmp_path), *map(str, EPISODES)])
+    res = CliRunner().invoke(main, ["trials", *args, "--cards-root", str(tmp_path), *map(str, EPISODES)])
     assert res.exit_code == 2 and "no card for task" in res.output and str(tmp_path) in res.output
     args.append("--no-audit")
     res = CliRunner().invoke(main, ["trials", *args, *map(str, EPISODES), str(native)])
@@ -70,11 +86,12 @@ def test_trials_command(locked, tmp_path):
     assert row.success == 0.0 and pd.isna(row.failure_type) and row.cost_episode_usd == 0.75
     assert df["participant_messages"].isna().all() and df["failure_attribution"].isna().all()  # not audited
     assert (out / "stats" / "reader_validation.md").exists()
+    assert (out / "stats" / "reader_validation_labelled.csv").exists()  # retail's hand-labelled set was read
     # With no paths, every record under --episodes is read.
     episodes = tmp_path / "episodes"
     for path in EPISODES:
         cell = json.loads(path.read_text())["cell"]
-        target = episodes / cell["arm"] / cell["model"] / cell["task"] / f"r{cell['rep']}.json"
+        target = episodes / cell["arm"] / cell["model"] / cell["task"] / f"r{cell['rep']}.json"  # .../retail/901/
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(path, target)
     res = CliRunner().invoke(main, ["trials", *args, "--episodes", str(episodes)])

@@ -21,7 +21,7 @@ def _native_row(**extra) -> dict:
     return {
         "arm": "native",
         "model": "handmade",
-        "task": "901",
+        "task": "retail/901",
         "rep": 0,
         "seed": 7,
         "excluded": False,
@@ -37,7 +37,7 @@ def _native_row(**extra) -> dict:
 
 def test_build_trials(locked):
     ref, locks = locked
-    df = build_trials(EPISODES, ref, [_native_row()], locks_path=locks)
+    df = build_trials(EPISODES, {"retail": (ref, locks)}, [_native_row()])
     assert len(df) == len(EPISODES) + 1
     assert list(df.columns[: len(trial_contract.CONTRACT_COLUMNS)]) == list(trial_contract.CONTRACT_COLUMNS)
     assert df.columns[-1] == "overlay_version"  # a builder's own column is carried along
@@ -52,7 +52,7 @@ def test_build_trials(locked):
 @pytest.mark.parametrize(
     "row, message",
     [
-        ({"arm": "native", "model": "m", "task": "901"}, "missing column"),
+        ({"arm": "native", "model": "m", "task": "retail/901"}, "missing column"),
         (_native_row(arm="social"), "read from episode records"),
         (_native_row(failure_type="never_requested"), "failure_type: the reader defines"),
         (_native_row(execution=1.0), "execution: the reader defines"),
@@ -61,12 +61,12 @@ def test_build_trials(locked):
 def test_extra_rows_are_checked(locked, row, message):
     ref, locks = locked
     with pytest.raises(InputError, match=message):
-        build_trials(EPISODES[:1], ref, [row], locks_path=locks)
+        build_trials(EPISODES[:1], {"retail": (ref, locks)}, [row])
 
 
 def test_write_trials_round_trip(locked, tmp_path):
     ref, locks = locked
-    df = build_trials(EPISODES, ref, locks_path=locks)
+    df = build_trials(EPISODES, {"retail": (ref, locks)})
     out = tmp_path / "out"
     trial_contract.write_trials(df, out / "trials.parquet", out / "trials.csv")
     back = pd.read_parquet(out / "trials.parquet")

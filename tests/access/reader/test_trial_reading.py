@@ -1,6 +1,6 @@
 """The trajectory reader on one trial (incognita.access.reader.trial_reading): process measures,
 the five failure types, counts and usage. Fixtures are hand-made episodes of two small tasks
-(tests/fixtures/reader; their reference is config/reader_validation/reference.json): 901 (email -> user id -> profile -> order -> cancel, four desks) and
+(tests/fixtures/reader; their reference is config/domains/retail/reader_validation/reference.json): 901 (email -> user id -> profile -> order -> cancel, four desks) and
 902 (one product read whose answer the customer is owed; no information items)."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from incognita.access.domain import split_task
 from incognita.access.episodes.loop.records import EpisodeRecord
 from incognita.access.reader.trial_contract import PROCESS_COLUMNS
 from incognita.access.reader.trial_reading import (
@@ -25,7 +26,7 @@ from incognita.common.io import InputError
 
 ROOT = Path(__file__).resolve().parents[3]
 FIX = ROOT / "tests" / "fixtures" / "reader"
-REFERENCE = json.loads((ROOT / "config" / "reader_validation" / "reference.json").read_text())
+REFERENCE = json.loads((ROOT / "config/domains/retail/reader_validation/reference.json").read_text())
 EPISODES = sorted(FIX.glob("*.json"))
 
 
@@ -35,7 +36,7 @@ def _data(name: str) -> dict:
 
 def _read(data: dict):
     record = EpisodeRecord.from_dict(data)
-    return read_trial(record, REFERENCE["tasks"][record.cell["task"]])
+    return read_trial(record, REFERENCE["tasks"][split_task(record.cell["task"])[1]])  # retail/901: task 901
 
 
 def _row(name: str):

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from incognita.access.freeze import LockError
 from incognita.access.reader.trials_builder import build_trials, episode_files
 from incognita.access.reader.validation import injection_matrix
-from incognita.access.reference.freeze import LockError
 from incognita.access.taxonomy import FAILURE_TYPES
 from incognita.common.io import InputError
 
@@ -27,28 +27,32 @@ def test_reference_lock_is_enforced(locked, tmp_path):
     ref, locks = locked
     ref.write_text(ref.read_text().replace('"level": 4', '"level": 5'))
     with pytest.raises(LockError, match="changed since it was frozen"):
-        build_trials(EPISODES, ref, locks_path=locks)
+        build_trials(EPISODES, {"retail": (ref, locks)})
     with pytest.raises(LockError, match="has no lock"):
-        build_trials(EPISODES, ref, locks_path=tmp_path / "none.yaml")
+        build_trials(EPISODES, {"retail": (ref, tmp_path / "none.yaml")})
 
 
 def test_unknown_task_and_duplicates_are_refused(locked, tmp_path):
     ref, locks = locked
     data = _data("social_success")
-    data["cell"]["task"] = "999"
+    data["cell"]["task"] = "retail/999"
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(data))
     with pytest.raises(InputError, match=r"bad.json: cell.task"):
-        build_trials([bad], ref, locks_path=locks)
+        build_trials([bad], {"retail": (ref, locks)})
+    data["cell"]["task"] = "901"  # an upstream id alone names no task across domains
+    bad.write_text(json.dumps(data))
+    with pytest.raises(InputError, match=r"bad.json: cell.task"):
+        build_trials([bad], {"retail": (ref, locks)})
     with pytest.raises(InputError, match="appears twice"):
-        build_trials([EPISODES[0], EPISODES[0]], ref, locks_path=locks)
+        build_trials([EPISODES[0], EPISODES[0]], {"retail": (ref, locks)})
 
 
 # Three corpus tasks of different levels, every offline model and the three harness arms with
 # the default repetitions: 108 episodes, enough for every model's injected failures to occur.
 GENERATED_DESIGN = """design:
   arms: [direct, indirect, social]
-  tasks: ["2", "11", "46"]
+  tasks: ["retail/2", "retail/11", "retail/46"]
 side_checks: false
 """
 
@@ -70,9 +74,14 @@ def generated_run(task_stages, tmp_path_factory) -> Path:
 def test_invariants_on_generated_episodes(generated_run):
     df = build_trials(
         episode_files(generated_run / "results" / "episodes"),
-        generated_run / "results" / "reference" / "coordination.json",
-        locks_path=generated_run / "config" / "locks.yaml",
+        {
+            "retail": (
+                generated_run / "results" / "reference" / "retail" / "coordination.json",
+                generated_run / "config" / "domains" / "retail" / "locks.yaml",
+            )
+        },
     )
+    assert set(df.task) == {"retail/2", "retail/11", "retail/46"}  # qualified ids
     assert len(df) == 108 and not df.excluded.any()
     scored = df[~df.excluded]
     assert (scored.failure_type.notna() == (scored.success == 0)).all()  # every failure labelled, no success

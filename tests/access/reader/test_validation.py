@@ -1,5 +1,5 @@
-"""How the reader is checked: the hand-labelled set (config/reader_validation/) and the
-injection consistency check (incognita.access.reader.validation)."""
+"""How the reader is checked: the hand-labelled set (retail's, config/domains/retail/reader_validation/)
+and the injection consistency check (incognita.access.reader.validation)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 import yaml
 
+from incognita.access.domain import domain_files, split_task
 from incognita.access.reader.trials_builder import build_trials
 from incognita.access.reader.validation import (
-    DEFAULT_DIR,
     injection_matrix,
     injection_summary,
     load_labelled,
@@ -24,7 +24,7 @@ from incognita.access.taxonomy import FAILURE_TYPES
 from incognita.common.io import InputError
 
 ROOT = Path(__file__).resolve().parents[3]
-LABELLED = ROOT / DEFAULT_DIR
+LABELLED = domain_files("retail", ROOT / "config/domains").reader_validation
 FIX = ROOT / "tests" / "fixtures" / "reader"
 EPISODES = sorted(FIX.glob("*.json"))
 
@@ -33,7 +33,7 @@ EPISODES = sorted(FIX.glob("*.json"))
 
 
 def test_the_set_covers_every_type_three_times_over_the_three_arms():
-    _, fixtures = load_labelled(LABELLED)
+    _, fixtures = load_labelled(LABELLED, "retail")
     counts = Counter(f.expected for f in fixtures)
     assert all(counts[t] >= 3 for t in FAILURE_TYPES) and counts["success"] >= 3
     for label in (*FAILURE_TYPES, "success"):
@@ -52,8 +52,11 @@ NEW_CARD_FIELDS = ("which_order", "item:vacuum_cleaner", "preference:desk_lamp")
 def test_the_set_covers_the_new_card_fields():
     """Tasks 903 and 904 need the new tokens as customer facts, and at least three fixtures
     on them release one; the made-up tasks stay out of the real corpus's id range."""
-    reference, fixtures = load_labelled(LABELLED)
-    assert all(int(t) >= 900 for t in reference["tasks"])
+    reference, fixtures = load_labelled(LABELLED, "retail")
+    assert all(split_task(t)[0] == "retail" and int(split_task(t)[1]) >= 900 for t in reference["tasks"])
+    assert {f.task for f in fixtures} <= set(reference["tasks"]) and all(
+        f.record.cell["task"] == f.task for f in fixtures
+    )
     needed = {t: {i["token"] for i in task["information_items"]["customer"]} for t, task in reference["tasks"].items()}
     assert {tok for toks in needed.values() for tok in toks} >= set(NEW_CARD_FIELDS)
     released = [
@@ -69,7 +72,7 @@ def test_the_set_covers_the_new_card_fields():
 
 
 def test_the_reader_agrees_with_every_hand_label():
-    table = read_labelled(LABELLED)
+    table = read_labelled({"retail": LABELLED})
     assert table[~table["agree"]].empty, table[~table["agree"]][["fixture", "expected", "read"]]
 
 
@@ -81,7 +84,7 @@ def test_a_wrong_hand_label_shows_up_as_a_disagreement(tmp_path):
     docs = yaml.safe_load(path.read_text())
     docs[0]["label"] = "never_requested"
     path.write_text(yaml.safe_dump(docs, sort_keys=False))
-    table = read_labelled(copy)
+    table = read_labelled({"retail": copy})
     wrong = table[~table["agree"]]
     assert list(wrong["fixture"]) == [docs[0]["name"]] and list(wrong["read"]) == ["obtained_not_delivered"]
 
@@ -106,14 +109,14 @@ def test_a_broken_fixture_is_named(tmp_path, change, message):
     change(docs[0])
     path.write_text(yaml.safe_dump(docs, sort_keys=False))
     with pytest.raises(InputError, match="success.yaml: fixture 1") as err:
-        load_labelled(copy)
+        load_labelled(copy, "retail")
     assert message in str(err.value)
 
 
 def test_the_report_puts_the_hand_labelled_set_first(tmp_path, locked):
     ref, locks = locked
-    matrix = injection_matrix(build_trials(EPISODES, ref, locks_path=locks))
-    write_validation(matrix, read_labelled(LABELLED), tmp_path / "reader_validation.csv")
+    matrix = injection_matrix(build_trials(EPISODES, {"retail": (ref, locks)}))
+    write_validation(matrix, read_labelled({"retail": LABELLED}), tmp_path / "reader_validation.csv")
     text = (tmp_path / "reader_validation.md").read_text()
     assert text.index("Hand-labelled") < text.index("consistency check, not independent evidence")
     assert "The reader agrees on 33 of 33." in text
@@ -125,7 +128,7 @@ def test_the_report_puts_the_hand_labelled_set_first(tmp_path, locked):
 
 def test_validation_matrix(locked, tmp_path):
     ref, locks = locked
-    df = build_trials(EPISODES, ref, locks_path=locks)
+    df = build_trials(EPISODES, {"retail": (ref, locks)})
     m = injection_matrix(df)
     assert list(m.index) == ["none", *FAILURE_TYPES]
     assert list(m.columns) == ["success", *FAILURE_TYPES, "excluded"]

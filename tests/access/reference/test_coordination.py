@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[3]
 FIX = ROOT / "tests" / "fixtures"
 GOLDEN = FIX / "reference_golden"
 CARDS = FIX / "reference_cards"
-PARTITION = ROOT / "config" / "partition.yaml"
+PARTITION = ROOT / "config" / "domains" / "retail" / "partition.yaml"
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +34,7 @@ def test_executors_per_arm(ref):
         "social": "Fenn",
         "social+map": "Fenn",
         "social+referral": "Fenn",
-        "social-3": "Linden",  # the merged desks (config/partition.yaml, holder_maps.merged)
+        "social-3": "Linden",  # the merged desks (retail's partition.yaml, holder_maps.merged)
         "social+named": "PendingOrders",  # Fenn, under its descriptive name
     }
     assert execs["find_user_id_by_email"]["social"] == "Elara"
@@ -139,13 +139,14 @@ def test_a_read_behind_the_information_channel_is_required(ref, tmp_path):
 def test_generator_3_golden_in_the_reference(tmp_path, source_dir):
     """Live golden trajectories: a read inserted for an information item is required, and a
     user id the customer states is a customer fact that engages no identity desk."""
+    from incognita.access.domain import get_domain
     from incognita.access.golden.provenance import load_vocabulary
     from incognita.access.golden.trajectory import build_golden
-    from incognita.access.golden.upstream_replay import RetailWorld
+    from incognita.access.golden.upstream_replay import World
     from incognita.common.io import read_json, sha256_file, write_json
 
-    world = RetailWorld(source_dir / "db.json")
-    vocab = load_vocabulary(str(ROOT / "config" / "vocabulary.yaml"))
+    world = World(get_domain("retail"), source_dir / "db.json")
+    vocab = load_vocabulary(str(ROOT / "config" / "domains" / "retail" / "vocabulary.yaml"))
     g, c = tmp_path / "golden", tmp_path / "cards"
     g.mkdir()
     c.mkdir()
@@ -189,6 +190,8 @@ def test_build_is_byte_deterministic(tmp_path):
             main,
             [
                 "reference",
+                "--domain",
+                "retail",
                 "--golden-dir",
                 str(GOLDEN),
                 "--cards-dir",
@@ -259,6 +262,8 @@ def test_cli_missing_golden_dir_exits_cleanly(tmp_path):
         main,
         [
             "reference",
+            "--domain",
+            "retail",
             "--golden-dir",
             str(tmp_path / "nope"),
             "--cards-dir",

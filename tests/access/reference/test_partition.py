@@ -1,4 +1,5 @@
-"""The tool partition: completeness, exactly-once placement, clear errors, decorrelation."""
+"""The tool partition (retail's file): completeness, exactly-once placement, clear errors. The
+decorrelation of retail's desk names is tests/access/domains/retail/test_desk_order.py."""
 
 from __future__ import annotations
 
@@ -7,17 +8,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from incognita.access.reference.partition import (
-    RETAIL_TOOLS,
-    SOCIAL_DESKS,
-    decorrelation_report,
-    holder,
-    load_partition,
-    validate_against_tau2,
-)
+from incognita.access.reference.partition import load_partition, validate_against_tau2
 from incognita.common.io import InputError
 
-PARTITION = Path(__file__).resolve().parents[3] / "config" / "partition.yaml"
+PARTITION = Path(__file__).resolve().parents[3] / "config" / "domains" / "retail" / "partition.yaml"
+SOCIAL_DESKS = ("Aster", "Boreal", "Cygnus", "Dorian", "Elara", "Fenn")
 
 
 @pytest.fixture()
@@ -33,8 +28,9 @@ def _write(tmp_path: Path, doc: dict) -> Path:
 
 def test_every_tool_has_exactly_one_holder_per_arm():
     p = load_partition(PARTITION)
-    assert len(p.tools) == 15
-    for tool in RETAIL_TOOLS:
+    assert len(p.tools) == len(set(p.tools)) == 15
+    assert p.desks("social") == SOCIAL_DESKS and p.desks("indirect") == ("Vega",)
+    for tool in p.tools:
         assert p.holder(tool, "indirect") == "Vega"
         assert p.holder(tool, "social") in SOCIAL_DESKS
     assert sum(len(p.tools_of(d)) for d in SOCIAL_DESKS) == 15
@@ -54,8 +50,8 @@ def test_desk_remits_follow_the_paper():
         "modify_pending_order_items",
         "modify_pending_order_payment",
     }
-    assert holder("calculate", "social", PARTITION) == "Fenn"
-    assert holder("transfer_to_human_agents", "social", PARTITION) == "Aster"
+    assert p.holder("calculate", "social") == "Fenn"
+    assert p.holder("transfer_to_human_agents", "social") == "Aster"
 
 
 def test_tool_list_matches_the_pinned_toolkit():
@@ -63,7 +59,22 @@ def test_tool_list_matches_the_pinned_toolkit():
     from tau2.environment.toolkit import TOOL_ATTR
 
     names = [n for n in dir(tools.RetailTools) if getattr(getattr(tools.RetailTools, n), TOOL_ATTR, False)]
-    assert validate_against_tau2(names) == []
+    partition = load_partition(PARTITION)
+    assert validate_against_tau2(partition, names) == []
+    # A toolkit the file does not match is reported both ways.
+    assert validate_against_tau2(partition, [*names[1:], "think"]) == [
+        "missing here: think",
+        f"not in toolkit: {names[0]}",
+    ]
+
+
+def test_the_tools_list_is_the_domains_toolkit(tmp_path, doc):
+    doc["tools"].append("calculate")
+    with pytest.raises(InputError, match=r"partition.yaml: tools: listed more than once: calculate"):
+        load_partition(_write(tmp_path, doc))
+    doc["tools"] = []
+    with pytest.raises(InputError, match=r"partition.yaml: tools: expected the domain's tools"):
+        load_partition(_write(tmp_path, doc))
 
 
 def test_tool_held_twice_is_refused(tmp_path, doc):
@@ -121,9 +132,25 @@ def test_missing_maps_and_bad_query(tmp_path, doc):
         p.holder("calculate", "direct")
 
 
-def test_desk_names_are_decorrelated_from_the_workflow_order():
-    rows = {r["order"]: r for r in decorrelation_report(load_partition(PARTITION))}
-    assert abs(rows["workflow"]["rho"]) < 0.1
-    assert abs(rows["workflow_reversed"]["rho"]) < 0.1
-    # No guessable order is significantly aligned with alphabetical desk order.
-    assert all(r["p_exact"] > 0.1 for r in rows.values())
+@pytest.mark.parametrize(
+    "names, message",
+    [
+        ({"plain": {"Vega": "Desk"}}, r"holder_maps.social.names.plain: Vega hold\(s\) nothing in this map"),
+        ({"plain": {"Aster": "Desk", "Boreal": "Desk"}}, "names.plain: two holders would be shown by the same name"),
+        (
+            {"plain": {"Aster": "the accounts desk"}},
+            "names.plain: expected a mapping of holder names to one capitalised",
+        ),
+        ([], "holder_maps.social.names: expected a mapping of naming"),
+    ],
+)
+def test_a_bad_naming_names_its_key(tmp_path, doc, names, message):
+    doc["holder_maps"]["social"]["names"] = names
+    with pytest.raises(InputError, match=message):
+        load_partition(_write(tmp_path, doc))
+
+
+def test_the_shipped_naming_renames_every_desk():
+    p = load_partition(PARTITION)
+    assert sorted(p.namings["social"]["descriptive"]) == list(SOCIAL_DESKS)
+    assert p.namings["social"]["descriptive"]["Fenn"] == "PendingOrders" and "indirect" not in p.namings

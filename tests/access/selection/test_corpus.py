@@ -14,6 +14,8 @@ from incognita.access.selection.corpus import corpus_document, render, select, w
 from incognita.cli import main
 from incognita.common.io import InputError, sha256_file, write_json
 
+ROOT = Path(__file__).resolve().parents[3]
+
 LEVELS = [1, 2, 3, 4, 5, 6]
 NAMED = ["2", "3", "11", "30", "37", "38", "46", "59"]
 RULE = {"per_level": 3, "levels": LEVELS, "include": NAMED}
@@ -165,14 +167,14 @@ def test_too_few_tasks_overall_is_an_error():
         select(ref, seed=1, **RULE)
 
 
-def _cli_setup(tmp_path: Path) -> tuple[Path, Path]:
+def _cli_setup(tmp_path: Path, monkeypatch) -> tuple[Path, Path]:
+    """A reference and a do-nothing table of the synthetic tasks, as retail's; the selection rule is
+    retail's (config/domains/retail/domain.yaml, read from the checkout), the corpus goes to `out`."""
+    monkeypatch.chdir(ROOT)
     ref = synthetic_reference()
     ref_path = tmp_path / "coordination.json"
     write_json(ref_path, ref)
-    cfg = yaml.safe_load((Path(__file__).resolve().parents[3] / "config" / "config.yaml").read_text())
-    cfg["corpus"]["file"] = str(tmp_path / "corpus.yaml")
-    cfg_path = tmp_path / "config.yaml"
-    cfg_path.write_text(yaml.safe_dump(cfg))
+    out = tmp_path / "corpus.yaml"
     from incognita.access.selection.idle import write_table
 
     write_table(
@@ -189,18 +191,20 @@ def _cli_setup(tmp_path: Path) -> tuple[Path, Path]:
         ],
         tmp_path / "idle.tsv",
     )
-    return ref_path, cfg_path
+    return ref_path, out
 
 
-def test_cli_writes_a_frozen_corpus_and_refuses_silent_changes(tmp_path):
-    ref_path, cfg_path = _cli_setup(tmp_path)
+def test_cli_writes_a_frozen_corpus_and_refuses_silent_changes(tmp_path, monkeypatch):
+    ref_path, out = _cli_setup(tmp_path, monkeypatch)
     runner = CliRunner()
     args = [
         "corpus",
+        "--domain",
+        "retail",
         "--reference",
         str(ref_path),
-        "--config",
-        str(cfg_path),
+        "--out",
+        str(out),
         "--locks",
         str(tmp_path / "locks.yaml"),
         "--idle",
@@ -209,7 +213,7 @@ def test_cli_writes_a_frozen_corpus_and_refuses_silent_changes(tmp_path):
     ]
     res = runner.invoke(main, args)
     assert res.exit_code == 0, res.output
-    doc = yaml.safe_load((tmp_path / "corpus.yaml").read_text())
+    doc = yaml.safe_load(out.read_text())
     assert doc["version"] == 1 and len(doc["tasks"]) == 18 and doc["rule"]["seed"] == 20260820
     assert "6" not in doc["tasks"] and doc["selected_from"]["idle_sha256"] == sha256_file(tmp_path / "idle.tsv")
     assert doc["totals"]["tasks"] == 18 and "calls" in res.output
@@ -222,16 +226,18 @@ def test_cli_writes_a_frozen_corpus_and_refuses_silent_changes(tmp_path):
     assert runner.invoke(main, args + ["--force"]).exit_code == 0
 
 
-def test_cli_needs_the_do_nothing_table(tmp_path):
-    ref_path, cfg_path = _cli_setup(tmp_path)
+def test_cli_needs_the_do_nothing_table(tmp_path, monkeypatch):
+    ref_path, out = _cli_setup(tmp_path, monkeypatch)
     res = CliRunner().invoke(
         main,
         [
             "corpus",
+            "--domain",
+            "retail",
             "--reference",
             str(ref_path),
-            "--config",
-            str(cfg_path),
+            "--out",
+            str(out),
             "--no-verify",
             "--idle",
             str(tmp_path / "none.tsv"),
@@ -240,12 +246,23 @@ def test_cli_needs_the_do_nothing_table(tmp_path):
     assert res.exit_code == 2 and "none.tsv: file not found; build it with `incognita idle`" in res.output
 
 
-def test_cli_refuses_an_unfrozen_reference(tmp_path):
-    ref_path, cfg_path = _cli_setup(tmp_path)
+def test_cli_refuses_an_unfrozen_reference(tmp_path, monkeypatch):
+    ref_path, out = _cli_setup(tmp_path, monkeypatch)
     res = CliRunner().invoke(
         main,
-        ["corpus", "--reference", str(ref_path), "--config", str(cfg_path), "--locks", str(tmp_path / "locks.yaml")],
+        [
+            "corpus",
+            "--domain",
+            "retail",
+            "--reference",
+            str(ref_path),
+            "--out",
+            str(out),
+            "--locks",
+            str(tmp_path / "locks.yaml"),
+        ],
     )
+    assert not out.exists()
     assert res.exit_code == 2 and "has not been frozen" in res.output
 
 
@@ -267,16 +284,23 @@ def test_a_new_candidate_changes_only_its_own_level():
     assert {lv: ids for lv, ids in after.items() if lv != 4} == {lv: ids for lv, ids in before.items() if lv != 4}
 
 
-# --------------------------------------------------------------------------- the frozen corpus
-
-ROOT = Path(__file__).resolve().parents[3]
+# --------------------------------------------------------------------------- retail's frozen corpus
 
 
 @pytest.fixture(scope="module")
 def frozen() -> dict:
-    from incognita.access.selection.corpus import load_corpus
+    from incognita.access.cells import load_corpus
 
-    return load_corpus(ROOT / "config" / "corpus.yaml", locks=ROOT / "config" / "locks.yaml")
+    retail = ROOT / "config" / "domains" / "retail"
+    return load_corpus(retail / "corpus.yaml", locks=retail / "locks.yaml")
+
+
+def test_the_rule_of_the_frozen_corpus_is_retails(frozen):
+    """The corpus records the rule of retail's domain.yaml it was selected by."""
+    from incognita.access.domain import domain_files
+
+    rule = domain_files("retail", ROOT / "config" / "domains").corpus_rule()
+    assert {k: frozen["rule"][k] for k in rule} == rule
 
 
 def test_frozen_corpus_has_eighteen_tasks_and_every_named_task(frozen):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from workflow_helpers import retail_inputs
 
 from incognita.access.selection.idle import HEADER, passed, run_arms, write_table
 from incognita.common.io import InputError
@@ -14,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[3]
 
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory, task_inputs) -> Path:
-    """Cards and golden files of three tasks: 10 (a hand-off only: nothing changes the
+    """Cards and golden files of three retail tasks: 10 (a hand-off only: nothing changes the
     database and nothing must be told), 11 (a return) and 24 (a question only)."""
     return task_inputs(tmp_path_factory.mktemp("idle"), ("10", "11", "24"))
 
@@ -22,10 +23,9 @@ def inputs(tmp_path_factory, task_inputs) -> Path:
 def test_the_idle_agent_does_nothing_and_only_the_empty_task_passes(inputs, source_dir):
     rows = run_arms(
         ["10", "11", "24"],
-        inputs / "cards",
-        inputs / "golden",
-        db_path=str(source_dir / "db.json"),
-        partition_path=str(ROOT / "config/partition.yaml"),
+        inputs / "cards" / "retail",
+        inputs / "golden" / "retail",
+        inputs=retail_inputs(source_dir),
         prompts_dir=str(ROOT / "config/prompts"),
         scripted_agents=str(ROOT / "config/scripted_agents.yaml"),
     )
@@ -51,10 +51,9 @@ def test_the_idle_profile_is_a_real_knob_that_any_plan_ignores(inputs, source_di
         Profile.from_dict("idle", {"gives_up_at_once": "yes"})
     rows = run_arms(
         ["11"],
-        inputs / "cards",
-        inputs / "golden",
-        db_path=str(source_dir / "db.json"),
-        partition_path=str(ROOT / "config/partition.yaml"),
+        inputs / "cards" / "retail",
+        inputs / "golden" / "retail",
+        inputs=retail_inputs(source_dir),
         prompts_dir=str(ROOT / "config/prompts"),
         scripted_agents=str(ROOT / "config/scripted_agents.yaml"),
         arms=("direct",),

@@ -6,6 +6,7 @@ import copy
 from pathlib import Path
 
 import pytest
+from workflow_helpers import retail_inputs
 
 from incognita.access.selection.oracle import HEADER, first_difference, run_tasks, summary, write_table
 
@@ -15,7 +16,7 @@ TASKS = ("11", "46", "100")
 
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory, task_inputs) -> Path:
-    """Cards and golden files of three tasks: 11 (a return the rules settle), 46 (the robotic
+    """Cards and golden files of three retail tasks: 11 (a return the rules settle), 46 (the robotic
     vacuum cleaner among two, settled since builder 3) and 100 (a payment method the upstream
     instructions never name: ambiguous upstream)."""
     return task_inputs(tmp_path_factory.mktemp("oracle"), TASKS)
@@ -25,14 +26,12 @@ def inputs(tmp_path_factory, task_inputs) -> Path:
 def rows(inputs, source_dir):
     return run_tasks(
         list(TASKS),
-        inputs / "cards",
-        inputs / "golden",
+        inputs / "cards" / "retail",
+        inputs / "golden" / "retail",
         corpus={"46", "100"},
-        db_path=str(source_dir / "db.json"),
-        partition_path=str(ROOT / "config/partition.yaml"),
+        inputs=retail_inputs(source_dir),
         prompts_dir=str(ROOT / "config/prompts"),
         scripted_agents=str(ROOT / "config/scripted_agents.yaml"),
-        vocabulary=str(ROOT / "config/vocabulary.yaml"),
     )
 
 
@@ -57,8 +56,16 @@ def _record(events, success=False, communicate=None):
     return {"events": events, "success": success, "channels": {"db": success, "communicate": communicate}}
 
 
-def _decision(tool, args, status="accepted", reason=None):
-    return {"type": "gateway_decision", "tool": tool, "arguments": args, "status": status, "reason": reason}
+def _decision(tool, args, status="accepted", reason=None, write=True):
+    """A gateway decision as the record holds it (`write`: the gateway's own flag, Gateway.is_write)."""
+    return {
+        "type": "gateway_decision",
+        "tool": tool,
+        "arguments": args,
+        "write": write,
+        "status": status,
+        "reason": reason,
+    }
 
 
 GOLDEN = {
@@ -109,6 +116,15 @@ def test_extra_writes_and_untold_information_are_named():
         [_decision("return_delivered_order_items", right), _decision("cancel_pending_order", {"order_id": "#W2"})]
     )
     assert first_difference(extra, GOLDEN)["first_wrong"] == "extra cancel_pending_order"
+    # A read is no change; a hand-off is one (the domain's handoff tools).
+    read = _decision("get_order_details", {"order_id": "#W2"}, write=False)
+    only_read = first_difference(_record([_decision("return_delivered_order_items", right), read]), GOLDEN)
+    assert only_read["first_wrong"] == "database"  # the writes match the gold: no extra change
+    handoff = _decision("transfer_to_human_agents", {"summary": "help"}, write=False)
+    made = _record([_decision("return_delivered_order_items", right), handoff])
+    assert first_difference(made, GOLDEN, frozenset({"transfer_to_human_agents"}))["first_wrong"] == (
+        "extra transfer_to_human_agents"
+    )
     told = {"type": "message", "sender": "agent", "recipient": "USER", "text": "The refund is 10.00."}
     diff = first_difference(
         _record([_decision("return_delivered_order_items", right), told], communicate=False), GOLDEN

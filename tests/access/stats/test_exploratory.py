@@ -12,18 +12,19 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from incognita.access.reference.freeze import freeze
+from incognita.access.freeze import freeze
+from incognita.access.planning.workflow_config import load_config
 from incognita.access.stats.commands import stats_command
 from incognita.access.stats.exploratory_spec import ExploratorySpec, spec_from_doc
 from incognita.access.stats.interpretation import load_interpretation
 from incognita.access.stats.outputs import EXPLORATORY_FILES, OUTPUT_FILES
 from incognita.access.stats.stats_stage import build_tables
 from incognita.access.stats.synthetic import synthetic_trials
-from incognita.access.planning.workflow_config import load_config
 from incognita.common.io import InputError
 
 ROOT = Path(__file__).resolve().parents[3]
-TABLE = ROOT / "config" / "interpretation.yaml"
+TABLE = ROOT / "config" / "domains" / "retail" / "interpretation.yaml"
+LOCKS = ROOT / "config" / "domains" / "retail" / "locks.yaml"
 SPEC = ExploratorySpec(contrasts=(("indirect", "social"),), unbundle_from="social", unbundle_to="direct")
 
 
@@ -34,7 +35,7 @@ def synth() -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def tables(synth):
-    return build_tables(synth, load_interpretation(TABLE, ROOT / "config/locks.yaml"), splits=50, exploratory=SPEC)
+    return build_tables(synth, load_interpretation(TABLE, LOCKS), splits=50, exploratory=SPEC)
 
 
 @pytest.mark.parametrize(
@@ -87,13 +88,13 @@ def test_unbundling_places_an_arm_by_the_share_of_the_gap(tables):
 def test_no_gap_means_no_share():
     flat = synthetic_trials(seed=1)
     flat["success"] = flat["database_only_success"] = flat["success"].where(flat["excluded"], 1.0)
-    interp = load_interpretation(TABLE, ROOT / "config/locks.yaml")
+    interp = load_interpretation(TABLE, LOCKS)
     table = build_tables(flat, interp, splits=20, exploratory=SPEC)["unbundling"]
     assert (table["gap"] == 0).all() and table["recovered"].isna().all()
 
 
 def test_an_arm_without_trials_is_refused(synth):
-    interp = load_interpretation(TABLE, ROOT / "config/locks.yaml")
+    interp = load_interpretation(TABLE, LOCKS)
     spec = ExploratorySpec(contrasts=(("social+map", "social"),))
     with pytest.raises(InputError, match=r"exploratory: arm\(s\) social\+map have no trials"):
         build_tables(synth, interp, splits=20, exploratory=spec)

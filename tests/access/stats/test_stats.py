@@ -10,10 +10,11 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from incognita.access.reference.freeze import LockError, freeze
+from incognita.access.freeze import LockError, freeze
 from incognita.access.stats.estimator import paired, task_means, validate_trials
 from incognita.access.stats.interpretation import (
     decide,
+    load_design_interpretation,
     load_interpretation,
     parse_interpretation,
 )
@@ -27,7 +28,8 @@ from incognita.common.io import InputError
 from incognita.common.tables import to_markdown
 
 ROOT = Path(__file__).resolve().parents[3]
-TABLE = ROOT / "config" / "interpretation.yaml"
+RETAIL = ROOT / "config" / "domains" / "retail"
+TABLE = RETAIL / "interpretation.yaml"  # retail's, the design's one domain
 
 # The figures read these columns (the data contract); extra columns are allowed.
 CONTRACT = {
@@ -195,7 +197,7 @@ def test_reader_dtypes_are_accepted(synth, interp, tables):
 
 
 def test_repository_table_matches_its_lock():
-    interp = load_interpretation(TABLE, ROOT / "config" / "locks.yaml")
+    interp = load_interpretation(TABLE, RETAIL / "locks.yaml")
     assert interp.primary.name == "indirect-social" and interp.direction == 1
     assert [c.name for c in interp.supporting] == ["direct-indirect", "native-direct"]
 
@@ -205,14 +207,30 @@ def test_changed_table_is_refused(locked, synth, tmp_path):
     assert load_interpretation(table, locks).lock_version == 1
     table.write_text(table.read_text().replace("direction: positive", "direction: negative"))
     with pytest.raises(LockError, match="changed since it was frozen"):
-        run_stats(synth, table, tmp_path / "out", locks_path=locks)
+        run_stats(synth, [(table, locks)], tmp_path / "out")
     assert not (tmp_path / "out").exists()
 
 
 def test_unfrozen_table_is_refused(tmp_path, synth):
     (tmp_path / "locks.yaml").write_text("artifacts: {}\n")
     with pytest.raises(LockError, match="has not been frozen"):
-        run_stats(synth, TABLE, tmp_path / "out", locks_path=tmp_path / "locks.yaml")
+        run_stats(synth, [(TABLE, tmp_path / "locks.yaml")], tmp_path / "out")
+
+
+def test_the_domains_of_a_design_pool_under_one_table(locked, tmp_path):
+    """Each domain's table is checked against its own lock; the pooled analysis needs them equal."""
+    table, locks = locked
+    assert load_design_interpretation([(table, locks), (TABLE, RETAIL / "locks.yaml")]).sha256 == (
+        load_interpretation(TABLE, RETAIL / "locks.yaml").sha256
+    )
+    other, other_locks = tmp_path / "other" / "interpretation.yaml", tmp_path / "other" / "locks.yaml"
+    other.parent.mkdir()
+    other.write_text(table.read_text().replace("direction: positive", "direction: negative"))
+    freeze(other_locks, names=["interpretation"], extra={"interpretation": str(other)}, today="2026-08-20")
+    with pytest.raises(InputError, match="interpretation tables must be the same"):
+        load_design_interpretation([(table, locks), (other, other_locks)])
+    with pytest.raises(InputError, match="no interpretation table given"):
+        load_design_interpretation([])
 
 
 def test_bad_table_is_named(tmp_path):
@@ -422,7 +440,7 @@ def test_power_and_cost_tables(tables, synth):
 def test_run_stats_writes_the_contract(locked, synth, tmp_path):
     table, locks = locked
     out = tmp_path / "stats"
-    paths = run_stats(synth, table, out, locks_path=locks, splits=200)
+    paths = run_stats(synth, [(table, locks)], out, splits=200)
     names = {p.name for p in paths}
     for name, columns in CONTRACT.items():
         assert f"{name}.csv" in names and f"{name}.md" in names
@@ -442,8 +460,8 @@ def test_run_stats_writes_the_contract(locked, synth, tmp_path):
 
 def test_run_stats_is_deterministic(locked, synth, tmp_path):
     table, locks = locked
-    run_stats(synth, table, tmp_path / "a", locks_path=locks, splits=100)
-    run_stats(synth, table, tmp_path / "b", locks_path=locks, splits=100)
+    run_stats(synth, [(table, locks)], tmp_path / "a", splits=100)
+    run_stats(synth, [(table, locks)], tmp_path / "b", splits=100)
     for path in sorted((tmp_path / "a").iterdir()):
         assert path.read_bytes() == (tmp_path / "b" / path.name).read_bytes(), path.name
 
@@ -492,6 +510,9 @@ def test_stats_command_end_to_end(locked, synth, tmp_path):
     assert list(pd.read_csv(out / "success.csv")["model"][:4]) == ["m4", "m3", "m2", "m1"]
     res = CliRunner().invoke(stats_command, ["--trials", str(tmp_path / "none.parquet"), "--out", str(out)])
     assert res.exit_code != 0 and "trials table not found" in str(res.exception)
+    unpaired = ["--trials", str(trials), "--interpretation", str(table), "--config", str(config), "--out", str(out)]
+    res = CliRunner().invoke(stats_command, unpaired)
+    assert res.exit_code == 2 and "1 --interpretation but 0 --locks" in res.output
     # A config whose design lacks one of the table's arms: a table from another design, refused.
     config.write_text(config.read_text() + "design: {arms: [direct, indirect, social]}\n")
     res = CliRunner().invoke(stats_command, ["--trials", str(trials), "--config", str(config), "--out", str(out)])

@@ -12,22 +12,25 @@ from pathlib import Path
 
 import pytest
 import yaml
-from workflow_helpers import scripted_harness
+from workflow_helpers import retail_inputs, scripted_harness
 
-from incognita.access.episodes.loop.agent_plan import PICK, plan_from_golden, value_free_steps
+from incognita.access.cells import load_corpus
+from incognita.access.domain import domain_files, qualify
 from incognita.access.episodes.harness import Harness, HarnessSettings, arm_order
+from incognita.access.episodes.loop.agent_plan import PICK, plan_from_golden, value_free_steps
 from incognita.access.episodes.scripted.discovery import map_replies
 from incognita.access.episodes.scripted.language import first, parse, say, tag
 from incognita.access.episodes.scripted.scripted_agent import FAILURE_TYPES
 from incognita.access.episodes.scripted.scripted_desk import first_person
 from incognita.access.golden.provenance import load_vocabulary
 from incognita.access.golden.trajectory import build_golden
-from incognita.access.reference.partition import SOCIAL_DESKS
-from incognita.access.selection.corpus import load_corpus
+from incognita.access.reference.partition import load_partition
 from incognita.common.backends.entry import ModelEntry
 
 ROOT = Path(__file__).resolve().parents[4]
+RETAIL = domain_files("retail", ROOT / "config/domains")
 ARMS = ("direct", "indirect", "social")
+SOCIAL_DESKS = load_partition(RETAIL.partition).desks("social")
 
 
 @pytest.fixture(scope="module")
@@ -38,14 +41,15 @@ def harness(source_dir):
 @pytest.fixture(scope="module")
 def corpus_inputs(harness, repaired_card):
     """Cards (repairs applied) and golden trajectories of the frozen corpus, built in-process."""
-    vocab = load_vocabulary(str(ROOT / "config/vocabulary.yaml"))
-    ids = [str(t) for t in load_corpus(ROOT / "config/corpus.yaml", locks=ROOT / "config/locks.yaml")["tasks"]]
+    vocab = load_vocabulary(str(RETAIL.vocabulary))
+    ids = [str(t) for t in load_corpus(RETAIL.corpus, locks=RETAIL.locks)["tasks"]]
     return {t: (card, build_golden(card, harness.world, vocab)) for t in ids for card in [repaired_card(t)]}
 
 
 def run(harness, model, spec, arm, task, card, golden, rep=0):
+    """One cell of a retail task (its upstream id)."""
     harness.design.models[model] = ModelEntry.parse(spec)
-    return harness.run_cell(arm, model, task, rep, card, "-", golden, "-")
+    return harness.run_cell(arm, model, qualify("retail", task), rep, card, "-", golden, "-")
 
 
 @pytest.fixture(scope="module")
@@ -238,10 +242,10 @@ def shuffled(tmp_path_factory, source_dir):
     tools = sorted(REWORDED)
     random.Random(13).shuffle(tools)
     holders = {desk: tools[i :: len(SOCIAL_DESKS)] for i, desk in enumerate(SOCIAL_DESKS)}
-    doc = yaml.safe_load((ROOT / "config/partition.yaml").read_text())
+    doc = yaml.safe_load(RETAIL.partition.read_text())
     doc["holder_maps"]["social"]["holders"] = holders
     (root / "partition.yaml").write_text(yaml.safe_dump(doc))
-    shutil.copytree(ROOT / "config/prompts", root / "prompts")
+    shutil.copytree(RETAIL.prompts, root / "prompts")
     roles = {}
     for desk, held in holders.items():
         roles[desk] = "You are one of the desks of a shop's customer service. " + " ".join(
@@ -257,11 +261,12 @@ def shuffled(tmp_path_factory, source_dir):
         budget=300,
         customer="scripted:customer",
         service="scripted:desk",
-        prompts_dir=str(root / "prompts"),
+        prompts_dir=str(ROOT / "config/prompts"),
         scripted_agents=str(ROOT / "config/scripted_agents.yaml"),
-        vocabulary=str(ROOT / "config/vocabulary.yaml"),
     )
-    harness = Harness(design, str(source_dir / "db.json"), str(root / "partition.yaml"))
+    harness = Harness(
+        design, retail_inputs(source_dir, partition=str(root / "partition.yaml"), prompts=str(root / "prompts"))
+    )
     harness.profiles["survey_only"] = {"discovery": "survey"}  # no slips, no injections, no limit
     return harness, holders, roles
 
@@ -306,7 +311,7 @@ def test_each_arm_of_a_block_draws_its_own_seed(harness, corpus_inputs):
     task = next(iter(corpus_inputs))
     card, golden = corpus_inputs[task]
     seeds = {arm: run(harness, "surveyor", "scripted:surveyor", arm, task, card, golden).seed for arm in ARMS}
-    assert seeds == {arm: cell_seed(20260820, "surveyor", task, 0, arm) for arm in ARMS}
+    assert seeds == {arm: cell_seed(20260820, "surveyor", qualify("retail", task), 0, arm) for arm in ARMS}
     assert len(set(seeds.values())) == len(ARMS)
 
 
@@ -328,7 +333,7 @@ def test_a_change_the_plan_never_makes_is_refused_and_the_fallback_followed(harn
 
 
 def test_can_do_reads_action_words_against_the_planned_changes():
-    from incognita.access.episodes.scripted.wording import action_words as _action_words
+    from incognita.access.domains.retail.scripted.wording import action_words as _action_words
 
     assert _action_words("Ask whether the agent can split the payment with another card") == {"payment"}
     assert _action_words("whether just that item can be cancelled") == {"cancel"}
@@ -450,6 +455,6 @@ def test_which_refusals_say_a_change_cannot_be_done_as_asked():
 
 
 def test_removing_an_item_is_a_change_of_items():
-    from incognita.access.episodes.scripted.wording import action_words as _action_words
+    from incognita.access.domains.retail.scripted.wording import action_words as _action_words
 
     assert _action_words("want to remove it from your pending order") == {"modify"}

@@ -9,7 +9,10 @@ from pathlib import Path
 import pytest
 
 from incognita.access.cards.card import build_card
+from incognita.access.domain import domain_files, get_domain
+from incognita.access.domains.retail.scripted.agent import CHANGE_WORDS
 from incognita.access.episodes.loop.disclosure_gate import DisclosureGate, release_field_schema
+from incognita.access.episodes.loop.tool_gateway import Gateway
 from incognita.access.episodes.scripted.language import call_tag, first, parse, say, tag
 from incognita.access.episodes.scripted.scripted_customer import (
     ScriptedCustomer,
@@ -23,12 +26,14 @@ from incognita.access.episodes.scripted.scripted_desk import (
     resolve_pointer,
     wanted_pointers,
 )
-from incognita.access.episodes.loop.tool_gateway import Gateway
-from incognita.access.golden.upstream_replay import RetailWorld
-from incognita.access.reference.partition import INDIRECT_HOLDER, SOCIAL_DESKS, load_partition
+from incognita.access.golden.upstream_replay import World
+from incognita.access.reference.partition import load_partition
 from incognita.common.backends.base import ModelRequest, ToolCall, Turn
 
 ROOT = Path(__file__).resolve().parents[4]
+RETAIL = domain_files("retail", ROOT / "config/domains")
+SOCIAL_DESKS = load_partition(RETAIL.partition).desks("social")
+(INDIRECT_HOLDER,) = load_partition(RETAIL.partition).desks("indirect")
 
 AREAS = {
     "Aster": "customer accounts",
@@ -45,18 +50,18 @@ AREAS = {
 
 
 @pytest.fixture(scope="module")
-def world(source_dir) -> RetailWorld:
-    return RetailWorld(source_dir / "db.json")
+def world(source_dir) -> World:
+    return World(get_domain("retail"), source_dir / "db.json")
 
 
 @pytest.fixture(scope="module")
 def partition():
-    return load_partition(ROOT / "config" / "partition.yaml")
+    return load_partition(RETAIL.partition)
 
 
 @pytest.fixture(scope="module")
 def card(tasks, db, meta) -> dict:
-    return build_card(tasks["0"], db, meta)
+    return build_card(tasks["0"], db, meta, get_domain("retail"))
 
 
 @pytest.fixture()
@@ -70,9 +75,8 @@ def make_desk(who: str, world, partition) -> ScriptedDesk:
     arm = "indirect" if who == INDIRECT_HOLDER else "social"
     tools = list(partition.tools_of(who, arm))
     writes = [t for t in tools if world.tool_types[t] == "write"]
-    return ScriptedDesk(
-        "default", who, {"tools": tools, "area": AREAS[who], "confirm_writes": True, "write_tools": writes}
-    )
+    context = {"tools": tools, "area": AREAS[who], "confirm_writes": True, "write_tools": writes}
+    return ScriptedDesk("default", who, {**context, "change_words": CHANGE_WORDS})  # as the harness makes it
 
 
 # --------------------------------------------------------------------------- the loop, as in the contract
@@ -244,7 +248,7 @@ def test_customer_requests_follow_the_card_order():
 
 def test_masking_never_leaves_a_field_value_in_any_demand(tasks, db, meta):
     for task_id, task in tasks.items():
-        c = build_card(task, db, meta)
+        c = build_card(task, db, meta, get_domain("retail"))
         rules = masking_rules(c)
         for r in c["requests"]:
             text = mask(r["demand"], rules)
@@ -466,9 +470,9 @@ def test_a_fallback_that_replaces_the_demand_is_read_off_its_wording(sentence, r
 
 
 def test_an_exchange_for_the_same_item_takes_the_line_it_exchanges():
+    from incognita.access.domains.retail.scripted.same_item import same_line_value
     from incognita.access.episodes.loop.agent_plan import PICK, Source
-    from incognita.access.episodes.scripted.picking import Choosing
-    from incognita.access.episodes.scripted.same_item import same_line_value
+    from incognita.access.episodes.scripted.picks import Choosing
 
     chair = {"item_id": "11", "name": "Office Chair"}
     order = {"order_id": "#1", "items": [{"item_id": "10", "name": "Bottle"}, chair]}
@@ -804,7 +808,7 @@ def test_remit_is_told_from_the_desks_own_role_text(who, world, partition):
     from incognita.access.episodes.loop.prompts import PromptSet
     from incognita.access.episodes.scripted.scripted_desk import first_person
 
-    role = PromptSet(ROOT / "config" / "prompts").holder_parts(who, holds_all=False)["role"]
+    role = PromptSet(ROOT / "config" / "prompts", RETAIL.prompts, partition).holder_parts(who, holds_all=False)["role"]
     desk = ScriptedDesk("default", who, {"tools": list(partition.tools_of(who, "social")), "remit": role})
     reply = DeskRun(desk).send(say("What do you handle?", tag("remit")))
     assert tags_of(reply, "handles") == [first_person(role)]
