@@ -38,6 +38,7 @@ include: "rules/stats.smk"
 include: "rules/figures.smk"
 include: "rules/collabsim.smk"
 include: "rules/viewer.smk"
+include: "rules/storage.smk"
 
 
 rule all:

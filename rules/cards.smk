@@ -17,6 +17,7 @@ for _domain in DESIGN.domains:
             tasks=str(FILES[_domain].tasks),
             db=str(FILES[_domain].db),
             manifest=str(FILES[_domain].source / "MANIFEST.json"),
+            policy=str(FILES[_domain].source / "policy.md"),  # read only to check the copy against its manifest
             repairs=get_all_repairs(_domain),
         output:
             cards=all_cards(_domain),

@@ -26,9 +26,11 @@ rule collabsim_run:
     params:
         seeds=get_collabsim_seeds(),
         models=get_collabsim_models,
-        # The root of get_collabsim_run_outputs(), a Path: Snakemake compares no Path param (the
-        # outputs already carry the root), so moving it to the paths module re-ran no run.
-        out_root=Path(COLLABSIM_RESULTS),
+        # The root the outputs sit under, read off them (under a storage provider the job writes
+        # them below .snakemake/storage/, not at results/). A Path, and derived from the outputs:
+        # Snakemake compares neither with the last run's params (the outputs already carry the
+        # root), so neither moving it to the paths module nor deriving it re-ran a run.
+        out_root=lambda w, output: COLLABSIM_PATHS.results_root(output[0]),
         generator=COLLABSIM_GENERATOR_VERSION,
         pacing=get_pacing,  # not compared: a changed rate limit re-runs nothing
     shell:

@@ -33,7 +33,7 @@ READER_VERSION = read_constant("incognita.access.reader.trial_reading", "READER_
 from incognita.access import paths
 from incognita.access.arm_registry import registry_path
 from incognita.access.cells import design_files, design_from_config, repaired_tasks
-from incognita.access.domain import LOCAL_ID, qualify, split_task
+from incognita.access.domain import CONFIG_ROOT, LOCAL_ID, qualify, split_task
 from incognita.access.episodes.scripted.entries import check_entries
 from incognita.access.stats.exploratory_spec import spec_from_config
 from incognita.collabsim.design import DESIGNS as COLLABSIM_DESIGNS
@@ -389,3 +389,21 @@ def _all_collabsim_runs():
         for s in design.seeds
         for name in COLLABSIM_FILES
     )
+
+
+# --- Workflow files (rules/storage.smk) ---------------------------------------------------------
+# The folders of the workflow's own files that rules read as inputs: the domains' config folders
+# and what the config names for prompts, scripted profiles, the arm registry and CollabSim. They
+# are the workflow's sources (git-tracked, shipped to every job), not data that rules make.
+WORKFLOW_FILE_DIRS = sorted(
+    {
+        Path(p).parts[0]
+        for p in (
+            CONFIG_ROOT,
+            config["prompts"],
+            config["scripted_agents"],
+            ARM_REGISTRY,
+            *([get_collabsim_design()[0].root] if "collabsim" in config else []),
+        )
+    }
+)

@@ -28,10 +28,14 @@ rule trials:
     params:
         reader=READER_VERSION,
         domains=",".join(DESIGN.domains),
-        # The roots the references, cards and domain configs sit under (incognita.access.paths), read off them.
+        # The roots the references and cards sit under (incognita.access.paths), read off them.
         reference_root=lambda w, input: paths.domain_root(input.references[0]),
         cards_root=lambda w, input: paths.domain_root(input.cards[0]),
-        config_root=lambda w, input: paths.domain_root(input.partitions[0]),
+        # The domains' config folders in the workflow's sources, which every job has: the reader
+        # reads each domain's locks.yaml there too, no input here (the lock check's output stands
+        # for it), so under a storage provider it has no copy beside the holder maps' (rules/storage.smk).
+        # A Path: Snakemake does not compare it with the last run's params.
+        config_root=Path(CONFIG_ROOT),
     shell:
         "python -m incognita trials --domains {params.domains} --reference-root {params.reference_root} "
         "--cards-root {params.cards_root} --domains-config {params.config_root} --out {output.parquet} "

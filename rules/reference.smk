@@ -136,5 +136,10 @@ for _domain in DESIGN.domains:
             "task_stages"
         conda:
             "../envs/incognita.yaml"
+        # Each artifact is checked where the job sees it (under a storage provider, not at the path
+        # its lock records); the lines printed name the recorded paths, so the output's bytes do not
+        # depend on where the job ran.
         shell:
-            "python -m incognita verify-locks --locks {input.locks} > {log} 2>&1 && cp {log} {output}"
+            "python -m incognita verify-locks --locks {input.locks} --artifact coordination={input.reference} "
+            "--artifact corpus={input.corpus} --artifact interpretation={input.interpretation} > {log} 2>&1 "
+            "&& cp {log} {output}"

@@ -124,12 +124,21 @@ def verify_lock(name: str, path: str | Path, locks_path: str | Path) -> dict:
     return entry
 
 
-def verify_all(locks_path: str | Path) -> list[tuple[str, dict]]:
-    """Verify every locked artifact at its recorded path; the first failure raises."""
-    artifacts = load_locks(locks_path)
+def verify_all(locks_path: str | Path, at: dict[str, str | Path] | None = None) -> list[tuple[str, dict]]:
+    """Verify every locked artifact, at its recorded path or at the path `at` gives for its name
+    (where a job sees it: under a storage provider that is not the recorded path); the first
+    failure raises. A name in `at` that the locks file does not lock is an error."""
+    artifacts, at = load_locks(locks_path), at or {}
     if not artifacts:
         raise LockError(f"{locks_path}: no frozen artifacts; run `incognita freeze`")
-    return [(name, verify_lock(name, entry["path"], locks_path)) for name, entry in sorted(artifacts.items())]
+    unknown = sorted(set(at) - set(artifacts))
+    if unknown:
+        raise InputError(
+            f"{locks_path}: no artifact {', '.join(map(repr, unknown))} is locked here (locked: {', '.join(sorted(artifacts))})"
+        )
+    return [
+        (name, verify_lock(name, at.get(name, entry["path"]), locks_path)) for name, entry in sorted(artifacts.items())
+    ]
 
 
 def freeze(

@@ -151,6 +151,18 @@ class RunKey:
             raise InputError(f"{p}: not a CollabSim run directory ({exc})") from None
 
 
+def results_root(run_file: str | Path) -> Path:
+    """The root a run file's path sits under (<root>/runs/<task>/<condition>/<model>/<design>/s<seed>/<file>):
+    what a rule passes its command, read back off one of its files, so that a job finds the runs
+    wherever Snakemake's storage put them (docs/scale-out.md)."""
+    run_dir = Path(run_file).parent
+    try:
+        RunKey.from_dir(run_dir)
+    except InputError as exc:
+        raise InputError(f"{run_file}: not a file of a CollabSim run ({exc})") from None
+    return run_dir.parents[len(KEY_FIELDS)]  # above runs/ and the key's parts
+
+
 def finished_runs(root: str | Path = RESULTS) -> list[Path]:
     """Every finished run under <root>/runs (a run is finished once its manifest is written)."""
     pattern = "/".join(("*",) * len(CELL_FIELDS) + (f"{SEED_PREFIX}*", MANIFEST))

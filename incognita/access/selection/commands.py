@@ -209,13 +209,36 @@ def oracle(
     click.echo(f"{out}: {orc.summary(rows)}")
 
 
+def _artifact_paths(ctx, param, values: tuple[str, ...]) -> dict[str, str]:
+    """--artifact NAME=PATH, repeatable, as {name: path}."""
+    paths = {}
+    for value in values:
+        name, sep, path = value.partition("=")
+        if not sep or not name or not path:
+            raise click.BadParameter(f"{value!r}: expected NAME=PATH", ctx, param)
+        if name in paths:
+            raise click.BadParameter(f"{value!r}: artifact {name!r} given twice", ctx, param)
+        paths[name] = path
+    return paths
+
+
 @click.command("verify-locks")
 @click.option("--locks", "locks_path", required=True, help="a domain's locks.yaml (config/domains/<domain>/locks.yaml)")
-def verify_locks(locks_path: str) -> None:
-    """Check every frozen artifact of a domain against its lock; exit 2 on the first mismatch."""
+@click.option(
+    "--artifact",
+    "artifact_paths",
+    multiple=True,
+    callback=_artifact_paths,
+    metavar="NAME=PATH",
+    help="check the artifact NAME at PATH instead of the path its lock records (repeatable); "
+    "the workflow passes each artifact where its job sees it",
+)
+def verify_locks(locks_path: str, artifact_paths: dict[str, str]) -> None:
+    """Check every frozen artifact of a domain against its lock; exit 2 on the first mismatch.
+    Each line names the artifact's recorded path, wherever it was checked."""
     from incognita.access import freeze as fz
 
-    results = fz.verify_all(locks_path)
+    results = fz.verify_all(locks_path, artifact_paths)
     for name, entry in results:
         click.echo(f"{name} v{entry['version']}: ok ({entry['path']}, frozen {entry['frozen']})")
     locked = dict(results)
@@ -224,10 +247,13 @@ def verify_locks(locks_path: str) -> None:
         from incognita.access.selection.corpus import check_against_reference
         from incognita.common.io import read_json
 
-        doc = load_corpus(locked["corpus"]["path"], verify=False)
+        def where(name: str) -> str:
+            return artifact_paths.get(name, locked[name]["path"])
+
+        doc = load_corpus(where("corpus"), verify=False)
         if doc.get("selected_from", {}).get("reference_sha256") != locked["coordination"]["sha256"]:
             click.echo("note: the corpus was selected from an earlier version of the reference", err=True)
-            for note in check_against_reference(doc, read_json(locked["coordination"]["path"])):
+            for note in check_against_reference(doc, read_json(where("coordination"))):
                 click.echo(f"note: {note}", err=True)
 
 
