@@ -13,6 +13,8 @@ for _domain in DESIGN.domains:
     rule:
         name:
             f"cards_{_domain}"
+        resources:
+            **TASK_STAGE_RESOURCES["cards"],
         input:
             tasks=str(FILES[_domain].tasks),
             db=str(FILES[_domain].db),
@@ -51,6 +53,8 @@ for _domain in DESIGN.domains:
     rule:
         name:
             f"audit_{_domain}"
+        resources:
+            **TASK_STAGE_RESOURCES["audit"],
         input:
             cards=all_cards(_domain),
             rule_built=all_cards(_domain, rule_built=True, tasks=get_repaired_tasks(_domain)),

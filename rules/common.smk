@@ -58,6 +58,24 @@ shell.prefix(
 )
 
 
+# Memory (MB: sbatch --mem) and wall time (minutes: sbatch -t) of the task stages, one rule per
+# design domain (<stage>_<domain>). A profile's set-resources names rules exactly and cannot know
+# a design's domains, so these rules carry their own (every executor reads them; a profile may
+# still override one by its full name). Peaks measured on retail (bin/run, 2026-11-30); memory
+# is at least three times the peak, as in profiles/slurm/config.yaml.
+TASK_STAGE_RESOURCES = {
+    "source": {"mem_mb": 1000, "runtime": 10},  # 33 MB, 0.2 s
+    "cards": {"mem_mb": 1000, "runtime": 10},  # 39 MB, 0.9 s (every task)
+    "audit": {"mem_mb": 1000, "runtime": 10},  # 33 MB, 0.7 s
+    "golden": {"mem_mb": 1000, "runtime": 10},  # 163 MB, 22 s (every task)
+    "golden_replay_table": {"mem_mb": 1000, "runtime": 10},  # 30 MB, 0.2 s
+    "reference": {"mem_mb": 1000, "runtime": 10},  # 33 MB, 0.3 s
+    "verify_locks": {"mem_mb": 1000, "runtime": 10},  # 24 MB, 0.2 s
+    "idle": {"mem_mb": 2000, "runtime": 60},  # every task in every arm, natively too
+    "oracle": {"mem_mb": 1000, "runtime": 30},  # 200 MB, about 15 s: the oracle on all 114 tasks
+}
+
+
 @functools.cache
 def get_all_tasks(domain):
     """Upstream ids of every task of a domain in the pinned package, read without importing tau2 modules."""

@@ -11,6 +11,8 @@ for _domain in DESIGN.domains:
     rule:
         name:
             f"golden_{_domain}"
+        resources:
+            **TASK_STAGE_RESOURCES["golden"],
         input:
             cards=all_cards(_domain),
             db=str(FILES[_domain].db),
@@ -38,6 +40,8 @@ for _domain in DESIGN.domains:
     rule:
         name:
             f"golden_replay_table_{_domain}"
+        resources:
+            **TASK_STAGE_RESOURCES["golden_replay_table"],
         input:
             all_golden(_domain),
         output:

@@ -14,6 +14,8 @@ for _domain in DESIGN.domains:
     rule:
         name:
             f"reference_{_domain}"
+        resources:
+            **TASK_STAGE_RESOURCES["reference"],
         input:
             golden=all_golden(_domain),
             cards=all_cards(_domain),
@@ -49,6 +51,8 @@ for _domain in DESIGN.domains:
     rule:
         name:
             f"idle_{_domain}"
+        resources:
+            **TASK_STAGE_RESOURCES["idle"],
         input:
             golden=all_golden(_domain),
             cards=all_cards(_domain),
@@ -85,6 +89,8 @@ for _domain in DESIGN.domains:
     rule:
         name:
             f"oracle_{_domain}"
+        resources:
+            **TASK_STAGE_RESOURCES["oracle"],
         input:
             golden=all_golden(_domain),
             cards=all_cards(_domain),
@@ -119,6 +125,8 @@ for _domain in DESIGN.domains:
     rule:
         name:
             f"verify_locks_{_domain}"
+        resources:
+            **TASK_STAGE_RESOURCES["verify_locks"],
         input:
             reference=str(paths.coordination_file(_domain)),
             corpus=str(FILES[_domain].corpus),

@@ -6,6 +6,8 @@ for _domain in DESIGN.domains:
     rule:
         name:
             f"source_{_domain}"
+        resources:
+            **TASK_STAGE_RESOURCES["source"],
         output:
             db=str(FILES[_domain].db),
             tasks=str(FILES[_domain].tasks),

@@ -201,11 +201,35 @@ def test_jobs_get_the_profile_resources(runs):
 
 
 def test_the_profile_sizes_every_rule(tmp_path):
-    """A rule without an entry would be submitted with Snakemake's defaults (no wall time, a
-    memory guessed from its input size): every rule but the target needs one."""
+    """A rule without its size would be submitted with Snakemake's defaults (no wall time, a
+    memory guessed from its input size): every rule but the target has one, from the profile or,
+    for the task stages (one rule per design domain, which the profile cannot name), its own. Each
+    job of a dry run over every rule (the side checks included) shows the resources it gets."""
     wf = copy_workflow(tmp_path)
     rules = set(snakemake(wf, "--list-rules", "--configfile", "config/smoke.yaml").stdout.split()) - {"all"}
     profile = yaml.safe_load((ROOT / "profiles" / "slurm" / "config.yaml").read_text())
-    sized = {rule for rule, res in profile["set-resources"].items() if {"mem_mb", "runtime"} <= set(res)}
-    assert rules - sized == set(), "rules without mem_mb and runtime in profiles/slurm/config.yaml"
-    assert sized - rules == set(), "profiles/slurm/config.yaml sizes rules the workflow does not have"
+    by_profile = {rule for rule, res in profile["set-resources"].items() if {"mem_mb", "runtime"} <= set(res)}
+    side_checks = [  # the smoke design leaves them out of its target (side_checks: false)
+        "results/reference/retail/idle.tsv",
+        "results/reference/retail/oracle.tsv",
+        "results/audit/retail/cards.tsv",
+        "results/golden/retail/replay.tsv",
+    ]
+    plan = snakemake(wf, "all", *side_checks, "-n", "--forceall", "--configfile", "config/smoke.yaml").stdout
+    own, rule = set(), None
+    for line in plan.splitlines():
+        line = line.strip()
+        if line.startswith("rule ") and line.endswith(":"):
+            rule = line[len("rule ") : -1]
+        elif (
+            line.startswith("resources:")
+            and rule
+            and {"mem_mb=", "runtime="} <= {k for k in ("mem_mb=", "runtime=") if k in line}
+        ):
+            own.add(rule)
+    assert rules - by_profile - own == set(), (
+        "rules without mem_mb and runtime (profiles/slurm/config.yaml or the rule)"
+    )
+    assert by_profile - rules == set(), "profiles/slurm/config.yaml sizes rules the workflow does not have"
+    assert not own & by_profile, "a rule sized both in the profile and by itself"
+    assert {r for r in own if not r.endswith("_retail")} == set(), "only the per-domain task stages size themselves"
