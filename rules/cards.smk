@@ -13,8 +13,6 @@ for _domain in DESIGN.domains:
     rule:
         name:
             f"cards_{_domain}"
-        resources:
-            **TASK_STAGE_RESOURCES["cards"],
         input:
             tasks=str(FILES[_domain].tasks),
             db=str(FILES[_domain].db),
@@ -35,6 +33,8 @@ for _domain in DESIGN.domains:
             "task_stages"
         conda:
             "../envs/incognita.yaml"
+        resources:
+            **TASK_STAGE_RESOURCES["cards"],
         params:
             domain=_domain,
             source_dir=lambda w, input: os.path.dirname(input.db),
@@ -53,8 +53,6 @@ for _domain in DESIGN.domains:
     rule:
         name:
             f"audit_{_domain}"
-        resources:
-            **TASK_STAGE_RESOURCES["audit"],
         input:
             cards=all_cards(_domain),
             rule_built=all_cards(_domain, rule_built=True, tasks=get_repaired_tasks(_domain)),
@@ -71,6 +69,8 @@ for _domain in DESIGN.domains:
             "task_stages"
         conda:
             "../envs/incognita.yaml"
+        resources:
+            **TASK_STAGE_RESOURCES["audit"],
         params:
             domain=_domain,
             source_dir=lambda w, input: os.path.dirname(input.db),

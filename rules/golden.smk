@@ -11,8 +11,6 @@ for _domain in DESIGN.domains:
     rule:
         name:
             f"golden_{_domain}"
-        resources:
-            **TASK_STAGE_RESOURCES["golden"],
         input:
             cards=all_cards(_domain),
             db=str(FILES[_domain].db),
@@ -29,6 +27,8 @@ for _domain in DESIGN.domains:
             "task_stages"
         conda:
             "../envs/incognita.yaml"
+        resources:
+            **TASK_STAGE_RESOURCES["golden"],
         params:
             domain=_domain,
             generator=GOLDEN_GENERATOR_VERSION,
@@ -40,8 +40,6 @@ for _domain in DESIGN.domains:
     rule:
         name:
             f"golden_replay_table_{_domain}"
-        resources:
-            **TASK_STAGE_RESOURCES["golden_replay_table"],
         input:
             all_golden(_domain),
         output:
@@ -54,5 +52,7 @@ for _domain in DESIGN.domains:
             "task_stages"
         conda:
             "../envs/incognita.yaml"
+        resources:
+            **TASK_STAGE_RESOURCES["golden_replay_table"],
         shell:
             "python -m incognita replay-table --out {output} {input} > {log} 2>&1"

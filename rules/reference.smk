@@ -14,8 +14,6 @@ for _domain in DESIGN.domains:
     rule:
         name:
             f"reference_{_domain}"
-        resources:
-            **TASK_STAGE_RESOURCES["reference"],
         input:
             golden=all_golden(_domain),
             cards=all_cards(_domain),
@@ -34,6 +32,8 @@ for _domain in DESIGN.domains:
             "task_stages"
         conda:
             "../envs/incognita.yaml"
+        resources:
+            **TASK_STAGE_RESOURCES["reference"],
         params:
             domain=_domain,
             golden_dir=lambda w, input: os.path.dirname(input.golden[0]),
@@ -51,8 +51,6 @@ for _domain in DESIGN.domains:
     rule:
         name:
             f"idle_{_domain}"
-        resources:
-            **TASK_STAGE_RESOURCES["idle"],
         input:
             golden=all_golden(_domain),
             cards=all_cards(_domain),
@@ -69,6 +67,8 @@ for _domain in DESIGN.domains:
             f"benchmarks/idle/{_domain}.tsv"
         conda:
             "../envs/incognita.yaml"
+        resources:
+            **TASK_STAGE_RESOURCES["idle"],
         params:
             domain=_domain,
             golden_dir=lambda w, input: os.path.dirname(input.golden[0]),
@@ -89,8 +89,6 @@ for _domain in DESIGN.domains:
     rule:
         name:
             f"oracle_{_domain}"
-        resources:
-            **TASK_STAGE_RESOURCES["oracle"],
         input:
             golden=all_golden(_domain),
             cards=all_cards(_domain),
@@ -106,6 +104,8 @@ for _domain in DESIGN.domains:
             f"benchmarks/oracle/{_domain}.tsv"
         conda:
             "../envs/incognita.yaml"
+        resources:
+            **TASK_STAGE_RESOURCES["oracle"],
         params:
             domain=_domain,
             golden_dir=lambda w, input: os.path.dirname(input.golden[0]),
@@ -125,8 +125,6 @@ for _domain in DESIGN.domains:
     rule:
         name:
             f"verify_locks_{_domain}"
-        resources:
-            **TASK_STAGE_RESOURCES["verify_locks"],
         input:
             reference=str(paths.coordination_file(_domain)),
             corpus=str(FILES[_domain].corpus),
@@ -144,6 +142,8 @@ for _domain in DESIGN.domains:
             "task_stages"
         conda:
             "../envs/incognita.yaml"
+        resources:
+            **TASK_STAGE_RESOURCES["verify_locks"],
         # Each artifact is checked where the job sees it (under a storage provider, not at the path
         # its lock records); the lines printed name the recorded paths, so the output's bytes do not
         # depend on where the job ran.

@@ -6,8 +6,6 @@ for _domain in DESIGN.domains:
     rule:
         name:
             f"source_{_domain}"
-        resources:
-            **TASK_STAGE_RESOURCES["source"],
         output:
             db=str(FILES[_domain].db),
             tasks=str(FILES[_domain].tasks),
@@ -22,6 +20,8 @@ for _domain in DESIGN.domains:
             "task_stages"  # cluster executors only (docs/scale-out.md); local runs ignore groups
         conda:
             "../envs/incognita.yaml"
+        resources:
+            **TASK_STAGE_RESOURCES["source"],
         params:
             domain=_domain,
             out_dir=lambda w, output: os.path.dirname(output.manifest),

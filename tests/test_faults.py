@@ -290,7 +290,9 @@ def test_a_damaged_cache_entry_is_reported_refetched_once_and_never_returned(tmp
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
     settings = {"base_url": stub.base_url, "temperature": 0, "max_retries": 0, "timeout": 20}
     cache_dir = tmp_path / "cache"
-    backend = make_backend(ModelEntry("openai:stub-agent", settings), "agent", runtime=Runtime(cache_dir=str(cache_dir)))
+    backend = make_backend(
+        ModelEntry("openai:stub-agent", settings), "agent", runtime=Runtime(cache_dir=str(cache_dir))
+    )
     request = ModelRequest(role="agent", system="You are a test.", messages=(Turn("user", "From USER: hello"),))
     try:
         first = backend.respond(request)
@@ -624,7 +626,9 @@ def test_a_full_disk_fails_the_job_clearly_and_leaves_no_half_written_output(bas
         cache_dir = episodes / "cache"
         settings = {"base_url": stub.base_url, "temperature": 0, "max_retries": 0, "timeout": 20}
         monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
-        backend = make_backend(ModelEntry("openai:stub-agent", settings), "agent", runtime=Runtime(cache_dir=str(cache_dir)))
+        backend = make_backend(
+            ModelEntry("openai:stub-agent", settings), "agent", runtime=Runtime(cache_dir=str(cache_dir))
+        )
         request = ModelRequest(role="agent", system="Disk full.", messages=(Turn("user", "From USER: hi"),))
         paid = stub.answered()
         with pytest.raises(WriteError, match=r"/cache/[0-9a-f]{2}/[0-9a-f]{64}\.json: cannot write \(No space left"):

@@ -169,7 +169,9 @@ def test_a_plain_400_fails_the_episode_and_a_spent_credit_balance_stops_the_run(
     with LoopbackServer(responder, faults={1: "400"}) as server:
         monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
         backend = ab.make_anthropic(
-            ModelEntry("anthropic:claude-agent", {"base_url": server.root_url, **FAST}), "agent", runtime=Runtime(cache_dir=False)
+            ModelEntry("anthropic:claude-agent", {"base_url": server.root_url, **FAST}),
+            "agent",
+            runtime=Runtime(cache_dir=False),
         )
         with pytest.raises(BackendError, match="HTTP 400"):
             backend.respond(ModelRequest("agent", "sys", (Turn("user", "hi"),)))

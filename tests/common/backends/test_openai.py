@@ -247,11 +247,15 @@ def test_the_cell_header_goes_only_with_send_cell_and_a_calls_cell_replaces_the_
         monkeypatch.setenv("OPENAI_API_KEY", KEY)
         for send_cell in (False, True):
             settings = {**FAST, "send_cell": send_cell}
-            backend = make_backend(ModelEntry("openai:m", settings), "agent", runtime=Runtime(cache_dir=False, cell=own))
+            backend = make_backend(
+                ModelEntry("openai:m", settings), "agent", runtime=Runtime(cache_dir=False, cell=own)
+            )
             backend.respond(request)
             backend.respond(request, cell=call)
         cached = make_backend(
-            ModelEntry("openai:m", {**FAST, "send_cell": True}), "agent", runtime=Runtime(cache_dir=str(tmp_path), cell=own)
+            ModelEntry("openai:m", {**FAST, "send_cell": True}),
+            "agent",
+            runtime=Runtime(cache_dir=str(tmp_path), cell=own),
         )
         cached.respond(request, cell=call)
         assert cached.respond(request, cell=own).usage.cache_hits == 1  # the cell is not part of the key
