@@ -61,8 +61,8 @@ shell.prefix(
 # Memory (MB: sbatch --mem) and wall time (minutes: sbatch -t) of the task stages, one rule per
 # design domain (<stage>_<domain>). A profile's set-resources names rules exactly and cannot know
 # a design's domains, so these rules carry their own (every executor reads them; a profile may
-# still override one by its full name). Peaks measured on retail (bin/run, 2026-11-30); memory
-# is at least three times the peak, as in profiles/slurm/config.yaml.
+# still override one by its full name). Peaks measured on the default design (bin/run,
+# 2026-11-30); memory is at least three times the peak, as in profiles/slurm/config.yaml.
 TASK_STAGE_RESOURCES = {
     "source": {"mem_mb": 1000, "runtime": 10},  # 33 MB, 0.2 s
     "cards": {"mem_mb": 1000, "runtime": 10},  # 39 MB, 0.9 s (every task)

@@ -57,10 +57,13 @@ class Twins:
         self.bodies: list[dict] = []
 
     def wrap(self, real):
-        def make(name, role, context):
+        """The harness's backend maker (`Harness._make`), making each role's twin from the private
+        knowledge the harness gives that role (a model's backend itself never receives it)."""
+
+        def make(entry, role, knowledge, cell=None):
             if not (self.keep and role in self.by_role):
-                self.by_role[role] = self._twin(role, context)
-            return real(name, role, context)
+                self.by_role[role] = self._twin(role, knowledge)
+            return real(entry, role, knowledge, cell)
 
         return make
 

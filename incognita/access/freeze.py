@@ -18,15 +18,20 @@ from pathlib import Path
 
 import yaml
 
-from incognita.access.domain import DomainFiles
+from incognita.access.domain import REGISTRY, DomainFiles
 from incognita.access.paths import coordination_file
 from incognita.common.io import InputError, atomic_write_text, read_yaml, sha256_file
 
 
 def refreeze(locks_path: str | Path, bump: bool = True) -> str:
-    """The command that re-freezes the artifacts of the domain whose locks file this is
-    (config/domains/<domain>/locks.yaml)."""
-    return f"incognita freeze --domain {Path(locks_path).parent.name}{' --bump' if bump else ''}"
+    """The command that re-freezes the artifacts of the domain whose locks file this is: a
+    domain's own (config/domains/<domain>/locks.yaml) by its name, any other by its path."""
+    path = Path(locks_path)
+    if path.name == "locks.yaml" and path.parent.name in REGISTRY and path.parent.parent.name == "domains":
+        where = f"--domain {path.parent.name}"
+    else:
+        where = f"--domain <domain> --locks {path}"
+    return f"incognita freeze {where}{' --bump' if bump else ''}"
 
 
 def domain_artifacts(files: DomainFiles) -> dict[str, str]:

@@ -92,7 +92,7 @@ def test_modified_reference_is_refused(work):
         verify_lock("coordination", path, "locks.yaml")
     msg = str(err.value)
     assert REFERENCE in msg and "expected sha256" in msg and "actual   sha256" in msg
-    assert "incognita freeze --bump" in msg
+    assert "incognita freeze --domain <domain> --locks locks.yaml --bump" in msg  # not a domain's own file
     from incognita.access.reference.coordination import load_reference
 
     with pytest.raises(LockError):
@@ -107,7 +107,7 @@ def test_upstream_change_is_refused_by_the_reference_stage(work):
     golden.write_text(json.dumps(doc))
     res = _reference()
     assert res.exit_code == 2
-    assert "refused" in res.output and "incognita freeze --bump" in res.output
+    assert "refused" in res.output and "incognita freeze --domain <domain> --locks locks.yaml --bump" in res.output
 
 
 def test_partition_change_is_refused_by_the_reference_stage(work):
@@ -181,3 +181,11 @@ def test_unlocked_artifact_is_refused(tmp_path):
     path.write_text("{}")
     with pytest.raises(LockError, match="has not been frozen"):
         verify_lock("coordination", path, tmp_path / "locks.yaml")
+
+
+def test_the_refreeze_command_names_a_domains_own_locks_file_by_its_domain():
+    from incognita.access.freeze import refreeze
+
+    assert refreeze("config/domains/retail/locks.yaml") == "incognita freeze --domain retail --bump"
+    assert refreeze("config/domains/mock/locks.yaml", bump=False) == "incognita freeze --domain mock"
+    assert refreeze("/tmp/x/locks.yaml") == "incognita freeze --domain <domain> --locks /tmp/x/locks.yaml --bump"

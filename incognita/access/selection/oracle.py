@@ -74,7 +74,7 @@ def first_difference(record: dict, golden: dict, handoff_tools: frozenset[str] =
     gold = [
         (c["name"], c["arguments"])
         for c in golden["calls"]
-        if c["tool_type"] == "write" and not c.get("intended_failure") and c["origin"] != INITIAL_STATE
+        if c["tool_type"] == "write" and not c.get("intended_failure") and c.get("origin") != INITIAL_STATE
     ]
     why = _gave_up(record)
     for i, (tool, args) in enumerate(gold):

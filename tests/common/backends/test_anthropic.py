@@ -18,8 +18,8 @@ from backend_twins import ARMS, MODEL, Rig, Twins, all_text, scripted_episodes, 
 from workflow_helpers import scripted_harness
 
 from incognita.common.backends import anthropic as ab
-from incognita.common.backends import base, transport
 from incognita.common.backends import openai as ob
+from incognita.common.backends import transport
 from incognita.common.backends.base import (
     BackendConfigError,
     BackendError,
@@ -86,7 +86,7 @@ def rig(harness, inputs, tmp_path, monkeypatch):
         rigs.append(r)
         monkeypatch.setenv("ANTHROPIC_BASE_URL", r.server.root_url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-        monkeypatch.setitem(base._REGISTRY, "anthropic", twins.wrap(ab.make_anthropic))
+        monkeypatch.setattr(harness, "_make", twins.wrap(harness._make))
         return r
 
     yield make

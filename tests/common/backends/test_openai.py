@@ -16,8 +16,8 @@ from backend_twins import ARMS, MODEL, Rig, Twins, all_text, scripted_episodes, 
 from workflow_helpers import scripted_harness
 
 from incognita.access.episodes.scripted import make_backend
-from incognita.common.backends import base, transport
 from incognita.common.backends import openai as ob
+from incognita.common.backends import transport
 from incognita.common.backends.base import BackendConfigError, ModelRequest, Runtime, Turn
 from incognita.common.backends.entry import ModelEntry, entry_param
 from incognita.common.cache import ResponseCache
@@ -79,7 +79,7 @@ def rig(harness, inputs, tmp_path, monkeypatch):
         rigs.append(r)
         monkeypatch.setenv("OPENAI_BASE_URL", r.server.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", KEY)
-        monkeypatch.setitem(base._REGISTRY, "openai", twins.wrap(ob.make_openai))
+        monkeypatch.setattr(harness, "_make", twins.wrap(harness._make))
         return r
 
     yield make
