@@ -31,6 +31,7 @@ SLOW_FILES_FIRST = (
     "tests/access/episodes/test_local_model.py",
     "tests/access/episodes/test_local_model_tool_calls.py",
     "tests/test_workflow.py",
+    "tests/test_storage_fs.py",  # about a minute: the smoke design again, through a storage provider
     "tests/test_faults.py",
     "tests/viewer/test_viewer.py",
     "tests/test_bench.py",
