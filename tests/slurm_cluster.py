@@ -160,9 +160,10 @@ def _without_column(text: str, column: str) -> list[list[str]]:
 def comparable(path: str, data: bytes):
     """A file's content without what legitimately differs between two runs of the same job
     (wall times, run ids, cache counters); byte-exact for everything else."""
-    if re.fullmatch(r"results/episodes/[^/]+/[^/]+/[^/]+/r\d+\.json", path):
+    # <arm>/<model>/<domain>/<id>/r<rep>.json and <model>/<domain>/<id>/r<rep>.json (incognita.access.paths)
+    if re.fullmatch(r"results/episodes/[^/]+/[^/]+/[^/]+/[^/]+/r\d+\.json", path):
         return stable_episode(json.loads(data))
-    if re.fullmatch(r"results/native/(archive/unrepaired/)?[^/]+/[^/]+/r\d+\.json", path):
+    if re.fullmatch(r"results/native/(archive/unrepaired/)?[^/]+/[^/]+/[^/]+/r\d+\.json", path):
         return stable_native(json.loads(data))
     if path == "results/episodes/manifest.tsv":
         return _without_column(data.decode(), "wall_time_s")

@@ -99,7 +99,7 @@ def test_throughput_quick_mode_on_the_sessions_task_stages(task_stages, tmp_path
     assert (
         calls
         and {c["chain"] for c in calls} == {calls[0]["chain"]}
-        and {c["job"] for c in calls} == {"episodes/surveyor/59"}
+        and {c["job"] for c in calls} == {"episodes/surveyor/retail/59"}
     )
     replayed = subprocess.run(
         [sys.executable, str(ROOT / "bench/order_replay.py"), str(keep / "quick-600/calls.jsonl"), "--rpm", "600"],
