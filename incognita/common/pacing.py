@@ -21,7 +21,8 @@ The mechanism, smallest first:
 - one line of waiting calls: a call takes its request and tokens only when it is first in the
   endpoint's line, across processes, and one call at a time (`line_key`). While the window's
   requests are a larger share of rpm than its tokens of tpm (`requests_scarcer`, from the
-  window's admissions in an `admitted` table; short prompts early in a run), the
+  admissions of the window up to the latest one, in an `admitted` table; short prompts early in a
+  run), the
   call with the most tokens goes first, so each scarce request carries as much as any waiting
   call could; otherwise the call with the fewest, so the first in line fits the token window
   soonest. A call passed over for OVERDUE windows goes ahead of all others. Each process's first
@@ -276,9 +277,13 @@ class Pacer:
             (until,) = db.execute("SELECT until FROM critical").fetchone()
             return until > now
 
-    def _requests_scarcer(self, db, now: float) -> bool:
+    def _requests_scarcer(self, db) -> bool:
+        # The window up to the latest admission, not up to now: a line that has waited a window
+        # (each call waiting for its budget, or a poller stalled on a loaded machine) would find
+        # no admissions and read the scarcer budget as tokens whatever the calls are.
         calls, tokens = db.execute(
-            "SELECT COUNT(*), COALESCE(SUM(tokens), 0) FROM admitted WHERE at > ?", (now - self.window,)
+            "SELECT COUNT(*), COALESCE(SUM(tokens), 0) FROM admitted WHERE at > (SELECT MAX(at) FROM admitted) - ?",
+            (self.window,),
         ).fetchone()
         self._scarce_requests = requests_scarcer(calls, tokens, self.limits)
         return self._scarce_requests
@@ -300,11 +305,24 @@ class Pacer:
             with self._line:
                 del self._waiting[ticket]
                 stood, self._standing = self._standing == ticket, (None if self._standing == ticket else self._standing)
+                now = time.time()
+                # The process's next call in its own line: it stands from here, so that no call of
+                # another process slips into the gap before that call's thread wakes.
+                after = min(
+                    self._waiting.values(),
+                    key=lambda w: line_key(*w, now, self.window, self._scarce_requests),
+                    default=None,
+                )
                 self._line.notify_all()
             if stood:
-                now = time.time()
                 with self._db() as db:
-                    db.execute("DELETE FROM line WHERE owner = ?", (self._stand_as,))
+                    if after is None:
+                        db.execute("DELETE FROM line WHERE owner = ?", (self._stand_as,))
+                    else:
+                        db.execute(
+                            "UPDATE line SET tokens = ?, since = ?, admitting = 0 WHERE owner = ?",
+                            (*after, self._stand_as),
+                        )
                     if admitted:
                         db.execute("INSERT INTO admitted VALUES (?, ?)", (now, tokens))
                         db.execute("DELETE FROM admitted WHERE at <= ?", (now - self.window,))
@@ -333,7 +351,7 @@ class Pacer:
                     (self._stand_as, os.getpid(), socket.gethostname(), tokens, since),
                 )
                 rows = db.execute("SELECT owner, tokens, since, admitting FROM line").fetchall()
-                scarce = self._requests_scarcer(db, now)
+                scarce = self._requests_scarcer(db)
                 # One call at a time takes its budget (`admitting`): a call already waiting for it
                 # is not passed by one that arrives later.
                 first = min(rows, key=lambda r: line_key(r[1], r[2], now, self.window, scarce))[0]

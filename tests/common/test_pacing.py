@@ -290,16 +290,33 @@ def test_line_key_and_requests_scarcer():
     assert not requests_scarcer(30, 1_000, Limits(rpm=None, tpm=120_000))
 
 
+def test_the_scarcer_budget_is_read_from_the_latest_window_of_admissions(tmp_path):
+    """A line that has waited longer than a window (every call waiting for its budget, or a poller
+    stalled on a loaded machine) still reads the scarcer budget from the admissions it last saw:
+    one request of few tokens each is requests scarcer, however long ago."""
+    pacer = Pacer("e", Limits(rpm=1, tpm=1_000_000, max_in_flight=8), tmp_path, window=0.5)
+    long_ago = time.time() - 10
+    with pacer._db() as db:
+        db.execute("INSERT INTO admitted VALUES (?, ?)", (long_ago - 5, 900_000))  # an older window's
+        db.execute("INSERT INTO admitted VALUES (?, ?)", (long_ago, 50))
+    with pacer._db() as db:
+        assert pacer._requests_scarcer(db)
+
+
 LINE_WORKER = """
 import json, sys, threading, time
 from pathlib import Path
 from incognita.common import pacing
 
-directory, window, overdue, rpm, tpm, start_at, plan, out = sys.argv[1:]
+directory, window, overdue, rpm, tpm, ready, go, plan, out = sys.argv[1:]
 pacing.OVERDUE = float(overdue)
 limits = pacing.Limits(rpm=int(rpm), tpm=int(tpm), max_in_flight=32)
 pacer = pacing.Pacer("line", limits, Path(directory), window=float(window))
 admitted, lock = [], threading.Lock()
+Path(ready).touch()
+while not Path(go).exists():
+    time.sleep(0.01)
+start_at = Path(go).read_text()
 
 def one(delay, tokens):
     time.sleep(max(0.0, float(start_at) + delay - time.time()))
@@ -323,7 +340,7 @@ def run_line(
     tmp_path.mkdir(parents=True, exist_ok=True)
     script = tmp_path / "line_worker.py"
     script.write_text(LINE_WORKER)
-    start_at = time.time() + 1.5  # after both interpreters have started
+    go = tmp_path / "go"
     procs = [
         subprocess.Popen(
             [
@@ -334,13 +351,22 @@ def run_line(
                 str(overdue),
                 str(rpm),
                 str(tpm),
-                str(start_at),
+                str(tmp_path / f"ready{i}"),
+                str(go),
                 json.dumps(plan),
                 str(tmp_path / f"admitted{i}.json"),
             ]
         )
         for i, plan in enumerate(plans)
     ]
+    # The common start comes once both interpreters have imported the pacer (slow on a loaded
+    # machine), so that the plans' times hold between the processes.
+    deadline = time.time() + 60
+    while not all((tmp_path / f"ready{i}").exists() for i in range(len(plans))):
+        assert time.time() < deadline and all(p.poll() is None for p in procs), "a line worker did not start"
+        time.sleep(0.01)
+    (tmp_path / "go.tmp").write_text(str(time.time() + 0.3))
+    (tmp_path / "go.tmp").rename(go)
     for proc in procs:
         assert proc.wait(timeout=120) == 0
     admitted = sorted(
