@@ -130,6 +130,11 @@ class Domain:
     def tools_with(self, role: str) -> frozenset[str]:
         return frozenset(t for t, r in self.tool_roles.items() if r == role)
 
+    def write_tools(self) -> frozenset[str]:
+        """The tools that change the domain's database, from tau2's own tool metadata (no
+        database needed; read once per process)."""
+        return _write_tools(self.name)
+
     def files(self, config_root: str | Path = None, source_root: str | Path = None) -> DomainFiles:
         return domain_files(self.name, config_root or CONFIG_ROOT, source_root or SOURCE_ROOT)
 
@@ -181,6 +186,13 @@ def get_domain(name: str) -> Domain:
 
 
 # --------------------------------------------------------------------------- task ids
+
+
+@functools.cache
+def _write_tools(name: str) -> frozenset[str]:
+    _, toolkit = get_domain(name).upstream.classes()
+    probe = toolkit(None)
+    return frozenset(tool for tool in probe.tools if probe.tool_type(tool).value == "write")
 
 
 def qualify(domain: str, local: str) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -174,11 +175,23 @@ def _read_ambiguities(path: str, mtime_ns: int) -> dict[str, dict[str, str]]:
     return out
 
 
-def load_ambiguities(path: str | Path) -> dict[str, dict[str, str]]:
+def load_ambiguities(path: str | Path, write_tools: Collection[str] | None = None) -> dict[str, dict[str, str]]:
     """A domain's upstream-ambiguities file (choices its source instructions do not settle) as
-    {task: {argument: reason}}; InputError names the file and the key of anything malformed."""
+    {task: {argument: reason}}; InputError names the file and the key of anything malformed, and,
+    given the domain's `write_tools`, an argument of a tool that is not one of them (a choice the
+    audit compares is always a write's: a misspelt tool would silently never match)."""
     try:
         mtime = Path(path).stat().st_mtime_ns
     except OSError:
         raise InputError(f"{path}: file not found") from None
-    return _read_ambiguities(str(path), mtime)
+    known = _read_ambiguities(str(path), mtime)
+    if write_tools is not None:
+        for task, entries in known.items():
+            for argument in entries:
+                tool = argument.partition(".")[0]
+                if argument != "communicate_info" and tool not in write_tools:
+                    raise InputError(
+                        f"{path}: {task}: argument {argument!r}: {tool!r} is not one of the domain's write tools "
+                        f"({', '.join(sorted(write_tools))})"
+                    )
+    return known

@@ -131,7 +131,7 @@ def audit(
     out_path, ambiguities = out_path or str(audit_table(domain)), ambiguities or str(files.ambiguities)
     db = read_json(Path(source_dir) / "db.json")
     vocab = read_yaml(vocabulary) or {}
-    known = load_ambiguities(ambiguities)
+    known = load_ambiguities(ambiguities, rules.write_tools())
     rows, verdicts = [], Counter()
     for path in card_files:
         card = read_json(path)

@@ -69,7 +69,7 @@ class NativeAgentLogic:
             "holders": {},
             "plan": plan_from_golden(read_json(args["golden"])),
             "profile": {"name": args["profile"], **copy.deepcopy(profiles[args["profile"]])},
-            "tools": tool_catalog(schemas, write_tools(domain)),
+            "tools": tool_catalog(schemas, get_domain(domain).write_tools()),
             "vocabulary": _vocabulary(str(args.get("vocabulary") or domain_files(domain).vocabulary)),
         }
         self.backend = make_backend(f"scripted:{args['profile']}", "agent", context)
@@ -228,17 +228,6 @@ def _scripted_classes():
             return out, state
 
     return ScriptedNativeAgent, ScriptedNativeUser
-
-
-@functools.cache
-def write_tools(domain: str) -> frozenset[str]:
-    """The domain's tools that write, which our scripted agent confirms before calling (tool
-    metadata needs no database); once per process."""
-    from incognita.access.domain import get_domain
-
-    _, toolkit = get_domain(domain).upstream.classes()
-    probe = toolkit(None)
-    return frozenset(name for name in probe.tools if probe.tool_type(name).value == "write")
 
 
 @functools.cache

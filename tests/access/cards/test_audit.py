@@ -82,3 +82,20 @@ def test_bad_ambiguities_file_names_file_and_key(tmp_path, text, named):
 def test_the_shipped_ambiguities_file_loads():
     known = load_ambiguities(domain_files("retail").ambiguities)
     assert "modify_pending_order_items.payment_method_id" in known["100"]
+
+
+def test_an_ambiguity_of_a_tool_that_does_not_write_names_the_tool(tmp_path):
+    """Each listed choice is a write's argument: a read tool, or a misspelt one, would never match
+    a choice the audit compares, so it is refused with the file, the task and the tool named."""
+    from incognita.access.domain import get_domain
+
+    write_tools = get_domain("retail").write_tools()
+    assert "cancel_pending_order" in write_tools and "get_order_details" not in write_tools
+    path = tmp_path / "upstream_ambiguities.yaml"
+    path.write_text("'7': [{argument: get_order_details.order_id, reason: x}]\n")
+    load_ambiguities(path)  # without the domain's tools, the shape alone is checked
+    with pytest.raises(InputError) as err:
+        load_ambiguities(path, write_tools)
+    assert f"{path}: 7: " in str(err.value) and "'get_order_details' is not one of" in str(err.value)
+    shipped = load_ambiguities(domain_files("retail").ambiguities, write_tools)
+    assert "100" in shipped
