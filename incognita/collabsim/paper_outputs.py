@@ -245,7 +245,7 @@ def write_paper_outputs(runs_path: Path, probes_path: Path, convergence_path: Pa
             results_table(runs, task, more_metrics(task)),
             f"results_{task}_more",
             f"CollabSim {task}: the task's other metrics, which the paper does not report "
-            '(docs/collabsim.md, "The four tasks"), in the layout of `results_{task}`.',
+            f'(docs/collabsim.md, "The four tasks"), in the layout of `results_{task}`.',
         )
     table(
         alignment_by_question(convergence),

@@ -171,7 +171,8 @@ def test_the_population_is_named_in_every_caption(tmp_path):
         assert "Population: scripted stand-ins for every label" in md.read_text()
     assert "Population: scripted stand-ins" in (out / "figure4_group_size.svg").read_text()
     assert "Group sizes: daytrader 3/6." in (out / "figure4_group_size.svg").read_text()
-    assert (out / "results_daytrader_more.md").read_text().count("net_return") == 2  # two conditions
+    more = (out / "results_daytrader_more.md").read_text()
+    assert more.count("net_return") == 2 and "layout of `results_daytrader`" in more  # two conditions
 
 
 def test_runs_without_probes_still_give_the_tables(tmp_path):
