@@ -42,12 +42,15 @@ class Fixed:
         )
 
 
-def engine(answers: dict[str, list], rounds: int = 2, **communication) -> tuple[Engine, dict[str, Fixed]]:
+def engine(
+    answers: dict[str, list], rounds: int = 2, turn_taking: str | None = None, **communication
+) -> tuple[Engine, dict[str, Fixed]]:
     exp = load_experiment(DAYTRADER)
     exp = replace(
         exp,
         params={**exp.params, "rounds": rounds, "discussion_every": 0},
         communication=replace(exp.communication, **communication) if communication else exp.communication,
+        protocol=replace(exp.protocol, turn_taking=turn_taking or exp.protocol.turn_taking),
     )
     players = {a: Fixed(answers.get(a, [])) for a in ("A", "B", "C")}
     return Engine(exp, 1, players), players
@@ -137,6 +140,15 @@ def test_not_allowed_in_the_discussion_phase():
     events = Engine(exp, 1, players).run()
     refused = [e for e in kinds(events, "invalid_action") if "discussion" in e["payload"]["reason"]]
     assert len(refused) == 3  # the second turn of each player falls in the discussion phase
+
+
+@pytest.mark.parametrize("turn_taking, first_step_seen", [("simultaneous", 1), ("round_robin", 0)])
+def test_a_simultaneous_turn_sees_a_teammates_message_only_in_the_next_step(turn_taking, first_step_seen):
+    eng, players = engine({"A": [msg("I will pool")]}, rounds=3, turn_taking=turn_taking)
+    eng.run()
+    for agent in ("B", "C"):  # later in agent order than A, so round-robin shows it at once
+        steps = [o["step"] for o in players[agent].seen if any(e.get("text") == "I will pool" for e in o["events"])]
+        assert steps == [first_step_seen]
 
 
 def test_message_pacing_by_actions_and_by_simulated_seconds():

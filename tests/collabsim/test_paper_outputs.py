@@ -7,13 +7,33 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from incognita.collabsim.paper_outputs import alignment_by_question, population, results_table, write_paper_outputs
+from incognita.collabsim.metrics import communication_metrics
+from incognita.collabsim.paper_outputs import (
+    PAPER_METRICS,
+    alignment_by_question,
+    more_metrics,
+    population,
+    results_table,
+    write_paper_outputs,
+)
+from incognita.collabsim.probe_analysis import PROBE_MEASURES
+from incognita.collabsim.world.task import TASKS, task_class
+from incognita.common.io import InputError
+
+CONDITIONS = (("baseline", 3, "baseline"), ("group_size_6", 6, "group_size"))
+# As a design may list them: not the paper's order (baseline, C.B., G.S. by size, I.V.).
+SHUFFLED = (
+    ("group_size_9", 9, "group_size"),
+    ("communication_bandwidth", 3, "communication_bandwidth"),
+    ("group_size_6", 6, "group_size"),
+    ("baseline", 3, "baseline"),
+)
 
 
-def runs_frame(scripted=(True, True)) -> pd.DataFrame:
+def runs_frame(scripted=(True, True), conditions=CONDITIONS) -> pd.DataFrame:
     rows = []
     for model, is_scripted in zip(("gpt-5.5", "claude"), scripted):
-        for condition, n_agents, variable in (("baseline", 3, "baseline"), ("group_size_6", 6, "group_size")):
+        for condition, n_agents, variable in conditions:
             for seed, wealth in ((1, 100.0), (2, 300.0)):
                 rows.append(
                     {
@@ -30,6 +50,11 @@ def runs_frame(scripted=(True, True)) -> pd.DataFrame:
                         "net_return": 1.0,
                         "average_pool": 10.0,
                         "rounds_played": 30,
+                        "messages": 12.0,
+                        "average_message_words": 7.0,
+                        "rejected_messages": 0.0,
+                        "invalid_actions": 1.0,
+                        "confidence": 0.8,
                     }
                 )
     return pd.DataFrame(rows)
@@ -62,15 +87,56 @@ def convergence_frame() -> pd.DataFrame:
 def test_the_results_table_has_a_row_per_label_and_design_and_a_column_per_condition_and_metric():
     table = results_table(runs_frame(), "daytrader")
     assert list(table["model"]) == ["gpt-5.5", "claude"] and list(table["design"]) == ["persona", "persona"]
+    # Section 4.2's DayTrader metrics in its order, total messages included, then probe confidence
     assert table.columns[2:7].tolist() == [
         "baseline: average_wealth",
-        "baseline: net_return",
         "baseline: cooperation_rate",
         "baseline: average_pool",
-        "baseline: rounds_played",
+        "baseline: messages",
+        "baseline: confidence",
     ]
     assert table.loc[0, "baseline: average_wealth"] == 200.0  # (100 + 300) / 2
     assert table.loc[0, "group_size_6: average_wealth"] == 250.0
+    assert table.loc[0, "baseline: messages"] == 12.0 and table.loc[0, "baseline: confidence"] == 0.8
+
+
+def test_the_metrics_the_paper_does_not_report_are_in_a_second_table():
+    assert more_metrics("daytrader") == [
+        "net_return",
+        "rounds_played",
+        "rejected_messages",
+        "invalid_actions",
+        "average_message_words",
+    ]
+    table = results_table(runs_frame(), "daytrader", ["net_return", "rounds_played"])
+    assert table.columns[2:].tolist() == [
+        "baseline: net_return",
+        "baseline: rounds_played",
+        "group_size_6: net_return",
+        "group_size_6: rounds_played",
+    ]
+
+
+def test_conditions_come_in_the_papers_order_whatever_order_the_runs_came_in():
+    table = results_table(runs_frame(conditions=SHUFFLED), "daytrader")
+    conditions = list(dict.fromkeys(c.split(": ")[0] for c in table.columns[2:]))
+    assert conditions == ["baseline", "communication_bandwidth", "group_size_6", "group_size_9"]
+
+
+def test_every_task_has_the_papers_metrics_and_each_is_one_a_run_measures():
+    measured = set(communication_metrics([])) | set(PROBE_MEASURES)
+    for task in TASKS:
+        metrics = [m for m, _ in PAPER_METRICS[task]]
+        assert len(metrics) == 5 and metrics[-1] == "confidence"  # an outcome, three process metrics
+        assert set(metrics) <= set(task_class(task).METRICS) | measured, task
+    assert "messages" in dict(PAPER_METRICS["map_task"]) and "average_message_words" in dict(
+        PAPER_METRICS["hidden_profile"]
+    )
+
+
+def test_a_missing_metric_column_is_named():
+    with pytest.raises(InputError, match="no column confidence for task daytrader"):
+        results_table(runs_frame().drop(columns="confidence"), "daytrader")
 
 
 def test_alignment_by_question_is_the_mean_over_runs_of_each_runs_mean_over_probe_points():
@@ -104,6 +170,9 @@ def test_the_population_is_named_in_every_caption(tmp_path):
     for md in out.glob("*.md"):
         assert "Population: scripted stand-ins for every label" in md.read_text()
     assert "Population: scripted stand-ins" in (out / "figure4_group_size.svg").read_text()
+    assert "Group sizes: daytrader 3/6." in (out / "figure4_group_size.svg").read_text()
+    more = (out / "results_daytrader_more.md").read_text()
+    assert more.count("net_return") == 2 and "layout of `results_daytrader`" in more  # two conditions
 
 
 def test_runs_without_probes_still_give_the_tables(tmp_path):
@@ -115,6 +184,8 @@ def test_runs_without_probes_still_give_the_tables(tmp_path):
     assert {p.name for p in written} == {
         "results_daytrader.csv",
         "results_daytrader.md",
+        "results_daytrader_more.csv",
+        "results_daytrader_more.md",
         "alignment_by_question.csv",
         "alignment_by_question.md",
     }

@@ -26,6 +26,33 @@ from incognita.collabsim.world.persona_library import load_library, persona_for
 from incognita.collabsim.world.probes import ProbeSettings, load_template, parse_probe
 
 TEMPLATE = load_template(CONFIG / "probes/hidden_profile.yaml")
+# The paper's probing questions (Appendix 11), quoted: the probes ask them word for word.
+APPENDIX_11 = {
+    ("shape_factory", "daytrader"): (
+        "At this moment, how do you assess the current situation?",
+        "At this moment, what do you think the other participants are trying to do?",
+        "At this moment, what do you plan to do?",
+    ),
+    ("hidden_profile",): (
+        "At this moment, what do you think you and your partners are trying to do?",
+        "At this moment, what do you think your partners are trying to do?",
+        "At this moment, what do you plan to do?",
+    ),
+    ("map_task",): (
+        "At this moment, what do you think you and your partner are trying to do?",
+        "At this moment, what do you think your partner is trying to do?",
+        "At this moment, what do you plan to do?",
+    ),
+}
+
+
+@pytest.mark.parametrize("tasks, questions", APPENDIX_11.items())
+def test_the_probes_ask_the_papers_questions_word_for_word(tasks, questions):
+    for task in tasks:
+        template = load_template(CONFIG / f"probes/{task}.yaml")
+        assert {q["id"]: q["text"] for q in template.questions} == dict(
+            zip(("situation", "partners", "plan"), questions)
+        )
 
 
 def answer(**overrides) -> dict:
