@@ -38,7 +38,7 @@ from incognita.collabsim.design import Design
 from incognita.collabsim.engine import Engine
 from incognita.collabsim.world.experiment import load_experiment
 from incognita.collabsim.world.probes import PROBE_MARK
-from incognita.common.backends.base import ModelRequest, ModelResponse, Runtime, make_backend
+from incognita.common.backends.base import ModelRequest, ModelResponse, Runtime, Turn, make_backend
 from incognita.common.backends.entry import ModelEntry
 from incognita.common.io import InputError
 from incognita.common.pacing import estimate_tokens
@@ -114,12 +114,26 @@ class _Counting:
     def __init__(self, inner, tally: Tally) -> None:
         self.inner, self.tally, self.spec = inner, tally, inner.spec
         self.calls = 0
+        # Each turn's digest, computed once: a request resends its agent's whole conversation, so
+        # hashing every request's text would cost more than the simulation itself.
+        self.digests: dict[Turn, bytes] = {}
+
+    def digest(self, turn: Turn) -> bytes:
+        found = self.digests.get(turn)
+        if found is None:
+            text = json.dumps([turn.role, turn.content, repr(turn.tool_calls), turn.tool_call_id], ensure_ascii=False)
+            found = self.digests[turn] = hashlib.sha256(text.encode()).digest()
+        return found
 
     def respond(self, request: ModelRequest) -> ModelResponse:
         response = self.inner.respond(request)
         messages = [{"role": t.role, "content": t.content} for t in request.messages]
         asked = {"system": request.system, "messages": messages, "tools": request.tools}
-        content = json.dumps({**asked, "schema": request.output_schema}, sort_keys=True, ensure_ascii=False)
+        content = hashlib.sha256(
+            json.dumps([request.system, request.tools, request.output_schema], sort_keys=True).encode()
+        )
+        for turn in request.messages:
+            content.update(self.digest(turn))
         self.tally.calls.append(
             Call(
                 probe=(request.messages[-1].content or "").startswith(PROBE_MARK),
@@ -127,7 +141,7 @@ class _Counting:
                 # all but the newest turn went out before (the reply just before it is a few tokens)
                 prefix_tokens=estimate_tokens({**asked, "messages": messages[:-1]}) if self.calls else 0,
                 output_tokens=max(1, len(response.text or "") // 4),
-                content=hashlib.sha256(content.encode()).hexdigest(),
+                content=content.hexdigest(),
                 seed=request.seed,
             )
         )
