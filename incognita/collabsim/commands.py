@@ -79,16 +79,27 @@ def run_cmd(
     pacing: dict,
 ) -> None:
     """Run one experiment file (a baseline or a condition) for each seed."""
-    from incognita.collabsim.run import default_workers, simulate, write_run
+    from incognita.collabsim.run import RunFailed, default_workers, refuse_failed, simulate, write_error, write_run
     from incognita.collabsim.world.experiment import load_experiment
 
     exp = load_experiment(experiment, parse_models(models_json, pacing), design)
     cell = paths.Cell(exp.task, exp.condition, model_label, exp.design)
     workers = workers or default_workers(exp)
+    for seed in parse_seeds(seeds):  # before any call: a retried job stops at once
+        refuse_failed(cell.run(seed).dir(out_root))
     for seed in parse_seeds(seeds):
         start = time.perf_counter()
-        result = simulate(exp, seed, model_label=model_label, workers=workers)
         out = cell.run(seed).dir(out_root)
+        try:
+            result = simulate(exp, seed, model_label=model_label, workers=workers)
+        except RunFailed as exc:
+            record = write_error(exc, exp, cell.run(seed), out)
+            click.echo(
+                f"error: {exp.task}/{exp.condition} s{seed} stopped at step {exc.step} after {exc.answered} answered "
+                f"calls: {exc.error} (error record: {record}; the run is not retried while it is there)",
+                err=True,
+            )
+            raise SystemExit(2) from None
         write_run(result, out)
         click.echo(
             f"{exp.task}/{exp.condition} s{seed}: {len(result.events)} events, {result.manifest['steps']} steps, "
@@ -137,20 +148,25 @@ def estimate_cmd(config_path: str, prices_path: str | None) -> None:
     click.echo(f"prices: {table.path} version {table.version} (retrieved {table.retrieved})")
     lines, elapsed = estimate(design, table)
     click.echo(
-        f"{'label':<20}{'task':<16}{'runs':>5}{'turns':>8}{'probes':>8}{'prompt':>9}{'output':>9}{'USD':>10}"
-        f"{'cached':>10}"
+        f"{'label':<20}{'task':<16}{'runs':>5}{'turns':>8}{'probes':>8}{'repeats':>8}{'prompt':>9}{'output':>9}"
+        f"{'USD':>10}{'cached':>10}"
     )
     for ln in lines:
         note = "  (offline)" if ln.offline else (f"  (no price: {', '.join(ln.unpriced)})" if ln.unpriced else "")
         click.echo(
-            f"{ln.label[:19]:<20}{ln.task:<16}{ln.runs:>5}{ln.turn_calls:>8}{ln.probe_calls:>8}"
+            f"{ln.label[:19]:<20}{ln.task:<16}{ln.runs:>5}{ln.turn_calls:>8}{ln.probe_calls:>8}{ln.cache_hits:>8}"
             f"{_tokens(ln.prompt_tokens):>9}{_tokens(ln.output_tokens):>9}{ln.cost_usd:>10.2f}"
             f"{ln.cached_cost_usd:>10.2f}{note}"
         )
+    click.echo(
+        "repeats: requests identical to an earlier one of the design (an agent probed twice with nothing new "
+        "between, at temperature 0); the response cache answers them, so they are not sent and not billed"
+    )
     for label in design.models:
         mine = [ln for ln in lines if ln.label == label]
         click.echo(
-            f"label {label}: {sum(ln.turn_calls + ln.probe_calls for ln in mine)} calls, "
+            f"label {label}: {sum(ln.turn_calls + ln.probe_calls for ln in mine)} calls "
+            f"(and {sum(ln.cache_hits for ln in mine)} repeats from the cache), "
             f"{_tokens(sum(ln.prompt_tokens + ln.output_tokens for ln in mine))} tokens, "
             f"${sum(ln.cost_usd for ln in mine):.2f} cold, ${sum(ln.cached_cost_usd for ln in mine):.2f} with the "
             "provider's prefix caching"

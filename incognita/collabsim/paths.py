@@ -31,6 +31,10 @@ SEED_PREFIX = "s"  # a run directory is s<seed>
 # Observations are gzip-compressed (about 30x: each repeats its agent's view of the task).
 EVENTS, OBSERVATIONS, METRICS, MANIFEST = "events.jsonl", "observations.jsonl.gz", "metrics.json", "manifest.json"
 RUN_FILES = (EVENTS, OBSERVATIONS, METRICS, MANIFEST)
+# A run a model call broke (the endpoint failed after its retries) leaves this record in its
+# directory instead of the run files; while it is there the run is not started again, so a retry
+# of the job does not pay a second time for the calls that failed (incognita.collabsim.run).
+ERROR = "error.json"
 # The statistics stage's tables (<stats dir>/<name>.{csv,md}; written by
 # incognita.collabsim.condition_stats). Named here so the workflow reads them without importing
 # the statistics' numerical stack at parse time.

@@ -2,9 +2,13 @@
 `manifest.json` (their names: incognita.collabsim.paths.RUN_FILES).
 
 The files are written atomically, events first and the manifest last, so a directory with a
-manifest is a finished run. A model call that fails after its retries stops the run
-with nothing written; the calls made so far are in the response cache, so a rerun resumes
-without paying for them again.
+manifest is a finished run. A model call that fails after its retries (an endpoint that answers
+with errors or with bodies that are not an answer) stops the run with none of them written: the
+run raises RunFailed, and the command writes the error record `error.json` (paths.ERROR) in the
+run's directory and ends with one line naming the endpoint and the failure. While the record is
+there the run is refused at once, so Snakemake's retry of the job sends nothing; the calls
+answered before the failure are in the response cache, so once the record is deleted, a rerun
+resumes without paying for them again.
 """
 
 from __future__ import annotations
@@ -21,14 +25,24 @@ from incognita.collabsim import GENERATOR_VERSION
 from incognita.collabsim.agents import make_participants
 from incognita.collabsim.engine import Engine
 from incognita.collabsim.metrics import run_metrics
-from incognita.collabsim.paths import EVENTS, MANIFEST, METRICS, OBSERVATIONS, Cell
+from incognita.collabsim.paths import ERROR, EVENTS, MANIFEST, METRICS, OBSERVATIONS, Cell, RunKey
 from incognita.collabsim.world.events import to_jsonl
 from incognita.collabsim.world.experiment import Experiment, model_params
 from incognita.collabsim.world.persona_library import persona_for
+from incognita.common.backends.base import BackendError
 from incognita.common.environment import code_identity, lock_hash
-from incognita.common.io import atomic_write_bytes, atomic_write_text
+from incognita.common.io import InputError, atomic_write_bytes, atomic_write_text
 
 MANIFEST_VERSION = 1
+
+
+class RunFailed(Exception):
+    """A model call of the run failed after its retries (BackendError): at which step, and how
+    many calls had been answered before it (they are in the response cache)."""
+
+    def __init__(self, error: str, step: int, answered: int):
+        super().__init__(error)
+        self.error, self.step, self.answered = error, step, answered
 
 
 @dataclass(frozen=True)
@@ -52,7 +66,11 @@ def simulate(
     so the manifest leaves it out."""
     participants = make_participants(exp, seed, cache_dir, prices)
     engine = Engine(exp, seed, participants, workers=workers)
-    events = engine.run()
+    try:
+        events = engine.run()
+    except BackendError as exc:
+        answered = sum(p.usage.calls + p.probe_usage.calls for p in participants.values())
+        raise RunFailed(str(exc), engine.step, answered) from exc
     end = events[-1]["payload"]
     usage = {a: vars(p.usage) for a, p in participants.items()}
     probe_usage = {a: vars(p.probe_usage) for a, p in participants.items()}
@@ -112,3 +130,36 @@ def _finite(metrics: dict[str, float]) -> dict[str, float | None]:
 
 def events_bytes(result: RunResult) -> bytes:
     return to_jsonl(result.events).encode("utf-8")
+
+
+def write_error(failure: RunFailed, exp: Experiment, key: RunKey, out_dir: str | Path) -> Path:
+    """The error record of a run that `failure` stopped, in its directory (written atomically)."""
+    path = Path(out_dir) / ERROR
+    record = {
+        **key.as_dict(),
+        "error": failure.error,
+        "step": failure.step,
+        "calls_answered": failure.answered,
+        "experiment_file": str(exp.source),
+        "config_hash": exp.config_hash,
+        "models": model_params(exp),
+        "incognita_version": __version__,
+    }
+    atomic_write_text(path, json.dumps(record, sort_keys=True, indent=1) + "\n")
+    return path
+
+
+def refuse_failed(out_dir: str | Path) -> None:
+    """InputError when the run's directory holds an error record: a retry would pay again for the
+    calls that failed, so the run waits until the endpoint is fixed and the record deleted."""
+    path = Path(out_dir) / ERROR
+    if not path.exists():
+        return
+    try:
+        error = json.loads(path.read_text(encoding="utf-8")).get("error", "?")
+    except (OSError, ValueError, AttributeError):
+        error = "the record is unreadable"
+    raise InputError(
+        f"{path}: this run failed before and is not run again, so its failed calls are not paid twice "
+        f"({error}); fix the endpoint, delete the record, and run again"
+    )

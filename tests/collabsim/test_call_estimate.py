@@ -16,9 +16,11 @@ from collabsim_paths import CONFIG, ROOT
 from incognita.cli import main
 from incognita.collabsim.call_estimate import estimate
 from incognita.collabsim.design import design_from_config
+from incognita.collabsim.loopback_twins import CollabSimTwins
 from incognita.collabsim.run import simulate
 from incognita.collabsim.world.experiment import load_experiment
 from incognita.common.io import InputError
+from incognita.common.loopback import LoopbackServer
 from incognita.common.prices import load_prices
 
 PRICES = load_prices(ROOT / "config/prices.yaml")
@@ -55,10 +57,12 @@ def test_calls_are_the_runs_own_and_every_label_is_priced_from_its_entries():
             manifest = simulate(load_experiment(CONFIG / f"daytrader/{condition}.yaml"), seed).manifest
             turns += sum(u["calls"] for u in manifest["usage"].values())
             probes += sum(u["calls"] for u in manifest["probe_usage"].values())
-    for line in by_label.values():
-        assert (line.runs, line.turn_calls, line.probe_calls) == (4, turns, probes)
+    for line in by_label.values():  # a repeated request is a call the response cache answers
+        assert (line.runs, line.turn_calls, line.probe_calls + line.cache_hits) == (4, turns, probes)
         assert line.prompt_tokens > 1000 * (turns + probes) // 10 and line.output_tokens > 0
     gpt, claude, qwen, scripted = (by_label[k] for k in ("gpt", "claude", "qwen", "scripted"))
+    # Only the entry at temperature 0 keys the cache without the seed (every probe has its own).
+    assert gpt.cache_hits > 0 and claude.cache_hits == qwen.cache_hits == scripted.cache_hits == 0
     assert gpt.cost_usd == pytest.approx(PRICES.cost("gpt-5.5-2026-04-23", gpt.prompt_tokens, gpt.output_tokens))
     assert 0 < gpt.cached_cost_usd < gpt.cost_usd  # OpenAI caches repeated prefixes on its own
     assert claude.cost_usd == pytest.approx(
@@ -74,6 +78,49 @@ def test_calls_are_the_runs_own_and_every_label_is_priced_from_its_entries():
     assert marked.cached_cost_usd < claude.cost_usd / 3
     assert qwen.unpriced == ("Qwen/Qwen3.6-35B-A3B",) and qwen.cost_usd == 0 and not qwen.offline
     assert scripted.offline and scripted.cost_usd == 0 and scripted.models == ("scripted",)
+
+
+def test_the_estimate_bills_what_a_run_through_the_cache_sends(tmp_path, monkeypatch):
+    """At temperature 0 with no seed sent, an agent probed twice with nothing new between (after a
+    message and an action of one turn) asks the same request twice, and the response cache answers
+    the second: the run sends it once. The estimate's calls are the requests the runs send to an
+    endpoint (scripted twins behind the loopback, which play the stand-ins' part), and its repeats
+    the runs' cache hits; an entry that sends the seed makes every probe a call of its own."""
+    monkeypatch.setenv("INCOGNITA_TWINS_KEY", "local")
+    monkeypatch.setenv("INCOGNITA_PACING_DIR", str(tmp_path / "pacing"))
+    twins = CollabSimTwins(CONFIG)
+    with LoopbackServer(twins, with_headers=True) as server:
+        entry = {
+            "spec": "openai:scripted-default",
+            "base_url": server.base_url,
+            "api_key_env": "INCOGNITA_TWINS_KEY",
+            "send_cell": True,
+            "temperature": 0,
+            "rpm": None,  # the loopback has no limits to keep to
+            "tpm": None,
+        }
+        models = {"twins": {"*": entry}, "seeded": {"*": {**entry, "send_seed": True}}}
+        cfg = section(tasks={"daytrader": ["baseline"]}, models=models, stand_ins=False)
+        design = design_from_config(cfg)
+        lines = {ln.label: ln for ln in estimate(design, PRICES)[0]}
+        usage = {"calls": 0, "probes": 0, "hits": 0, "probe_hits": 0}
+        for cell in design.cells():
+            if cell.model != "twins":
+                continue
+            for seed in design.seeds:
+                manifest = simulate(design.load(cell), seed, cache_dir=str(tmp_path / "cache")).manifest
+                turns, probes = manifest["usage"].values(), manifest["probe_usage"].values()
+                usage["calls"] += sum(u["cache_misses"] for u in (*turns, *probes))
+                usage["probes"] += sum(u["cache_misses"] for u in probes)
+                usage["hits"] += sum(u["cache_hits"] for u in (*turns, *probes))
+                usage["probe_hits"] += sum(u["cache_hits"] for u in probes)
+        sent = server.requests  # counted on arrival (`answered` is counted after the reply has left)
+    twins_line, seeded = lines["twins"], lines["seeded"]
+    assert usage["probe_hits"] == usage["hits"] > 0  # only probes repeat
+    assert sent == usage["calls"] == twins_line.turn_calls + twins_line.probe_calls
+    assert (twins_line.probe_calls, twins_line.cache_hits) == (usage["probes"], usage["hits"])
+    assert seeded.cache_hits == 0 and seeded.probe_calls == twins_line.probe_calls + twins_line.cache_hits
+    assert seeded.turn_calls == twins_line.turn_calls and seeded.prompt_tokens > twins_line.prompt_tokens
 
 
 def test_stand_ins_keep_the_labels_and_their_checked_entries_but_call_nothing():

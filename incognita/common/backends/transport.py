@@ -42,6 +42,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
+from urllib.parse import urlsplit, urlunsplit
 
 from incognita.common.backends.base import (
     BackendConfigError,
@@ -50,6 +51,7 @@ from incognita.common.backends.base import (
     ModelResponse,
     Runtime,
     ToolCall,
+    Turn,
     register,
 )
 from incognita.common.backends.entry import ModelEntry
@@ -292,6 +294,16 @@ class Transport:
         )
         return ModelResponse(text=text, tool_calls=calls, usage=usage)
 
+    def seed_keyed(self) -> bool:
+        """Whether two requests that differ in their seed alone are two cache entries: when the
+        answer is sampled (the seed is then part of the key) or the seed is sent in the body.
+        Otherwise (temperature 0, no seed sent) a repeated request is a cache hit, as an agent's
+        second probe with nothing new since the first is (incognita.collabsim.call_estimate)."""
+        if not self.settings.deterministic:
+            return True
+        one, two = (ModelRequest(self.role, "", (Turn("user", "?"),), seed=s) for s in (1, 2))
+        return self.protocol.body(self.settings, one) != self.protocol.body(self.settings, two)
+
     def _fetch(self, body: dict, cell: dict | None = None) -> dict:
         """The cache entry of one answer from the network, priced."""
         parsed = self._call(body, cell)
@@ -325,6 +337,7 @@ class Transport:
         if s.send_cell and cell is not None:
             options["headers"] = {CELL_HEADER: json.dumps({**cell, "role": self.role}, sort_keys=True)}
         last, failures, throttles = "", 0, 0
+        where = self._where_at(key)
         while True:
             with pacer.attempt(tokens, self.critical):
                 try:
@@ -336,16 +349,16 @@ class Transport:
                     pacer.ok()
                     return parsed
             if action == "fatal":
-                raise BackendConfigError(f"{self.where}: {last}")
+                raise BackendConfigError(f"{where}: {last}")
             if action == "fail":
-                raise BackendError(f"{self.where}: {last}")
+                raise BackendError(f"{where}: {last}")
             if kind == "429":
                 # The shared pacer pauses every caller of the endpoint for Retry-After and halves the
                 # calls in flight; this caller waits in the pacer like the others, not on a timer of its own.
                 throttles += 1
                 pacer.throttled(wait_for)
                 if throttles > RATE_LIMIT_ATTEMPTS:
-                    raise BackendError(f"{self.where}: still rate limited after {throttles} attempts; last: {last}")
+                    raise BackendError(f"{where}: still rate limited after {throttles} attempts; last: {last}")
                 wait = 1.0 if wait_for is None else wait_for
                 call_log().retry(spec=self.spec, status=kind, wait=wait)
                 print(f"{self.where}: {last}; every call to the endpoint waits {wait:.2f} s", file=sys.stderr)
@@ -353,12 +366,22 @@ class Transport:
             if kind == "5xx":
                 pacer.server_error()
             if failures >= s.max_retries:
-                raise BackendError(f"{self.where}: gave up after {failures + 1} attempts; last error: {last}")
+                raise BackendError(f"{where}: gave up after {failures + 1} attempts; last error: {last}")
             delay = self._backoff(failures, wait_for)
             call_log().retry(spec=self.spec, status=kind, wait=delay)
             print(f"{self.where}: {last}; retry {failures + 1}/{s.max_retries} in {delay:.2f} s", file=sys.stderr)
             failures += 1
             time.sleep(delay)
+
+    def _where_at(self, key: str) -> str:
+        """The backend and the endpoint it calls, for the errors that end a call: `<spec> (<role>)
+        at <base URL>` (the URL without credentials; the SDK's default endpoint is not named)."""
+        endpoint = self.protocol.endpoint(self.settings)
+        if not endpoint:
+            return self.where
+        parts = urlsplit(endpoint)
+        bare = urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+        return f"{self.where} at {scrub(bare, key)}"
 
     def _backoff(self, attempt: int, wait_for: float | None) -> float:
         s = self.settings

@@ -197,6 +197,17 @@ def test_persistent_failure_is_a_clean_error_record_and_resumes_from_cache(rig, 
     assert KEY not in all_text(tmp_path)
 
 
+def test_a_body_that_stays_malformed_is_an_error_record_naming_the_endpoint(rig):
+    """A 2xx body that is never an answer: retried like a server error, then the episode's error
+    record names the backend, the endpoint it called and the failure; the job goes on."""
+    ok_calls = 3
+    r = rig(faults=lambda n, body: "malformed" if n > ok_calls else None)
+    rec = r.run("direct")
+    assert rec.termination == "error" and rec.success is None
+    assert f"at {r.server.base_url}: gave up after 7 attempts" in rec.error and "malformed response body" in rec.error
+    assert r.server.requests == ok_calls + 7
+
+
 def test_a_rejected_request_fails_the_episode_without_retrying(rig):
     r = rig(faults={1: "400"})
     rec = r.run("direct")
