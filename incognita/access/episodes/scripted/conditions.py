@@ -106,6 +106,19 @@ def condition_kind(sentence: str) -> str:
     return "state"
 
 
+def fires_on(sentence: str) -> frozenset[str]:
+    """The tags of the agent's message at which the scripted customer raises a fallback with
+    this condition: `cannot` for a refusal, `confirm` for a confirmation (and `cannot` too for
+    one that replaces the demand); none for the other kinds (answered through the gate's
+    fields, or never raised)."""
+    kind = condition_kind(sentence)
+    if kind == "refusal":
+        return frozenset({"cannot"})
+    if kind == "confirmation":
+        return frozenset({"confirm", "cannot"}) if replaces_demand(sentence) else frozenset({"confirm"})
+    return frozenset()
+
+
 def condition_counts(cards: Iterable[dict]) -> Counter:
     """How many of the cards' fallbacks carry each kind of condition."""
     counts: Counter = Counter({kind: 0 for kind in KINDS})
