@@ -29,12 +29,18 @@ if TYPE_CHECKING:
 SCHEMA_VERSION = 1
 # Bump when a rule change alters cards: the workflow passes it as a param, so cards (and
 # everything built from them) are rebuilt; plain code edits never invalidate results.
-BUILDER_VERSION = 3
+BUILDER_VERSION = 4
 
 # Sentence openers that make a sentence a condition on the demand before it.
 FALLBACK = re.compile(
-    r"^(if|but if|if not|only if|if and only if|otherwise|unless|when the agent|but when|"
+    r"^(if|but if|if not|only if|if and only if|otherwise|unless|when the agent|but when|when asked|"
     r"in case|if so|if that|if there|if the agent|if several|if no|if cancelling|if you)\b",
+    re.IGNORECASE,
+)
+# A demand's own clause that waits for the agent's confirmation ("You want to cancel the grill,
+# but if the agent asks you to confirm, you regret and want to keep it"): a fallback of it.
+_AT_CONFIRMATION = re.compile(
+    r",\s+but\s+(?=(?:if|when)\s+the\s+agent\s+asks?\s+(?:you\s+)?(?:for\s+(?:\w+\s+)?confirm|to\s+confirm))",
     re.IGNORECASE,
 )
 # Phrases by which the source tells the customer to keep something back on purpose.
@@ -82,14 +88,17 @@ class FieldSet:
 
 
 def build_requests(sentences: list[str]) -> list[dict]:
-    """Each sentence of the reason for calling is a demand; conditional sentences are fallbacks."""
+    """Each sentence of the reason for calling is a demand; conditional sentences are fallbacks.
+    A demand's clause that waits for the agent's confirmation (", but if the agent asks you to
+    confirm, ...") is split off as a fallback of that demand, so it keeps its trigger."""
     requests: list[dict] = []
     for i, sentence in enumerate(sentences):
         if requests and FALLBACK.match(sentence):
             requests[-1]["fallbacks"].append(sentence)
             requests[-1]["covers"].append(i)
-        else:
-            requests.append({"demand": sentence, "fallbacks": [], "covers": [i]})
+            continue
+        demand, *clause = _AT_CONFIRMATION.split(sentence, maxsplit=1)
+        requests.append({"demand": demand, "fallbacks": clause, "covers": [i]})
     return requests
 
 

@@ -10,7 +10,7 @@ from incognita.access.domain import get_domain
 from incognita.common.io import InputError
 
 ROOT = Path(__file__).resolve().parents[3]
-REPAIRED = ["2", "3", "11", "30", "37", "38", "46", "59"]
+REPAIRED = ["2", "3", "11", "30", "33", "34", "37", "38", "46", "59"]
 
 
 @pytest.mark.parametrize("task_id", REPAIRED)
@@ -19,10 +19,20 @@ def test_shipped_overlays_apply(tasks, db, meta, task_id):
     base = build_card(tasks[task_id], db, meta, get_domain("retail"))
     card = apply_overlay(base, load_overlay(path, set(tasks)), path)
     validate_card(card, str(path))
-    assert card["card_version"] == 2 and base["card_version"] == 1
+    version = load_overlay(path)["version"]
+    assert card["card_version"] == 1 + version and base["card_version"] == 1
     assert card["reference_actions"] == base["reference_actions"]
     assert card["information_channel"] == base["information_channel"]
-    assert card["repairs"][0]["version"] == 1
+    assert card["repairs"][0]["version"] == version
+
+
+def test_the_t_shirt_question_asks_what_is_available(tasks, db, meta):
+    """Task 3 asks "how many tshirt options are available in the online store right now" (10
+    available of 12 variants): the repaired demand keeps "available" (issue #53, item 7)."""
+    path = ROOT / "config" / "domains" / "retail" / "repairs" / "3.yaml"
+    card = apply_overlay(build_card(tasks["3"], db, meta, get_domain("retail")), load_overlay(path), path)
+    question = card["requests"][0]["demand"]
+    assert "available" in question and "right now" in question
 
 
 def write(tmp_path, name, text):

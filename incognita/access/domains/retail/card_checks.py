@@ -1,8 +1,11 @@
 """The retail domain's own card checks (incognita.access.domain.CardRules.audit_checks), beside
 the generic ones of incognita.access.cards.audit: every value a reference write consumes is
 releasable, policy vocabulary or readable; every item a write touches is named or selected by
-the customer; and the customer can tell each chosen entry apart from its alternatives
-(`selectors_reachable`, incognita.access.domains.retail.reachability).
+the customer; the customer can tell each chosen entry apart from its alternatives
+(`selectors_reachable`, incognita.access.domains.retail.reachability); every identity the source
+states is on the card (`identities_on_card`, incognita.access.domains.retail.identity_check); and
+every condition keeps the event that fires it (`triggers_kept`,
+incognita.access.domains.retail.trigger_check).
 """
 
 from __future__ import annotations
@@ -11,8 +14,10 @@ import re
 
 from incognita.access.cards.text import norm
 from incognita.access.domains.retail.card_rules import WRITE_TOOLS, order_key
+from incognita.access.domains.retail.identity_check import check_identities_on_card
 from incognita.access.domains.retail.reachability import check_selectors_reachable, json_scalars
 from incognita.access.domains.retail.source_words import US_STATES
+from incognita.access.domains.retail.trigger_check import check_triggers_kept
 
 # Selectors by which a customer picks items without naming them ("all", "the cheapest").
 _UNIVERSAL = re.compile(
@@ -29,6 +34,8 @@ def audit_checks(
         check_write_values(card, db, vocabulary),
         check_choices_expressed(card, db),
         ("selectors_reachable", *check_selectors_reachable(card, db, ambiguities)),
+        check_identities_on_card(card),
+        check_triggers_kept(card),
     ]
 
 

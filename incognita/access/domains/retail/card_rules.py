@@ -42,7 +42,12 @@ ADDRESS_ARGS = ("address1", "address2", "city", "state", "zip", "country")
 
 # --------------------------------------------------------------------------- extraction rules
 
-_NAME = re.compile(r"(?:[Yy]ou are|[Nn]ame is|I am|called|named)\s+([A-Z][a-z]+(?:\s+[A-Z][a-z]+)+)")
+# A name after the phrase that introduces it; in the known information one word is a name
+# ("You are Lucas (lucas_santos_6600)"), elsewhere only a full name is taken.
+_NAME = re.compile(r"(?:[Yy]ou are|[Yy]ou're|[Nn]ame is|I am|called|named)\s+([A-Z][a-z]+(?:\s+[A-Z][a-z]+)+)")
+_FIRST_NAME = re.compile(r"(?:[Yy]ou are|[Yy]ou're|[Nn]ame is|I am|called|named)\s+([A-Z][a-z]+)\b(?!\s+[A-Z])")
+# What the customer goes by besides the name ("Your name is Noah but you go by NoNo").
+_ALIAS = re.compile(r"\bgo(?:es)? by\s+([A-Z][A-Za-z]+)")
 _USER_ID = re.compile(r"\b[a-z]+_[a-z]+_\d{4}\b")
 _EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
 _ZIP = re.compile(r"(?<![\d#W])\d{5}(?!\d)")
@@ -50,15 +55,19 @@ _ORDER = re.compile(r"(?<![\w#])(#?W\d{7}|\d{7})(?!\d)")
 
 
 def identity_fields(fs: FieldSet, known: str, text: str, persona: str = "") -> None:
-    m = _NAME.search(known) or _NAME.search(text)
+    m = _NAME.search(known) or _FIRST_NAME.search(known) or _NAME.search(text)
     if m:
         fs.add("name", "identity", m.group(1), [m.group(1)])
+    for alias in dict.fromkeys(_ALIAS.findall(known) + _ALIAS.findall(persona)):
+        fs.add("alias", "identity", alias, [alias])
     for uid in dict.fromkeys(_USER_ID.findall(known) or _USER_ID.findall(text)):
         fs.add("user_id", "identity", uid, [uid])
     for email in dict.fromkeys(e.rstrip(".") for e in _EMAIL.findall(text)):
         fs.add("email", "identity", email, [email])
-    # Zips in the persona text are the alternatives a customer gives when corrected.
-    for z in dict.fromkeys(_ZIP.findall(known) + _ZIP.findall(persona)):
+    # Zips in the persona text are what the customer is told to say when asked, in that order
+    # ("say 98178 first ..., then ... 98186 ... If that fails, then say 98187"): they are its
+    # attempts, so they come first (`zip`, `zip_2`, ...), and a known zip they leave out last.
+    for z in dict.fromkeys(_ZIP.findall(persona) + _ZIP.findall(known)):
         fs.add("zip", "identity", z, [z])
 
 

@@ -11,11 +11,8 @@ instead, or also, once that condition holds. The kinds, judged in this order:
   possible", "If you cannot ...", "If it refuses"): met when the agent says `#cannot`.
 - `confirmation`: the agent asks the customer to confirm ("If the agent asks for
   confirmation", "when the agent asks you to confirm before proceeding", anywhere in the
-  sentence): met when the agent's message carries `#confirm`. The customer changes its
-  mind there instead of saying yes. One that replaces the demand ("change your mind to
-  exchange for the same item", "... instead": `replaces_demand`) is also met by a `#cannot`
-  of that demand when no refusal fallback is left: what the customer would have settled for
-  at the confirmation is what it wants once the demand cannot be done at all.
+  sentence): met when the agent's message carries `#confirm`, and only then. The customer
+  changes its mind there instead of saying yes.
 - `question`: the agent asks for a detail ("When asked for the order number", "If the agent
   asks which laptop"): answered through the gate's fields, never raised as a demand.
 - `options`: several options are offered ("If multiple colors are available", "If and only
@@ -24,8 +21,9 @@ instead, or also, once that condition holds. The kinds, judged in this order:
 - `outcome`: what came before can be done ("If so", "If cancelling partial items is
   possible", "If it can"): the other branch of a refusal fallback; never raised on its own.
 - `state`: a value the records show ("If the price is greater than $300", "If it has not
-  been shipped yet", "If the same item is available online"): met only by what the agent
-  reports after a read; not raised by the scripted customer.
+  been shipped yet", "If the same item is available online"; and "If not, ..." right after
+  one, its negation): met only by what the agent reports after a read; not raised by the
+  scripted customer.
 - `other`: a sentence that opens with no condition.
 """
 
@@ -77,16 +75,6 @@ def is_refusal_condition(sentence: str) -> bool:
     return _REFUSAL.match(sentence) is not None
 
 
-# A change of mind that replaces what was asked ("change your mind to exchange", "... instead"),
-# not one that adds to it ("you also want to return the watch").
-_REPLACES = re.compile(r"\bchange\s+(?:your|my|their)\s+mind\b|\binstead\b|\brather\b", re.I)
-
-
-def replaces_demand(sentence: str) -> bool:
-    """Whether a fallback says the customer wants something else in place of its demand."""
-    return _REPLACES.search(sentence) is not None
-
-
 def condition_kind(sentence: str) -> str:
     """The kind of condition a fallback sentence opens with (see the module docstring)."""
     if is_refusal_condition(sentence):
@@ -106,10 +94,40 @@ def condition_kind(sentence: str) -> str:
     return "state"
 
 
+# "If not, ..." / "Otherwise, ...": the condition just before, negated.
+_NEGATES_BEFORE = re.compile(r"^\W*(?:but\s+)?(?:if\s+not|otherwise)\b", re.IGNORECASE)
+
+
+def fallback_kinds(fallbacks: list[str]) -> list[str]:
+    """The condition kind of each of a request's fallbacks, in card order: read off its own
+    wording (`condition_kind`), except that "If not" / "Otherwise" right after a `state`
+    fallback negates that state ("If the same item is available online, exchange it. If not,
+    return it"): a state condition too, met by what the records show, not by a refusal."""
+    kinds: list[str] = []
+    for sentence in fallbacks:
+        kind = condition_kind(sentence)
+        if kind == "refusal" and kinds and kinds[-1] == "state" and _NEGATES_BEFORE.match(sentence):
+            kind = "state"
+        kinds.append(kind)
+    return kinds
+
+
+# The tags of the agent's message at which the scripted customer raises a fallback, by kind:
+# none for a question or several options (answered through the gate's fields), an outcome or
+# a state (never raised).
+FIRES_ON = {"refusal": frozenset({"cannot"}), "confirmation": frozenset({"confirm"})}
+
+
+def fallback_events(fallbacks: list[str]) -> list[frozenset[str]]:
+    """For each of a request's fallbacks, the tags at which the scripted customer raises it:
+    `cannot` for a refusal, `confirm` for a confirmation (only there), none for the rest."""
+    return [FIRES_ON.get(kind, frozenset()) for kind in fallback_kinds(fallbacks)]
+
+
 def condition_counts(cards: Iterable[dict]) -> Counter:
     """How many of the cards' fallbacks carry each kind of condition."""
     counts: Counter = Counter({kind: 0 for kind in KINDS})
     for card in cards:
         for request in card.get("requests", []):
-            counts.update(condition_kind(f) for f in request.get("fallbacks", []))
+            counts.update(fallback_kinds(request.get("fallbacks", [])))
     return counts

@@ -30,10 +30,10 @@ of its yes, the next fallback whose condition is that confirmation ("If the agen
 confirmation, only exchange the desk lamp"; "... again, ...": the second one at the second
 confirmation): of the first raised request with one left, in card order. Fallbacks of the
 other kinds (a question, several options, a value the records show) are answered through
-the gate's fields or not raised at all. A confirmation fallback that replaces the demand
-("change your mind to exchange for the same item", "... instead") is raised on a `#cannot`
-too, when the request has no refusal fallback left: a person whose return cannot be done
-says what they would have changed their mind to.
+the gate's fields or not raised at all. Which tags raise a fallback is
+`conditions.fallback_events`: a confirmation fallback is raised at a `#confirm` only, never
+at a `#cannot`, since the source's event is the confirmation; "If not, ..." after a
+condition on the records negates that condition and is not raised at a `#cannot` either.
 
 The customer keeps no state between calls: what it has raised so far is read back from its
 own `#request` lines in the conversation, matched against the masked card texts.
@@ -46,7 +46,7 @@ import json
 import re
 
 from incognita.access.episodes.loop.disclosure_gate import RELEASE_TOOL
-from incognita.access.episodes.scripted.conditions import condition_kind, is_refusal_condition, replaces_demand
+from incognita.access.episodes.scripted.conditions import fallback_events, fallback_kinds
 from incognita.access.episodes.scripted.language import parse, say, tag
 from incognita.access.episodes.scripted.participant_faults import FaultDice
 from incognita.common.backends.base import ModelRequest, ModelResponse, ToolCall, Turn
@@ -121,24 +121,18 @@ class ScriptedCustomer:
         blocks = [r for r in card.get("requests", []) if r.get("demand")]
         # The demands, masked, in card order; for each, its refusal fallbacks, masked, in card order.
         self.requests = [mask(r["demand"], rules) for r in blocks]
-        self.fallbacks = [[mask(f, rules) for f in r.get("fallbacks", []) if is_refusal_condition(f)] for r in blocks]
+        texts = [r.get("fallbacks", []) for r in blocks]
+        events = [fallback_events(fs) for fs in texts]
+        self.fallbacks = [[mask(f, rules) for f, on in zip(fs, ev) if "cannot" in on] for fs, ev in zip(texts, events)]
         # A refusal fallback that follows a confirmation fallback in the card answers a refusal
         # of what the customer says at that confirmation: it waits until that one is raised.
         self.waits_for = [
-            [
-                sum(condition_kind(g) == "confirmation" for g in r["fallbacks"][:i])
-                for i, f in enumerate(r.get("fallbacks", []))
-                if is_refusal_condition(f)
-            ]
-            for r in blocks
+            [kinds[:i].count("confirmation") for i, on in enumerate(ev) if "cannot" in on]
+            for kinds, ev in zip((fallback_kinds(fs) for fs in texts), events)
         ]
         # ... and its fallbacks raised when the agent asks for a confirmation, masked, in card order.
         self.at_confirm = [
-            [mask(f, rules) for f in r.get("fallbacks", []) if condition_kind(f) == "confirmation"] for r in blocks
-        ]
-        # ... and which of those replace the demand (raised on a #cannot too when no refusal one is left).
-        self.replacing = [
-            [replaces_demand(f) for f in r.get("fallbacks", []) if condition_kind(f) == "confirmation"] for r in blocks
+            [mask(f, rules) for f, on in zip(fs, ev) if "confirm" in on] for fs, ev in zip(texts, events)
         ]
 
     # -- reading the history ---------------------------------------------------------------
@@ -320,10 +314,6 @@ class ScriptedCustomer:
             left = self.fallbacks[current][fallbacks:] if current is not None else []
             if left and self.waits_for[current][fallbacks] > confirmed[current]:
                 left = []
-            if not left and current is not None and self.replacing[current][confirmed[current] :][:1] == [True]:
-                # What it would have changed its mind to at the confirmation is, once what it
-                # asked cannot be done at all, the other thing it wants: it says so now.
-                left = self.at_confirm[current][confirmed[current] :]
             if left:
                 prose.append("I understand, thank you for checking. In that case, here is what I would like instead.")
                 return say(" ".join(prose), *lines, tag("request", left[0]))

@@ -13,13 +13,9 @@ from incognita.access.domain import domain_files, get_domain
 from incognita.access.domains.retail.scripted.agent import CHANGE_WORDS
 from incognita.access.episodes.loop.disclosure_gate import DisclosureGate, release_field_schema
 from incognita.access.episodes.loop.tool_gateway import Gateway
+from incognita.access.episodes.scripted.conditions import is_refusal_condition
 from incognita.access.episodes.scripted.language import call_tag, first, parse, say, tag
-from incognita.access.episodes.scripted.scripted_customer import (
-    ScriptedCustomer,
-    is_refusal_condition,
-    mask,
-    masking_rules,
-)
+from incognita.access.episodes.scripted.scripted_customer import ScriptedCustomer, mask, masking_rules
 from incognita.access.episodes.scripted.scripted_desk import (
     _MISSING,
     ScriptedDesk,
@@ -428,10 +424,11 @@ def test_a_refusal_fallback_after_a_confirmation_one_waits_for_it():
     ]
 
 
-def test_a_replacing_confirmation_fallback_answers_a_cannot_when_no_refusal_one_is_left():
-    """ "If the agent asks you to confirm, change your mind to exchange it": once the return
-    itself cannot be done, the exchange is what the customer wants; it is not raised again at
-    the confirmation that follows."""
+def test_a_confirmation_fallback_is_raised_at_the_confirmation_only():
+    """ "If the agent asks you to confirm, change your mind to exchange it": the source's event
+    is the confirmation, so a #cannot of the return does not raise it (issue #53, item 7: a
+    change of mind that replaces the demand was raised at a refusal too); the confirmation
+    that follows does."""
     card = {
         "fields": [],
         "requests": [
@@ -445,28 +442,53 @@ def test_a_replacing_confirmation_fallback_answers_a_cannot_when_no_refusal_one_
         "opening_line": "Hi.",
     }
     run = CustomerRun(card)
-    replies = [run.send(m) for m in ["Hello?", CANNOT, CONFIRM]]
+    replies = [run.send(m) for m in ["Hello?", CANNOT, CONFIRM, CONFIRM]]
     assert [tags_of(r, "request") for r in replies] == [
         ["Return the chair."],
+        [],
         ["But if the agent asks you for confirm, change your mind to exchange it for the same item."],
         [],
     ]
-    assert tags_of(replies[2], "yes") == [""]
+    assert [bool(tags_of(r, "yes")) for r in replies[2:]] == [False, True]
 
 
 @pytest.mark.parametrize(
-    ("sentence", "replaces"),
+    ("fallbacks", "events"),
     [
-        ("But if the agent asks you for confirm, change your mind to exchange for the same item.", True),
-        ("If the agent asks for confirmation again, return the bottle instead.", True),
-        ("If the agent asks for confirmation, do not say yes immediately, because you also want the watch.", False),
-        ("But when the agent asks for final confirmation, also change item 42 to item 43.", False),
+        (["But if the agent asks you for confirm, change your mind to exchange for the same item."], [{"confirm"}]),
+        (["If the agent asks for confirmation again, return the bottle instead."], [{"confirm"}]),
+        (["If not, return it instead."], [{"cannot"}]),
+        (["If the agent asks which laptop, say the 15-inch one."], [set()]),
+        # "If not" after a condition on the records negates it: not raised at a refusal.
+        (["If the same item is available online, exchange it.", "If not, return it."], [set(), set()]),
+        (["If that is not possible, ask X.", "If so, do it.", "If not, cancel it."], [{"cannot"}, set(), {"cannot"}]),
     ],
 )
-def test_a_fallback_that_replaces_the_demand_is_read_off_its_wording(sentence, replaces):
-    from incognita.access.episodes.scripted.conditions import replaces_demand
+def test_the_tags_that_raise_a_fallback_are_read_off_its_wording(fallbacks, events):
+    from incognita.access.episodes.scripted.conditions import fallback_events
 
-    assert replaces_demand(sentence) is replaces
+    assert fallback_events(fallbacks) == events
+
+
+def test_if_not_after_a_condition_on_the_records_is_not_raised_at_a_refusal():
+    """91: "If the same item is available online, exchange it. If not, return it": the second
+    answers the records (the item is not available), not the agent's refusal of the demand."""
+    card = {
+        "fields": [],
+        "requests": [
+            {
+                "demand": "Return the e-reader.",
+                "fallbacks": [
+                    "If the same item is available online, you're willing to exchange it to the same item.",
+                    "If not, you want to return it and refund to credit card.",
+                ],
+            }
+        ],
+        "opening_line": "Hi.",
+    }
+    run = CustomerRun(card)
+    replies = [run.send(m) for m in ["Hello?", CANNOT]]
+    assert [tags_of(r, "request") for r in replies] == [["Return the e-reader."], []]
 
 
 def test_an_exchange_for_the_same_item_takes_the_line_it_exchanges():
