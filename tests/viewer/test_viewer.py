@@ -17,6 +17,7 @@ docs/viewer.md:
 from __future__ import annotations
 
 import json
+import shutil
 import statistics
 import subprocess
 import sys

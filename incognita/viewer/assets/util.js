@@ -150,7 +150,7 @@
     if (V.isMissing(value)) return "";
     if (typeof value !== "object") return String(value);
     if (Array.isArray(value)) return value.map((v) => plain(v, false)).filter(Boolean).join(", ");
-    return Object.entries(value).filter(([k]) => !(top && ["type", "kind", "turn", "id", "call_id"].includes(k)))
+    return Object.entries(value).filter(([k]) => !(top && ["type", "kind", "turn", "harness_turn", "id", "call_id"].includes(k)))
       .map(([k, v]) => { const t = plain(v, false); return t === "" ? "" : `${k}: ${t}`; }).filter(Boolean).join(" · ");
   };
 
