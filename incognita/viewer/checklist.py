@@ -74,7 +74,14 @@ def closest_attempt(call: dict, events: list, taken: set[int], calls: reader.Cal
     if not tried:
         return None
     i, e, diff = min(tried, key=lambda t: (len(t[2]), -t[0]))
-    return {"event": i, "turn": e.turn, "proposer": e.proposer, "status": e.status, "reason": e.reason, "differences": diff}
+    return {
+        "event": i,
+        "turn": e.turn,
+        "proposer": e.proposer,
+        "status": e.status,
+        "reason": e.reason,
+        "differences": diff,
+    }
 
 
 def required_calls(events: list, spec: dict, calls: reader.CallKeys) -> list[dict]:

@@ -60,7 +60,9 @@ def test_native_runs_line_up_with_our_arms_turn_by_turn(page, site):
     calls = [(e["turn"], e["tool"]) for e in direct["events"] if e["type"] == "tool_proposal"]
     open_route(page, site.resolve().as_uri() + "/index.html", route("compare", model, task, rep))
     for turn, tool in calls:
-        native = page.locator(f".compare-cell[data-arm=native][data-turn='{turn}'] .compare-row[data-kind=tool_proposal]")
+        native = page.locator(
+            f".compare-cell[data-arm=native][data-turn='{turn}'] .compare-row[data-kind=tool_proposal]"
+        )
         assert native.count() == 1 and tool in native.inner_text(), (turn, tool)
     last = max(int(t) for t in page.locator(".compare-cell[data-arm=native]").evaluate_all(
         "els => els.filter(e => e.querySelector('.compare-row')).map(e => e.dataset.turn)"))  # fmt: skip

@@ -27,12 +27,13 @@ def load(page, url: str, width: int) -> None:
 
 
 def compare_measures(page, base: str, model: str, task: str, rep: int, width: int) -> dict:
-    """The compare view of one cell at `width`: the narrowest message text of the social column,
-    the page's height, and whether anything scrolls sideways."""
+    """The compare view of one cell at `width`: the narrowest text column of the social arm's
+    rows (each row's content box), the page's height, and whether anything scrolls sideways."""
     load(page, f"{base}#{route('compare', model, task, rep)}", width)
     return page.evaluate(
         """() => {
-          const texts = [...document.querySelectorAll('.compare-cell[data-arm=social] .text')].map((e) => e.clientWidth);
+          const texts = [...document.querySelectorAll('.compare-cell[data-arm=social] .compare-row > .content')]
+            .map((e) => e.clientWidth);
           const doc = document.documentElement;
           return { text: Math.min(...texts), height: doc.scrollHeight, sideways: doc.scrollWidth > doc.clientWidth };
         }"""

@@ -82,4 +82,9 @@ def test_turns_are_counted_as_our_arms_count_them():
     history = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "earlier"}]
     run = [{"role": "user", "content": "again"}, {"role": "assistant", "content": "ok"}, {"role": "user"}]
     assert agent_turns(history + run, history=2) == [0, 0, 0, 1, 1]
-    assert agent_turns([{"role": "assistant"}, {"role": "user"}, {"role": "assistant"}, {"role": "tool"}]) == [0, 0, 1, 1]
+    assert agent_turns([{"role": "assistant"}, {"role": "user"}, {"role": "assistant"}, {"role": "tool"}]) == [
+        0,
+        0,
+        1,
+        1,
+    ]
