@@ -37,11 +37,21 @@ def _failed_copy(dest: Path) -> tuple[Path, int]:
 
 @pytest.fixture(scope="module")
 def failed_site(tmp_path_factory) -> tuple[Path, int]:
+    """The site with the edited episode, its row of the trials table labelled as the reader
+    labels it now (the page checks the label against the reader's own reading)."""
+    import pandas as pd
+
     tmp = tmp_path_factory.mktemp("failed")
     episodes, decision = _failed_copy(tmp / "episodes")
+    trials = pd.read_parquet(FIXTURES / "trials.parquet")
+    arm, model, task, rep = FAILED
+    at = (trials["arm"] == arm) & (trials["model"] == model) & (trials["task"] == task) & (trials["rep"] == rep)
+    trials.loc[at, "success"] = 0.0
+    trials.loc[at, "failure_type"] = "delivered_incorrect"
+    trials.to_parquet(tmp / "trials.parquet")
     proc = subprocess.run(
         [sys.executable, "-m", "incognita", "view", "--out", str(tmp / "site"), "--trials",
-         str(FIXTURES / "trials.parquet"), "--reference-root", str(REFERENCE_ROOT), "--episodes", str(episodes),
+         str(tmp / "trials.parquet"), "--reference-root", str(REFERENCE_ROOT), "--episodes", str(episodes),
          "--native", str(FIXTURES / "native"), "--no-collabsim"],
         check=False, cwd=ROOT, capture_output=True, text=True,
     )  # fmt: skip
@@ -83,6 +93,11 @@ def test_a_failed_call_links_its_closest_attempt_and_how_it_differs(page, failed
     text = closest.inner_text()
     assert "turn 12 by agent" in text and WRONG_ORDER in text and "#W7387996" in text
     assert f"the gateway answered error: {NOT_FOUND}" in text
+    assert "another reader version" not in page.inner_text("[data-testid=reader]")  # the label is the reader's
+    # The reader's panel points at it too (below 1,100 px it is open where the reference is folded).
+    assert "closest attempt at return_delivered_order_items: turn 12 by agent" in page.inner_text(
+        "[data-testid=reader]"
+    )
     # The timeline marks the attempt, and the link goes to it.
     assert page.locator(f"#e{decision} .badge", has_text="≠ reference return_delivered_order_items").count() == 1
     closest.locator("a").click()
@@ -121,7 +136,8 @@ def test_each_fidelity_row_links_to_its_trials_with_a_finding(page, audited_site
     linked = md[md["trials_with"] > 0]
     assert set(linked["finding"]) == {finding["kind"]} and len(linked) == 2  # the model's row and `all`
     for row in linked.itertuples():
-        href = re.fullmatch(rf"\[{row.trials_with} trials\]\((.*)\)", row.with_finding).group(1)
+        label = f"{row.trials_with} trial{'' if row.trials_with == 1 else 's'}"  # "1 trial", "2 trials"
+        href = re.fullmatch(rf"\[{label}\]\((.*)\)", row.with_finding).group(1)
         assert href.startswith(VIEWER + "#trials?")
         open_route(page, out.resolve().as_uri() + "/index.html", href.split("#", 1)[1])
         assert rows(page) == row.trials_with

@@ -184,7 +184,11 @@
     const rule = f ? [V.h("p", { "data-testid": "failure-rule" }, V.badge(f.label.replace(/_/g, " "), "bad"),
       ` rule ${f.rule} of the reader's table: ${f.question}.`),
     f.recomputed !== f.label ? V.errorBox(`This code reads the episode as ${f.recomputed}: the table was built by another reader version.`) : "",
-    V.h("ul", { class: "evidence" }, f.evidence.map((x) => V.h("li", {}, x))),
+    V.h("ul", { class: "evidence" }, f.evidence.map((x) => V.h("li", {}, x)),
+      /* where a required call went wrong: its closest attempt (the reference panel has the differences) */
+      (page.reference ? page.reference.calls : []).filter((c) => c.closest).map((c) => V.h("li", {}, `closest attempt at `,
+        V.h("code", {}, c.tool), ": ", V.h("a", { href: V.href([...V.keyParts(page.key), "e" + c.closest.event]) },
+          `turn ${c.closest.turn}`), ` by ${c.closest.proposer}`))),
     V.facts([["reads credited (B.2)", f.audits.reads_credited], ["exact credited", f.audits.exact_credited],
       ["request based", f.audits.request_based]])]
       : V.h("p", { "data-testid": "failure-rule" }, t.outcome === "failed" ? "No label." : `No failure type: ${t.outcome}.`);
