@@ -34,6 +34,8 @@ SLOW_FILES_FIRST = (
     "tests/test_storage_fs.py",  # about a minute: the smoke design again, through a storage provider
     "tests/test_faults.py",
     "tests/viewer/test_viewer.py",
+    "tests/viewer/test_viewer_widths.py",
+    "tests/viewer/test_viewer_reading.py",
     "tests/test_bench.py",
 )
 

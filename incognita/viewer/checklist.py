@@ -8,6 +8,7 @@ matching, so the ticks add up to the reader's process measures for the same tria
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -40,9 +41,54 @@ def _call_key(tool: str, arguments: Any, calls: reader.CallKeys) -> tuple[str, s
     return tool, calls.key(tool, arguments)
 
 
+def _value(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def differences(call: dict, attempt: GatewayDecision, calls: reader.CallKeys) -> list[dict]:
+    """How an attempt differs from a required call: the executor, each argument the two do not
+    share the value of (`got` None: the attempt left it out), and the gateway's verdict."""
+    out = []
+    if attempt.proposer != call["executor"]:
+        out.append({"what": "executor", "want": call["executor"], "got": attempt.proposer})
+    want = call["arguments"] if isinstance(call["arguments"], dict) else {}
+    got = attempt.arguments if isinstance(attempt.arguments, dict) else {}
+    free = reader.HANDOFF_FREE_TEXT if call["name"] in calls.handoffs else None
+    for name in [*want, *(k for k in got if k not in want)]:
+        if name != free and _value(want.get(name)) != _value(got.get(name)):
+            out.append({"what": name, "want": want.get(name), "got": got.get(name)})
+    if attempt.status != "accepted":
+        out.append({"what": "status", "want": "accepted", "got": attempt.status, "reason": attempt.reason})
+    return out
+
+
+def closest_attempt(call: dict, events: list, taken: set[int], calls: reader.CallKeys) -> dict | None:
+    """The decision on a call of the same tool that comes nearest a required call no decision
+    matched: the fewest differences (executor, arguments, verdict), the latest among equals;
+    decisions matched to another required call are left out. None: the tool was never proposed."""
+    tried = [
+        (i, e, differences(call, e, calls))
+        for i, e in enumerate(events)
+        if isinstance(e, GatewayDecision) and e.tool == call["name"] and i not in taken
+    ]
+    if not tried:
+        return None
+    i, e, diff = min(tried, key=lambda t: (len(t[2]), -t[0]))
+    return {
+        "event": i,
+        "turn": e.turn,
+        "proposer": e.proposer,
+        "status": e.status,
+        "reason": e.reason,
+        "differences": diff,
+    }
+
+
 def required_calls(events: list, spec: dict, calls: reader.CallKeys) -> list[dict]:
     """Each required call with the accepted decision matched to it, one to one and in order:
-    by its expected executor, with the reference arguments (the reader's `execution`)."""
+    by its expected executor, with the reference arguments (the reader's `execution`). A call
+    left unmatched names its closest attempt (`closest_attempt`), so a failed episode points at
+    the decision that went wrong."""
     accepted = [(i, e) for i, e in enumerate(events) if _accepted(e)]
     used: set[int] = set()
     out = []
@@ -68,6 +114,9 @@ def required_calls(events: list, spec: dict, calls: reader.CallKeys) -> list[dic
                 "at": None if match is None else {"event": match[0], "turn": match[1].turn},
             }
         )
+    for call, item in zip(spec["required_calls"], out):  # after matching: every match is known
+        if item["at"] is None:
+            item["closest"] = closest_attempt(call, events, used, calls)
     return out
 
 

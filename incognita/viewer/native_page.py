@@ -3,7 +3,10 @@
 The harness records messages (assistant, user, tool), not our events: there is no gateway,
 disclosure gate or protocol check to show. Its messages are mapped onto the timeline's event
 shapes (a message, a tool call, a tool result) so one page layout draws both, and the
-harness's own reward information is shown as it wrote it.
+harness's own reward information is shown as it wrote it. Turns are our arms' turns
+(incognita.access.native.native_results.agent_turns: an agent output and the answers to it), so
+the compare view puts a native run's turn beside the same turn of the other arms; the harness's
+own message number stays on each event as `harness_turn`.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from incognita.access.native.native_results import agent_turns, history_length
 from incognita.access.taxonomy import NATIVE
 from incognita.common.io import InputError, read_json
 from incognita.viewer.episode_page import ENVIRONMENT, episode_key
@@ -31,9 +35,8 @@ def _parsed(content: str | None) -> Any:
         return content
 
 
-def _participant(message: dict, tools: dict[str, str]) -> list[dict]:
+def _participant(message: dict, turn: int, tools: dict[str, str]) -> list[dict]:
     lane = _LANE[message["role"]]
-    turn = message.get("turn_idx")
     out = []
     if message.get("content"):
         out.append(
@@ -61,10 +64,10 @@ def _participant(message: dict, tools: dict[str, str]) -> list[dict]:
     return out
 
 
-def _tool(message: dict, tools: dict[str, str]) -> dict:
+def _tool(message: dict, turn: int, tools: dict[str, str]) -> dict:
     return {
         "type": "tool_result",
-        "turn": message.get("turn_idx"),
+        "turn": turn,
         "call_id": message.get("id", ""),
         "tool": tools.get(message.get("id", ""), "?"),
         "proposer": _LANE.get(message.get("requestor"), "agent"),
@@ -73,20 +76,22 @@ def _tool(message: dict, tools: dict[str, str]) -> dict:
     }
 
 
-def native_events(messages: list[dict]) -> list[dict]:
-    """The harness's messages as timeline events, in order (a multi-tool message is split)."""
+def native_events(messages: list[dict], history: int = 0) -> list[dict]:
+    """The harness's messages as timeline events, in order (a multi-tool message is split), each
+    with our arms' turn (`history`: how many messages are the conversation the task starts from)."""
     tools: dict[str, str] = {}
     out: list[dict] = []
-    for m in messages:
+    for m, turn in zip(messages, agent_turns(messages, history)):
         role = m.get("role")
         if role in _LANE:
-            out += _participant(m, tools)
+            events = _participant(m, turn, tools)
         elif role == "tool" and "tool_messages" in m:
-            out += [_tool(t, tools) for t in m["tool_messages"]]
+            events = [_tool(t, turn, tools) for t in m["tool_messages"]]
         elif role == "tool":
-            out.append(_tool(m, tools))
+            events = [_tool(m, turn, tools)]
         else:
-            out.append({"type": "note", "turn": m.get("turn_idx"), "text": m.get("content") or "", "role": role})
+            events = [{"type": "note", "turn": turn, "text": m.get("content") or "", "role": role}]
+        out += [{**e, "harness_turn": m.get("turn_idx")} for e in events]
     return out
 
 
@@ -111,7 +116,7 @@ def native_page(path: Path, trial: dict) -> dict:
         },
         "seed": facts.get("seed"),
         "lanes": ["agent", "USER", ENVIRONMENT],
-        "events": native_events(sim.get("messages") or []),
+        "events": native_events(sim.get("messages") or [], history_length(doc, sim)),
         "harness": {
             "termination_reason": sim.get("termination_reason"),
             "reward_info": reward,

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from incognita.access.domain import task_order
+from incognita.access.taxonomy import FINDING_KINDS
 from incognita.common.io import InputError
 
 # (column, header, kind, description). Kind "text" filters by value; the others are numbers
@@ -38,7 +39,16 @@ COLUMNS = (
     ("cost_episode_usd", "$ all", "usd", "cost of every role in USD"),
     ("injected_failure", "injected", "text", "failure type a scripted agent injected on purpose (ground truth)"),
     ("termination", "ended", "text", "how the episode ended"),
+    ("findings", "findings", "int", "the participant audit's findings in the trial's replies (docs/fidelity.md)"),
+    ("failure_attribution", "attribution", "text", "the audit's attribution of an acquisition failure"),
+    *(
+        (f"findings_{kind}", kind.replace("_", " "), "int", f"the audit's findings of kind {kind}")
+        for kind in FINDING_KINDS
+    ),
 )
+# Shown until the reader picks columns: the per-kind finding counts are one click away (the
+# column list), and a filter on one of them shows it (table.js), as a fidelity table's link does.
+SHOWN = tuple(c[0] for c in COLUMNS if not c[0].startswith("findings_"))
 # Kept in the episode page's copy of the row, not in the index (audits and detail).
 DETAIL = (
     "seed",
@@ -62,7 +72,6 @@ DETAIL = (
     "agent_backend",
     "overlay_version",
     "participant_messages",
-    "failure_attribution",
     "participant_findings",
 )
 
@@ -99,13 +108,21 @@ def load_trials(path: str | Path) -> list[dict]:
     for row in rows:
         row["outcome"] = outcome(row)
         row["task"] = str(row["task"])
+        row["findings"] = _findings(row)
     return rows
+
+
+def _findings(row: dict) -> int | None:
+    """The audit's findings in one trial; None where the audit did not read it (native, --no-audit)."""
+    if row.get("participant_messages") is None:
+        return None
+    return sum(row.get(f"findings_{kind}") or 0 for kind in FINDING_KINDS)
 
 
 def index_table(rows: list[dict]) -> dict:
     """The index's trials section: column descriptions and one list per trial."""
     columns = [{"name": n, "label": label, "kind": kind, "title": title} for n, label, kind, title in COLUMNS]
-    return {"columns": columns, "rows": [[row.get(c[0]) for c in COLUMNS] for row in rows]}
+    return {"columns": columns, "shown": list(SHOWN), "rows": [[row.get(c[0]) for c in COLUMNS] for row in rows]}
 
 
 def trial_detail(row: dict) -> dict:

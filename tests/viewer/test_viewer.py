@@ -8,14 +8,15 @@ smoke design's condition takes a second, so it is not committed). Headless Chrom
 Debian's (`/usr/bin/chromium`, installed with apt when missing and we are root), driven by
 Playwright with that executable: no browser is downloaded.
 
-Run by hand to measure a built site and take the screenshots of docs/viewer.md:
-    python tests/test_viewer.py results/viewer [--screenshots docs/img]
+The fixtures are in conftest.py, the pieces they share with the other files in
+tests/viewer_helpers.py. Run by hand to measure a built site and take the screenshots of
+docs/viewer.md:
+    python tests/viewer/test_viewer.py results/viewer [--screenshots docs/img]
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import statistics
 import subprocess
@@ -23,214 +24,22 @@ import sys
 import threading
 import time
 from pathlib import Path
-from urllib.parse import quote
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = ROOT / "tests" / "fixtures" / "viewer"
-REFERENCE_ROOT = FIXTURES / "reference"  # <root>/retail/coordination.json
-CHROMIUM = "/usr/bin/chromium"
-# Flags that work on a machine with a closed network: no background traffic, no sandbox (root).
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-# The fixture episode with a known failure type: the impatient agent in the social arm of
-# task retail/11 reaches two desks, gets no read accepted and never attempts the return.
-FIXTURE_EPISODE = ("social", "impatient", "retail/11", 0)
-FIXTURE_LABEL = "requested_not_obtained"
-# An injected message text: it must come out as text, never as markup or code.
-HOSTILE = '<img src=x onerror="window.pwned=1"><script>window.pwned=1</script> & "quotes"'
-HOSTILE_EPISODE = ("direct", "surveyor", "retail/46", 0)
-
-
-def route(*parts) -> str:
-    """A site address from its parts, each URI-encoded as the site's links are (V.href): a
-    qualified task id is one part (`retail%2F11`)."""
-    return "/".join(quote(str(p), safe="") for p in parts)
-
-
-os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
-
-
-# --------------------------------------------------------------------------- the site
-
-
-# Events the offline default never produces (a real model does: docs/reader.md), added to one
-# copied record so the page's drawing of each is tested; none of them changes the label.
-RARE_EVENTS = [
-    {"type": "protocol_error", "actor": "agent", "reason": "malformed JSON", "raw": "{not json"},
-    {
-        "type": "tool_proposal",
-        "call_id": "x1",
-        "proposer": "agent",
-        "tool": "cancel_pending_order",
-        "arguments": {"order_id": "#W0000000", "reason": "no longer needed"},
-    },
-    {
-        "type": "gateway_decision",
-        "call_id": "x1",
-        "proposer": "agent",
-        "tool": "cancel_pending_order",
-        "arguments": {"order_id": "#W0000000", "reason": "no longer needed"},
-        "status": "inadmissible",
-        "reason": "order_id: no such order",
-        "result": None,
-        "write": True,
-    },
-    {"type": "disclosure", "token": "credit_card", "status": "unknown", "value": None, "reason": None},
-    {"type": "truncation", "budget": 300},
-]
-
-
-def _edited_copy(dest: Path) -> Path:
-    """The fixture episodes, one of them with markup for a message text and the rare events."""
-    shutil.copytree(FIXTURES / "episodes", dest)
-    arm, model, task, rep = HOSTILE_EPISODE
-    path = dest / arm / model / task / f"r{rep}.json"
-    record = json.loads(path.read_text())
-    first = next(e for e in record["events"] if e["type"] == "message")
-    first["text"] = HOSTILE
-    turn = record["events"][-1]["turn"]
-    record["events"] += [{**e, "turn": turn} for e in RARE_EVENTS]
-    path.write_text(json.dumps(record))
-    return dest
-
-
-def _collabsim_run(root: Path) -> Path:
-    """One real CollabSim run of the smoke design's condition (DayTrader, bandwidth), seed 1."""
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "incognita",
-            "collabsim",
-            "run",
-            "config/collabsim/daytrader/communication_bandwidth.yaml",
-            "--seeds",
-            "1",
-            "--design",
-            "persona",
-            "--out-root",
-            str(root),
-        ],
-        cwd=ROOT,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return root
-
-
-@pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
-    tmp = tmp_path_factory.mktemp("viewer")
-    out = tmp / "site"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "incognita",
-            "view",
-            "--out",
-            str(out),
-            "--trials",
-            str(FIXTURES / "trials.parquet"),
-            "--reference-root",
-            str(REFERENCE_ROOT),
-            "--episodes",
-            str(_edited_copy(tmp / "episodes")),
-            "--native",
-            str(FIXTURES / "native"),
-            "--collabsim",
-            str(_collabsim_run(tmp / "collabsim")),
-        ],
-        check=False,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert "16 trials, 1 CollabSim runs" in proc.stdout
-    return out
-
-
-@pytest.fixture(scope="module")
-def trials():
-    import pandas as pd
-
-    return pd.read_parquet(FIXTURES / "trials.parquet")
-
-
-# --------------------------------------------------------------------------- the browser
-
-
-def _install_chromium() -> str | None:
-    """Debian's chromium, installed when missing; the reason when it cannot be."""
-    if Path(CHROMIUM).exists():
-        return None
-    if os.geteuid() != 0 or not shutil.which("apt-get"):
-        return f"{CHROMIUM} is missing and apt-get cannot install it here (needs root and Debian)"
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    for cmd in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "chromium", "chromium-driver"]):
-        proc = subprocess.run(cmd, check=False, capture_output=True, text=True, env=env)
-        if proc.returncode != 0:
-            return f"{' '.join(cmd)} failed: {proc.stderr.strip()[-300:]}"
-    return None if Path(CHROMIUM).exists() else f"apt-get installed no {CHROMIUM}"
-
-
-def launch(playwright):
-    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    reason = _install_chromium()
-    if reason:
-        print(f"skipping the browser tests: {reason}")
-        pytest.skip(reason)
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        print("skipping the browser tests: playwright is not installed (pip install -e '.[test]')")
-        pytest.skip("playwright is not installed")
-    with sync_playwright() as p:
-        browser = launch(p)
-        yield browser
-        browser.close()
-
-
-@pytest.fixture
-def page(browser):
-    """A 1280x800 page whose console errors and uncaught exceptions fail the test."""
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
-    page = context.new_page()
-    problems: list[str] = []
-    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
-    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-    yield page
-    context.close()
-    assert problems == [], problems
-
-
-def open_route(page, base: str, route: str = "") -> None:
-    """Load the site at `route` (or follow the route inside an open page) and wait for it."""
-    if page.url.startswith(base):
-        page.evaluate("h => { delete document.body.dataset.ready; location.hash = h; }", "#" + route)
-    else:
-        page.goto(f"{base}#{route}")
-    page.wait_for_selector("body[data-ready]", timeout=15000)
-
-
-def rows(page) -> int:
-    return page.locator("table.grid tbody tr.row").count()
-
+from viewer_helpers import (
+    FIXTURE_EPISODE,
+    FIXTURE_LABEL,
+    FIXTURES,
+    HOSTILE,
+    HOSTILE_EPISODE,
+    RARE_EVENTS,
+    REFERENCE_ROOT,
+    ROOT,
+    launch,
+    open_route,
+    route,
+    rows,
+)
 
 # --------------------------------------------------------------------------- tests
 
@@ -269,7 +78,10 @@ def test_a_column_chooser_hides_columns_and_keeps_the_choice_in_the_address(page
     open_route(page, site.resolve().as_uri() + "/index.html", "trials?arm=social")
     headers = lambda: page.locator("table.grid thead tr:first-child th").count()  # noqa: E731
     before = headers()
-    assert page.inner_text("[data-testid=columns] summary") == f"columns ({before} of {before})"
+    # The per-kind finding counts of the participant audit are in the list, not shown at first.
+    from incognita.access.taxonomy import FINDING_KINDS
+
+    assert page.inner_text("[data-testid=columns] summary") == f"columns ({before} of {before + len(FINDING_KINDS)})"
     page.click("[data-testid=columns] summary")
     page.uncheck("[data-testid=columns] input[data-col=turns]")
     assert headers() == before - 1 and "cols=" in page.url and "turns" not in page.url.split("cols=")[1]
@@ -329,44 +141,13 @@ def test_episode_page_shows_events_labels_and_the_reference(page, site, trials):
     assert "✗" in page.inner_text("[data-testid=reference]")
 
 
-@pytest.fixture(scope="module")
-def audited_site(tmp_path_factory) -> tuple[Path, int, dict]:
-    """The site built from a copy of the trials table whose fixture episode carries a finding of
-    the participant audit (docs/fidelity.md) on its first desk reply, as the reader writes it."""
-    import pandas as pd
-
-    tmp = tmp_path_factory.mktemp("audited")
-    arm, model, task, rep = FIXTURE_EPISODE
-    record = json.loads((FIXTURES / "episodes" / arm / model / task / f"r{rep}.json").read_text())
-    event = next(
-        i for i, e in enumerate(record["events"]) if e["type"] == "message" and e["sender"] not in ("agent", "USER")
-    )
-    finding = {"kind": "named_tool", "participant": record["events"][event]["sender"], "event": event,
-               "turn": record["events"][event]["turn"], "detail": "get_order_details"}  # fmt: skip
-    trials = pd.read_parquet(FIXTURES / "trials.parquet")
-    at = (trials["arm"] == arm) & (trials["model"] == model) & (trials["task"] == task) & (trials["rep"] == rep)
-    trials["participant_messages"] = pd.array([7 if x else None for x in at], dtype="Int64")
-    trials["failure_attribution"] = pd.array(["no_participant_fault_found" if x else None for x in at], dtype="string")
-    trials["participant_findings"] = pd.array([json.dumps([finding]) if x else None for x in at], dtype="string")
-    trials.to_parquet(tmp / "trials.parquet")
-    out = tmp / "site"
-    proc = subprocess.run(
-        [sys.executable, "-m", "incognita", "view", "--out", str(out), "--trials", str(tmp / "trials.parquet"),
-         "--reference-root", str(REFERENCE_ROOT), "--episodes", str(FIXTURES / "episodes"),
-         "--native", str(FIXTURES / "native"), "--no-collabsim"],
-        check=False, cwd=ROOT, capture_output=True, text=True,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
-    return out, event, finding
-
-
 def test_the_participant_audit_marks_its_findings_on_the_timeline(page, site, audited_site):
     arm, model, task, rep = FIXTURE_EPISODE
     address = route(arm, model, task, rep)
     open_route(page, site.resolve().as_uri() + "/index.html", address)  # a table read without the audit
     assert "has no audit for this trial" in page.inner_text("[data-testid=audit]")
     assert page.locator(".timeline .badge", has_text="audit:").count() == 0
-    out, event, finding = audited_site
+    out, event, finding, _ = audited_site
     open_route(page, out.resolve().as_uri() + "/index.html", address)
     panel = page.inner_text("[data-testid=audit]")
     assert "replies audited\n7" in panel.replace("\t", "\n") and "no participant fault found" in panel
@@ -432,7 +213,7 @@ def test_search_finds_events_links_them_and_narrows_the_index(page, site):
     page.press("[data-testid=search-input]", "Enter")
     page.wait_for_selector("[data-testid=search-count]")
     arm, model, task, rep = HOSTILE_EPISODE
-    assert page.inner_text("[data-testid=search-count]").startswith("1 events in 1 pages")
+    assert page.inner_text("[data-testid=search-count]").startswith("1 event in 1 page ·")
     hit = page.locator(f"ol.hits > li[data-hit='{arm}/{model}/{task}/{rep}']")
     assert hit.count() == 1
     assert "onerror" in hit.inner_text() and page.evaluate("window.pwned") is None  # text, never markup
@@ -443,7 +224,7 @@ def test_search_finds_events_links_them_and_narrows_the_index(page, site):
     open_route(page, base, "trials?q=pwned")
     assert rows(page) == 1 and "pwned" in page.inner_text("[data-testid=search-filter]")
     open_route(page, base, "search?q=zzzunfound")
-    assert page.inner_text("[data-testid=search-count]").startswith("0 events in 0 pages")
+    assert page.inner_text("[data-testid=search-count]") == "No event holds every word of “zzzunfound”."
 
 
 def test_each_composition_count_links_to_exactly_its_trials(page, site, trials):

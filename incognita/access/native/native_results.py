@@ -4,6 +4,12 @@ The native stage (incognita.access.native.native_run) writes each cell as one ha
 `Results` document with our own facts under `reward_info.info["incognita"]`. This module reads
 such a file as plain JSON (no harness import) into a trial row for the reader
 (incognita.access.reader.trials_builder) and for `incognita errors`.
+
+Turns are counted as our arms count them (incognita.access.episodes.loop.episode_loop): turn 0
+is what comes before the agent's first own output (the harness's fixed greeting, an earlier
+conversation the task starts from, the customer's opening), and each later assistant message
+opens a turn that holds the user's or the tools' answers to it. The harness numbers every
+message instead (`turn_idx`), which puts a native run at twice our arms' turn count.
 """
 
 from __future__ import annotations
@@ -31,11 +37,39 @@ def native_trial(path: str | Path, doc: dict | None = None) -> dict:
         raise InputError(f"{path}: not a readable native result ({type(exc).__name__}: {exc})") from None
 
 
+def history_length(doc: dict, sim: dict) -> int:
+    """How many messages of the run's trajectory are the earlier conversation its task starts
+    from (the task's `initial_state.message_history`; the harness puts it first)."""
+    for task in doc.get("tasks") or []:
+        if str(task.get("id")) == str(sim.get("task_id")):
+            return len((task.get("initial_state") or {}).get("message_history") or [])
+    return 0
+
+
+def agent_turns(messages: list[dict], history: int = 0) -> list[int]:
+    """Each message's turn, counted as our arms count them (module docstring): an assistant
+    message opens a turn once the customer has spoken, past the first `history` messages."""
+    turn, spoke, out = 0, False, []
+    for i, m in enumerate(messages):
+        if i >= history and m.get("role") == "assistant" and spoke:
+            turn += 1
+        spoke = spoke or m.get("role") == "user"
+        out.append(turn)
+    return out
+
+
+def _agent_outputs(messages: list[dict], turns: list[int]) -> list[dict]:
+    """The assistant messages that open a turn: the evaluated agent's own outputs."""
+    return [m for i, m in enumerate(messages) if m.get("role") == "assistant" and turns[i] > (turns[i - 1] if i else 0)]
+
+
 def _native_row(doc: dict, sim: dict, facts: dict) -> dict:
     reward = sim["reward_info"].get("reward")
     breakdown = sim["reward_info"].get("reward_breakdown") or {}
     error = facts.get("error")
     nan = float("nan")
+    turns = agent_turns(sim["messages"], history_length(doc, sim))
+    outputs = _agent_outputs(sim["messages"], turns)
     # Calls served by our backend are priced by it (our price table); litellm cannot price them.
     usage = facts.get("usage") or {}
     cost = {
@@ -60,8 +94,11 @@ def _native_row(doc: dict, sim: dict, facts: dict) -> dict:
         ),
         "channel_nl": nan,
         "injected_failure": (facts.get("ground_truth") or {}).get("injected"),
-        "agent_actions": sum(1 for m in sim["messages"] if m.get("role") == "assistant"),
-        "messages": sum(1 for m in sim["messages"] if m.get("role") in ("assistant", "user") and m.get("content")),
+        "turns": turns[-1] if turns else 0,
+        # As the reader counts an episode's: each message and each tool call of the agent (an
+        # output with neither is one rejected action); messages are the agent's own.
+        "agent_actions": sum(max(1, bool(m.get("content")) + len(m.get("tool_calls") or [])) for m in outputs),
+        "messages": sum(1 for m in outputs if m.get("content")),
         "agent_backend": _agent_backend(doc),
         "cost_agent_usd": cost["agent"],
         "cost_episode_usd": cost["agent"] + cost["user"],

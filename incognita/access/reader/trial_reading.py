@@ -38,7 +38,7 @@ from incognita.common.io import InputError
 
 # Bumped when a definition in docs/reader.md changes meaning: the workflow passes it as a
 # param, so the trials table is rebuilt then and only then.
-READER_VERSION = 3
+READER_VERSION = 4  # 4: native trials count turns as our arms do (native_results.agent_turns)
 
 
 AGENT, USER = "agent", "USER"

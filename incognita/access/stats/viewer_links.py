@@ -56,8 +56,18 @@ def with_links(name: str, table: pd.DataFrame) -> pd.DataFrame | None:
             for a, m, f in zip(md["arm"], md["model"], md["failure_type"])
         ]
     elif name == "participant_fidelity":
-        md["trials"] = [
-            _link("trials", arm=a, **({} if m == "all" else {"model": m})) for a, m in zip(md["arm"], md["model"])
+        # Its `trials` is a count (the audited trials), so the link gets a column of its own, to
+        # the trials with a finding of the row's kind (none when no trial has one).
+        md["with_finding"] = [
+            _link(
+                f"{n} trial{'' if n == 1 else 's'}",
+                arm=a,
+                **({} if m == "all" else {"model": m}),
+                **{f"findings_{k}": ">0"},
+            )
+            if n
+            else ""
+            for a, m, k, n in zip(md["arm"], md["model"], md["finding"], md["trials_with"])
         ]
     else:
         return None

@@ -27,7 +27,7 @@
     if (head === "collabsim" && parts.length === 1) return [V.collabsimView(query), "collabsim"];
     if (head === "collabsim" && parts.length >= 6) return [await V.runView(parts.slice(0, 6)), "collabsim", parts[6]];
     if (parts.length >= 4) return [await V.episodeView(parts.slice(0, 4), query), "trials", parts[4]];
-    return [V.errorBox("Nothing at this address: " + location.hash), ""];
+    return [V.notFound(`Nothing at the address ${location.hash}.`), ""];
   }
 
   function pageKey(parts) {

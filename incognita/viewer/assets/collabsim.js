@@ -28,7 +28,7 @@
         return col.kind === "text" ? V.h("td", {}, V.isMissing(v) ? "" : v) : V.h("td", { class: "num" }, V.fmt(v, "num"));
       },
       onRow: (row) => { location.hash = "#" + row[pos.key]; },
-      summary: (shown, total) => V.h("span", {}, V.h("strong", { "data-testid": "shown" }, String(shown.length)), ` of ${total} runs`),
+      summary: (shown, total) => V.h("span", {}, V.h("strong", { "data-testid": "shown" }, String(shown.length)), ` of ${V.count(total, "run")}`),
       onState: (s) => {
         const before = table.visible.join();
         history.replaceState(null, "", V.href(["collabsim"], V.stateQuery(s)));
@@ -110,7 +110,7 @@
     const counts = {};
     for (const row of rows) counts[row.dataset.kind] = (counts[row.dataset.kind] || 0) + 1;
     const filters = V.timelineFilters(KINDS.filter(([k]) => counts[k]), page.lanes, body, counts,
-      folded ? `, ${folded} probes inside them` : "");
+      folded ? `, ${V.count(folded, "probe")} inside them` : "");
     const probes = V.h("label", {}, V.h("input", { type: "checkbox", checked: true, "data-kind": "probes",
       onchange: (ev) => body.classList.toggle("hide-probes", !ev.target.checked) }), `probes (${folded})`);
     filters.el.prepend(probes);
@@ -152,7 +152,7 @@
       button.replaceWith(agent);
       show(rows);
     } }, `show ${page.observations} observations`);
-    return V.h("section", { class: "panel" }, V.h("h2", {}, "What each agent saw"),
+    return V.panel({ folds: true }, "What each agent saw",
       V.h("p", { class: "hint" }, "The observation each agent was given at each of its turns, as the model read it."),
       button, list);
   }
@@ -161,8 +161,8 @@
     const m = page.manifest;
     const metrics = Object.entries(page.metrics).map(([k, v]) => [k.replace(/_/g, " "), V.fmt(v, "num")]);
     const agents = (page.config && page.config.agents) || [];
-    return [V.h("section", { class: "panel", "data-testid": "outcome" }, V.h("h2", {}, "Metrics"), V.facts(metrics)),
-      V.h("section", { class: "panel" }, V.h("h2", {}, "Run"),
+    return [V.panel({ "data-testid": "outcome" }, "Metrics", V.facts(metrics)),
+      V.panel({ folds: true }, "Run",
         V.facts([["task", m.task], ["condition", `${m.condition} (${m.variable})`], ["design", m.design], ["model", m.model],
           ["seed", m.seed], ["steps", m.steps], ["events", m.events], ["state hash", V.h("code", {}, m.state_hash)],
           ["agents", Object.entries(m.roles || {}).map(([id, role]) => `${id}: ${role} (${(m.models || {})[id] || ""}` +
@@ -175,6 +175,11 @@
 
   V.runView = async function (parts) {
     const key = parts.join("/");
+    const runs = V.index().runs;
+    const at = runs ? runs.columns.findIndex((c) => c.name === "key") : -1;
+    if (!runs || !runs.rows.some((r) => r[at] === key)) {
+      return V.notFound(`No CollabSim run ${parts.slice(1).join(" · ")} in this site.`, [[V.href(["collabsim"]), "the CollabSim runs"]]);
+    }
     const base = `data/runs/${parts.slice(1).map(encodeURIComponent).join("/")}`;
     const page = await V.load(key, `${base}.js`);
     return V.h("section", { class: "page episode", "data-key": key },

@@ -86,6 +86,7 @@
 
   function timeline(page, kinds, query) {
     const tl = new V.Timeline(page.lanes);
+    const attempts = attemptBadges(page);
     const rows = page.events.map((e, i) => {
       const [from, to, content] = drawing(e);
       const row = tl.row({ id: "e" + i, when: `${V.isMissing(e.turn) ? "" : e.turn}`, from, to, kind: e.type, content });
@@ -95,6 +96,7 @@
       for (const f of (page.findings || []).filter((x) => x.event === i)) {
         row.querySelector(".content").append(V.badge("audit: " + f.kind.replace(/_/g, " "), "bad", f.detail));
       }
+      for (const badge of attempts[i] || []) row.querySelector(".content").append(badge);
       return row;
     });
     const body = V.h("div", { class: "timeline", "data-testid": "timeline" }, tl.header("turn"), rows);
@@ -111,6 +113,34 @@
     return V.h("a", { class: "yes", href: V.href([...V.keyParts(page.key), "e" + where.event]) }, `✓ turn ${where.turn}`);
   }
 
+  /* One way an attempt differs from its required call, as a person reads it. */
+  function difference(d) {
+    if (d.what === "status") return [`the gateway answered ${String(d.got).replace(/_/g, " ")}`, d.reason ? `: ${d.reason}` : ""];
+    if (d.what === "executor") return [`proposed by ${d.got}, not ${d.want}`];
+    const got = V.isMissing(d.got) ? "left out" : V.json(d.got);
+    return [V.h("code", {}, d.what), ` ${got}`, V.isMissing(d.want) ? " (not in the reference)" : ` where the reference has ${V.json(d.want)}`];
+  }
+
+  /* The attempt nearest a required call no decision matched (checklist.py, closest_attempt):
+     a link to it and how it differs from the reference. */
+  function closest(page, c) {
+    return V.h("div", { class: "closest", "data-testid": "closest-attempt" }, "closest attempt: ",
+      V.h("a", { href: V.href([...V.keyParts(page.key), "e" + c.event]) }, `turn ${c.turn}`), ` by ${c.proposer}; `,
+      V.h("ul", { class: "differences" }, c.differences.map((d) => V.h("li", {}, difference(d)))));
+  }
+
+  /* A decision that is the closest attempt at a required call, marked on its timeline row. */
+  function attemptBadges(page) {
+    const out = {};
+    for (const c of (page.reference ? page.reference.calls : [])) {
+      if (!c.closest) continue;
+      const why = c.closest.differences.map((d) => d.what === "status" ? `${d.got}${d.reason ? ": " + d.reason : ""}`
+        : `${d.what}: ${V.json(d.got)} (reference ${V.json(d.want)})`).join("; ");
+      (out[c.closest.event] = out[c.closest.event] || []).push(V.badge(`≠ reference ${c.tool}`, "bad", why));
+    }
+    return out;
+  }
+
   function checklist(page) {
     const r = page.reference;
     const li = (label, mark, extra) => V.h("li", {}, mark, " ", label, extra ? V.h("span", { class: "extra" }, " ", extra) : "");
@@ -118,13 +148,13 @@
       : ["service ", V.h("code", {}, it.tool), ` at ${it.holder} `, V.jsonBlock(it.arguments)],
     at(page, it.at, it.obtained ? "" : (it.approached ? "not obtained; source approached" : "not obtained; source never approached"))));
     const calls = r.calls.map((c) => li([V.h("code", {}, c.tool), ` by ${c.executor} `, V.jsonBlock(c.arguments)],
-      at(page, c.at, "not executed as the reference"), c.tool_type === "write" ? V.badge("write", "write") : ""));
+      at(page, c.at, c.closest === null ? "never proposed" : "not executed as the reference"),
+      [c.tool_type === "write" ? V.badge("write", "write") : "", c.closest ? closest(page, c.closest) : ""]));
     const holders = r.holders.map((h) => li(h.holder, h.holder === "agent" ? V.h("span", { class: "muted" }, "(the agent)") :
       at(page, h.contacted, "never contacted"), ["acted: ", at(page, h.acted, "no accepted call")]));
     const roles = r.role_assignments ? r.role_assignments.map((a) => li([V.h("code", {}, a.tool), ` at ${a.desk}`],
       at(page, a.executed, "never executed there"), ["contacted: ", at(page, a.contacted, "never")])) : null;
-    return V.h("section", { class: "panel", "data-testid": "reference" },
-      V.h("h2", {}, `Coordination reference: task ${r.task}, ${page.cell.arm}`),
+    return V.panel({ "data-testid": "reference", folds: true }, `Coordination reference: task ${r.task}, ${page.cell.arm}`,
       V.facts([["level", r.level], ["desks engaged", r.desks_engaged.join(", ")]]),
       V.h("h3", {}, "Required holders"), V.h("ul", { class: "check" }, holders),
       roles ? [V.h("h3", {}, "Role assignments"), V.h("ul", { class: "check" }, roles)] : "",
@@ -136,9 +166,9 @@
 
   function outcome(page) {
     const o = page.outcome;
-    return V.h("section", { class: "panel", "data-testid": "outcome" }, V.h("h2", {}, "Outcome"),
+    return V.panel({ "data-testid": "outcome" }, "Outcome",
       V.facts([["outcome", V.outcomeBadge(page.trial.outcome, page.trial.failure_type)],
-        ["termination", `${o.termination} after ${o.turns} turns`],
+        ["termination", `${o.termination} after ${V.count(o.turns, "turn")}`],
         ["DB channel", flag(o.channels.db)], ["communicate channel", flag(o.channels.communicate)],
         ["NL channel", flag(o.channels.nl)], ["database-only success", flag(o.database_only_success)],
         ["final database", o.final_db_hash === o.gold_hash ? "matches the gold state" : "differs from the gold state"],
@@ -154,11 +184,15 @@
     const rule = f ? [V.h("p", { "data-testid": "failure-rule" }, V.badge(f.label.replace(/_/g, " "), "bad"),
       ` rule ${f.rule} of the reader's table: ${f.question}.`),
     f.recomputed !== f.label ? V.errorBox(`This code reads the episode as ${f.recomputed}: the table was built by another reader version.`) : "",
-    V.h("ul", { class: "evidence" }, f.evidence.map((x) => V.h("li", {}, x))),
+    V.h("ul", { class: "evidence" }, f.evidence.map((x) => V.h("li", {}, x)),
+      /* where a required call went wrong: its closest attempt (the reference panel has the differences) */
+      (page.reference ? page.reference.calls : []).filter((c) => c.closest).map((c) => V.h("li", {}, `closest attempt at `,
+        V.h("code", {}, c.tool), ": ", V.h("a", { href: V.href([...V.keyParts(page.key), "e" + c.closest.event]) },
+          `turn ${c.closest.turn}`), ` by ${c.closest.proposer}`))),
     V.facts([["reads credited (B.2)", f.audits.reads_credited], ["exact credited", f.audits.exact_credited],
       ["request based", f.audits.request_based]])]
       : V.h("p", { "data-testid": "failure-rule" }, t.outcome === "failed" ? "No label." : `No failure type: ${t.outcome}.`);
-    return V.h("section", { class: "panel", "data-testid": "reader" }, V.h("h2", {}, "Reader"), rule,
+    return V.panel({ "data-testid": "reader" }, "Reader", rule,
       V.h("h3", {}, "Process measures"), V.facts(measures),
       V.facts([["agent actions", t.agent_actions], ["unanswerable questions", t.unanswerable_questions],
         ["extra reads", t.non_reference_reads], ["extra actions", t.non_reference_actions],
@@ -168,14 +202,14 @@
   /* The participant audit (docs/fidelity.md): each finding with a link to the reply it marks. */
   function audit(page) {
     const t = page.trial;
-    const head = V.h("h2", {}, "Participant audit");
+    const head = "Participant audit";
     if (!page.findings) {
-      return V.h("section", { class: "panel", "data-testid": "audit" }, head,
+      return V.panel({ "data-testid": "audit", folds: true }, head,
         V.h("p", { class: "hint" }, "The trials table has no audit for this trial (read with --no-audit, or by an older reader)."));
     }
     const items = page.findings.map((f) => V.h("li", {}, V.badge(f.kind.replace(/_/g, " "), "bad"), ` ${f.participant}, `,
       V.h("a", { href: V.href([...V.keyParts(page.key), "e" + f.event]) }, `turn ${f.turn}`), ": ", V.h("code", {}, f.detail)));
-    return V.h("section", { class: "panel", "data-testid": "audit" }, head,
+    return V.panel({ "data-testid": "audit", folds: true }, head,
       V.facts([["replies audited", t.participant_messages],
         ["attribution", t.failure_attribution ? t.failure_attribution.replace(/_/g, " ") : "none (not an acquisition failure)"]]),
       items.length ? V.h("ul", { class: "check" }, items) : V.h("p", {}, "No finding."));
@@ -185,7 +219,7 @@
     const rows = Object.entries(page.usage).map(([role, u]) => V.h("tr", {}, V.h("td", {}, role),
       V.h("td", { class: "num" }, u.calls), V.h("td", { class: "num" }, u.prompt_tokens + u.completion_tokens),
       V.h("td", { class: "num" }, V.fmt(u.cost_usd, "usd")), V.h("td", { class: "num" }, `${u.cache_hits}/${u.cache_misses}`)));
-    return V.h("section", { class: "panel" }, V.h("h2", {}, "Run"),
+    return V.panel({ folds: true }, "Run",
       V.facts([["seed", page.seed], ["models", Object.entries(page.models).filter(([, v]) => v).map(([k, v]) => `${k}: ${v}`).join("; ")],
         ["ground truth", V.json(page.ground_truth)], ["versions", V.json(page.versions)], ["wall time", `${page.wall_time_s} s`]]),
       V.h("table", { class: "grid small" }, V.h("thead", {}, V.h("tr", {}, ["role", "calls", "tokens", "cost", "cache hit/miss"]
@@ -196,14 +230,16 @@
     const h = page.harness;
     const r = h.reward_info || {};
     const checks = (r.communicate_checks || []).map((c) => V.h("li", {}, c.met ? "✓ " : "✗ ", V.h("code", {}, c.info)));
-    return [V.h("section", { class: "panel", "data-testid": "outcome" }, V.h("h2", {}, "Harness outcome (tau2, as written)"),
+    return [V.panel({ "data-testid": "outcome" }, "Harness outcome (tau2, as written)",
       V.facts([["success", V.outcomeBadge(page.trial.outcome)], ["reward", r.reward], ["termination", h.termination_reason],
+        ["turns", V.h("span", { title: "counted as our arms count them: an agent output and the answers to it" },
+          V.isMissing(page.trial.turns) ? "–" : String(page.trial.turns))],
         ["reward basis", V.json(r.reward_basis)], ["breakdown", V.json(r.reward_breakdown)],
         ["DB check", V.json(r.db_check)], ["harness", h.version]]),
       checks.length ? [V.h("h3", {}, "Communicate checks"), V.h("ul", { class: "check" }, checks)] : "",
       V.h("p", { class: "hint" }, "The upstream harness records no gateway, disclosure gate or holders, so the reader gives ",
         "native trials no failure type and no process measures.")),
-    V.h("section", { class: "panel" }, V.h("h2", {}, "Run"),
+    V.panel({ folds: true }, "Run",
       V.facts(Object.entries(page.facts).map(([k, v]) => [k, typeof v === "object" && v !== null ? V.json(v) : v])))];
   }
 
@@ -228,6 +264,10 @@
   V.episodeView = async function (parts, query = new URLSearchParams()) {
     const [arm, model, task, rep] = parts;
     const key = `${arm}/${model}/${task}/${rep}`;
+    if (!trialKeys().has(key)) {
+      return V.notFound(`No trial ${arm} · ${model} · task ${task} · r${rep} in this site.`,
+        task in V.index().tasks ? [[V.href(["task", task]), `task ${task} in every arm and model`]] : []);
+    }
     const page = await V.load(key, V.episodeData(arm, model, task, rep));
     const native = page.kind === "native";
     const side = native ? harness(page) : [outcome(page), reading(page), audit(page), checklist(page), usage(page)];
@@ -254,6 +294,10 @@
     const [model, task, rep] = parts;
     const arms = V.arms();
     const have = trialKeys();
+    if (!arms.some((arm) => have.has(`${arm}/${model}/${task}/${rep}`))) {
+      return V.notFound(`No trial of ${model} on task ${task}, r${rep}, in this site.`,
+        task in V.index().tasks ? [[V.href(["task", task]), `task ${task} in every arm and model`]] : []);
+    }
     const pages = await Promise.all(arms.map((arm) => have.has(`${arm}/${model}/${task}/${rep}`)
       ? V.load(`${arm}/${model}/${task}/${rep}`, V.episodeData(arm, model, task, rep)) : null));
     /* Each event's turn band: its own turn, or the band before it for one without a turn. */
@@ -288,6 +332,7 @@
         const p = progress(pages[a], t);
         const behind = departs[a] === t;
         return V.h("div", { class: "compare-cell" + (behind ? " departs" : ""), "data-arm": arm, "data-turn": t },
+          V.h("div", { class: "cell-arm" }, arm),  /* shown where two arms share a row (viewer.css) */
           bands.get(t)[a].map(([e, i]) => {
             const [from, to, content] = drawing(e);
             const row = timelines[a].row({ when: "", from, to, kind: e.type, content, cls: "compare-row" });

@@ -6,7 +6,8 @@
   const SHOWN_PAGES = 50;  // pages listed with their hits; the count covers all
   const SNIPPETS = 20;     // pages whose events' text is loaded to show the hits
 
-  const words = (text) => [...new Set((text.toLowerCase().match(/[a-z0-9]+/g) || []).filter((w) => w.length > 1))];
+  const tokens = (text) => [...new Set(text.toLowerCase().match(/[a-z0-9]+/g) || [])];
+  const words = (text) => tokens(text).filter((w) => w.length > 1);  /* the index holds words of two characters or more */
 
   function postings(encoded) {
     let doc = 0;
@@ -17,9 +18,10 @@
   V.searchHits = async function (q) {
     const index = await V.load("search", "data/search.js");
     const asked = words(q);
+    const short = tokens(q).filter((w) => w.length < 2);
     const common = asked.filter((w) => index.common.includes(w));
     const used = asked.filter((w) => !common.includes(w));
-    if (!used.length) return { index, docs: [], common, asked };
+    if (!used.length) return { index, docs: [], common, asked, short, used };
     let docs = null;
     for (const w of used) {
       const mine = index.words[w] ? postings(index.words[w]) : [];
@@ -27,18 +29,30 @@
       docs = docs === null ? mine : docs.filter((d) => have.has(d));
       if (!docs.length) break;
     }
-    return { index, docs: docs || [], common, asked };
+    return { index, docs: docs || [], common, asked, short, used };
+  };
+
+  /* What the search left out of a query, said so: one-character words (not indexed) and words
+     too common to index; null when it used every word. */
+  V.searchNote = function (hits) {
+    const quoted = (ws) => ws.map((w) => `“${w}”`).join(", ");
+    if (!hits.asked.length && !hits.short.length) return "Nothing to search for: the query has no word of letters or digits.";
+    const parts = [];
+    if (hits.short.length) parts.push(`${quoted(hits.short)} (the search indexes words of two characters or more)`);
+    if (hits.common.length) parts.push(`${quoted(hits.common)} (in more than half of all events, so not indexed)`);
+    if (!parts.length) return null;
+    return (hits.used.length ? "Ignored " : "Nothing to search for: ignored ") + parts.join(" and ") + ".";
   };
 
   /* The page keys of the hits (for the trials index's q= filter). */
   V.searchPages = async function (q) {
-    const { index, docs } = await V.searchHits(q);
-    return new Set(docs.map((d) => index.pages[index.doc_page[d]][0]));
+    const hits = await V.searchHits(q);
+    return { pages: new Set(hits.docs.map((d) => hits.index.pages[hits.index.doc_page[d]][0])), note: V.searchNote(hits) };
   };
 
   function eventText(page, link) {
     const ev = link.startsWith("ev") ? (page.events || []).find((e) => "ev" + e.id === link) : page.events[Number(link.slice(1))];
-    return ev ? JSON.stringify(ev) : "";
+    return ev ? V.plainText(ev) : "";
   }
 
   function snippet(text, asked) {
@@ -63,7 +77,8 @@
     const form = V.searchForm(q);
     const head = [V.h("h1", {}, "Search"), form];
     if (!q.trim()) return V.h("section", { class: "page" }, head, V.h("p", { class: "hint" }, "Type words to find, in any order."));
-    const { index, docs, common, asked } = await V.searchHits(q);
+    const hits = await V.searchHits(q);
+    const { index, docs } = hits;
     const byPage = new Map();
     for (const d of docs) {
       const p = index.doc_page[d];
@@ -73,18 +88,21 @@
     const pages = [...byPage.entries()].slice(0, SHOWN_PAGES);
     const loaded = await Promise.all(pages.map(([p], i) => i < SNIPPETS
       ? V.load(index.pages[p][0], index.pages[p][1]).catch(() => null) : null));
-    const used = asked.filter((w) => !common.includes(w));
+    const used = hits.used;
     const items = pages.map(([p, links], i) => {
       const key = index.pages[p][0];
       const eventLinks = [...new Set(links)].slice(0, 8).map((link) => V.h("li", {},
         V.h("a", { href: V.href([...V.keyParts(key), link]) }, link), " ", loaded[i] ? snippet(eventText(loaded[i], link), used) : ""));
       return V.h("li", { class: "hit", "data-hit": key }, V.h("a", { href: V.href(V.keyParts(key)) }, key),
-        ` · ${links.length} event${links.length === 1 ? "" : "s"}`, V.h("ul", {}, eventLinks));
+        ` · ${V.count(links.length, "event")}`, V.h("ul", {}, eventLinks));
     });
     const trialsLink = V.h("a", { href: V.href(["trials"], new URLSearchParams([["q", q]])) }, "these trials in the index");
+    const note = V.searchNote(hits);
+    const count = docs.length ? [`${V.count(docs.length, "event")} in ${V.count(byPage.size, "page")}`, " · ", trialsLink]
+      : hits.used.length ? `No event holds every word of “${hits.used.join(" ")}”.` : "";
     return V.h("section", { class: "page" }, head,
-      V.h("p", { "data-testid": "search-count" }, `${docs.length} events in ${byPage.size} pages`,
-        common.length ? ` (ignored as too common: ${common.join(", ")})` : "", " · ", trialsLink),
+      note ? V.h("p", { class: "hint", "data-testid": "search-note" }, note) : "",
+      V.h("p", { "data-testid": "search-count" }, count),
       byPage.size > SHOWN_PAGES ? V.h("p", { class: "hint" }, `The first ${SHOWN_PAGES} pages are listed.`) : "",
       V.h("ol", { class: "hits" }, items));
   };

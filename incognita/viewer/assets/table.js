@@ -30,7 +30,7 @@
   V.Table = class {
     /* columns: [{name, label, kind, title}]; kind "text" filters by value, anything else by
        number. options: {state: {filters, sort}, visible, cell(row, col, i), onRow(row),
-       summary(rows) -> node, onState(state)}. */
+       summary(rows) -> node, onState(state), empty() -> why no row is shown, or null}. */
     constructor(columns, rows, options) {
       this.columns = columns;
       this.rows = rows;
@@ -39,7 +39,11 @@
       this.defaultVisible = (options.visible || columns.map((c) => c.name)).filter((n) => n in this.pos);
       this.state = { filters: { ...(options.state.filters || {}) }, sort: options.state.sort || "",
         cols: (options.state.cols || []).filter((n) => n in this.pos) };
-      this.visible = this.state.cols.length ? this.state.cols : this.defaultVisible;
+      /* A column under a filter is shown even when the choice hides it (a link's filter on a
+         column the default leaves out, say): a filter in force is never invisible. */
+      const chosen = this.state.cols.length ? this.state.cols : this.defaultVisible;
+      const filtered = Object.keys(this.state.filters).filter((n) => this.state.filters[n] !== "" && n in this.pos);
+      this.visible = chosen.concat(columns.map((c) => c.name).filter((n) => filtered.includes(n) && !chosen.includes(n)));
       this.controls = {};
     }
 
@@ -203,8 +207,9 @@
       const frag = document.createDocumentFragment();
       if (!n) {  /* say so, and which filter leaves nothing (an outcome no trial has, say) */
         const active = Object.entries(this.state.filters).filter(([, v]) => v !== "").map(([k, v]) => `${k} ${v}`);
+        const said = this.opt.empty ? this.opt.empty() : null;  /* the view's own reason (a search that found nothing) */
         frag.append(V.h("tr", { class: "empty" }, V.h("td", { colspan: this.visible.length, "data-testid": "empty" },
-          `No row of ${this.rows.length} matches ${active.length ? "these filters: " + active.join(", ") : "this view"}.`)));
+          said || `No row of ${this.rows.length} matches ${active.length ? "these filters: " + active.join(", ") : "this view"}.`)));
       }
       if (first > 0) frag.append(spacer(first));
       for (const row of this.shown.slice(first, last)) frag.append(this.row(row));

@@ -93,7 +93,7 @@
         row.hidden = !visible;
         shown += visible;
       }
-      counter.textContent = `${shown} of ${container.querySelectorAll(".tl-row[data-kind]").length} events shown${aside}`;
+      counter.textContent = `${shown} of ${V.count(container.querySelectorAll(".tl-row[data-kind]").length, "event")} shown${aside}`;
     };
     const counter = V.h("span", { class: "counter", "data-testid": "event-count" });
     const boxes = kinds.map(([kind, label, on]) => {

@@ -23,8 +23,14 @@
     return V.h("td", { class: "num" }, V.fmt(v, col.kind));
   }
 
-  /* Counts of the rows shown: the outcome mix, with the failure types. */
-  function trialSummary(rows, total, pos) {
+  /* Counts of the rows shown: the outcome mix, with the failure types. `q`: the search words
+     the rows were narrowed to, if any (the index's whole count then follows). */
+  function trialSummary(rows, total, pos, q) {
+    const all = V.index().trials.rows.length;
+    const shown = V.h("strong", { "data-testid": "shown" }, String(rows.length));
+    if (q && !total) return V.h("span", {}, shown, ` trials: none of the ${all} has an event holding every word of “${q}”.`);
+    const of = q ? ` of the ${V.count(total, "trial")} whose events hold “${q}” (${all} in all)` : ` of ${V.count(total, "trial")}`;
+    if (!rows.length) return V.h("span", {}, shown, of + ".");
     const count = (test) => rows.filter(test).length;
     const types = {};
     for (const row of rows) {
@@ -32,8 +38,7 @@
       if (t) types[t] = (types[t] || 0) + 1;
     }
     const failed = count((r) => r[pos.outcome] === "failed");
-    return V.h("span", {},
-      V.h("strong", { "data-testid": "shown" }, String(rows.length)), ` of ${total} trials · `,
+    return V.h("span", {}, shown, of + " · ",
       V.h("span", { class: "ok-text" }, `${count((r) => r[pos.outcome] === "success")} success`), " · ",
       V.h("span", { class: "bad-text" }, `${failed} failed`),
       Object.keys(types).length ? " (" + Object.entries(types).map(([t, n]) => `${t.replace(/_/g, " ")} ${n}`).join(", ") + ")" : "",
@@ -42,31 +47,42 @@
 
   /* The index's rows, narrowed to the trials whose events hold the words of q= when it is set. */
   V.trialRows = async function (query) {
+    return (await searchedRows(query)).rows;
+  };
+
+  /* The rows, and what the search says of the words it left out (null without q=). A query
+     with no word the search can use narrows nothing, and says so. */
+  async function searchedRows(query) {
     const { rows } = V.index().trials;
     const q = (query.get("q") || "").trim();
-    if (!q) return rows;
+    if (!q) return { rows, note: null, used: false };
     const pos = trialPositions();
-    const pages = await V.searchPages(q);
-    return rows.filter((r) => pages.has([r[pos.arm], r[pos.model], r[pos.task], r[pos.rep]].join("/")));
-  };
+    const { pages, note } = await V.searchPages(q);
+    if (note && note.startsWith("Nothing")) return { rows, note: note + " Every trial is listed.", used: false };
+    return { rows: rows.filter((r) => pages.has([r[pos.arm], r[pos.model], r[pos.task], r[pos.rep]].join("/"))), note, used: true };
+  }
 
   V.trialsView = async function (query) {
     const { columns } = V.index().trials;
-    const rows = await V.trialRows(query);
+    const searched = await searchedRows(query);
+    const rows = searched.rows;
     const q = (query.get("q") || "").trim();
     const withQ = (params) => { if (q) params.set("q", q); return params; };
     const pos = trialPositions();
     const table = new V.Table(columns, rows, {
       state: V.tableState(query, columns.map((c) => c.name)),
+      visible: V.index().trials.shown,
       cell: (row, col) => trialCell(row, col, pos),
       onRow: (row) => { location.hash = trialHref(row, pos, fromList()); },
-      summary: (shown, total) => trialSummary(shown, total, pos),
+      summary: (shown, total) => trialSummary(shown, total, pos, searched.used ? q : ""),
+      empty: () => searched.used && !rows.length ? `No trial has an event holding every word of “${q}”.` : null,
       onState: (state) => history.replaceState(null, "", V.href(["trials"], withQ(V.stateQuery(state)))),
     });
     listQuery = () => withQ(V.stateQuery(table.state));
     return V.h("section", { class: "page" },
       V.h("h1", {}, "Trials"),
-      q ? V.h("p", { "data-testid": "search-filter" }, `Only the trials whose events hold every word of “${q}” (`,
+      searched.note ? V.h("p", { class: "hint", "data-testid": "search-note" }, searched.note) : "",
+      searched.used ? V.h("p", { "data-testid": "search-filter" }, `Only the trials whose events hold every word of “${q}” (`,
         V.h("a", { href: V.href(["search"], new URLSearchParams([["q", q]])) }, "the hits"), "; ",
         V.h("a", { href: V.href(["trials"], V.stateQuery(V.tableState(query, columns.map((c) => c.name)))) }, "all trials"), ").") : "",
       V.h("p", { class: "hint" }, "One row per trial. Choose values or type a number filter (>0.5, <=3, 2..5, none) ",
@@ -109,7 +125,8 @@
     const outcome = row[pos.outcome];
     const type = row[pos.failure_type];
     const label = outcome === "success" ? "✓" : outcome === "excluded" ? "excl" : (V.failureShort()[type] || "✗");
-    const title = `r${row[pos.rep]}: ${outcome}${type ? " (" + type + ")" : ""}, ${V.fmt(row[pos.turns])} turns`;
+    const turns = row[pos.turns];
+    const title = `r${row[pos.rep]}: ${outcome}${type ? " (" + type + ")" : ""}, ${V.isMissing(turns) ? "turns unknown" : V.count(turns, "turn")}`;
     return V.h("a", { class: "chip " + outcome, href: trialHref(row, pos), title: title }, `r${row[pos.rep]} ${label}`);
   }
 
@@ -124,7 +141,7 @@
     const [byTask, pos] = trialsByTask();
     const info = V.index().tasks[task];
     const rows = byTask[task];
-    if (!info || !rows) return V.errorBox(`No task ${task} in this design.`);
+    if (!info || !rows) return V.notFound(`No task ${task} in this design.`, [[V.href(["tasks"]), "every task"]]);
     const arms = V.arms();
     const models = [...new Set(rows.map((r) => r[pos.model]))].sort();
     const cell = (model, arm) => V.h("td", { "data-arm": arm },

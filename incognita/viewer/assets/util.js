@@ -121,6 +121,39 @@
 
   V.errorBox = (message) => V.h("div", { class: "error" }, message);
 
+  /* An address that names nothing in this site: what was asked for, and where to go instead
+     (never a data file's path: the reader typed or followed an address, not a path). */
+  V.notFound = (message, links = []) => V.h("section", { class: "page", "data-testid": "not-found" },
+    V.h("h1", {}, "Not in this site"), V.h("p", {}, message),
+    V.h("p", {}, [...links, [V.href(["trials"]), "the trials index"], [V.href(["search"]), "search"]]
+      .map(([href, label], i) => [i ? " · " : "", V.h("a", { href }, label)])));
+
+  /* "1 turn", "2 turns": a count with its noun in the right number. */
+  V.count = (n, one, many) => `${n} ${n === 1 ? one : many || one + "s"}`;
+
+  /* Below this width the side panels of a page sit above its timeline (viewer.css, @media). */
+  V.NARROW = "(max-width: 1100px)";
+
+  /* A side panel: a fold with its title as the summary, open. `folds`: closed when the page is
+     drawn narrow, where the panels sit above the timeline and only the first ones stay open, so
+     the timeline starts within the first screen or two. */
+  V.panel = function (attrs, title, ...children) {
+    const { folds, ...rest } = attrs || {};
+    const open = !(folds && window.matchMedia(V.NARROW).matches);
+    return V.h("details", { ...rest, class: "panel" + (rest.class ? " " + rest.class : ""), open },
+      V.h("summary", {}, V.h("h2", {}, title)), children);
+  };
+
+  /* An event's fields as a person reads them ("sender: agent · text: ..."), for search
+     snippets: no JSON quoting or escapes; the kind, turn and ids are shown beside it already. */
+  V.plainText = function plain(value, top = true) {
+    if (V.isMissing(value)) return "";
+    if (typeof value !== "object") return String(value);
+    if (Array.isArray(value)) return value.map((v) => plain(v, false)).filter(Boolean).join(", ");
+    return Object.entries(value).filter(([k]) => !(top && ["type", "kind", "turn", "harness_turn", "id", "call_id"].includes(k)))
+      .map(([k, v]) => { const t = plain(v, false); return t === "" ? "" : `${k}: ${t}`; }).filter(Boolean).join(" · ");
+  };
+
   /* A small definition list from [label, value] pairs; values may be nodes. */
   V.facts = (pairs) => V.h("dl", { class: "facts" },
     pairs.filter((p) => p).map(([k, v]) => [V.h("dt", {}, k), V.h("dd", {}, V.isMissing(v) ? "–" : v)]));
