@@ -99,13 +99,13 @@ def main() -> None:
         )
 
     print(f"\ninjected faults (config/fidelity.yaml): {len(injected)} episodes")
-    print("| finding | injected | found | recall | findings | true | precision |")
-    print("|---|---|---|---|---|---|---|")
+    print("| finding | injected | found | recall | findings | true | precision | set aside |")
+    print("|---|---|---|---|---|---|---|---|")
     for row in fidelity_table(injected).itertuples():
         fmt = lambda x: "-" if x != x else f"{x:.3f}"  # noqa: E731 (NaN: nothing to divide)
         print(
             f"| {row.finding} | {row.injected} | {row.found} | {fmt(row.recall)} | {row.findings} | "
-            f"{row.true_findings} | {fmt(row.precision)} |"
+            f"{row.true_findings} | {fmt(row.precision)} | {row.set_aside} |"
         )
 
 

@@ -1,10 +1,13 @@
 """The scripted rules of the unbundled arms (issue #28) on all 114 upstream tasks, not only the corpus.
 
 Two rules are general and are measured here where they act:
-- an agent told several holders' role texts places the tools from those words
-  (scripted/discovery.map_replies, as its survey places them from the desks' replies): how many
-  of the 15 tools it places, and how many of those on the right desk;
-- a desk that refers names the holder of the tool it was asked for; the agent tries that holder.
+- an agent told several holders' role texts reads them as a reader of the domain would
+  (scripted/discovery.read_map, the toolkit's terms in everyday words): how many of the 15 tools
+  it places, how many of those on the right desk, and over every task's plan how many of the
+  tools it needs are placed right (beside the plain word matching its survey applies to the
+  desks' replies, discovery.map_replies);
+- a desk that refers names the holder of the tool it was asked for; the agent tries that holder
+  before it counts a dead end.
 
 Then every scripted profile runs in social and the four arms that unbundle it on every task
 with a card and a golden trajectory (one repetition, the design seed), and the table gives
@@ -38,8 +41,10 @@ def main() -> None:
 
     from incognita.access.domain import domain_files, id_order, qualify
     from incognita.access.episodes.harness import DomainInputs, Harness, HarnessSettings
+    from incognita.access.episodes.loop.agent_plan import plan_from_golden
     from incognita.access.episodes.loop.records import Message, Referral
-    from incognita.access.episodes.scripted.discovery import map_replies
+    from incognita.access.episodes.scripted.discovery import map_replies, read_map
+    from incognita.access.episodes.scripted.scripted_agent import agent_class
     from incognita.access.paths import card_file, golden_dir, golden_file
     from incognita.common.io import read_json
 
@@ -70,10 +75,23 @@ def main() -> None:
 
     arm = harness.arms.arm("social+map")
     roles = {h: harness.prompts.holder_parts(h, False, arm)["role"] for h in arm.owners(harness.partition)}
-    placed = map_replies(roles, {name: tool["description"] for name, tool in harness.tools.items()})
+    described = {name: tool["description"] for name, tool in harness.tools.items()}
     truth = arm.holder_of(harness.partition)
-    right = sum(truth[t] == d for t, d in placed.items())
-    print(f"declared map: {len(placed)} of {len(truth)} tools placed from the role texts, {right} on the right desk")
+    needed = {
+        t: {c.name for c in plan_from_golden(read_json(golden_file("retail", t, root=results / "golden"))).calls}
+        for t in tasks
+    }
+    pairs = sum(len(n) for n in needed.values())  # (task, tool) pairs: the map places every tool
+    for label, placed in (
+        ("declared map, read (read_map)", read_map(roles, described, agent_class(harness.domain).TOOL_WORDS)),
+        ("the same texts, word matching (map_replies)", map_replies(roles, described)),
+    ):
+        right = {t for t, d in placed.items() if truth[t] == d}
+        on_tasks = sum(len(n & right) for n in needed.values())
+        print(
+            f"{label}: {len(placed)} of {len(truth)} tools placed, {len(right)} on the right desk; "
+            f"over the {len(tasks)} tasks' plans {on_tasks} of {pairs} needed tools placed right"
+        )
 
     counts: dict = defaultdict(lambda: [0, 0, 0, 0])  # episodes, successes, agent messages, referrals
     start = time.perf_counter()

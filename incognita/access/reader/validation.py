@@ -11,6 +11,9 @@
    records what it injected; the matrix compares that with the reader's label. The
    injection rules were written with the reader's definitions in view, so agreement there
    is a consistency check between two parts of this code base, not independent evidence.
+   An injection is ground truth only where it is the trial's one injected fault: a trial
+   where a slipped argument or a participant's fault touches it too is set aside
+   (`injection_set_aside`), and the table says how many.
 
 Step language of a fixture (one step = one agent turn):
 
@@ -31,6 +34,7 @@ channel that is not operative); success is every operative channel passing.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,7 +44,7 @@ import pandas as pd
 from incognita.access.domain import qualify
 from incognita.access.episodes.loop.records import EpisodeRecord
 from incognita.access.reader.trial_reading import read_trial
-from incognita.access.taxonomy import FAILURE_TYPES, NATIVE
+from incognita.access.taxonomy import DELIVERED_INCORRECT, FAILURE_TYPES, NATIVE
 from incognita.common.io import InputError, atomic_write_text, read_json, read_yaml
 
 LABELLED_COLUMNS = ("fixture", "task", "arm", "expected", "read", "agree", "reasoning")
@@ -244,14 +248,43 @@ def _read_labelled(directory: str | Path, domain: str) -> list[dict]:
 # --------------------------------------------------------------------------- the injection check
 
 
+SET_ASIDE = "set_aside"  # the matrix's column of injected trials that are not ground truth
+
+
+def injection_set_aside(df: pd.DataFrame) -> pd.Series:
+    """Trials whose injected failure type is not the only fault injected into them: a slipped
+    argument (except under `delivered_incorrect`, whose slips are the injection itself) or a
+    scripted participant's fault. The reader may rightly read such a trial as another type, so
+    the injection is no ground truth there."""
+    kind = df["injected_failure"].astype(object)
+    injected = kind.notna()
+    slips = pd.to_numeric(df["injected_slips"], errors="coerce").fillna(0) if "injected_slips" in df else 0
+    slipped = (slips > 0) & (kind.fillna("") != DELIVERED_INCORRECT)
+    faults = (
+        df["participant_faults_scored"].map(_participant_faults)
+        if "participant_faults_scored" in df
+        else pd.Series(0, index=df.index)
+    )
+    return (injected & (slipped | (faults > 0))).astype(bool)
+
+
+def _participant_faults(doc) -> int:
+    """How many faults scripted participants injected into a trial (its audit score's JSON)."""
+    if not isinstance(doc, str):
+        return 0
+    return sum(int(counts.get("injected", 0)) for counts in json.loads(doc).values())
+
+
 def injection_matrix(df: pd.DataFrame) -> pd.DataFrame:
     """Confusion matrix of injected failure type (rows, 'none' for no injection) against the
-    reader's outcome (columns: 'success', the five types, and 'excluded' when any)."""
+    reader's outcome (columns: 'success', the five types, 'set_aside' for injected trials another
+    injected fault also touches (`injection_set_aside`), and 'excluded' when any)."""
     scored = df[df["arm"] != NATIVE]
     injected = scored["injected_failure"].fillna("none").astype(str)
     read = scored["failure_type"].astype(object).where(scored["failure_type"].notna(), "success")
-    read = read.where(~scored["excluded"].astype(bool), "excluded").astype(str)
-    cols = ["success", *FAILURE_TYPES] + (["excluded"] if (read == "excluded").any() else [])
+    read = read.where(~injection_set_aside(scored), SET_ASIDE)
+    read = read.where(~scored["excluded"].astype(bool), "excluded").astype(str)  # never scored at all
+    cols = ["success", *FAILURE_TYPES, SET_ASIDE] + (["excluded"] if (read == "excluded").any() else [])
     unknown = sorted(set(injected) - {"none", *FAILURE_TYPES})
     if unknown:
         raise InputError(f"trials table: injected_failure: unknown type(s) {', '.join(unknown)}")
@@ -272,6 +305,7 @@ def injection_summary(matrix: pd.DataFrame) -> dict:
         "agreement": agree / n if n else float("nan"),
         "injected_read_success": int(injected["success"].sum()),
         "uninjected_failures": int(matrix.loc["none", types].sum()),
+        "set_aside": int(matrix[SET_ASIDE].sum()) if SET_ASIDE in matrix else 0,
     }
 
 
@@ -315,7 +349,10 @@ def _injection_markdown(matrix: pd.DataFrame) -> list[str]:
         (
             "The scripted agents inject failure types on purpose; rows are what was injected, columns what the "
             "reader read. The injection rules were written with the reader's definitions in view, so agreement "
-            "here shows the two parts of this code base agree with each other, not that the reader is right."
+            "here shows the two parts of this code base agree with each other, not that the reader is right. "
+            "An injection counts as ground truth only where it is the trial's one injected fault; column "
+            "set_aside counts the injected trials that a slipped argument or a participant's fault also "
+            "touches, which are left out of the agreement."
         ),
         "",
         "| injected | " + " | ".join(matrix.columns) + " |",
@@ -327,7 +364,8 @@ def _injection_markdown(matrix: pd.DataFrame) -> list[str]:
         (
             f"Agreement on failed trials with an injected type: {s['agree']}/{s['injected_failed']} "
             f"({agreement}). Injected trials read as success: {s['injected_read_success']}. "
-            f"Failures without an injection: {s['uninjected_failures']}."
+            f"Failures without an injection: {s['uninjected_failures']}. "
+            f"Injected trials set aside (another injected fault touches them): {s['set_aside']}."
         ),
     ]
     return lines
@@ -363,5 +401,6 @@ def validate(trials: pd.DataFrame, labelled_dirs: dict[str, str | Path | None] |
             f"{path}: hand-labelled trajectories read as labelled {int(labelled['agree'].sum())}/{len(labelled)}"
         )
     return out + [
-        f"{path}: injected failures read as injected {s['agree']}/{s['injected_failed']} (a consistency check)"
+        f"{path}: injected failures read as injected {s['agree']}/{s['injected_failed']} (a consistency check; "
+        f"{s['set_aside']} injected trials set aside, another injected fault touches them)"
     ]

@@ -11,6 +11,8 @@ import pytest
 from workflow_helpers import scripted_harness
 
 from incognita.access.episodes.loop.records import GatewayDecision, Message, Referral
+from incognita.access.episodes.scripted.discovery import map_replies, read_map
+from incognita.access.episodes.scripted.scripted_agent import agent_class
 from incognita.access.golden.provenance import load_vocabulary
 from incognita.access.golden.trajectory import build_golden
 from incognita.access.reference.partition import load_partition
@@ -21,7 +23,7 @@ RETAIL = ROOT / "config/domains/retail"
 RETAIL_TOOLS = load_partition(RETAIL / "partition.yaml").tools
 SOCIAL_DESKS = load_partition(RETAIL / "partition.yaml").desks("social")
 ARMS = ("social", "social+map", "social+referral", "social-3", "social+named")
-MODELS = {m: f"scripted:{m}" for m in ("surveyor", "prober")}
+MODELS = {m: f"scripted:{m}" for m in ("surveyor", "prober", "impatient")}
 
 
 @pytest.fixture(scope="module")
@@ -129,3 +131,44 @@ def test_named_desks_are_the_six_desks_under_other_names(harness, task46):
     record = run(harness, task46, "social+named")
     assert {m.recipient for m in agent_messages(record)} - {"USER", "ENVIRONMENT"} <= set(owners)
     assert json.dumps([m.text for m in agent_messages(record)]).count("Aster") == 0
+
+
+def test_a_referral_is_followed_before_patience_is_charged(harness, task46):
+    """Issue #53: the impatient profile tolerates one dead end. Sent on by a desk that names the
+    holder, it goes there first, as a person would: the referral is no dead end, so referrals
+    beyond its patience do not make it give up."""
+    record = run(harness, task46, "social+referral", "impatient")
+    referrals = [e for e in record.events if isinstance(e, Referral)]
+    assert len(referrals) > 1  # more than its patience would allow if each were charged
+    assert not any("too many dead ends" in m.text for m in agent_messages(record, "USER"))
+    assert record.success
+
+
+def role_texts(harness, name: str) -> dict[str, str]:
+    arm = harness.arms.arm(name)
+    return {h: harness.prompts.holder_parts(h, False, arm)["role"] for h in arm.owners(harness.partition)}
+
+
+def test_the_declared_map_is_read_whole(harness):
+    """Issue #53: the map's role texts are read as a reader of the domain reads them (the toolkit's
+    terms in everyday words, retail's TOOL_WORDS), and every tool lands on its holder: the six
+    desks' map, and the three merged desks' role texts read as a map."""
+    tools = {name: tool["description"] for name, tool in harness.tools.items()}
+    words = agent_class(harness.domain).TOOL_WORDS
+    for name in ("social+map", "social-3"):
+        truth = harness.arms.arm(name).holder_of(harness.partition)
+        assert read_map(role_texts(harness, name), tools, words) == truth, name
+    # Word for word, the same texts put get_user_details with the order-records desk and leave
+    # calculate unplaced: the dead ends the map arm used to meet.
+    plain = map_replies(role_texts(harness, "social+map"), tools)
+    assert plain.get("get_user_details") == "Dorian" and "calculate" not in plain
+
+
+def test_the_map_arm_meets_no_dead_end(harness, task46):
+    """With every tool placed, the agent told the map is never declined (task 46 needs calculate,
+    which word matching left unplaced, so the agent had to probe for it)."""
+    record = run(harness, task46, "social+map", "impatient")
+    asked = {re.search(r"#call (\w+)", m.text).group(1) for m in agent_messages(record) if "#call " in m.text}
+    assert "calculate" in asked
+    replies = [e for e in record.events if isinstance(e, Message) and e.recipient == "agent"]
+    assert not any("#decline" in m.text for m in replies) and record.success

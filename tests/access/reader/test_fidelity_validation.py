@@ -86,3 +86,24 @@ def test_the_trials_carry_the_scores_and_the_stage_writes_the_table(trials, tmp_
     assert md.startswith("# participant_fidelity_validation") and "| misreported_value |" in md
     faithful = trials.assign(participant_faults_scored=None)
     assert "no injected participant faults" in write_fidelity_validation(faithful, tmp_path)[0]
+
+
+def test_trials_the_agent_also_injected_into_are_set_aside(trials, tmp_path):
+    """Issue #53: a participant's fault is ground truth only where the agent injected nothing
+    into the trial (no failure type, no slipped argument)."""
+    clean = trials.assign(injected_failure=None, injected_slips=0)
+    whole = fidelity_table(clean).set_index("finding")
+    assert whole["set_aside"].sum() == 0
+    faults = clean["participant_faults_scored"].map(lambda d: sum(c["injected"] for c in json.loads(d).values()))
+    busiest = faults.idxmax()
+    touched = clean.assign(injected_slips=(clean.index == busiest).astype(int))
+    table = fidelity_table(touched).set_index("finding")
+    first = json.loads(clean.loc[busiest, "participant_faults_scored"])
+    carried = sum(c["injected"] for c in first.values())
+    assert carried > 0 and table["set_aside"].sum() == carried
+    assert table["injected"].sum() == whole["injected"].sum() - carried
+    for kind, counts in first.items():
+        assert table.loc[kind, "set_aside"] == counts["injected"]
+        assert table.loc[kind, "findings"] == whole.loc[kind, "findings"] - counts["findings"]
+    line = write_fidelity_validation(touched, tmp_path)[0]
+    assert f"1 trials ({carried} faults) set aside" in line

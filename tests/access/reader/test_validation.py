@@ -3,6 +3,7 @@ and the injection consistency check (incognita.access.reader.validation)."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections import Counter
 from pathlib import Path
@@ -131,14 +132,38 @@ def test_validation_matrix(locked, tmp_path):
     df = build_trials(EPISODES, {"retail": (ref, locks)})
     m = injection_matrix(df)
     assert list(m.index) == ["none", *FAILURE_TYPES]
-    assert list(m.columns) == ["success", *FAILURE_TYPES, "excluded"]
+    assert list(m.columns) == ["success", *FAILURE_TYPES, "set_aside", "excluded"]
     for t in FAILURE_TYPES:
         assert m.loc[t, t] == 1
     assert m.loc["none", "success"] == 2 and m.loc["none", "excluded"] == 1
     assert m.to_numpy().sum() == len(df)
     s = injection_summary(m)
-    assert (s["injected_failed"], s["agree"], s["injected_read_success"]) == (5, 5, 0)
+    assert (s["injected_failed"], s["agree"], s["injected_read_success"], s["set_aside"]) == (5, 5, 0, 0)
     write_validation(m, None, tmp_path / "stats" / "reader_validation.csv")
     back = pd.read_csv(tmp_path / "stats" / "reader_validation.csv", index_col="injected")
     assert back.equals(m.rename_axis("injected"))
     assert "5/5" in (tmp_path / "stats" / "reader_validation.md").read_text()
+
+
+def test_an_injection_another_injected_fault_touches_is_set_aside(locked, tmp_path):
+    """Issue #53: an injection is ground truth only where it is the trial's one injected fault."""
+    ref, locks = locked
+    df = build_trials(EPISODES, {"retail": (ref, locks)})
+    unconfirmed = df["injected_failure"] == "correct_unconfirmed"
+    incorrect = df["injected_failure"] == "delivered_incorrect"
+    # A slipped argument beside an unconfirmed answer: the reader may rightly read it otherwise.
+    slipped = df.assign(injected_slips=df["injected_slips"].mask(unconfirmed | incorrect, 1))
+    m = injection_matrix(slipped)
+    assert m.loc["correct_unconfirmed", "set_aside"] == 1 and m.loc["correct_unconfirmed", "correct_unconfirmed"] == 0
+    # ... but the slips of a delivered_incorrect injection are the injection itself.
+    assert m.loc["delivered_incorrect", "delivered_incorrect"] == 1 and m.loc["delivered_incorrect", "set_aside"] == 0
+    assert m.to_numpy().sum() == len(df)
+    s = injection_summary(m)
+    assert (s["injected_failed"], s["agree"], s["set_aside"]) == (4, 4, 1)
+    # A participant's injected fault in the same trial sets it aside too.
+    fault = json.dumps({"misreported_value": {"injected": 1, "found": 1, "findings": 1, "true_findings": 1}})
+    faulted = df.assign(participant_faults_scored=df["participant_faults_scored"].astype(object).mask(incorrect, fault))
+    assert injection_matrix(faulted).loc["delivered_incorrect", "set_aside"] == 1
+    write_validation(m, None, tmp_path / "reader_validation.csv")
+    assert "set aside (another injected fault touches them): 1." in (tmp_path / "reader_validation.md").read_text()
+    assert pd.read_csv(tmp_path / "reader_validation.csv")["set_aside"].sum() == 1

@@ -19,7 +19,9 @@ Profiles (config/scripted_agents.yaml) set its coordination skill:
   maps the replies onto the tools' names and descriptions, incognita.access.episodes.scripted.discovery;
   tools left unmapped are probed), or probe (tries desks in a seeded random order until
   one accepts);
-- `patience`: how many declined requests it tolerates before giving up (null = no limit);
+- `patience`: how many dead ends it tolerates before giving up (null = no limit): a request
+  declined without a referral, or declined by the holder a referral named; a referral is
+  followed first, uncharged;
 - `slip_rate`: chance that a change it directs carries one wrong argument;
 - `inject`: probabilities of deliberately producing each of the five failure types. What
   was injected is recorded in the episode (`ground_truth`), to validate the reader later.
@@ -35,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from incognita.access.episodes.loop.agent_plan import Plan, PlannedCall, Source
-from incognita.access.episodes.scripted.discovery import content_words, map_replies
+from incognita.access.episodes.scripted.discovery import content_words, map_replies, read_map
 from incognita.access.episodes.scripted.language import (
     call_tag,
     first,
@@ -114,6 +116,10 @@ class ScriptedAgent:
     entries and tells information (`_read_value`, `_report`, `_known_value`) and how it reads a
     demand's kind of change (`_action_words`)."""
 
+    # How the domain's toolkit terms are said in everyday words, for reading a declared map
+    # (discovery.read_map); a domain's agent class gives its own.
+    TOOL_WORDS: dict[str, str] = {}
+
     def __init__(self, profile: Profile, context: dict):
         domain = context["domain"]
         self.spec = f"scripted:{profile.name}"
@@ -129,10 +135,11 @@ class ScriptedAgent:
         self.tools: dict[str, dict] = dict(context.get("tools") or {})
         self.holders: dict[str, str] = dict(context.get("holders") or {}) if profile.discovery == "oracle" else {}
         if self.holders_declared and "declared_roles" in context:
-            # Several holders, each declared with its role text: placed from those words, as a
-            # survey places them from the holders' replies (the oracle keeps the true map).
+            # Several holders, each declared with its role text (the map its prompt shows): read
+            # as a reader of the domain reads it, the tools' terms in everyday words (discovery.
+            # read_map; the oracle keeps the true map).
             described = {name: tool["description"] for name, tool in self.tools.items()}
-            for tool, desk in map_replies(context["declared_roles"], described).items():
+            for tool, desk in read_map(context["declared_roles"], described, self.TOOL_WORDS).items():
                 self.holders.setdefault(tool, desk)
         elif self.holders_declared and not self.agent_executes:  # one holder, declared by being the only one
             known = context["holders"]
@@ -332,9 +339,10 @@ class ScriptedAgent:
             if first(reply, "confirm?"):
                 reply = yield _msg(holder, say("Yes, please go ahead.", tag("yes")))
             referred = first(reply, "refer")
-            if referred and referred.payload in self.desks and referred.payload != holder:
-                # Sent on: the named holder is tried next (still a dead end here, counted as one).
-                self._dead_end(call.name, holder)
+            if referred and self._follows(call.name, holder, referred.payload):
+                # Sent on to a named holder: a person goes there before counting the turn as a
+                # dead end, so patience is charged only if that holder declines too.
+                self.declined.setdefault(call.name, set()).add(holder)
                 self.holders[call.name] = referred.payload
                 continue
             if first(reply, "decline") or referred:
@@ -361,6 +369,11 @@ class ScriptedAgent:
         desk = self.rng.choice(candidates)
         self.holders[tool] = desk
         return desk
+
+    def _follows(self, tool: str, holder: str, named: str) -> bool:
+        """Is a referral worth following: to another recipient, not one already known to decline
+        this tool (a referral back to such a desk is a dead end, which ends a referral loop)?"""
+        return named in self.desks and named != holder and named not in self.declined.get(tool, set())
 
     def _dead_end(self, tool: str, desk: str) -> None:
         self.declined.setdefault(tool, set()).add(desk)

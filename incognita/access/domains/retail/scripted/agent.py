@@ -14,6 +14,7 @@ from typing import Any
 from incognita.access.domains.retail.scripted.picking import EntryPicker
 from incognita.access.domains.retail.scripted.same_item import same_line_value
 from incognita.access.domains.retail.scripted.telling import Telling
+from incognita.access.domains.retail.scripted.tool_words import TOOL_WORDS
 from incognita.access.domains.retail.scripted.wording import action_words
 from incognita.access.episodes.loop.agent_plan import Source
 from incognita.access.episodes.scripted.picks import Choosing
@@ -22,6 +23,8 @@ from incognita.access.episodes.scripted.scripted_agent import ScriptedAgent
 
 
 class RetailAgent(ScriptedAgent, EntryPicker, Reconsidering, Telling):
+    TOOL_WORDS = TOOL_WORDS  # retail's toolkit terms in everyday words, for reading a declared map
+
     def _known_value(self, src: Source, choosing: Choosing) -> Any | None:
         """An exchange for the same item: the new item is the line exchanged (same_item)."""
         return same_line_value(self.requests, self.results, src, choosing)
