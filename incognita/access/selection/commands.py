@@ -10,12 +10,9 @@ from pathlib import Path
 
 import click
 
-from incognita.access.domain import domain_files, id_order
-from incognita.access.paths import cards_dir as default_cards
+from incognita.access.domain import domain_files
 from incognita.access.paths import coordination_file, idle_table, oracle_table
-from incognita.access.paths import golden_dir as default_golden
 from incognita.access.taxonomy import DIRECT, HARNESS_ARMS
-from incognita.common.io import InputError
 
 DOMAIN = click.option("--domain", required=True, help="a registered benchmark domain (incognita.access.domain)")
 
@@ -84,8 +81,8 @@ def corpus(
 
 
 def _every_task_inputs(command):
-    """The inputs of a check that runs one scripted profile on every task of a domain (idle, oracle);
-    a path left out is the domain's usual one."""
+    """The inputs of a check that runs one scripted profile on every task of a domain (idle, oracle),
+    passed on as keywords of incognita.access.selection.profile_check.TaskSet.of."""
     for option in reversed(
         [
             DOMAIN,
@@ -103,21 +100,6 @@ def _every_task_inputs(command):
     return command
 
 
-def _task_inputs(domain, cards_dir, golden_dir, db_path, partition_path, vocabulary, domain_prompts):
-    """(cards dir, golden dir, the harness's DomainInputs, the domain's upstream ids with a card)."""
-    from incognita.access.episodes.harness import DomainInputs
-
-    cards_dir = cards_dir or str(default_cards(domain))
-    golden_dir = golden_dir or str(default_golden(domain))
-    inputs = DomainInputs.of(
-        domain, db=db_path, partition=partition_path, vocabulary=vocabulary, prompts=domain_prompts
-    )
-    tasks = sorted((p.stem for p in Path(cards_dir).glob("*.json")), key=id_order)
-    if not tasks:
-        raise InputError(f"{cards_dir}: no task cards")
-    return cards_dir, golden_dir, inputs, tasks
-
-
 @click.command()
 @click.option("--out", default=None, help="default: results/reference/<domain>/idle.tsv")
 @_every_task_inputs
@@ -127,33 +109,27 @@ def _task_inputs(domain, cards_dir, golden_dir, db_path, partition_path, vocabul
 @click.option(
     "--tasks-json", default=None, help="default: data/source/<domain>/tasks.json (its folder is the source copy)"
 )
-def idle(
-    out,
-    domain,
-    cards_dir,
-    golden_dir,
-    db_path,
-    partition_path,
-    vocabulary,
-    prompts_dir,
-    domain_prompts,
-    scripted_agents,
-    with_native,
-    tasks_json,
-) -> None:
+def idle(out, with_native, tasks_json, **given) -> None:
     """The do-nothing check: run the idle profile on every task of a domain with a card, in every arm."""
     from incognita.access.selection import idle as idl
+    from incognita.access.selection.profile_check import TaskSet
 
-    cards_dir, golden_dir, inputs, tasks = _task_inputs(
-        domain, cards_dir, golden_dir, db_path, partition_path, vocabulary, domain_prompts
-    )
+    ts = TaskSet.of(**given)
+    domain, tasks = ts.domain, ts.tasks
     out = out or str(idle_table(domain))
     rows = idl.run_arms(
-        tasks, cards_dir, golden_dir, inputs=inputs, prompts_dir=prompts_dir, scripted_agents=scripted_agents
+        tasks,
+        ts.cards_dir,
+        ts.golden_dir,
+        inputs=ts.inputs,
+        prompts_dir=ts.prompts_dir,
+        scripted_agents=ts.scripted_agents,
     )
     if with_native:
         source = Path(tasks_json).parent if tasks_json else domain_files(domain).source
-        rows += idl.run_native(domain, tasks, cards_dir, golden_dir, source_dir=source, scripted_agents=scripted_agents)
+        rows += idl.run_native(
+            domain, tasks, ts.cards_dir, ts.golden_dir, source_dir=source, scripted_agents=ts.scripted_agents
+        )
     idl.write_table(rows, out)
     by_task = {}
     for row in rows:
@@ -171,38 +147,25 @@ def idle(
 @_every_task_inputs
 @click.option("--corpus", "corpus_path", default=None, help="default: the domain's corpus.yaml")
 @click.option("--arm", default=DIRECT, show_default=True, type=click.Choice(list(HARNESS_ARMS)))
-def oracle(
-    out,
-    domain,
-    cards_dir,
-    golden_dir,
-    db_path,
-    partition_path,
-    vocabulary,
-    prompts_dir,
-    domain_prompts,
-    scripted_agents,
-    corpus_path,
-    arm,
-) -> None:
+def oracle(out, corpus_path, arm, **given) -> None:
     """The oracle check: the oracle profile on every task of a domain with a card; the first wrong
     argument of each failure."""
     from incognita.access.cells import load_corpus
     from incognita.access.selection import oracle as orc
+    from incognita.access.selection.profile_check import TaskSet
 
-    cards_dir, golden_dir, inputs, tasks = _task_inputs(
-        domain, cards_dir, golden_dir, db_path, partition_path, vocabulary, domain_prompts
-    )
+    ts = TaskSet.of(**given)
+    domain = ts.domain
     out = out or str(oracle_table(domain))
     corpus = {str(t) for t in load_corpus(corpus_path or domain_files(domain).corpus, verify=False)["tasks"]}
     rows = orc.run_tasks(
-        tasks,
-        cards_dir,
-        golden_dir,
+        ts.tasks,
+        ts.cards_dir,
+        ts.golden_dir,
         corpus=corpus,
-        inputs=inputs,
-        prompts_dir=prompts_dir,
-        scripted_agents=scripted_agents,
+        inputs=ts.inputs,
+        prompts_dir=ts.prompts_dir,
+        scripted_agents=ts.scripted_agents,
         arm=arm,
     )
     orc.write_table(rows, out)

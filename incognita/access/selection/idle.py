@@ -22,15 +22,12 @@ import tempfile
 from pathlib import Path
 
 from incognita.access.episodes.harness import DomainInputs
+from incognita.access.selection.profile_check import flag, outcome_columns, write_tsv
 from incognita.access.taxonomy import HARNESS_ARMS, NATIVE
-from incognita.common.io import InputError, atomic_write_text
+from incognita.common.io import InputError
 
 PROFILE = "idle"
 HEADER = ["task", "arm", "success", "channel_db", "channel_communicate", "turns", "termination"]
-
-
-def _flag(value) -> str:
-    return "" if value is None else str(bool(value)).lower()
 
 
 def run_arms(
@@ -66,9 +63,7 @@ def run_arms(
             {
                 "task": task,
                 "arm": arm,
-                "success": _flag(record["success"]),
-                "channel_db": _flag(record["channels"]["db"]),
-                "channel_communicate": _flag(record["channels"]["communicate"]),
+                **outcome_columns(record),
                 "turns": str(record["turns"]),
                 "termination": record["termination"],
             }
@@ -140,7 +135,7 @@ def run_native(
                 {
                     "task": split_task(trial["task"])[1],
                     "arm": NATIVE,
-                    **{k: _flag(v) for k, v in nan_free.items()},
+                    **{k: flag(v) for k, v in nan_free.items()},
                     "turns": str(trial["agent_actions"]),
                     "termination": trial["termination"],
                 }
@@ -149,11 +144,7 @@ def run_native(
 
 
 def write_table(rows: list[dict], out: str | Path) -> None:
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=HEADER, delimiter="\t", lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
-    atomic_write_text(out, buf.getvalue())
+    write_tsv(rows, HEADER, out)
 
 
 def passed(path: str | Path) -> dict[str, list[str]]:

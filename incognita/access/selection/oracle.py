@@ -16,16 +16,14 @@ reason when it gave up. Deterministic: every participant is scripted.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from pathlib import Path
 from typing import Any
 
 from incognita.access.episodes.harness import DomainInputs
 from incognita.access.golden.upstream_replay import INITIAL_STATE
+from incognita.access.selection.profile_check import flag, outcome_columns, write_tsv
 from incognita.access.taxonomy import DIRECT
-from incognita.common.io import atomic_write_text
 
 PROFILE = "oracle"
 HEADER = [
@@ -42,10 +40,6 @@ HEADER = [
 
 
 _NOTHING = {"first_wrong": "", "got": "", "expected": "", "why": ""}
-
-
-def _flag(value) -> str:
-    return "" if value is None else str(bool(value)).lower()
 
 
 def _leaves(doc: Any, pointer: str = "") -> list[tuple[str, Any]]:
@@ -169,10 +163,8 @@ def run_tasks(
         rows.append(
             {
                 "task": task,
-                "corpus": _flag(task in corpus),
-                "success": _flag(record["success"]),
-                "channel_db": _flag(record["channels"]["db"]),
-                "channel_communicate": _flag(record["channels"]["communicate"]),
+                "corpus": flag(task in corpus),
+                **outcome_columns(record),
                 **(first_difference(record, golden, handoffs) if not record["success"] else _NOTHING),
             }
         )
@@ -180,11 +172,7 @@ def run_tasks(
 
 
 def write_table(rows: list[dict], out: str | Path) -> None:
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=HEADER, delimiter="\t", lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
-    atomic_write_text(out, buf.getvalue())
+    write_tsv(rows, HEADER, out)
 
 
 def summary(rows: list[dict]) -> str:

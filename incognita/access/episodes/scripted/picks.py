@@ -109,7 +109,12 @@ def tell(values: list[str]) -> dict:
 
 class PlainTelling:
     """Telling the customer each information item the plan traces to a read, as read (an
-    injected unconfirmed result tells nothing: the reader must read it as such)."""
+    injected unconfirmed result tells nothing: the reader must read it as such).
+
+    `_report` is the whole procedure; a domain that knows more of its records overrides its four
+    steps (retail: incognita.access.domains.retail.scripted.telling): what it gathers before
+    telling, an item the records settle without a read, the choice an item's read is made
+    for, and the values no single read holds."""
 
     def _report(self):
         if not self.plan.info:
@@ -117,6 +122,7 @@ class PlainTelling:
         if self._injection == CORRECT_UNCONFIRMED:
             self._mark(CORRECT_UNCONFIRMED)
             return
+        gathered = self._telling_gathered()
         values = []
         for item in self.plan.info:
             if item.source is None or item.source.call not in self.results:
@@ -124,11 +130,31 @@ class PlainTelling:
             for token in item.source.selected_by:
                 if token not in self.released:
                     yield from self._ask_customer(token)
-            try:
-                value = yield from self._read_value(item.source, Choosing(call="", arg=None))
-            except GiveUp:
-                continue
+            value = self._told_from_records(item.source, gathered)
+            if value is None:
+                try:
+                    value = yield from self._read_value(item.source, self._telling_choice(item.source))
+                except GiveUp:
+                    continue  # that part of the record is not there: nothing to tell
             if value is not None:
                 values.append(render(value, item.match))
+        values += yield from self._untraced_values(gathered)
         if values:
             yield tell(values)
+
+    def _telling_gathered(self) -> Any:
+        """What the domain's rules read once before telling (nothing, here)."""
+        return None
+
+    def _told_from_records(self, src: Source, gathered: Any) -> Any:
+        """A value the records settle without reading along the item's path (none, here)."""
+        return None
+
+    def _telling_choice(self, src: Source) -> Choosing:
+        """What the picks of an item's read are made for."""
+        return Choosing(call="", arg=None)
+
+    def _untraced_values(self, gathered: Any):
+        """Values of the items no single read holds (none, here: the plain agent cannot know them)."""
+        return []
+        yield  # a step of the agent's generator, like the others

@@ -26,9 +26,7 @@ from typing import Any
 from incognita.access.domains.retail.scripted.choosing import value_at
 from incognita.access.domains.retail.scripted.sets import NUMBERS, refund_total
 from incognita.access.episodes.loop.agent_plan import PICK
-from incognita.access.episodes.scripted.language import say, tag
-from incognita.access.episodes.scripted.picks import Choosing, GiveUp, render
-from incognita.access.taxonomy import CORRECT_UNCONFIRMED
+from incognita.access.episodes.scripted.picks import Choosing, PlainTelling
 
 _USED = re.compile(r"\b(?:used|paid|pay(?:ing)? (?:with|for|by))\b", re.IGNORECASE)
 _ORDER = re.compile(r"\border\b", re.IGNORECASE)
@@ -122,51 +120,34 @@ def saving(line: dict, product: Any) -> float | None:
     return round(line["price"] - min(prices), 2)
 
 
-class Telling:
+class Telling(PlainTelling):
     """The reporting half of a scripted agent (module docstring)."""
 
-    def _report(self):
-        if not self.plan.info:
-            return
-        if self._injection == CORRECT_UNCONFIRMED:
-            self._mark(CORRECT_UNCONFIRMED)
-            return
+    def _telling_gathered(self) -> tuple[list, list[dict], set[tuple[str, str]]]:
+        """Every record read, the lines the question counts by name, the lines told so far."""
         docs = [*self.results.values(), *self.explored.values()]
-        counted = counted_lines(self.requests, docs)
-        told_lines: set[tuple[str, str]] = set()
-        values = []
-        for item in self.plan.info:
-            if item.source is None or item.source.call not in self.results:
-                continue  # not traceable to any read, or its read never came: it cannot know it
-            for token in item.source.selected_by:
-                if token not in self.released:
-                    yield from self._ask_customer(token)
-            value = self._answered_from_records(item.source, counted, told_lines, docs)
-            if value is None:
-                try:
-                    # Two items may read two fields of one entry (a speaker's price and battery
-                    # life), or one field of two entries: an entry is kept from being reported
-                    # twice only for the same field.
-                    slot = "/".join(item.source.steps)
-                    value = yield from self._read_value(item.source, Choosing(call="", arg=None, slot=slot))
-                except GiveUp:
-                    continue  # that part of the record is not there: nothing to tell
-            if value is not None:
-                values.append(render(value, item.match))
-        if any(item.source is None for item in self.plan.info):  # a sum no single read holds
-            made = [(c.name, self.results.get(c.index)) for c in self.plan.calls if c.write]
-            values += [v for v in [refund_total(self.requests, made)] if v]
-            if any(_SAVE.search(r) for r in self.requests):
-                total = yield from self._saving_total(docs)
-                values += [total] if total else []
-        if values:
-            yield {
-                "kind": "message",
-                "to": "USER",
-                "text": say(
-                    "Here is the information you asked for: " + "; ".join(values) + ".", tag("tell", "; ".join(values))
-                ),
-            }
+        return docs, counted_lines(self.requests, docs), set()
+
+    def _told_from_records(self, src, gathered) -> Any:
+        docs, counted, told_lines = gathered
+        return self._answered_from_records(src, counted, told_lines, docs)
+
+    def _telling_choice(self, src) -> Choosing:
+        # Two items may read two fields of one entry (a speaker's price and battery life), or one
+        # field of two entries: an entry is kept from being reported twice only for the same field.
+        return Choosing(call="", arg=None, slot="/".join(src.steps))
+
+    def _untraced_values(self, gathered):
+        """A sum no single read holds: the money the changes give back, the saving asked for."""
+        if not any(item.source is None for item in self.plan.info):
+            return []
+        docs = gathered[0]
+        made = [(c.name, self.results.get(c.index)) for c in self.plan.calls if c.write]
+        values = [v for v in [refund_total(self.requests, made)] if v]
+        if any(_SAVE.search(r) for r in self.requests):
+            total = yield from self._saving_total(docs)
+            values += [total] if total else []
+        return values
 
     def _answered_from_records(self, src, counted: list[dict], told: set, docs: list) -> Any:
         """The value the records themselves settle for a question (module docstring), or None."""
