@@ -58,3 +58,21 @@ def test_a_bad_block_index_names_the_file_and_the_task(repaired_card, tmp_path):
     (copy / BLOCKS).write_text('"2": [7]\n')
     with pytest.raises(InputError, match=r"request_blocks.yaml: task 2: request index\(es\) \[7\]"):
         prompt_set(copy).customer(repaired_card("2"), {}, [])
+
+
+DOMAINS = sorted(p.parent for p in (ROOT / "config" / "domains").glob("*/partition.yaml"))
+
+
+@pytest.mark.parametrize("domain", DOMAINS, ids=lambda p: p.name)
+def test_every_domain_has_every_map_an_arm_names_and_a_text_for_each_holder(domain):
+    """Each arm of the registry binds to each domain's partition (its map and naming exist), every
+    prompt file its cells read exists, and every holder it shows has a role text."""
+    partition = load_partition(domain / "partition.yaml")
+    prompts = PromptSet(PROMPTS, domain / "prompts", partition)
+    for arm in arm_registry(ROOT / "config" / "arms.yaml").arms.values():
+        missing = [p for p in prompts.files_for(arm, partition) if not p.exists()]
+        assert not missing, f"{domain.name}: arm {arm.name}: {missing}"
+        if arm.agent_executes:
+            continue
+        for holder, tools in arm.owners(partition).items():
+            assert prompts.holder_parts(holder, set(partition.tools) <= tools, arm)["role"], (arm.name, holder)
