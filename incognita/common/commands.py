@@ -49,6 +49,8 @@ def stats_cmd(dir_opt: str | None, config_path: str | None) -> None:
         click.echo(f"  model {model}: {n}")
     for role, n in s.roles.most_common():
         click.echo(f"  role {role}: {n}")
+    if s.legacy:
+        click.echo(f"  without a digest (written before entries carried one; served as they are): {s.legacy}")
     for path, problem in s.damaged:
         click.echo(f"  damaged {path}: {problem} (a miss; the next answer overwrites it)")
 

@@ -17,7 +17,9 @@ four characters a token), so costs are testable. Faults can be injected on a sch
 fault | None`. Faults: a three-digit HTTP status ("429", "500", "529", "401", ...) answered
 with the protocol's error body (429 and 529 carry `Retry-After: 0`; 401 echoes the caller's
 credential, as some servers do, so that scrubbing can be tested), "timeout" (hold the request for
-`delay` seconds, then drop it), "malformed" (status 200 with a body that is not JSON),
+`delay` seconds, then drop it), "drip" (a whole answer, the fixed text "loopback echo", sent
+one byte every `delay` seconds, status line and headers included: every read is answered in
+time and the answer still takes minutes), "malformed" (status 200 with a body that is not JSON),
 "incomplete" (200, JSON without `choices`), "disconnect" (close the connection at once). A
 faulted request never reaches the responder, so a stateful responder sees each request
 the client finally gets answered exactly once.
@@ -413,7 +415,7 @@ class LoopbackServer:
                     return
                 credential = self.headers.get("Authorization") or self.headers.get("X-Api-Key") or ""
                 admission = server._admit(request, credential)
-                if admission.fault and self._fault(admission.fault, protocol):
+                if admission.fault and self._fault(admission.fault, protocol, request, admission.entry.n):
                     return
                 if admission.rejection is not None:
                     self._send(429, protocol.rate_limited(admission.rejection), admission.headers)
@@ -444,7 +446,7 @@ class LoopbackServer:
                 self._send(200, body, admission.headers)
                 return True
 
-            def _fault(self, fault: str, protocol: WireProtocol) -> bool:
+            def _fault(self, fault: str, protocol: WireProtocol, request: dict, n: int) -> bool:
                 """Act out a fault; True when the request is finished."""
                 if re.fullmatch(r"\d{3}", fault):
                     status = int(fault)
@@ -461,6 +463,10 @@ class LoopbackServer:
                     time.sleep(server.delay)
                     self.close_connection = True
                     return True
+                if fault == "drip":
+                    body = protocol.success(str(request.get("model", "")), request, ECHO_TEXT, n)
+                    self._drip(json.dumps(body).encode())
+                    return True
                 if fault == "malformed":
                     self._send_raw(200, b'{"id": "chatcmpl-broken", "choices": [{"message": ')
                     return True
@@ -472,6 +478,18 @@ class LoopbackServer:
                     self.connection.close()
                     return True
                 raise ValueError(f"unknown fault {fault!r}")
+
+            def _drip(self, data: bytes) -> None:
+                """A 200 with `data`, written one byte every `delay` seconds until done or the client leaves."""
+                head = f"{self.protocol_version} 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
+                raw = (head + f"Content-Length: {len(data)}\r\n\r\n").encode() + data
+                self.close_connection = True
+                try:
+                    for i in range(len(raw)):
+                        self.connection.sendall(raw[i : i + 1])  # past the buffered wfile: nothing left to flush
+                        time.sleep(server.delay)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up on the answer
 
             def _send(self, status: int, body: dict, headers: dict | None = None) -> None:
                 self._send_raw(status, json.dumps(body).encode(), headers)
@@ -510,6 +528,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--window", type=float, default=60.0, help="rate-limit window, seconds (default 60)")
     parser.add_argument("--seed", type=int, default=0, help="latency seed")
     parser.add_argument(
+        "--fault", help="inject this fault into every request (e.g. drip, timeout, 500; see the module's help)"
+    )
+    parser.add_argument(
+        "--delay", type=float, default=1.0, help="seconds a timeout fault holds, or between two bytes of a drip"
+    )
+    parser.add_argument(
         "--echo", action="store_true", help=f"answer every request with {ECHO_TEXT!r} (the only responder, the default)"
     )
     args = parser.parse_args(argv)
@@ -526,7 +550,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         limits = RateLimits(rpm=args.rpm, tpm=args.tpm, max_concurrent=args.max_concurrent, window=args.window)
 
     server = LoopbackServer(
-        lambda model, request: ECHO_TEXT, latency=latency, limits=limits, seed=args.seed, port=args.port
+        lambda model, request: ECHO_TEXT,
+        faults=(lambda n, request: args.fault) if args.fault else None,
+        delay=args.delay,
+        latency=latency,
+        limits=limits,
+        seed=args.seed,
+        port=args.port,
     )
     stop = threading.Event()
     # SIGTERM as well as Ctrl-C: shut down cleanly and leave the stats on stderr.

@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from incognita.common import cache as cache_module
 from incognita.common.backends import openai as ob
-from incognita.common.backends.base import ModelRequest, Turn
+from incognita.common.backends.base import ModelRequest, Runtime, Turn, make_backend
+from incognita.common.backends.entry import ModelEntry
 from incognita.common.cache import (
     CACHE_FORMAT,
     ResponseCache,
@@ -23,6 +25,7 @@ from incognita.common.cache import (
 )
 from incognita.common.commands import cache_group
 from incognita.common.io import InputError
+from incognita.common.loopback import LoopbackServer
 
 
 def body(settings: dict, seed: int = 3, text: str = "hello") -> tuple[dict, int | None]:
@@ -96,6 +99,62 @@ def test_put_get_and_bad_entries(tmp_path, capsys):
     assert cache.get(k) is None and "unreadable" in capsys.readouterr().err
     path.write_text(json.dumps({**entry(), "format": CACHE_FORMAT, "key": "another"}))
     assert cache.get(k) is None  # an entry under the wrong name is not trusted
+
+
+def test_an_altered_entry_is_told_from_an_intact_one(tmp_path, capsys):
+    cache = ResponseCache(tmp_path)
+    k = key({"temperature": 0})
+    path = cache.put(k, entry())
+    stored = json.loads(path.read_text())
+    assert len(stored["digest"]) == 64 and cache.get(k)["usage"]["completion_tokens"] == 2
+    stored["usage"]["completion_tokens"] = 99_999  # still JSON, still the shape of an entry
+    path.write_text(json.dumps(stored))
+    assert cache.get(k) is None
+    assert "does not match its digest" in capsys.readouterr().err
+    assert [problem for _, problem in stats(cache).damaged] == [
+        "its content does not match its digest: altered by hand or damaged on disk"
+    ]
+
+
+def test_an_entry_written_before_digests_is_served_with_one_note(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(cache_module, "_LEGACY_NOTED", cache_module.threading.Event())
+    cache = ResponseCache(tmp_path)
+    keys = [key({"temperature": 0}, text=t) for t in ("one", "two")]
+    for k in keys:
+        path = cache.put(k, entry())
+        old = {f: v for f, v in json.loads(path.read_text()).items() if f != "digest"}  # as written before #55
+        path.write_text(json.dumps(old))
+    assert all(cache.get(k)["usage"]["completion_tokens"] == 2 for k in keys)
+    assert cache.get(keys[0]) is not None
+    err = capsys.readouterr().err
+    assert err.count("note: cache entry") == 1 and "has no digest" in err and "warning" not in err
+    s = stats(cache)
+    assert (s.entries, s.legacy, s.damaged) == (2, 2, [])
+    out = CliRunner().invoke(cache_group, ["stats", "--dir", str(tmp_path)])
+    assert "without a digest (written before entries carried one; served as they are): 2" in out.output
+
+
+def test_an_altered_answer_is_reported_and_fetched_once(tmp_path, monkeypatch, capsys):
+    """Issue #55, fault 7: an entry whose completion tokens were changed by hand is not served;
+    the next call reports it, asks the endpoint once and rewrites the entry, which then serves."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-CACHEDIGEST-0123456789")
+    with LoopbackServer(lambda model, request: "the answer") as server:
+        settings = {"base_url": server.base_url, "temperature": 0, "max_retries": 0}
+        backend = make_backend(ModelEntry("openai:m", settings), "agent", runtime=Runtime(cache_dir=str(tmp_path)))
+        request = ModelRequest(role="agent", system="s", messages=(Turn("user", "hello"),))
+        first = backend.respond(request)
+        (path,) = tmp_path.rglob("*.json")
+        altered = json.loads(path.read_text())
+        altered["usage"]["completion_tokens"] = 99_999
+        path.write_text(json.dumps(altered, sort_keys=True))
+        capsys.readouterr()
+        again = backend.respond(request)
+        err = capsys.readouterr().err
+        assert f"cache entry {path} is damaged (its content does not match its digest" in err
+        assert again.usage.cache_misses == 1 and server.requests == 2  # fetched once
+        assert again.usage.completion_tokens == first.usage.completion_tokens != 99_999
+        third = backend.respond(request)
+        assert third.usage.cache_hits == 1 and server.requests == 2  # the rewritten entry serves
 
 
 def _writer(root: str, worker: int, keys: list[str]) -> None:

@@ -35,6 +35,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from incognita.common.backends import deadline
 from incognita.common.backends.base import ModelRequest, ToolCall, Turn
 from incognita.common.backends.settings import ChatSettings
 from incognita.common.backends.transport import (
@@ -241,7 +242,10 @@ def to_request(body: dict, role: str, seed: int = 0) -> ModelRequest:
 def connect(key: str, base_url: str | None) -> Any:
     import anthropic  # imported on the first miss only: cache replays never pay for it
 
-    return anthropic.Anthropic(api_key=key, base_url=base_url, max_retries=0)
+    # Its HTTP client bounds each attempt as a whole (deadline.py), not each wait for a byte.
+    return anthropic.Anthropic(
+        api_key=key, base_url=base_url, max_retries=0, http_client=deadline.sdk_http_client(anthropic)
+    )
 
 
 def post(client: Any, body: dict, options: dict) -> dict:

@@ -27,6 +27,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from incognita.common.backends import deadline
 from incognita.common.backends.base import ModelRequest, ModelResponse, Turn
 from incognita.common.backends.settings import ChatSettings
 from incognita.common.backends.transport import (
@@ -188,7 +189,8 @@ def parse_completion(text: str) -> dict:
 def connect(key: str, base_url: str | None) -> Any:
     import openai  # imported on the first miss only: cache replays never pay for it
 
-    return openai.OpenAI(api_key=key, base_url=base_url, max_retries=0)
+    # Its HTTP client bounds each attempt as a whole (deadline.py), not each wait for a byte.
+    return openai.OpenAI(api_key=key, base_url=base_url, max_retries=0, http_client=deadline.sdk_http_client(openai))
 
 
 def post(client: Any, body: dict, options: dict) -> dict:

@@ -3,7 +3,7 @@
 Who writes them: a provider protocol's settings class (`openai.Settings`, `anthropic.AnthropicSettings`,
 each a subclass of `ChatSettings` here) built by `from_dict` from a ModelEntry's settings, when a
 backend is made and when a config is checked (`backends.base.check_settings`). Who reads them:
-the transport (`transport.Transport`: timeouts, retries and backoff, the endpoint and its key's
+the transport (`transport.Transport`: timeouts, retries (timed-out ones apart) and backoff, the endpoint and its key's
 variable, the pace's limits, `send_cell`, whether the call is deterministic for the cache key) and
 the protocol that builds the request body (the chat part, and its own fields).
 
@@ -28,8 +28,11 @@ class TransportSettings:
     provider's own defaults."""
 
     model: str
-    timeout: float = 120.0
+    timeout: float = 120.0  # seconds per attempt, the whole attempt (incognita.common.backends.deadline)
     max_retries: int = 6
+    # Of those retries, how many may follow an attempt that timed out: an endpoint silent for a whole
+    # attempt seldom answers the next, and each such attempt costs `timeout` seconds.
+    timeout_retries: int = 1
     backoff_base: float = 1.0
     backoff_max: float = 60.0
     base_url: str | None = None
@@ -61,8 +64,10 @@ class TransportSettings:
         for name in ("timeout", "backoff_base", "backoff_max"):
             if not (isinstance(getattr(self, name), (int, float)) and getattr(self, name) > 0):
                 raise self._bad(where, name, "a positive number of seconds")
-        if not (isinstance(self.max_retries, int) and self.max_retries >= 0):
-            raise self._bad(where, "max_retries", "an integer >= 0")
+        for name in ("max_retries", "timeout_retries"):
+            value = getattr(self, name)
+            if not (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+                raise self._bad(where, name, "an integer >= 0")
         self.limits.check(where)
         if not isinstance(self.send_cell, bool):
             raise self._bad(where, "send_cell", "true or false")

@@ -9,12 +9,16 @@ usage and its errors; everything else is here, the same for every provider:
 - every call goes through the response cache (incognita.common.cache), keyed by the body the
   protocol built (and the trial's seed unless the settings are deterministic); a hit is answered
   without a key, a client or the network;
-- a miss takes its place in the endpoint's shared pace (incognita.common.pacing) and is sent with
-  the SDK's client (its own retries off, so that one loop here owns them): rate limits wait in the
-  pace for Retry-After; server errors, timeouts, dropped connections and malformed bodies are
-  retried with exponential backoff and jitter; after the last attempt the call raises
-  BackendError, which ends the episode as an error record; a configuration error (no key, bad key,
-  unknown model, spent quota) raises BackendConfigError, which stops the command;
+- a miss claims its key (a lock per key across threads and processes), so that an identical
+  request already in flight is answered first and becomes a hit; then it takes its place in the
+  endpoint's shared pace (incognita.common.pacing), looks in the cache once more when admitted,
+  and is sent with the SDK's client (its own retries off, so that one loop here owns them), each
+  attempt bounded as a whole by `timeout` (incognita.common.backends.deadline): rate limits wait
+  in the pace for Retry-After; server errors, timeouts, dropped connections and malformed bodies
+  are retried with exponential backoff and jitter (timed-out attempts at most `timeout_retries`
+  times); after the last attempt the call raises BackendError, which ends the episode as an
+  error record; a configuration error (no key, bad key, unknown model, spent quota) raises
+  BackendConfigError, which stops the command;
 - the answer is cached in one shape for every protocol (`Reply` below: the message with OpenAI's
   `content` and `tool_calls`, the finish reason, the served model, the usage), priced once from
   the price table (incognita.common.prices) and counted per backend and in the progress log.
@@ -24,7 +28,8 @@ first miss and scrubbed from every error text), and nothing transport-only (time
 header) is ever part of a request body or its cache key.
 
 A third provider is one protocol module: its settings class (a `settings.ChatSettings` or
-`TransportSettings` subclass), the body, post and classify functions of its `Protocol`, a call to
+`TransportSettings` subclass), the connect (on `deadline.http_transport`), body, post and
+classify functions of its `Protocol`, a call to
 `register_protocol`, and its name in `backends.base.FAMILIES` (docs/architecture.md).
 """
 
@@ -44,6 +49,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit, urlunsplit
 
+from incognita.common.backends import deadline
 from incognita.common.backends.base import (
     BackendConfigError,
     BackendError,
@@ -93,7 +99,8 @@ Reply = dict
 @dataclass(frozen=True)
 class Protocol:
     """What a provider's module supplies. `connect(key, base_url)` builds its SDK client (imported
-    there: a cache replay never imports the SDK), with the SDK's own retries off; `body(settings,
+    there: a cache replay never imports the SDK), with the SDK's own retries off and its HTTP
+    client on `deadline.http_transport` (else `timeout` bounds each wait, not the attempt); `body(settings,
     request)` the request body, everything that can change the answer and nothing transport-only;
     `post(client, body, options)` sends it (`options`: timeout, headers) and returns the Reply;
     `classify(exc)` sorts what `post` raised into a Failure."""
@@ -268,9 +275,7 @@ class Transport:
         entry = self.cache.get(key) if self.cache else None
         hit = entry is not None
         if entry is None:
-            entry = self._fetch(body, self.cell if cell is None else cell)
-            if self.cache:
-                self.cache.put(key, entry)  # once per answer: a retried call never pays twice
+            entry, hit = self._answer(body, key, self.cell if cell is None else cell)
         text, calls = from_message(entry["response"]["message"])
         u = entry["usage"]
         usage = Usage(
@@ -304,9 +309,20 @@ class Transport:
         one, two = (ModelRequest(self.role, "", (Turn("user", "?"),), seed=s) for s in (1, 2))
         return self.protocol.body(self.settings, one) != self.protocol.body(self.settings, two)
 
-    def _fetch(self, body: dict, cell: dict | None = None) -> dict:
+    def _answer(self, body: dict, key: str, cell: dict | None) -> tuple[dict, bool]:
+        """(entry, whether it came from the cache) for a request the cache did not hold. With a
+        cache, the key is claimed first (ResponseCache.claim): an identical request in flight, in
+        this process or another, is answered before this one goes on, and its answer is then a hit."""
+        if self.cache is None:
+            return self._call(body, cell, None)
+        with self.cache.claim(key):
+            entry, _ = self.cache.read(key)  # quietly: a damaged entry was reported by the first read
+            if entry is not None:
+                return entry, True
+            return self._call(body, cell, key)
+
+    def _entry(self, parsed: Reply) -> dict:
         """The cache entry of one answer from the network, priced."""
-        parsed = self._call(body, cell)
         u = parsed["usage"]
         cost = self.prices.cost(
             self.settings.model,
@@ -328,7 +344,10 @@ class Transport:
             "prices_version": self.prices.version,
         }
 
-    def _call(self, body: dict, cell: dict | None = None) -> Reply:
+    def _call(self, body: dict, cell: dict | None, cache_key: str | None) -> tuple[dict, bool]:
+        """(entry, hit): the answer from the network, written to the cache under `cache_key` as it
+        arrives (once per answer: a retried call never pays twice); or, when the cache holds the
+        key by the time the pace admits the call, that entry (a hit, nothing sent)."""
         client, key = client_for(self.protocol, self.settings, self.where)
         s = self.settings
         pacer = pacer_for(self.protocol.endpoint(s), s.model, s.limits)
@@ -336,18 +355,27 @@ class Transport:
         options: dict[str, Any] = {"timeout": s.timeout}
         if s.send_cell and cell is not None:
             options["headers"] = {CELL_HEADER: json.dumps({**cell, "role": self.role}, sort_keys=True)}
-        last, failures, throttles = "", 0, 0
+        last, failures, throttles, timeouts = "", 0, 0, 0
         where = self._where_at(key)
         while True:
             with pacer.attempt(tokens, self.critical):
+                # Consulted again once the pace admits the call: the wait may have been long, and a
+                # writer the key's claim did not hold back (a file system without locks) may have answered.
+                cached = self.cache.read(cache_key)[0] if cache_key is not None and self.cache else None
+                if cached is not None:
+                    return cached, True
                 try:
-                    parsed = self.protocol.post(client, body, options)
+                    with deadline.attempt(s.timeout):  # the whole attempt, however slowly bytes arrive
+                        parsed = self.protocol.post(client, body, options)
                 except Exception as exc:  # noqa: BLE001 -- sorted by classify; anything unexpected fails this episode
                     action, last, wait_for, kind = self.protocol.classify(exc)
                     last = scrub(last, key)
                 else:
                     pacer.ok()
-                    return parsed
+                    entry = self._entry(parsed)
+                    if cache_key is not None and self.cache:
+                        self.cache.put(cache_key, entry)
+                    return entry, False
             if action == "fatal":
                 raise BackendConfigError(f"{where}: {last}")
             if action == "fail":
@@ -365,8 +393,12 @@ class Transport:
                 continue
             if kind == "5xx":
                 pacer.server_error()
-            if failures >= s.max_retries:
-                raise BackendError(f"{where}: gave up after {failures + 1} attempts; last error: {last}")
+            if kind == "timeout":
+                timeouts += 1
+                last = f"{last} ({s.timeout:g} s, the attempt's timeout)"
+            if failures >= s.max_retries or timeouts > s.timeout_retries:
+                spent = f" ({timeouts} timed out; timeout_retries: {s.timeout_retries})" if timeouts else ""
+                raise BackendError(f"{where}: gave up after {failures + 1} attempts{spent}; last error: {last}")
             delay = self._backoff(failures, wait_for)
             call_log().retry(spec=self.spec, status=kind, wait=delay)
             print(f"{self.where}: {last}; retry {failures + 1}/{s.max_retries} in {delay:.2f} s", file=sys.stderr)

@@ -8,12 +8,19 @@ one user message in, the assistant's text out; its errors are its own exception.
 
 from __future__ import annotations
 
+import contextlib
+import json
+import subprocess
+import sys
+import threading
+import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import httpx
 import pytest
 
-from incognita.common.backends import base
+from incognita.common.backends import base, deadline
 from incognita.common.backends.base import ModelRequest, Runtime, Turn, make_backend
 from incognita.common.backends.entry import ModelEntry
 from incognita.common.backends.settings import TransportSettings
@@ -25,10 +32,12 @@ from incognita.common.backends.transport import (
     classify_status,
     register_protocol,
 )
+from incognita.common.cache import ResponseCache
 from incognita.common.io import InputError
 from incognita.common.loopback import LoopbackServer
 from incognita.common.prices import load_prices
 
+ROOT = Path(__file__).resolve().parents[3]
 KEY = "sk-test-THIRDPROTOCOL-0123456789"
 PRICES = 'version: 3\nretrieved: "2026-12-06"\nmodels:\n  m3: {input: 2.0, output: 8.0}\n'
 
@@ -91,7 +100,9 @@ def classify(exc: Exception) -> Failure:
 ECHO = Protocol(
     family="echo3",
     settings=EchoSettings,
-    connect=lambda key, base_url: httpx.Client(base_url=base_url, headers={"Authorization": f"Bearer {key}"}),
+    connect=lambda key, base_url: httpx.Client(
+        base_url=base_url, headers={"Authorization": f"Bearer {key}"}, transport=deadline.http_transport(httpx)
+    ),
     body=body,
     post=post,
     classify=classify,
@@ -155,3 +166,132 @@ def test_its_settings_are_checked_like_any_family(echo):
         base.check_settings(ModelEntry("echo3:m3", {"temperature": 0}), "models.e")
     with pytest.raises(InputError, match="models.e: timeout: expected a positive number"):
         base.check_settings(ModelEntry("echo3:m3", {"timeout": 0}), "models.e")
+
+
+# --------------------------------------------------------------------------- one request, one payment
+
+# A caller in another process: builds the backend (the SDK imported before it says it is ready),
+# waits for the go file, sends REQUEST once, prints (text, cache hits).
+CHILD = """
+import json, sys, time
+from pathlib import Path
+import openai
+from incognita.common.backends.base import ModelRequest, Runtime, Turn, make_backend
+from incognita.common.backends.entry import ModelEntry
+entry, cache, ready, go = json.loads(sys.argv[1]), sys.argv[2], Path(sys.argv[3]), Path(sys.argv[4])
+backend = make_backend(ModelEntry.parse(entry), "agent", runtime=Runtime(cache_dir=cache))
+ready.touch()
+while not go.exists():
+    time.sleep(0.01)
+answer = backend.respond(ModelRequest(role="agent", system="s", messages=(Turn("user", "the same"),)))
+print(json.dumps([answer.text, answer.usage.cache_hits]))
+"""
+SAME = ModelRequest(role="agent", system="s", messages=(Turn("user", "the same"),))
+
+
+class HeldAnswers:
+    """A counting responder that holds each answer until `expected` requests have arrived or
+    `grace` seconds have passed: identical requests that are all sent overlap for sure."""
+
+    def __init__(self, expected: int, grace: float = 3.0):
+        self.expected, self.grace = expected, grace
+        self.count = 0
+        self.lock = threading.Lock()
+        self.all_here = threading.Event()
+
+    def __call__(self, model, request):
+        with self.lock:
+            self.count += 1
+            if self.count >= self.expected:
+                self.all_here.set()
+        self.all_here.wait(self.grace)
+        return f"answer {self.count}"
+
+
+def test_identical_requests_in_flight_are_paid_once_across_threads_and_processes(tmp_path, monkeypatch):
+    """Two threads of this process and two other processes send one request at once: one of them
+    is sent, the three others wait for its answer and read it from the cache."""
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    held = HeldAnswers(expected=4)
+    with LoopbackServer(held) as server:
+        settings = {"spec": "openai:m", "base_url": server.base_url, "temperature": 0}
+        cache = tmp_path / "cache"
+        go = tmp_path / "go"
+        children = []
+        for i in range(2):
+            ready = tmp_path / f"ready{i}"
+            args = [sys.executable, "-c", CHILD, json.dumps(settings), str(cache), str(ready), str(go)]
+            children.append((subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, text=True), ready))
+        for child, ready in children:
+            while not ready.exists():
+                assert child.poll() is None, "a caller process ended before it was ready"
+                time.sleep(0.01)
+        backend = make_backend(ModelEntry.parse(settings), "agent", runtime=Runtime(cache_dir=str(cache)))
+        start = threading.Barrier(3)
+        answers: list = []
+
+        def call() -> None:
+            start.wait()
+            answer = backend.respond(SAME)
+            answers.append([answer.text, answer.usage.cache_hits])
+
+        threads = [threading.Thread(target=call) for _ in range(2)]
+        for t in threads:
+            t.start()
+        go.touch()
+        start.wait()
+        for t in threads:
+            t.join()
+        for child, _ in children:
+            out, _ = child.communicate(timeout=60)
+            assert child.returncode == 0
+            answers.append(json.loads(out))
+        assert server.requests == 1 and held.count == 1  # one paid call
+    assert sorted(answers) == [["answer 1", 0]] + [["answer 1", 1]] * 3
+    assert not list(cache.rglob("*.lock"))  # a key's lock file lives only while it is claimed
+
+
+def test_the_cache_is_consulted_again_when_the_pace_admits_the_call(tmp_path, monkeypatch):
+    """Without the key's claim (as on a file system whose locks do nothing), two identical calls
+    both miss and queue in the pace (one call in flight at a time); the second, admitted once the
+    first's answer is written, finds it there and sends nothing."""
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setattr(ResponseCache, "claim", lambda self, key: contextlib.nullcontext())
+    held = HeldAnswers(expected=2, grace=0.5)
+    with LoopbackServer(held) as server:
+        settings = {"spec": "openai:m", "base_url": server.base_url, "temperature": 0, "max_in_flight": 1}
+        backend = make_backend(ModelEntry.parse(settings), "agent", runtime=Runtime(cache_dir=str(tmp_path)))
+        start = threading.Barrier(2)
+        hits: list[int] = []
+
+        def call() -> None:
+            start.wait()
+            hits.append(backend.respond(SAME).usage.cache_hits)
+
+        threads = [threading.Thread(target=call) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert server.requests == 1 and sorted(hits) == [0, 1]
+
+
+def test_a_claim_holds_off_other_threads_and_leaves_no_file(tmp_path):
+    cache = ResponseCache(tmp_path)
+    key = "ab" + "0" * 62
+    order: list[str] = []
+    started = threading.Event()
+
+    def second() -> None:
+        started.set()
+        with cache.claim(key):
+            order.append("second")
+
+    with cache.claim(key):
+        other = threading.Thread(target=second)
+        other.start()
+        started.wait()
+        other.join(0.3)  # it waits for the claim
+        order.append("first")
+    other.join()
+    assert order == ["first", "second"] and not list(tmp_path.rglob("*.lock"))
