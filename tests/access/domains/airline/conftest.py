@@ -25,9 +25,7 @@ def run(*args: str) -> str:
     return res.output
 
 
-@pytest.fixture(scope="session")
-def stages(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("airline")
+def build_stages(out: Path) -> None:
     src, cards, golden = out / "source", out / "cards", out / "golden"
     source.extract(src, PINNED, "airline")
     run("cards", "--domain", "airline", "--source-dir", str(src), "--version", PINNED,
@@ -37,7 +35,15 @@ def stages(tmp_path_factory) -> Path:
         "--ambiguities", str(CONFIG / "upstream_ambiguities.yaml"), "--out", str(out / "audit.tsv"), *files)  # fmt: skip
     run("golden", "--domain", "airline", "--cards-dir", str(cards), "--out-dir", str(golden),
         "--db", str(src / "db.json"), "--vocabulary", str(CONFIG / "vocabulary.yaml"))  # fmt: skip
-    return out
+
+
+@pytest.fixture(scope="session")
+def stages(tmp_path_factory) -> Path:
+    """Built once per session, shared by the parallel workers (tests/conftest.py, `_built_once`):
+    the 50 tasks' golden replay takes about half a minute."""
+    from conftest import _built_once  # tests/conftest.py (the tests folder is on the path)
+
+    return _built_once(tmp_path_factory, "airline-stages", build_stages)
 
 
 @pytest.fixture(scope="session")
