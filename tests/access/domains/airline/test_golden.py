@@ -75,14 +75,15 @@ def test_a_value_upstream_invents_needs_its_listing(cards, stages):
 
 def test_a_derivation_holds_only_when_its_rule_gives_the_value(cards, stages):
     """A certificate the policy does not grant (not $50 or $100 times the reservation's passengers)
-    has no provenance, although the tool would send it: no read's number stands in for it."""
+    has no provenance, although the tool would send it: no read's number stands in for it, not even
+    one the reservation read holds ($87, the price of its first flight)."""
     world = World(get_domain("airline"), stages / "source" / "db.json")
     vocab = load_vocabulary(str(CONFIG / "vocabulary.yaml"))
     card = json.loads(json.dumps(cards["38"]))
     (send,) = [a for a in card["reference_actions"] if a["name"] == "send_certificate"]
     assert send["arguments"]["amount"] == 50
-    send["arguments"]["amount"] = 60
-    with pytest.raises(InputError, match=r"send_certificate.*argument /amount = 60 has no provenance"):
+    send["arguments"]["amount"] = 87
+    with pytest.raises(InputError, match=r"send_certificate.*argument /amount = 87 has no provenance"):
         build_golden(card, world, vocab, where="tampered card 38", verify_replay=False)
 
 
