@@ -15,6 +15,7 @@ for _domain in DESIGN.domains:
             cards=all_cards(_domain),
             db=str(FILES[_domain].db),
             vocabulary=str(FILES[_domain].vocabulary),
+            ambiguities=str(FILES[_domain].ambiguities),
         output:
             all_golden(_domain),
         log:
@@ -35,7 +36,7 @@ for _domain in DESIGN.domains:
             pairs=lambda w, input, output: " ".join(f"--card {c} --out {o}" for c, o in zip(input.cards, output)),
         shell:
             "python -m incognita golden --domain {params.domain} {params.pairs} --db {input.db} "
-            "--vocabulary {input.vocabulary} > {log} 2>&1"
+            "--vocabulary {input.vocabulary} --ambiguities {input.ambiguities} > {log} 2>&1"
 
     rule:
         name:

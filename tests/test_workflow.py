@@ -80,7 +80,7 @@ def test_a_bad_model_entry_stops_a_dry_run_with_one_line(workflow, tmp_path, ove
             "design:\n  tasks: ['retail/5']\n",
             "config key design.tasks: ['retail/5'] are not in the design domains' frozen corpora",
         ),
-        ("domains: [retail, airline]\n", "config key domains: unknown domain 'airline'"),
+        ("domains: [retail, telecom]\n", "config key domains: unknown domain 'telecom'"),
     ],
 )
 def test_a_bad_design_stops_a_dry_run_with_one_line(workflow, tmp_path, overlay, line):

@@ -40,6 +40,7 @@ from incognita.common.io import InputError, read_yaml
 REGISTRY = {
     "retail": "incognita.access.domains.retail",
     "mock": "incognita.access.domains.mock",
+    "airline": "incognita.access.domains.airline",
 }
 CONFIG_ROOT = "config/domains"  # <root>/<name>/: the domain's config folder
 SOURCE_ROOT = "data/source"  # <root>/<name>/: its files copied out of the pinned package
@@ -86,7 +87,7 @@ class CardRules(Protocol):
 class GoldenRules(Protocol):
     """The golden builder's domain rules (incognita.access.golden.trajectory)."""
 
-    RULES: type  # a mixin of the builder: entity scope, read insertion, element selectors
+    RULES: type  # a mixin of the builder: entity scope, read insertion, element selectors, derived values
     FIELD_PLANS: list  # (part, transform) forms a card field takes to equal an argument, in order
     TRANSFORMS: dict  # transform name -> what it means (recorded in the golden schema's docs)
 

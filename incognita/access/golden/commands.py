@@ -24,6 +24,13 @@ from incognita.common.io import InputError
 @click.option("--db", "db_path", default=None, help="default: data/source/<domain>/db.json")
 @click.option("--vocabulary", "vocabulary_path", default=None, help="default: config/domains/<domain>/vocabulary.yaml")
 @click.option(
+    "--ambiguities",
+    "ambiguities_path",
+    default=None,
+    help="arguments whose gold value upstream invents (a value there may have no source); "
+    "default: config/domains/<domain>/upstream_ambiguities.yaml",
+)
+@click.option(
     "--allow-mismatch",
     is_flag=True,
     help="write a trajectory whose replay does not reproduce upstream's hash instead of failing",
@@ -36,6 +43,7 @@ def golden(
     out_dir: str | None,
     db_path: str | None,
     vocabulary_path: str | None,
+    ambiguities_path: str | None,
     allow_mismatch: bool,
 ) -> None:
     """Build golden trajectories from task cards and verify each by replay against upstream.
@@ -43,6 +51,7 @@ def golden(
     One process can build many: pass several --card/--out pairs, or --cards-dir/--out-dir.
     Every card is attempted; failures are listed together at the end (exit code 2).
     """
+    from incognita.access.cards.audit import load_ambiguities
     from incognita.access.domain import LOCAL_ID
     from incognita.access.golden import trajectory as gold
     from incognita.access.golden.provenance import load_vocabulary
@@ -72,6 +81,7 @@ def golden(
         raise InputError("nothing to do: give --card/--out pairs or --cards-dir/--out-dir")
 
     vocabulary = load_vocabulary(vocabulary_path)
+    ambiguities = load_ambiguities(ambiguities_path or files.ambiguities, get_domain(domain).write_tools())
     world = World(get_domain(domain), db_path)
     failures = []
     for card_path, out_path in jobs:
@@ -80,7 +90,9 @@ def golden(
             gold.check_card(card, card_path)
             if LOCAL_ID.fullmatch(Path(out_path).stem) and Path(out_path).stem != card["task_id"]:
                 raise InputError(f"{card_path}: card of task {card['task_id']} would be written to {out_path}")
-            doc = gold.build_golden(card, world, vocabulary, card_sha256=sha256_file(card_path), where=card_path)
+            doc = gold.build_golden(
+                card, world, vocabulary, card_sha256=sha256_file(card_path), where=card_path, ambiguities=ambiguities
+            )
             rep = doc["replay"]
             if not rep["match"] and not allow_mismatch:
                 raise InputError(

@@ -32,6 +32,7 @@ class RULES:
     """The golden builder's part for such a domain (see trajectory's mixins for what each method is)."""
 
     CATALOG_TOOLS = frozenset()  # no public listing to look in last: there is none
+    NUMBERS_FROM_READS = True  # a number argument may be any read's number (no rule derives one)
 
     def _entity_scope(self) -> Unrestricted:
         return Unrestricted()
@@ -47,6 +48,9 @@ class RULES:
 
     def _insert_chain(self, chain: list, inserted_for: dict) -> None:
         raise AssertionError("plain rules insert no reads")
+
+    def _derive(self, tool: str, ptr: str, value: Any, allow_insert: bool) -> dict | None:
+        return None  # no value is derived: each is said, a policy term or read
 
 
 def field_form(field: dict, part: str | None, transform: str | None, value: str) -> bool:

@@ -24,8 +24,13 @@ Provenance kinds (see `incognita/schemas/golden.schema.json`)
   preference, payment and selector fields).
 * `computed`: the expression of an arithmetic tool (role `arithmetic`: `calculate`); `from`
   holds one `read` per number in it.
-* `unsourced`: only on intended failures whose argument no rule can trace (a wrong id the
-  source task invented); it never occurs on a call that succeeds.
+* `derived`: a value a domain rule (`rule`, named in the domain's `DERIVATIONS`) computes from
+  other provenances (`from`: fields and reads), without a call (airline: a date shifted by the
+  days the customer states, a bag count, a fare share, a compensation amount).
+* `unsourced`: on intended failures whose argument no rule can trace (a wrong id the source task
+  invented; `why: intended_failure`), and on a call that succeeds only for a value upstream's
+  gold invents against its own records, where the domain's upstream_ambiguities.yaml lists the
+  argument with its reason (`why: upstream_ambiguity`; `ambiguities` of `build_golden`).
 
 Resolution order for one argument value (the first rule that matches wins)
 -------------------------------------------------------------------------
@@ -44,6 +49,11 @@ three reads deep.)
 3. The opening line, 4. a card field, 5. the policy vocabulary.
 6. The earliest earlier call whose result holds the value in the task's entity scope
    (the domain's rule; document order inside it).
+6a. A value the domain's rules derive from fields and earlier results (`derived`: airline's dates
+   shifted by the days the customer states, its bag counts and fares); for a number this is tried
+   before the reads, since a number a read happens to hold is no source of it, and a domain whose
+   rules derive every number (`NUMBERS_FROM_READS = False`: airline) takes none from a read.
+   Retail and the plain rules derive nothing.
 7. Read insertion (the domain's rule). If nothing matches and the call succeeds on the
    replay, the stage fails with an `InputError` naming task, call index, tool and argument.
 
@@ -120,8 +130,13 @@ class _BuilderCore:
     domain (`builder_class`) is this with the domain's rules and the generic information tracing
     and counting mixed in; the rules of each part are in its mixin's module."""
 
-    def __init__(self, card: dict, world: World, vocabulary: dict[str, list[str]], where: str):
+    def __init__(
+        self, card: dict, world: World, vocabulary: dict[str, list[str]], where: str, ambiguous: frozenset = frozenset()
+    ):
         domain = world.domain
+        # The task's arguments its domain's upstream_ambiguities.yaml lists (`<tool>.<argument>`):
+        # a value of a successful call there may have no source (upstream's gold invents it).
+        self.ambiguous = ambiguous
         self.card = card
         self.world = world
         self.vocab = vocabulary
@@ -140,6 +155,7 @@ class _BuilderCore:
         self.docs: list[Any] = []  # parsed result per call, ERROR_DOC if it raised
         self._detail = ""  # why the last resolution failed (for the error message)
         self._catalog: dict[str, Any] = {}  # product id -> its catalog entry, for describing order lines
+        self.action: dict | None = None  # the reference action whose arguments are being resolved
         self.scope = self._entity_scope()  # on the task's first state, before any call of it runs
         self._history()
 
@@ -225,6 +241,7 @@ class _BuilderCore:
         self.world.check_tool(name, f"{self.where}: reference action {action.get('action_id')}")
         args = action["arguments"]
         requestor = action.get("requestor") or "assistant"
+        self.action = action
         first_inserted = len(self.calls)
         prov: dict[str, dict | None] = {}
         missing: list[tuple[str, Any, str]] = []
@@ -246,9 +263,13 @@ class _BuilderCore:
             prov=prov,
             inserted_for=None,
         )
+        why = "intended_failure" if self.calls[index]["error"] is not None else "upstream_ambiguity"
+        unlisted = [
+            m for m in missing if why == "upstream_ambiguity" and f"{name}.{top_argument(m[0])}" not in self.ambiguous
+        ]
         if missing:
-            if self.calls[index]["error"] is None:
-                ptr, value, detail = missing[0]
+            if unlisted:
+                ptr, value, detail = unlisted[0]
                 looked = (
                     "an identity lookup takes only the customer's words: not in the opening line, no card field"
                     if name in self.identity_tools
@@ -261,7 +282,7 @@ class _BuilderCore:
                     f"({looked}){detail}"
                 )
             for ptr, _value, _detail in missing:
-                prov[ptr] = {"kind": "unsourced", "why": "intended_failure"}
+                prov[ptr] = {"kind": "unsourced", "why": why}
 
     # ----------------------------------------------------------------- resolution
 
@@ -277,7 +298,13 @@ class _BuilderCore:
                 if isinstance(value, (int, float)) and not isinstance(value, bool)
                 else (lambda p, leaf: leaf == value)
             )
-            return self._from_reads(pred, arg) or (self._insert_for(pred, consumer_ptr) if allow_insert else None)
+            if not self.NUMBERS_FROM_READS:  # the domain's numbers are all derived (airline)
+                return self._derive(tool, ptr, value, allow_insert)
+            return (
+                self._derive(tool, ptr, value, allow_insert)
+                or self._from_reads(pred, arg)
+                or (self._insert_for(pred, consumer_ptr) if allow_insert else None)
+            )
         if tool in self.identity_tools:
             # Authentication checks what the customer says against the database; a value read
             # from the database would prove nothing, so only the customer's words count here.
@@ -287,6 +314,7 @@ class _BuilderCore:
             or self._from_field(value)
             or self._from_vocabulary(arg, value)
             or self._from_reads(string_equals(value), arg)
+            or self._derive(tool, ptr, value, allow_insert)
         )
         if p is None and allow_insert:
             p = self._insert_for(string_equals(value), consumer_ptr)
@@ -371,6 +399,7 @@ def build_golden(
     card_sha256: str | None = None,
     where: str | None = None,
     verify_replay: bool = True,
+    ambiguities: dict[str, dict[str, str]] | None = None,
 ) -> dict:
     """The golden trajectory of one (already validated) card, with its replay check.
 
@@ -381,7 +410,8 @@ def build_golden(
     from incognita.access.golden.upstream_replay import verify
 
     where = where or f"card {card.get('task_id')}"
-    builder = builder_class(world.domain.golden.RULES)(card, world, vocabulary, where)
+    ambiguous = frozenset((ambiguities or {}).get(str(card["task_id"]), {}))
+    builder = builder_class(world.domain.golden.RULES)(card, world, vocabulary, where, ambiguous)
     for action in card["reference_actions"]:
         builder.add_reference(action)
     information = builder.trace_information()

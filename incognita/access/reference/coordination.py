@@ -89,7 +89,7 @@ _CALL_KEYS = (
     "provenance",
 )
 # `unsourced` marks an argument of an intended failure that no rule can trace.
-_PROV_KINDS = {"opening", "field", "request", "policy", "read", "computed", "unsourced"}
+_PROV_KINDS = {"opening", "field", "request", "policy", "read", "computed", "derived", "unsourced"}
 _TASK_FILE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*\.json$")  # {upstream id}.json (incognita.access.domain.LOCAL_ID)
 
 
@@ -238,7 +238,7 @@ def _walk(prov: Any, out: _Sources, where: str, path: Path) -> None:
         if not isinstance(prov.get("call"), int):
             raise _bad(path, f"{where}.call", "a read provenance needs the index of the read call")
         out.add_read(prov["call"], prov.get("path") or "")
-    elif kind == "computed":
+    elif kind in ("computed", "derived"):  # a derived value consumes what it is derived from
         _walk(prov.get("from") or [], out, f"{where}.from", path)
 
 

@@ -276,3 +276,25 @@ def test_cli_missing_golden_dir_exits_cleanly(tmp_path):
     )
     assert res.exit_code == 2
     assert "golden directory not found" in res.output
+
+
+def test_a_derived_value_draws_on_what_it_is_derived_from():
+    """A `derived` provenance (a domain's rule over fields and reads, airline's fares and dates)
+    consumes the gate tokens and reads it is derived from, as a `computed` one does."""
+    from incognita.access.reference.coordination import sources_of
+
+    call = {
+        "index": 3,
+        "provenance": {
+            "/date": {
+                "kind": "derived",
+                "rule": "date_later",
+                "from": [
+                    {"kind": "read", "call": 1, "path": "/flights/0/date", "selected_by": []},
+                    {"kind": "field", "token": "date_shift", "part": None, "transform": None},
+                ],
+            }
+        },
+    }
+    found = sources_of(call)
+    assert found.tokens == ["date_shift"] and found.reads == [(1, "/flights/0/date")] and found.untraced == 0

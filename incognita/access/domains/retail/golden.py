@@ -42,6 +42,11 @@ _STATE_CODES = set(US_STATES.values())
 class RULES(ElementSelection, EntityScoping, ReadInsertion):
     """The retail rules of the golden builder (each part's rules are in its mixin's module)."""
 
+    NUMBERS_FROM_READS = True  # a number argument may be a read's number (no rule derives one)
+
+    def _derive(self, tool: str, ptr: str, value: object, allow_insert: bool) -> dict | None:
+        return None  # retail derives no value: each is said, a policy term, read or calculated
+
 
 def field_form(field: dict, part: str | None, transform: str | None, value: str) -> bool:
     """Does `value` equal this field under the given part and transform?"""

@@ -1,0 +1,251 @@
+"""The airline's read-insertion rule and selectors: the reads added to a golden trajectory where a
+value has no source, and the card fields that pick an element out of a collection.
+
+Candidate reads are those whose own arguments already have a source: the profile of a user id the
+customer states or a reservation names (`get_user_details`), the reservations the customer
+numbers or the profile lists (`get_reservation_details`), and upstream's airport list. The search
+is breadth first, as retail's (incognita.access.domains.retail.read_insertion): every candidate
+that needs no other new read, then the candidates those open up, up to `MAX_INSERT_DEPTH` reads
+deep; the first whose result yields what is sought is inserted with the reads it needed.
+
+Flights are found by searching, not on the customer's records: a flight a write books, or changes a
+reservation to, is sourced by the flight search of its journey (the direct search of a one-leg
+journey, the one-stop search of a two-leg one, between the journey's ends on its first day), whose
+own arguments (airports, date) are sourced by the ordinary rule first; a flight the reservation
+already holds is sourced by the reservation's read. The journeys of a trip are cut where a leg
+reaches the trip's origin or destination (the action's, or the reservation's).
+
+Selectors: a payment method picked out of the profile's several is selected by the card's payment
+fields; a flight out of a search's several by its flight, date, time, cabin and selector fields; a
+reservation out of the profile's several by its airport, date, flight, time, passenger and
+selector fields.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+from incognita.access.golden.plain_rules import Unrestricted
+from incognita.access.golden.provenance import ERROR_DOC, leaves, pointer_parts, result_doc, top_argument
+
+MAX_INSERT_DEPTH = 3
+_CANDIDATE_ORDER = {"get_user_details": 0, "get_reservation_details": 1, "list_all_airports": 2}
+_FLIGHT_PTR = re.compile(r"/flights/(\d+)/(?:flight_number|date)")
+_FLIGHT_SELECTORS = ("flight", "date", "date_shift", "time", "cabin", "selector")
+_RESERVATION_SELECTORS = ("airport", "date", "flight", "time", "passenger", "selector")
+
+
+class AirlineReads:
+    """Searching for and appending the reads a value needs, and the selectors of a pick (a part of
+    the golden builder; it relies on the builder's `action`, `calls`, `docs`, `fields`, `tools`,
+    `_execute`, `_append`, `_resolve`, `_find_scoped` and `_from_reads`)."""
+
+    # Reads of what is public (flights, airports): an information item is looked for in the
+    # customer's own records first (incognita.access.golden.information_tracing).
+    CATALOG_TOOLS = frozenset(
+        {"list_all_airports", "search_direct_flight", "search_onestop_flight", "get_flight_status"}
+    )
+
+    def _entity_scope(self) -> Unrestricted:
+        return Unrestricted()
+
+    # ----------------------------------------------------------------- selectors
+
+    def _selectors(self, doc: Any, ptr: str, role: str | None) -> list[str]:
+        parts = pointer_parts(ptr)
+
+        def tokens(kinds) -> list[str]:
+            return [f["token"] for f in self.fields if f["kind"] in kinds]
+
+        if "payment_methods" in parts and isinstance(doc, dict) and len(doc.get("payment_methods") or {}) > 1:
+            return tokens(("payment",))
+        if role == "flights" and isinstance(doc, list) and len(doc) > 1:
+            return tokens(_FLIGHT_SELECTORS)
+        if parts[:1] == ["reservations"] and isinstance(doc, dict) and len(doc.get("reservations") or []) > 1:
+            return tokens(_RESERVATION_SELECTORS)
+        return []
+
+    # ----------------------------------------------------------------- the search
+
+    def _peek(self, name: str, args: dict) -> Any:
+        result, error = self._execute(name, args)  # reads only: the database is not changed
+        return ERROR_DOC if error is not None else result_doc(result)
+
+    def _field_candidates(self) -> list[tuple[str, dict]]:
+        out: list[tuple[str, dict]] = []
+        for field in self.fields:
+            if field["kind"] == "identity" and field["token"].startswith("user_id"):
+                out.append(("get_user_details", {"user_id": field["value"].strip()}))
+        for field in self.fields:
+            if field["kind"] == "reservation":
+                out.append(("get_reservation_details", {"reservation_id": field["value"].strip()}))
+        return out
+
+    @staticmethod
+    def _candidates_from(name: str, doc: Any) -> list[tuple[str, dict]]:
+        if not isinstance(doc, dict):
+            return []
+        out: list[tuple[str, dict]] = []
+        if isinstance(doc.get("reservations"), list):  # a profile
+            out += [
+                ("get_reservation_details", {"reservation_id": r}) for r in doc["reservations"] if isinstance(r, str)
+            ]
+        if "reservation_id" in doc and isinstance(doc.get("user_id"), str):  # a reservation
+            out.append(("get_user_details", {"user_id": doc["user_id"]}))
+        return out
+
+    def _search(
+        self, hit: Callable[[str, dict, Any], bool], skip: frozenset[str] = frozenset()
+    ) -> list[tuple[str, dict]] | None:
+        """Breadth-first search for the shortest chain of new reads whose last result is a `hit`."""
+
+        def key(n, a):
+            return (n, json.dumps(a, sort_keys=True))
+
+        last_write = max(
+            (c["index"] for c in self.calls if c["tool_type"] == "write" and c["error"] is None), default=-1
+        )
+        tried = {key(c["name"], c["arguments"]) for c in self.calls[last_write + 1 :] if c["error"] is None}
+        frontier: list[tuple[str, Any, list]] = [(c["name"], d, []) for c, d in zip(self.calls, self.docs)]
+        for depth in range(1, MAX_INSERT_DEPTH + 1):
+            candidates: list[tuple[str, dict, list]] = []
+            if depth == 1:
+                candidates += [(n, a, []) for n, a in self._field_candidates()]
+            for name, doc, chain in frontier:
+                candidates += [(n, a, chain) for n, a in self._candidates_from(name, doc)]
+            if depth == 1:
+                candidates.append(("list_all_airports", {}, []))
+            candidates = [c for c in candidates if c[0] not in skip]
+            candidates.sort(key=lambda c: _CANDIDATE_ORDER[c[0]])
+            next_frontier = []
+            for name, args, chain in candidates:
+                k = key(name, args)
+                if k in tried:
+                    continue
+                tried.add(k)
+                doc = self._peek(name, args)
+                if doc is ERROR_DOC:
+                    continue
+                path = chain + [(name, args)]
+                if hit(name, args, doc):
+                    return path
+                next_frontier.append((name, doc, path))
+            if not next_frontier:
+                break
+            frontier = next_frontier
+        return None
+
+    def _insert_for(self, pred: Callable[[str, Any], bool], consumer_ptr: str) -> dict | None:
+        """Insert the reads that source an argument value; the value's provenance, or None."""
+        role = top_argument(consumer_ptr)
+        if self._is_new_flight(consumer_ptr) and not getattr(self, "_searching", False):
+            p = self._insert_flight_search(pred, consumer_ptr)
+            if p is not None:
+                return p
+        chain = self._search(lambda name, args, doc: self._find_scoped(name, args, doc, pred) is not None)
+        if chain is None:
+            return None
+        self._insert_chain(chain, {"call": None, "argument": consumer_ptr, "reason": "value"})
+        return self._from_reads(pred, role)
+
+    def _insert_chain(self, chain: list[tuple[str, dict]], inserted_for: dict) -> None:
+        """Append a chain of reads found by `_search`, each argument resolved without insertion."""
+        for name, args in chain:
+            prov = {}
+            for ptr, value in leaves(args):
+                p = self._resolve(name, ptr, value, ptr, allow_insert=False)
+                if p is None:  # cannot happen: candidates are built from sourced values
+                    raise AssertionError(f"inserted {name}{args} has an unsourced argument {ptr}")
+                prov[ptr] = p
+            index = self._append(
+                origin="inserted",
+                action_id=None,
+                name=name,
+                requestor="assistant",
+                args=args,
+                prov=prov,
+                inserted_for=dict(inserted_for),
+            )
+            if self.calls[index]["error"] is not None:
+                raise AssertionError(f"inserted read {name}{args} failed: {self.calls[index]['error']}")
+
+    # ----------------------------------------------------------------- flights
+
+    def _is_new_flight(self, consumer_ptr: str) -> bool:
+        """Is the pointer a flight of the action's `flights` that its reservation does not hold?"""
+        m = _FLIGHT_PTR.fullmatch(consumer_ptr)
+        args = (self.action or {}).get("arguments") or {}
+        if not m or not isinstance(args.get("flights"), list) or int(m.group(1)) >= len(args["flights"]):
+            return False
+        leg = args["flights"][int(m.group(1))]
+        reservation = self.tools.db.reservations.get(args.get("reservation_id") or "")
+        held = {(f.flight_number, f.date) for f in reservation.flights} if reservation else set()
+        return (leg.get("flight_number"), leg.get("date")) not in held
+
+    def _journey_searches(self, k: int) -> list[tuple[str, dict]]:
+        """The searches that may find leg k of the action's flights, in order: the search of the
+        journey it belongs to (cut where a leg reaches the trip's origin or destination), then the
+        direct search of the leg alone (a trip whose ends the change moves has no such journey)."""
+        args = self.action["arguments"]
+        db = self.tools.db
+        reservation = db.reservations.get(args.get("reservation_id") or "")
+        ends = {args.get("origin") or getattr(reservation, "origin", None)}
+        ends.add(args.get("destination") or getattr(reservation, "destination", None))
+        legs = []
+        for leg in args["flights"]:
+            flight = db.flights.get(leg.get("flight_number"))
+            if flight is None:
+                return []
+            legs.append((flight.origin, flight.destination, leg.get("date")))
+        journeys, current = [], []
+        for i, leg in enumerate(legs):
+            current.append(i)
+            if leg[1] in ends:
+                journeys.append(current)
+                current = []
+        if current:
+            journeys.append(current)
+        journey = next(j for j in journeys if k in j)
+        first, last = legs[journey[0]], legs[journey[-1]]
+        tool = "search_direct_flight" if len(journey) == 1 else "search_onestop_flight"
+        out = [(tool, {"origin": first[0], "destination": last[1], "date": first[2]})]
+        leg = ("search_direct_flight", {"origin": legs[k][0], "destination": legs[k][1], "date": legs[k][2]})
+        return out if leg in out else [*out, leg]
+
+    def _insert_flight_search(
+        self, pred: Callable[[str, Any], bool], consumer_ptr: str, for_ptr: str | None = None
+    ) -> dict | None:
+        """Insert the search that finds the flight at `consumer_ptr` of the action (for the
+        argument `for_ptr`, by default that flight's own); the value's provenance, or None."""
+        k = int(_FLIGHT_PTR.fullmatch(consumer_ptr).group(1))
+        found = [
+            (name, args)
+            for name, args in self._journey_searches(k)
+            if self._find_scoped(name, args, self._peek(name, args), pred) is not None
+        ]
+        if not found:
+            return None
+        name, args = found[0]
+        prov = {}
+        searching, self._searching = getattr(self, "_searching", False), True
+        try:  # the search's own arguments are sourced by the ordinary rule, never by a search
+            for ptr, value in leaves(args):
+                p = self._resolve(name, ptr, value, for_ptr or consumer_ptr, allow_insert=True)
+                if p is None:
+                    return None
+                prov[ptr] = p
+        finally:
+            self._searching = searching
+        self._append(
+            origin="inserted",
+            action_id=None,
+            name=name,
+            requestor="assistant",
+            args=args,
+            prov=prov,
+            inserted_for={"call": None, "argument": for_ptr or consumer_ptr, "reason": "value"},
+        )
+        return self._from_reads(pred, top_argument(consumer_ptr))
