@@ -75,7 +75,6 @@ import argparse
 import contextlib
 import json
 import os
-import resource
 import shutil
 import signal
 import subprocess
@@ -95,7 +94,21 @@ from incognita.collabsim.paths import MANIFEST, Cell  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))  # its modules, when this file is loaded by path (tests)
 from call_log import Dispatch, run_orders  # noqa: E402
-from throughput_rows import CHAIN_TARGET, HEADER, RATE_TARGET, Budget, Condition, Row, draw, summary, table_line  # noqa: E402
+from throughput_rows import (  # noqa: E402
+    CHAIN_TARGET,
+    HEADER,
+    RATE_TARGET,
+    Budget,
+    Condition,
+    Row,
+    cpu_seconds,
+    draw,
+    shortest_replay,
+    stop_group,
+    summary,
+    table_line,
+    tree_rss,
+)
 
 SEQUENTIAL_JOBS = 4  # the workflow profile's api_calls before issue #26
 KEY_ENV = "INCOGNITA_BENCH_KEY"
@@ -283,38 +296,6 @@ def workflow_copy(dest: Path, stages: Path, d: Design, cs_steps: int = 0) -> Pat
 # --------------------------------------------------------------------------- one row
 
 
-def stop_group(proc: subprocess.Popen) -> None:
-    """End a row's Snakemake and its jobs if they still run (the bench stopped mid-row)."""
-    if proc.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-
-
-def cpu_seconds() -> float:
-    """CPU seconds used so far by this process (the servers, the twins) and its waited-for
-    descendants (Snakemake and its jobs, once they end)."""
-    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
-
-
-def tree_rss(pid: int) -> int:
-    import psutil
-
-    try:
-        root = psutil.Process(pid)
-        procs = [root, *root.children(recursive=True)]
-    except psutil.NoSuchProcess:
-        return 0
-    total = 0
-    for p in procs:
-        try:
-            total += p.memory_info().rss
-        except psutil.NoSuchProcess:
-            pass
-    return total
-
-
 def run_row(d: Design, c: Condition, args, stages: Path, scratch: Path, harness_box: dict) -> Row:
     from workflow_helpers import planned_jobs
 
@@ -421,28 +402,6 @@ def run_row(d: Design, c: Condition, args, stages: Path, scratch: Path, harness_
     if set(jobs) - expected:
         row.errors.append(f"unexpected jobs {sorted(set(jobs) - expected)} (the task stages were rebuilt?)")
     return row
-
-
-REPLAYED = ("line", "foresight", "oldest", "critical-first")  # bench/order_replay.py's orders kept across jobs
-
-
-def shortest_replay(calls: Path, row: Row) -> tuple[str, float, float]:
-    """The shortest of the row's calls replayed under its limits with no reserve, in the orders that
-    one shared line can keep (the pace's own and ones that know every call's tokens in advance):
-    (order, share of the binding limit, wall), the tighter bound a rate-bound row is judged against."""
-    import order_replay
-
-    chains = order_replay.load(calls)
-    critical = order_replay.longest_arm(chains)
-    best = None
-    for order in REPLAYED:
-        wall, served = order_replay.replay(
-            chains, row.rpm, row.tpm, order, reserve=0.0, critical=critical, minute=row.window
-        )
-        _, share, _ = order_replay.share(served, row.rpm, row.tpm, row.window)
-        if best is None or wall < best[2]:
-            best = (order, share, wall)
-    return best
 
 
 def check_outputs(wf: Path, d: Design) -> list[str]:

@@ -1,4 +1,4 @@
-"""The rows of bench/throughput.py: the conditions a row runs under, what it measured, its table.
+"""The rows of bench/throughput.py: the conditions a row runs under, what it measured and how, its table.
 
 Not a script. A condition is a provider as a row meets it: requests and tokens per minute, and
 a log-normal latency (median, sigma) plus a time per output token. `--limits` gives rows at
@@ -13,10 +13,16 @@ faster row is a harsher test, not a kinder one.
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
 import random
+import resource
+import signal
 import statistics
+import subprocess
 from dataclasses import dataclass, field
+from pathlib import Path
 
 RATE_TARGET, CHAIN_TARGET, MEMORY_TARGET = 0.85, 1.25, 4 * 1024**3
 
@@ -217,3 +223,60 @@ def summary(rows: list[Row]) -> list[str]:
             f"{met} of {len(group)} rows met their target"
         )
     return lines
+
+
+# --------------------------------------------------------------------------- measuring a row
+
+
+def stop_group(proc: subprocess.Popen) -> None:
+    """End a row's Snakemake and its jobs if they still run (the bench stopped mid-row)."""
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def cpu_seconds() -> float:
+    """CPU seconds used so far by this process (the servers, the twins) and its waited-for
+    descendants (Snakemake and its jobs, once they end)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def tree_rss(pid: int) -> int:
+    import psutil
+
+    try:
+        root = psutil.Process(pid)
+        procs = [root, *root.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return 0
+    total = 0
+    for p in procs:
+        try:
+            total += p.memory_info().rss
+        except psutil.NoSuchProcess:
+            pass
+    return total
+
+
+REPLAYED = ("line", "foresight", "oldest", "critical-first")  # bench/order_replay.py's orders kept across jobs
+
+
+def shortest_replay(calls: Path, row: Row) -> tuple[str, float, float]:
+    """The shortest of the row's calls replayed under its limits with no reserve, in the orders that
+    one shared line can keep (the pace's own and ones that know every call's tokens in advance):
+    (order, share of the binding limit, wall), the tighter bound a rate-bound row is judged against."""
+    import order_replay
+
+    chains = order_replay.load(calls)
+    critical = order_replay.longest_arm(chains)
+    best = None
+    for order in REPLAYED:
+        wall, served = order_replay.replay(
+            chains, row.rpm, row.tpm, order, reserve=0.0, critical=critical, minute=row.window
+        )
+        _, share, _ = order_replay.share(served, row.rpm, row.tpm, row.window)
+        if best is None or wall < best[2]:
+            best = (order, share, wall)
+    return best
