@@ -2,8 +2,10 @@
 
 Each row of bench/throughput.py writes calls.jsonl in its copy (kept with --keep DIR, as
 DIR/<design>-<rpm>/calls.jsonl): a line per call its servers answered, with the chain it belongs
-to (an episode, a native run, a CollabSim run), its wave in that chain (calls of one wave went out
-together: a CollabSim step's turns, or its k-th probes; an episode's calls are a wave each), the
+to (an episode, a native run, a CollabSim run), its wave in that chain and its lane in the wave
+(bench/call_log.py: a wave's lanes go out together, a lane's calls one after another; a CollabSim
+step's turns are a wave, its probes another with a lane per agent; an episode's calls are a wave
+each), the
 workflow job it came from, its cell's arm, the served model, the tokens the server counted against
 tpm and the latency the server drew. This script plays those chains again under the same limits in
 simulated time (no model, no network: a second or so per order for the 4,000-call row) and prints,
@@ -35,6 +37,9 @@ Orders (a conversation's age: the order of the chains' first calls in the trace)
                   requests are the scarcer budget the waiting call with the most tokens first,
                   otherwise the one with the fewest; a call passed over for OVERDUE windows
                   first (the pace since 2026-12-05, docs/models.md)
+  foresight       the line, knowing every call's tokens in advance: while requests are the
+                  scarcer budget, the call whose chain's calls still to come carry the most tokens
+                  each first (its requests lead soonest to the large prompts tokens wait for)
   oldest-job      within each job the oldest conversation's calls first, the jobs racing (an order
                   one process can keep on its own); the median of --seeds runs
   oldest          the oldest conversation's calls first, across jobs (needs an order shared by
@@ -44,8 +49,15 @@ Orders (a conversation's age: the order of the chains' first calls in the trace)
   arms            with --arms-first A,B,..: those arms' calls first, in that order, then the
                   oldest, across jobs
 
+The last line names the shortest replayed order and its wall time against bench/throughput.py's
+ideal for the trace: where even the shortest is well above the ideal, the ideal cannot be reached
+by ordering calls (the requests bind first and the tokens later), and the shortest replay is the
+tighter bound a row is also judged against. It is a schedule found, not a proof: no order outside
+those listed is tried.
+
 Usage: python bench/order_replay.py CALLS.jsonl --rpm 60 --tpm 120000 [--arms-first A,B,..]
          [--margin M] [--reserve R] [--hold-unless-scarcer] [--critical-arm ARM] [--seeds 5] [--gap 0.05]
+         [--minute 60]   (60 / F for a row of bench/throughput.py --time-scale F)
        python bench/order_replay.py --quick       (a synthetic trace of 24 chains; for CI)
 """
 
@@ -76,7 +88,8 @@ from incognita.common.pacing import (  # noqa: E402 -- after the checkout is on 
     requests_scarcer,
 )
 
-ORDERS = ("in-turn", "line", "oldest-job", "oldest", "critical-first", "arms")
+ORDERS = ("in-turn", "line", "foresight", "oldest-job", "oldest", "critical-first", "arms")
+LINES = ("line", "foresight")  # one line across jobs, one call at a time at its counter
 RANDOM_ORDERS = ("in-turn", "oldest-job")  # shown as the median over --seeds
 
 
@@ -85,6 +98,7 @@ class Call:
     model: str
     tokens: int
     latency: float
+    lane: str | None = None  # a wave's calls of one lane go one after another (bench/call_log.py); None: alone
 
 
 @dataclass(frozen=True)
@@ -92,7 +106,7 @@ class Chain:
     key: str  # the chain's identity in the trace
     job: str  # the workflow job (one process) its calls come from
     arm: str | None
-    waves: tuple[tuple[Call, ...], ...]  # a wave's calls go out together; the next wave waits for all
+    waves: tuple[tuple[Call, ...], ...]  # a wave's lanes go out together; the next wave waits for all
 
 
 def load(path: Path) -> list[Chain]:
@@ -103,7 +117,8 @@ def load(path: Path) -> list[Chain]:
         for n, line in enumerate(fh, 1):
             try:
                 d = json.loads(line)
-                call = Call(d["model"], int(d["tokens"]), float(d["latency"]))
+                lane = d.get("lane")
+                call = Call(d["model"], int(d["tokens"]), float(d["latency"]), None if lane is None else str(lane))
                 rows[d["chain"]].append((n, tuple(d["wave"]), call))
                 meta.setdefault(d["chain"], (str(d["job"]), d.get("arm")))
             except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
@@ -139,16 +154,18 @@ def replay(
     arms_first: tuple[str, ...] = (),
     gap: float = 0.05,
     seed: int = 0,
+    minute: float = 60.0,
 ) -> tuple[float, dict]:
     """Simulated wall time and, per model, what it served."""
     if order not in ORDERS:
         raise ValueError(f"unknown order {order!r} (known: {', '.join(ORDERS)})")
-    window, rng = 60.0 * (1 + margin), random.Random(seed)
+    # `minute`: the provider's window (shorter for a row of bench/throughput.py --time-scale).
+    window, rng = minute * (1 + margin), random.Random(seed)
     age = {c.key: i for i, c in enumerate(chains)}
     jobs = sorted({c.job for c in chains})
     by_key = {c.key: c for c in chains}
     nxt = {c.key: 0 for c in chains}  # the chain's wave now going out
-    out = {c.key: 0 for c in chains}  # its calls not yet answered
+    out = {c.key: 0 for c in chains}  # its wave's lanes not yet done
     waiting: dict[str, list[tuple[str, int]]] = collections.defaultdict(list)  # model -> (chain, call in wave)
     since: dict[tuple[str, int], float] = {}  # when a waiting call became ready
     counter: dict[str, tuple[str, int]] = {}  # model -> the call first in the pace's line, waiting for the budget
@@ -164,8 +181,30 @@ def replay(
     general_cap = math.floor(rpm * (1 - reserve))
     limits = Limits(rpm=rpm, tpm=tpm)
 
+    following: dict[tuple[str, int], int] = {}  # a call -> the next call of its lane
+
+    def ready(key: str, i: int, now: float) -> None:
+        call = by_key[key].waves[nxt[key]][i]
+        waiting[call.model].append((key, i))
+        since[(key, i)] = now
+
     def call_of(q: tuple[str, int]) -> Call:
         return by_key[q[0]].waves[nxt[q[0]]][q[1]]
+
+    # What each chain will still send from each of its waves on: (tokens, calls).
+    ahead = {}
+    for c in chains:
+        tokens = calls = 0
+        for w in range(len(c.waves) - 1, -1, -1):
+            tokens, calls = tokens + sum(x.tokens for x in c.waves[w]), calls + len(c.waves[w])
+            ahead[(c.key, w)] = (tokens, calls)
+
+    def foresight_key(q: tuple[str, int], scarce: bool) -> tuple:
+        """While requests are the scarcer budget, the call whose chain's calls still to come carry
+        the most tokens each (its requests lead soonest to the large prompts tokens wait for);
+        otherwise the fewest tokens first, as the line; equals by arrival."""
+        tokens, calls = ahead[(q[0], nxt[q[0]])]
+        return (-tokens / calls if scarce else call_of(q).tokens, since[q])
 
     def hold_now(model: str) -> bool:
         """Whether the reserve is held back at `model` now (while a critical call was made)."""
@@ -175,15 +214,22 @@ def replay(
         now = events[0][0]
         while events and events[0][0] == now:  # everything that happens at this instant, then admit
             _, _, kind, key = heapq.heappop(events)
-            if kind == "ready":
-                wave = by_key[key].waves[nxt[key]]
-                out[key] = len(wave)
-                for i, call in enumerate(wave):
-                    waiting[call.model].append((key, i))
-                    since[(key, i)] = now
+            if kind == "ready":  # a chain's next wave: the first call of each of its lanes
+                lanes = lanes_of(by_key[key].waves[nxt[key]])
+                out[key] = len(lanes)
+                for lane in lanes:
+                    following.update(zip(((key, i) for i in lane), lane[1:]))
+                    ready(key, lane[0], now)
+            elif kind == "next":  # the next call of a lane
+                ready(*key, now)
             elif kind == "answered":
-                out[key] -= 1
                 end = max(end, now)
+                after = following.pop(key, None)
+                if after is not None:
+                    heapq.heappush(events, (now + gap, next(tick), "next", (key[0], after)))
+                    continue
+                key = key[0]
+                out[key] -= 1
                 if out[key] == 0:
                     nxt[key] += 1
                     if nxt[key] < len(by_key[key].waves):
@@ -200,7 +246,7 @@ def replay(
             # Popped from the end: the next call to try last in the list.
             pending = (
                 queue[::-1]
-                if order == "line"
+                if order in LINES
                 else _in_order(queue, order, age, by_key, jobs, rng, critical, arms_first)[::-1]
             )
             left = []
@@ -211,7 +257,10 @@ def replay(
                     pending.append(at_counter)
                 elif order == "line":  # ranked when the counter is free, as the pace's next call reads the window
                     scarce = requests_scarcer(len(log), in_window[model], limits)
-                    pending.sort(key=lambda q: line_key(call_of(q).tokens, since[q], now, 60.0, scarce), reverse=True)
+                    pending.sort(key=lambda q: line_key(call_of(q).tokens, since[q], now, minute, scarce), reverse=True)
+                elif order == "foresight":  # the line, knowing what each chain will still send
+                    scarce = requests_scarcer(len(log), in_window[model], limits)
+                    pending.sort(key=lambda q: foresight_key(q, scarce), reverse=True)
                 key, i = pending.pop()
                 call = call_of((key, i))
                 need = min(call.tokens, tpm)  # as the pace charges a call larger than a whole window
@@ -223,7 +272,7 @@ def replay(
                         continue
                 if not (len(log) < rpm and in_window[model] + need <= tpm):
                     left.append((key, i))
-                    if order == "line":  # the line's first waits at the counter for the budget, the rest behind it
+                    if order in LINES:  # the line's first waits at the counter for the budget, the rest behind it
                         counter[model] = (key, i)
                         left.extend(pending)
                         break
@@ -234,13 +283,13 @@ def replay(
                 if reserve and not is_critical:
                     general[model].append(now)
                 if is_critical:
-                    critical_until[model] = max(critical_until[model], now + 60.0)
-                    heapq.heappush(events, (now + 60.0 + 1e-6, next(tick), "tick", ""))
+                    critical_until[model] = max(critical_until[model], now + minute)
+                    heapq.heappush(events, (now + minute + 1e-6, next(tick), "tick", ""))
                 s = served[model]
                 s.calls, s.tokens = s.calls + 1, s.tokens + call.tokens
                 s.first = now if s.first is None else s.first
                 s.last = max(s.last, now + call.latency)
-                heapq.heappush(events, (now + call.latency, next(tick), "answered", key))
+                heapq.heappush(events, (now + call.latency, next(tick), "answered", (key, i)))
                 heapq.heappush(events, (now + window + 1e-6, next(tick), "tick", ""))
                 if reserve:
                     heapq.heappush(events, (now + window / spread + 1e-6, next(tick), "tick", ""))
@@ -249,6 +298,14 @@ def replay(
     if unfinished:  # a bug here, not in the trace: every call fits an empty window
         raise RuntimeError(f"replay stopped with {len(unfinished)} chain(s) unfinished, first {unfinished[0]}")
     return end, dict(served)
+
+
+def lanes_of(wave: tuple[Call, ...]) -> list[list[int]]:
+    """A wave's lanes as lists of its calls' indices, in order (a call without a lane alone)."""
+    lanes: dict[object, list[int]] = {}
+    for i, call in enumerate(wave):
+        lanes.setdefault(("lane", call.lane) if call.lane is not None else ("call", i), []).append(i)
+    return list(lanes.values())
 
 
 def _in_order(queue: list, order: str, age: dict, by_key: dict, jobs: list, rng, critical, arms_first) -> list:
@@ -269,13 +326,30 @@ def _in_order(queue: list, order: str, age: dict, by_key: dict, jobs: list, rng,
     return [next(mine[by_key[q[0]].job]) for q in shuffled]
 
 
-def share(served: dict, rpm: int, tpm: int) -> tuple[str, float, str]:
+def share(served: dict, rpm: int, tpm: int, minute: float = 60.0) -> tuple[str, float, str]:
     """The busiest model (by tokens against tpm, or calls against rpm), its binding limit and share."""
     model, s = max(served.items(), key=lambda kv: max(kv[1].tokens / tpm, kv[1].calls / rpm))
     span = s.last - (s.first or 0.0)
     if s.tokens / tpm >= s.calls / rpm:
-        return model, s.tokens * 60 / span / tpm, "tpm"
-    return model, s.calls * 60 / span / rpm, "rpm"
+        return model, s.tokens * minute / span / tpm, "tpm"
+    return model, s.calls * minute / span / rpm, "rpm"
+
+
+def ideal_seconds(chains: list[Chain], rpm: int, tpm: int, minute: float = 60.0) -> float:
+    """bench/throughput.py's ideal for the trace: the busiest model's calls / rpm and tokens / tpm,
+    and the longest chain's latency (bench/call_log.py; each chain's threads taken as enough)."""
+    calls: dict[str, int] = collections.Counter()
+    tokens: dict[str, int] = collections.Counter()
+    chain = 0.0
+    for c in chains:
+        seconds = 0.0
+        for wave in c.waves:
+            for x in wave:
+                calls[x.model] += 1
+                tokens[x.model] += x.tokens
+            seconds += max(sum(wave[i].latency for i in lane) for lane in lanes_of(wave))
+        chain = max(chain, seconds)
+    return max(max(calls.values(), default=0) * minute / rpm, max(tokens.values(), default=0) * minute / tpm, chain)
 
 
 def longest_arm(chains: list[Chain]) -> str | None:
@@ -314,6 +388,12 @@ def main() -> None:
     )
     ap.add_argument("--critical-arm", help="whose calls are critical (default: the arm with the longest chains)")
     ap.add_argument("--seeds", type=int, default=5, help="runs of the random orders (their median is shown)")
+    ap.add_argument(
+        "--minute",
+        type=float,
+        default=60.0,
+        help="the limits' window in the trace's seconds (60 / F for a row of bench/throughput.py --time-scale F)",
+    )
     ap.add_argument("--gap", type=float, default=0.05, help="seconds from a wave's last answer to the next wave")
     ap.add_argument("--quick", action="store_true", help="a synthetic trace (CI)")
     args = ap.parse_args()
@@ -336,6 +416,7 @@ def main() -> None:
         f"reserve {args.reserve:.3f} for {critical or 'no arm'}, held {'unless requests are scarcer' if args.hold_unless_scarcer else 'always'}"
     )
     print(f"{'order':<22}{'busiest model':<26}{'binds':>6}{'share':>8}{'wall s':>9}  share per seed")
+    best = None
     for order in ORDERS:
         if order == "arms" and not arms_first:
             continue
@@ -353,8 +434,9 @@ def main() -> None:
                 arms_first=arms_first,
                 gap=args.gap,
                 seed=seed,
+                minute=args.minute,
             )
-            runs.append((share(served, args.rpm, args.tpm), wall))
+            runs.append((share(served, args.rpm, args.tpm, args.minute), wall))
         (model, _, binds), _ = runs[0]
         shares, walls = [r[0][1] for r in runs], [r[1] for r in runs]
         each = " ".join(f"{x:.3f}" for x in shares) if len(shares) > 1 else ""
@@ -362,6 +444,14 @@ def main() -> None:
         print(
             f"{name:<22}{model:<26}{binds:>6}{statistics.median(shares):>8.1%}{statistics.median(walls):>9.1f}  {each}"
         )
+        for (_, run_share, _), run_wall in runs:
+            if best is None or run_wall < best[2]:
+                best = (name, run_share, run_wall)
+    ideal = ideal_seconds(chains, args.rpm, args.tpm, args.minute)
+    print(
+        f"shortest replayed: {best[0]}, {best[2]:.1f} s, {best[1]:.1%} of the binding limit; the ideal "
+        f"max(calls/rpm, tokens/tpm, chain) {ideal:.1f} s: shortest replayed / ideal {best[2] / ideal:.3f}"
+    )
 
 
 if __name__ == "__main__":

@@ -24,7 +24,17 @@ default a row's --cores is its API jobs minus 5 (at least 2): every API job can 
 #26: at most 4 API jobs at once (the profile's former api_calls), each one call at a time
 (INCOGNITA_WORKERS=1), --cores 2.
 
-Designs (rows: each design at each limit):
+Rows: each design at each condition (a provider's limits and latency). `--limits` gives one
+condition per requests-per-minute value at the given latency; `--sweep N --seed S` draws N
+conditions over the range a user meets (bench/throughput_rows.py: requests per minute
+log-uniform 30-5,000, tokens per request of the tpm limit log-uniform 500-8,000, latency median
+0.5-5 s, sigma 0.3-1.2, 0-30 ms per output token), and ends with the distribution over rows
+(worst, median) of the share of the binding limit and of wall / ideal; `--rows` runs some of
+them (a sweep split over several invocations). `--time-scale F` runs a row F times faster
+(latencies / F, the loopback's and the pace's windows 60 / F s, the same limits per window);
+the machine's own time per call does not shrink, so a faster row is a harsher test.
+
+Designs:
   smoke      config/smoke.yaml's tasks, models and arms, native included: the native job runs
              the upstream harness's own LLM agent and user simulator, whose calls name their run
              and are answered by the native twins (a repaired task also runs unrepaired, archived)
@@ -37,23 +47,26 @@ Per row: wall time of `snakemake <targets> --cores C --resources api_calls=<ever
 calls answered and 429s (the servers' stats); calls per minute from the first request to the
 last answer, against the limit (per model: the busiest model's server); the ideal
 wall time max(calls / rpm, tokens / tpm, chain) (calls and tokens of the busiest server), where
-the chain is the latency of the longest run of calls that had to wait for each other: an
-episode's calls one after another, as are a native run's (its agent's and user's calls
-alternate); a CollabSim run's steps one after another, each a wave of
-the turns (simultaneous) and then its probe waves (the k-th probes of the agents go together),
-each wave as long as its slowest call (the latencies the server drew, drawn here again); which
-term binds; wall / ideal; the peak resident memory of Snakemake and all its descendants
-(sampled every 0.2 s). Targets (issue #26): where rpm or tpm binds, the achieved rate is at
-least 85% of it; where the chain binds, wall <= 1.25 x ideal; peak memory < 4 GiB. Each row
-also writes the calls its servers answered to calls.jsonl in its copy (kept with --keep), which
+the chain is the latency of the longest run of calls that had to wait for each other in the
+order the run imposed (bench/call_log.py: an episode's or native run's calls one after another;
+a CollabSim run's simultaneous turns one wave, its probes a wave with each agent's probes one
+after another, round-robin turns one after another), from the latencies the server drew (drawn
+here again), so wall / ideal >= 1; which term binds; wall / ideal; the peak resident memory of
+Snakemake and all its descendants (sampled every 0.2 s); the CPU the row used (cores: CPU
+seconds of this process and Snakemake's tree / wall) and the machine's load average at its
+start and end. Targets (issue #26): where rpm or tpm binds, the achieved rate is at least 85%
+of it; where the chain binds, wall <= 1.25 x ideal; peak memory < 4 GiB. Each row also writes
+the calls its servers answered to calls.jsonl in its copy (kept with --keep), which
 bench/order_replay.py plays again under other orders of waiting calls.
 
 Usage: python bench/throughput.py [--designs smoke,access72,collabsim] [--limits 60,600,3000]
          [--tpm-per-request 2000] [--median 2.0] [--sigma 0.5] [--per-output-token 0]
+         [--sweep N --seed S [--rows I,J]] [--time-scale F]
          [--cores N] [--shared] [--sequential] [--keep DIR] [--stages DIR] [--quick]
 Rows take minutes each; at 60 per minute the 72-cell design (about 4,000 calls) and the
 CollabSim design (about 10 M tokens) take over an hour each. --quick runs one small row (one
-access cell at 600/min with 0.1 s latency) for CI.
+access cell at 600/min with 0.1 s latency) for CI; --quick --sweep N runs that cell at N drawn
+conditions, 60 times faster.
 """
 
 from __future__ import annotations
@@ -63,12 +76,12 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -78,6 +91,24 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from incognita.access.taxonomy import NATIVE  # noqa: E402 -- after the checkout is on the path
 from incognita.collabsim.paths import MANIFEST, Cell  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "bench"))  # its modules, when this file is loaded by path (tests)
+from call_log import Dispatch, run_orders  # noqa: E402
+from throughput_rows import (  # noqa: E402
+    CHAIN_TARGET,
+    HEADER,
+    RATE_TARGET,
+    Budget,
+    Condition,
+    Row,
+    cpu_seconds,
+    draw,
+    shortest_replay,
+    stop_group,
+    summary,
+    table_line,
+    tree_rss,
+)
 
 SEQUENTIAL_JOBS = 4  # the workflow profile's api_calls before issue #26
 KEY_ENV = "INCOGNITA_BENCH_KEY"
@@ -95,7 +126,6 @@ set:
   protocol.turn_taking: simultaneous
   protocol.max_steps: {steps}
 """
-RATE_TARGET, CHAIN_TARGET, MEMORY_TARGET = 0.85, 1.25, 4 * 1024**3
 
 
 # --------------------------------------------------------------------------- designs
@@ -263,195 +293,19 @@ def workflow_copy(dest: Path, stages: Path, d: Design, cs_steps: int = 0) -> Pat
     return dest
 
 
-# --------------------------------------------------------------------------- the endpoint
-
-
-class Dispatch:
-    """The servers' responder: each request goes to its family's twins (the cell header's `family`).
-
-    It also notes, per request, which chain of dependent calls it belongs to, the workflow job it
-    came from, the tokens the server counts against tpm and the latency the server holds it for
-    (a function of the request alone, so it can be drawn here again): the row's calls.jsonl, which
-    bench/order_replay.py plays again under other orders of waiting calls."""
-
-    def __init__(self, families: dict, latency, seed: int = 0):
-        self.families, self.latency, self.seed = families, latency, seed
-        self.calls: list[dict] = []  # chain, wave, job, arm, model, tokens, latency
-        self._probes: Counter = Counter()  # (run, step, agent) -> probes so far
-        self._lock = threading.Lock()
-
-    def __call__(self, model: str, body: dict, headers: dict):
-        from incognita.common.loopback import admission_tokens
-        from incognita.common.wire_shapes import completion_body
-
-        raw = headers.get("x-incognita-cell")
-        try:
-            cell = json.loads(raw) if raw else {}
-        except json.JSONDecodeError:
-            cell = {}
-        family = cell.get("family") if isinstance(cell, dict) else None
-        twins = self.families.get(family)
-        if twins is None:
-            raise ValueError(f"no twins for family {family!r} (X-Incognita-Cell: {raw!r})")
-        reply = twins(model, body, headers)
-        tokens = 0
-        if self.latency.per_output_token:
-            tokens = completion_body(model, body, reply, 0)["usage"]["completion_tokens"]
-        wait = self.latency.draw(body, tokens, self.seed)
-        with self._lock:
-            chain, wave, job = self._place(family, cell, body)
-            self.calls.append(
-                {
-                    "chain": chain,
-                    "wave": wave,
-                    "job": job,
-                    "arm": cell.get("arm"),
-                    "model": model,
-                    "tokens": admission_tokens(body),
-                    "latency": wait,
-                }
-            )
-        return reply
-
-    def _place(self, family: str, cell: dict, body: dict) -> tuple[str, tuple, str]:
-        """(chain, wave, job): calls of one wave went out together; a chain's waves one after another.
-        An episode's calls are sequential, each its own wave; so are a native run's, its agent's
-        and its user's calls in one chain (the cell without the role names the run; its overlay
-        version keeps a repaired task's run and its archived unrepaired run apart). A CollabSim
-        run's step is one wave of turns (simultaneous), then probe waves: the k-th probe of each
-        agent in the step go together. The job: an access cell's `episodes` block (model, task) or
-        `native` job (model), a CollabSim run's own job (rules/*.smk)."""
-        if family == "access":
-            chain = json.dumps({k: v for k, v in cell.items() if k != "role"}, sort_keys=True)
-            job = (
-                f"native/{cell.get('model')}"
-                if cell.get("arm") == NATIVE
-                else f"episodes/{cell.get('model')}/{cell.get('task')}"
-            )
-            return chain, (len(self.calls),), job
-        from incognita.collabsim.loopback_twins import step_of
-
-        run = json.dumps({k: v for k, v in cell.items() if k not in ("role", "agent", "agent_seed")}, sort_keys=True)
-        kind, step = step_of(body)
-        if kind == "act":
-            return run, (step, "act"), run
-        k = self._probes[(run, step, cell["agent"])]
-        self._probes[(run, step, cell["agent"])] += 1
-        return run, (step, "probe", k), run
-
-    def chain(self) -> tuple[int, float]:
-        """The longest chain: (its waves, its seconds of latency, each wave as long as its slowest call)."""
-        waves: dict[str, dict[tuple, float]] = defaultdict(dict)
-        for c in self.calls:
-            waves[c["chain"]][c["wave"]] = max(waves[c["chain"]].get(c["wave"], 0.0), c["latency"])
-        if not waves:
-            return 0, 0.0
-        longest = max(waves.values(), key=lambda w: sum(w.values()))
-        return len(longest), sum(longest.values())
-
-
 # --------------------------------------------------------------------------- one row
 
 
-@dataclass(frozen=True)
-class Budget:
-    """What one rate-limited server answered: one served model, or the whole endpoint (--shared)."""
-
-    calls: int
-    tokens: int
-    span: float  # seconds from its first request to its last answer
-
-    @property
-    def rate(self) -> float:
-        return self.calls * 60 / self.span if self.span > 0 else 0.0
-
-    @property
-    def token_rate(self) -> float:
-        return self.tokens * 60 / self.span if self.span > 0 else 0.0
-
-
-@dataclass
-class Row:
-    design: str
-    cells: int
-    rpm: int
-    tpm: int
-    budgets: list[Budget] = field(default_factory=list)
-    rejected: int = 0
-    chain: int = 0
-    chain_seconds: float = 0.0  # the chain's latency, each wave as long as its slowest call
-    wall: float = 0.0
-    peak_rss: int = 0
-    errors: list[str] = field(default_factory=list)
-
-    @property
-    def calls(self) -> int:
-        return sum(b.calls for b in self.budgets)
-
-    @property
-    def busiest(self) -> Budget:
-        """The budget the binding limit applies to: the one with the most calls (tokens if tpm binds)."""
-        key = (lambda b: b.tokens) if self.binds == "tpm" else (lambda b: b.calls)
-        return max(self.budgets, key=key, default=Budget(0, 0, 0.0))
-
-    @property
-    def ideal_terms(self) -> dict[str, float]:
-        return {
-            "rpm": max((b.calls for b in self.budgets), default=0) / self.rpm * 60,
-            "tpm": max((b.tokens for b in self.budgets), default=0) / self.tpm * 60,
-            "chain": self.chain_seconds,
-        }
-
-    @property
-    def ideal(self) -> float:
-        return max(self.ideal_terms.values())
-
-    @property
-    def binds(self) -> str:
-        terms = self.ideal_terms
-        return max(terms, key=terms.get)
-
-    @property
-    def share(self) -> float:
-        """The achieved rate as a share of the binding limit (rpm or tpm)."""
-        b = self.busiest
-        return b.token_rate / self.tpm if self.binds == "tpm" else b.rate / self.rpm
-
-    def verdict(self) -> str:
-        missed = list(self.errors)
-        if self.binds in ("rpm", "tpm") and self.share < RATE_TARGET:
-            missed.append(f"rate {self.share:.0%} of the {self.binds} limit < {RATE_TARGET:.0%}")
-        if self.binds == "chain" and self.wall > CHAIN_TARGET * self.ideal:
-            missed.append(f"wall {self.wall / self.ideal:.2f} x ideal > {CHAIN_TARGET}")
-        if self.peak_rss >= MEMORY_TARGET:
-            missed.append(f"peak memory {self.peak_rss / 1024**3:.2f} GiB >= 4 GiB")
-        return "ok" if not missed else "MISSED: " + "; ".join(missed)
-
-
-def tree_rss(pid: int) -> int:
-    import psutil
-
-    try:
-        root = psutil.Process(pid)
-        procs = [root, *root.children(recursive=True)]
-    except psutil.NoSuchProcess:
-        return 0
-    total = 0
-    for p in procs:
-        try:
-            total += p.memory_info().rss
-        except psutil.NoSuchProcess:
-            pass
-    return total
-
-
-def run_row(d: Design, rpm: int, tpm: int, args, stages: Path, scratch: Path, harness_box: dict) -> Row:
+def run_row(d: Design, c: Condition, args, stages: Path, scratch: Path, harness_box: dict) -> Row:
     from workflow_helpers import planned_jobs
 
+    from incognita.common.fan_out import JOB_WORKERS, WORKERS_ENV
     from incognita.common.loopback import Latency, LoopbackServer, RateLimits
+    from incognita.common.pacing import WINDOW_ENV
 
-    row = Row(d.name, d.cells, rpm, tpm)
-    wf = workflow_copy(scratch / f"{d.name}-{rpm}", stages, d, args.cs_steps)
+    scale = args.time_scale
+    row = Row(d.name, d.cells, c, window=60.0 / scale, scale=scale)
+    wf = workflow_copy(scratch / f"{d.name}-{c.label or c.rpm}", stages, d, args.cs_steps)
     if d.family == "access":
         from incognita.access.episodes.loopback_twins import AccessTwins
         from incognita.access.native.native_twins import NativeTwins
@@ -470,17 +324,22 @@ def run_row(d: Design, rpm: int, tpm: int, args, stages: Path, scratch: Path, ha
         from incognita.collabsim.loopback_twins import CollabSimTwins
 
         twins = CollabSimTwins(wf / "config/collabsim")
-    latency = Latency(median=args.median, sigma=args.sigma, per_output_token=args.per_output_token)
-    responder, limits = Dispatch({d.family: twins}, latency), RateLimits(rpm=rpm, tpm=tpm)
+    latency = Latency(median=c.median / scale, sigma=c.sigma, per_output_token=c.per_output_token / scale)
+    workers = 1 if args.sequential else int(os.environ.get(WORKERS_ENV) or JOB_WORKERS)
+    orders = run_orders(wf / "config/collabsim", workers)
+    responder = Dispatch({d.family: twins}, latency, seed=c.seed, orders=orders)
+    limits = RateLimits(rpm=c.rpm, tpm=c.tpm, window=row.window)
     # One server per served model, or with --shared one for the whole endpoint: a provider limits
     # each model apart, as the client's pacing does (incognita.common.pacing keys on endpoint and model).
     groups = [profiles(d)] if args.shared else [[p] for p in profiles(d)]
-    servers = [LoopbackServer(responder, latency=latency, limits=limits, seed=0, with_headers=True) for _ in groups]
+    servers = [
+        LoopbackServer(responder, latency=latency, limits=limits, seed=c.seed, with_headers=True) for _ in groups
+    ]
     with contextlib.ExitStack() as stack:
         for server in servers:
             stack.enter_context(server)
         url = {p: server.base_url for group, server in zip(groups, servers) for p in group}
-        cfg, targets = overlay(d, url, rpm, tpm)
+        cfg, targets = overlay(d, url, c.rpm, c.tpm)
         (wf / "config/bench.yaml").write_text(json.dumps(cfg, indent=1))  # JSON is YAML
         env = {
             **os.environ,
@@ -490,14 +349,21 @@ def run_row(d: Design, rpm: int, tpm: int, args, stages: Path, scratch: Path, ha
             "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
         }
         if args.sequential:
-            env["INCOGNITA_WORKERS"] = "1"
+            env[WORKERS_ENV] = "1"
+        if scale != 1:
+            env[WINDOW_ENV] = repr(row.window)
         cmd = [sys.executable, "-m", "snakemake", *targets, "--configfile", "config/bench.yaml"]
         cmd += ["--cores", str(row_cores(d, args)), "--resources", f"api_calls={api_slots(d, args)}"]
         log = wf / "bench-snakemake.log"
         peak, done = [0], threading.Event()
-        start = time.perf_counter()
+        used = cpu_seconds()
+        row.load = (os.getloadavg()[0], 0.0)
+        start, started = time.perf_counter(), time.time()
         with log.open("w") as out:
-            proc = subprocess.Popen(cmd, cwd=wf, env=env, stdout=out, stderr=subprocess.STDOUT)
+            # Its own process group, ended with the row however the bench ends (a stopped sweep leaves
+            # no Snakemake or job behind to load the machine).
+            proc = subprocess.Popen(cmd, cwd=wf, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+            stack.callback(stop_group, proc)
 
             def sample() -> None:
                 while not done.wait(0.2):
@@ -507,9 +373,12 @@ def run_row(d: Design, rpm: int, tpm: int, args, stages: Path, scratch: Path, ha
             sampler.start()
             code = proc.wait()
             row.wall = time.perf_counter() - start
+            row.cpu, row.load = cpu_seconds() - used, (row.load[0], os.getloadavg()[0])
             done.set()
             sampler.join()
     row.peak_rss = peak[0]
+    firsts = [s.first_request for s in (server.stats() for server in servers) if s.first_request is not None]
+    row.lead = max(0.0, min(firsts, default=started) - started)
     for server in servers:
         stats = server.stats()
         span = (stats.last_answer or 0.0) - (stats.first_request or 0.0)
@@ -517,7 +386,9 @@ def run_row(d: Design, rpm: int, tpm: int, args, stages: Path, scratch: Path, ha
         row.rejected += stats.rejected_total
     row.chain, row.chain_seconds = responder.chain()
     # Every answered call, for bench/order_replay.py (kept with the row's copy under --keep).
-    (wf / "calls.jsonl").write_text("".join(json.dumps(c) + "\n" for c in responder.calls))
+    (wf / "calls.jsonl").write_text("".join(json.dumps(call) + "\n" for call in responder.calls))
+    if row.binds in ("rpm", "tpm") and responder.calls:
+        row.replayed = shortest_replay(wf / "calls.jsonl", row)
     text = log.read_text(errors="replace")
     if code != 0:
         row.errors.append(f"snakemake exited {code} (log: {log})")
@@ -564,11 +435,6 @@ def native_error(path: Path) -> str | None:
 
 # --------------------------------------------------------------------------- the table
 
-HEADER = (
-    f"{'design':<10}{'cells':>6}{'rpm':>6}{'tpm':>9}{'calls':>7}{'429s':>6}{'calls/min':>10}{'% limit':>8}"
-    f"{'chain':>6}{'ideal s':>9}{'wall s':>8}{'wall/ideal':>11}{'binds':>6}{'peak MiB':>9}  target"
-)
-
 
 def row_cores(d: Design, args) -> int:
     """Snakemake runs at most --cores + 5 jobs at once (its local executor's pool), so every API job
@@ -582,13 +448,27 @@ def api_slots(d: Design, args) -> int:
     return SEQUENTIAL_JOBS if args.sequential else max(1, d.api_jobs())
 
 
-def table_line(r: Row) -> str:
-    ratio = r.wall / r.ideal if r.ideal else float("nan")
-    return (
-        f"{r.design:<10}{r.cells:>6}{r.rpm:>6}{r.tpm:>9}{r.calls:>7}{r.rejected:>6}{r.busiest.rate:>10.1f}"
-        f"{r.share:>8.0%}{r.chain:>6}{r.ideal:>9.1f}{r.wall:>8.1f}{ratio:>11.2f}"
-        f"{r.binds:>6}{r.peak_rss / 1024**2:>9.0f}  {r.verdict()}"
-    )
+def conditions(args, ap) -> list[Condition]:
+    """The rows' conditions: drawn (--sweep), else one per --limits value at the given latency."""
+    if args.sweep:
+        drawn = draw(args.sweep, args.seed)
+        if args.rows:
+            try:
+                picked = [int(x) for x in args.rows.split(",") if x]
+            except ValueError:
+                ap.error(f"--rows: expected comma-separated row numbers, got {args.rows!r}")
+            bad = [i for i in picked if not 0 <= i < len(drawn)]
+            if bad:
+                ap.error(f"--rows: {bad} not among the sweep's rows 0-{len(drawn) - 1}")
+            drawn = [drawn[i] for i in picked]
+        return drawn
+    if args.quick:
+        return [Condition(600, args.tpm_per_request, 0.1, args.sigma, args.per_output_token)]
+    return [
+        Condition(int(x), args.tpm_per_request, args.median, args.sigma, args.per_output_token)
+        for x in args.limits.split(",")
+        if x
+    ]
 
 
 def main() -> None:
@@ -599,6 +479,23 @@ def main() -> None:
     ap.add_argument("--median", type=float, default=2.0, help="median latency of an answer, seconds")
     ap.add_argument("--sigma", type=float, default=0.5, help="log-normal sigma of the latency")
     ap.add_argument("--per-output-token", type=float, default=0.0, help="extra seconds per completion token")
+    ap.add_argument(
+        "--sweep",
+        type=int,
+        default=0,
+        help="draw this many conditions over the range a user meets (bench/throughput_rows.py) instead of --limits",
+    )
+    ap.add_argument("--seed", type=int, default=0, help="the sweep's seed (the same seed draws the same rows)")
+    ap.add_argument(
+        "--rows", default="", help="with --sweep: run only these of the drawn rows (comma-separated, from 0)"
+    )
+    ap.add_argument(
+        "--time-scale",
+        type=float,
+        default=0.0,
+        help="run each row this many times faster: latencies / F, windows 60 / F s, same limits per window "
+        "(default 1; 60 with --quick --sweep)",
+    )
     ap.add_argument(
         "--cores", type=int, default=0, help="Snakemake's --cores (0: the row's API jobs - 5, at least 2; see above)"
     )
@@ -620,45 +517,61 @@ def main() -> None:
         help="one server for every served model, its limits shared (default: one per model, as providers limit)",
     )
     ap.add_argument("--keep", default=None, help="keep the workflow copies (and their logs) under this directory")
-    ap.add_argument("--quick", action="store_true", help="one access cell at 600/min, 0.1 s latency (what CI runs)")
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="one access cell at 600/min, 0.1 s latency (what CI runs); with --sweep, that cell at each drawn row",
+    )
     ap.add_argument(
         "--stages", default=None, help="a directory holding built task stages (default: the checkout's, else one build)"
     )
     args = ap.parse_args()
+    # A SIGTERM ends the bench as Ctrl-C does: through the rows' cleanup (stop_group).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    if args.sweep < 0 or args.time_scale < 0:
+        ap.error("--sweep and --time-scale must not be negative")
+    args.time_scale = args.time_scale or (60.0 if args.quick and args.sweep else 1.0)
     all_designs = designs(args.quick)
     if args.quick:
-        chosen, limits, args.median = ["quick"], [600], 0.1
+        chosen = ["quick"]
     else:
-        chosen, limits = [n for n in args.designs.split(",") if n], [int(x) for x in args.limits.split(",") if x]
+        chosen = [n for n in args.designs.split(",") if n]
         unknown = [n for n in chosen if n not in all_designs]
         if unknown:
             ap.error(f"unknown design(s) {unknown}; known: {', '.join(all_designs)}")
+    rows_of = conditions(args, ap)
 
     scratch = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="throughput-"))
     scratch.mkdir(parents=True, exist_ok=True)
     rows, harness_box = [], {}
     try:
         stages = task_stages(scratch, args.stages) if any(all_designs[n].family == "access" for n in chosen) else ROOT
-        for name in chosen:
-            d = all_designs[name]
-            for rpm in limits:
-                tpm = rpm * args.tpm_per_request
-                print(f"[{name} rpm={rpm}] started: {d.cells} cell(s), latency median {args.median} s", flush=True)
-                row = run_row(d, rpm, tpm, args, stages, scratch, harness_box)
+        # Condition by condition, every design at each: a sweep stopped early has whole conditions.
+        for c in rows_of:
+            for name in chosen:
+                d = all_designs[name]
+                tag = f"[{name} {c.label + ' ' if c.label else ''}rpm={c.rpm} tpm={c.tpm}]"
+                print(
+                    f"{tag} started: {d.cells} cell(s), latency median {c.median} s, sigma {c.sigma}, "
+                    f"{c.per_output_token * 1000:.1f} ms per output token, time scale {args.time_scale:g}",
+                    flush=True,
+                )
+                row = run_row(d, c, args, stages, scratch, harness_box)
                 rows.append(row)
                 # All three terms: when two are close, the wall time exceeds the larger one.
-                terms = ", ".join(f"{k} {v:.0f} s" for k, v in row.ideal_terms.items())
+                terms = ", ".join(f"{k} {v:.1f} s" for k, v in row.ideal_terms.items())
                 print(
-                    f"[{name} rpm={rpm}] finished in {row.wall:.1f} s: {row.calls} calls, {row.rejected} 429s, "
-                    f"ideal terms {terms}; {row.verdict()}",
+                    f"{tag} finished in {row.wall:.1f} s: {row.calls} calls, {row.rejected} 429s, "
+                    f"ideal terms {terms}; {row.verdict()}\n{tag} {table_line(row)}",
                     flush=True,
                 )
     finally:
         if not args.keep:
             shutil.rmtree(scratch, ignore_errors=True)
+    drawn = f"{args.sweep} rows drawn with seed {args.seed}" if args.sweep else "rows at --limits"
     print(
-        f"latency: log-normal, median {args.median} s, sigma {args.sigma}, +{args.per_output_token} s per output "
-        f"token; tpm = rpm x {args.tpm_per_request}; "
+        f"{drawn}; latency log-normal (median, sigma) + time per output token; time scale {args.time_scale:g} "
+        f"(windows {60 / args.time_scale:g} s; times below in those seconds); "
         + ", ".join(
             f"{n}: --cores {row_cores(all_designs[n], args)} api_calls={api_slots(all_designs[n], args)}"
             for n in chosen
@@ -673,8 +586,12 @@ def main() -> None:
     print(
         f"targets: where rpm/tpm binds, >= {RATE_TARGET:.0%} of it; where the chain binds, wall <= "
         f"{CHAIN_TARGET} x ideal; peak memory < 4 GiB. ideal = max(calls/rpm, tokens/tpm, the chain's latency); "
-        "chain: its calls (access) or waves (CollabSim)"
+        "chain: its waves (bench/call_log.py); cores: the row's CPU seconds / wall; load: the machine's 1-minute "
+        "load average at the row's start and end"
     )
+    if args.sweep:
+        for line in summary(rows):
+            print(line)
     if any(r.errors for r in rows):
         sys.exit(1)
 

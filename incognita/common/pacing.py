@@ -66,6 +66,10 @@ from pathlib import Path
 from incognita.common.io import InputError
 
 PACING_ENV = "INCOGNITA_PACING_DIR"
+# The length of the pace's "minute" in seconds, for a benchmark that runs a provider's limits and
+# latencies faster (bench/throughput.py --time-scale: its loopback's windows shortened alike); unset
+# in any real run, where the provider's window is a minute.
+WINDOW_ENV = "INCOGNITA_PACING_WINDOW"
 DEFAULT_DIR = "cache/pacing"
 TOKEN_ROWS = 2000  # rows a full token window holds: tokens are counted in units of tpm / TOKEN_ROWS
 # The buckets' window is this much longer than the provider's: a request is admitted here a little
@@ -131,6 +135,20 @@ def resolve_dir(configured: str | None = None) -> Path:
     return Path(configured or os.environ.get(PACING_ENV) or DEFAULT_DIR)
 
 
+def resolve_window() -> float:
+    """The window's length: a minute, unless $INCOGNITA_PACING_WINDOW shortens it (benchmarks only)."""
+    raw = os.environ.get(WINDOW_ENV)
+    if not raw:
+        return 60.0
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not (math.isfinite(value) and value > 0):
+        raise InputError(f"${WINDOW_ENV}: expected a positive number of seconds, got {raw!r}")
+    return value
+
+
 def endpoint_id(base_url: str | None, model: str) -> str:
     """Providers limit per organisation and model; one file per (endpoint, model) is that budget."""
     return hashlib.sha256(f"{base_url or 'default'}|{model}".encode()).hexdigest()[:16]
@@ -151,7 +169,8 @@ class Pacer:
     """The shared pace of one endpoint, as seen from this process (thread-safe)."""
 
     def __init__(self, key: str, limits: Limits, directory: Path, window: float = 60.0):
-        # `window`: the length of a "minute"; only tests shorten it (rpm then counts per window).
+        # `window`: the length of a "minute"; only tests and benchmarks (resolve_window) shorten it
+        # (rpm then counts per window).
         self.limits, self.window = limits, window
         directory.mkdir(parents=True, exist_ok=True)
         self.path = directory / f"{key}.sqlite"
@@ -474,12 +493,12 @@ _PACERS_LOCK = threading.Lock()
 
 
 def pacer_for(base_url: str | None, model: str, limits: Limits, directory: str | None = None) -> Pacer:
-    """One Pacer per (endpoint, model, limits, directory) and process."""
-    where = resolve_dir(directory)
-    ident = (endpoint_id(base_url, model), limits, str(where))
+    """One Pacer per (endpoint, model, limits, directory, window) and process."""
+    where, window = resolve_dir(directory), resolve_window()
+    ident = (endpoint_id(base_url, model), limits, str(where), window)
     with _PACERS_LOCK:
         if ident not in _PACERS:
-            _PACERS[ident] = Pacer(ident[0], limits, where)
+            _PACERS[ident] = Pacer(ident[0], limits, where, window=window)
         return _PACERS[ident]
 
 

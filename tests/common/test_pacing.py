@@ -396,3 +396,21 @@ def test_a_call_passed_over_for_overdue_windows_goes_first(tmp_path):
     kw = {"window": 0.6, "rpm": 1, "tpm": 1_000_000}
     assert run_line(tmp_path / "short", plans, overdue=0.5, **kw) == [1, 5, 10, 9_000]
     assert run_line(tmp_path / "long", plans, overdue=100, **kw) == [1, 5, 9_000, 10]
+
+
+def test_a_benchmark_may_shorten_the_window_through_the_environment(tmp_path, monkeypatch):
+    """$INCOGNITA_PACING_WINDOW is the pace's minute (bench/throughput.py --time-scale shortens its
+    loopback's windows and the pace's alike); unset it is a minute, and a bad value is named."""
+    from incognita.common import pacing
+
+    limits = Limits(rpm=7, tpm=None, max_in_flight=3)
+    monkeypatch.delenv(pacing.WINDOW_ENV, raising=False)
+    assert pacing.pacer_for("http://a", "m", limits, str(tmp_path)).window == 60.0
+    monkeypatch.setenv(pacing.WINDOW_ENV, "1.5")
+    assert pacing.pacer_for("http://a", "m", limits, str(tmp_path)).window == 1.5
+    for bad in ("0", "-1", "soon", "nan"):
+        monkeypatch.setenv(pacing.WINDOW_ENV, bad)
+        with pytest.raises(
+            InputError, match=f"INCOGNITA_PACING_WINDOW: expected a positive number of seconds, got '{bad}'"
+        ):
+            pacing.pacer_for("http://a", "m", limits, str(tmp_path))
