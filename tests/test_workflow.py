@@ -236,7 +236,7 @@ def test_a_damaged_record_stops_the_reader_and_leaves_the_last_trials_table(smok
     tables = {name: (wf / "results" / name).read_bytes() for name in ("trials.parquet", "trials.csv")}
     record = wf / "results" / "episodes" / "social" / "surveyor" / "retail" / "11" / "r0.json"
     record.write_text(record.read_text()[:100])  # truncated, and newer than the table
-    proc = snakemake(wf, "--configfile", "config/smoke.yaml", "results/trials.parquet", check=False)
+    proc = snakemake(wf, "results/trials.parquet", "--configfile", "config/smoke.yaml", check=False)
     assert proc.returncode != 0
     assert "Restored previous version of results/trials.parquet" in proc.stdout + proc.stderr
     assert f"error: {record.relative_to(wf)}" in (wf / "logs" / "trials.log").read_text()
