@@ -546,7 +546,7 @@ def test_the_endpoint_dies_mid_run_and_comes_back(base, tmp_path):
 def test_a_run_whose_every_call_fails_says_how_many_cells_to_retry_and_exits_3(base, tmp_path):
     """An endpoint that answers every call with HTTP 500 (issue #55, item 9): each cell ends as
     an error record after its retries and the tables are built with every trial excluded, as
-    designed; bin/run used to end there with exit 0 and "100% done". It now ends with one line
+    designed; bin/run used to end there with exit 0 and "(100%) done". It now ends with one line
     counting the error records this run wrote, naming the command that lists them and the one
     that retries them, and exit status 3. A rerun that writes none exits 0; the retry, with the
     endpoint well again, completes the design."""
