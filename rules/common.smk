@@ -9,10 +9,6 @@ import sys
 import yaml
 from pathlib import Path
 
-from snakemake.utils import validate
-
-validate(config, schema="../incognita/schemas/config.schema.json")
-
 # Jobs run `python -m incognita ...` (the same click CLI users call) with this checkout first
 # on the import path, whether or not it is pip-installed; with --sdm conda the env provides
 # the dependencies and the checkout provides the code.
@@ -38,15 +34,23 @@ from incognita.access.episodes.scripted.entries import check_entries
 from incognita.access.stats.exploratory_spec import spec_from_config
 from incognita.collabsim.design import DESIGNS as COLLABSIM_DESIGNS
 from incognita.collabsim.world.task import TASKS as COLLABSIM_TASKS
+from incognita.access.planning.workflow_config import located
 from incognita.common.io import InputError
+from incognita.common.schema import validate
 
+# The config files in the order Snakemake merged them (the Snakefile's, then each --configfile):
+# an error names the one that sets its key. The schema's errors are ours, one line each, not
+# Snakemake's validate(), which prints the whole schema with them.
+CONFIG_FILES = [str(f) for f in workflow.configfiles if f not in workflow.overwrite_configfiles]
+CONFIG_FILES += [str(f) for f in workflow.overwrite_configfiles]
 try:
+    validate(config, "config.schema.json", "config", sources=CONFIG_FILES)
     check_entries(config)
     DESIGN = design_from_config(config)
     FILES = design_files(config)  # each design domain's files (incognita.access.domain.DomainFiles)
     EXPLORATORY = spec_from_config(config, DESIGN.rotation)  # comparisons beyond the frozen analysis
 except InputError as exc:
-    raise WorkflowError(str(exc)) from None
+    raise WorkflowError(located(str(exc), CONFIG_FILES, "config")) from None
 ARM_REGISTRY = registry_path(config)  # what each arm of the design is (config/arms.yaml)
 ARM_PATTERNS = [re.escape(a) for a in DESIGN.episode_arms]  # the `arm` wildcard ('+' is literal)
 # Model backends find the response cache and the price table through the environment, so
@@ -288,19 +292,35 @@ def get_stats_outputs():
     return list(OUTPUT_FILES) + ([] if EXPLORATORY.empty else list(EXPLORATORY_FILES))
 
 
+def kept_on_failure(path):
+    """An output that a failed job leaves as it was: Snakemake deletes a job's outputs before it
+    runs and after it fails, but backs up an update() output and restores it on failure. It backs
+    up the local file, which an output under a storage provider need not have: there the outputs
+    are deleted as usual."""
+    return path if workflow.storage_settings.default_storage_provider else update(path)
+
+
 def get_final_targets():
     """Everything: the figures pull in every stage up to them; the audit, the replay table, the
     oracle check (unless `side_checks: false`), the episode manifest and the trajectory viewer
-    are side outputs that nothing downstream reads."""
+    are side outputs that nothing downstream reads. The records and runs, and the tables built
+    from them, are named too: Snakemake (since 7.7) rebuilds a missing file only for a target or
+    for a job that must run (snakemake/snakemake#1978), so a record deleted to be rebuilt, with the
+    files built from it present, left `bin/run` with nothing to do."""
     side_checks = per_domain(paths.audit_table) + per_domain(paths.replay_table) + per_domain(paths.oracle_table)
+    collabsim = "collabsim" in config
     return (
         (side_checks if config.get("side_checks", True) else [])
         + [
             paths.EPISODE_MANIFEST,
             paths.FIGURES_DIR,
             paths.VIEWER_DIR,
+            paths.TRIALS_TABLE,
+            *get_all_episodes(),
+            *get_all_native(),
         ]
-        + ([COLLABSIM_PATHS.FIGURES_DIR, COLLABSIM_PATHS.PAPER_DIR] if "collabsim" in config else [])
+        + ([COLLABSIM_PATHS.FIGURES_DIR, COLLABSIM_PATHS.PAPER_DIR] if collabsim else [])
+        + ([COLLABSIM_PATHS.RUNS_TABLE, *get_all_collabsim_runs()] if collabsim else [])
     )
 
 
@@ -325,7 +345,7 @@ def get_collabsim_design():
         design = design_from_config(config)
         experiments = {cell: design.load(cell) for cell in design.cells()}
     except InputError as exc:
-        raise WorkflowError(str(exc)) from None
+        raise WorkflowError(located(str(exc), CONFIG_FILES, "config")) from None
     return design, experiments
 
 

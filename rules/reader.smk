@@ -15,10 +15,13 @@ rule trials:
         cards=design_cards(),  # the participant audit
         partitions=per_domain(lambda d: FILES[d].partition),
         arm_registry=ARM_REGISTRY,
+    # A failed read (a damaged record stops the reader) leaves the last tables in place
+    # (kept_on_failure, rules/common.smk). The reader writes each one whole, and only once every
+    # record has been read.
     output:
-        **paths.READER_VALIDATION,
-        parquet=paths.TRIALS_TABLE,
-        csv=paths.TRIALS_CSV,
+        **{name: kept_on_failure(path) for name, path in paths.READER_VALIDATION.items()},
+        parquet=kept_on_failure(paths.TRIALS_TABLE),
+        csv=kept_on_failure(paths.TRIALS_CSV),
     log:
         "logs/trials.log",
     benchmark:

@@ -2,7 +2,7 @@
 so that a test can kill it like a real server.
 
     python tests/stub_openai.py --log LOG --port-file PORTFILE [--port N] [--key KEY]
-                                [--hold-after N --release FILE] [--die-after N] [--delay S]
+                                [--hold-after N --release FILE] [--die-after N] [--delay S] [--status N]
 
 It answers `POST /v1/chat/completions` at once and the same way every time:
 - model `stub-agent` (the evaluated agent) asks the customer AGENT_QUESTIONS questions, one a
@@ -14,7 +14,8 @@ body answered twice is a call paid twice), `held`, `dropped` and `refused` (a wr
 
 Faults: `--hold-after N` keeps every request after the N-th waiting until the file `--release`
 exists, then drops it unanswered (a call in flight when its client was killed is never paid
-here); `--die-after N` SIGKILLs the server right after its N-th answer (the endpoint going away).
+here); `--die-after N` SIGKILLs the server right after its N-th answer (the endpoint going away);
+`--status 500` fails every call with that status (logged as `failed`).
 """
 
 from __future__ import annotations
@@ -111,6 +112,10 @@ def handler(stub: Stub):
                 stub.write({"event": "refused", "n": n})  # the header itself is never logged
                 self._send(401, {"error": {"message": "bad key", "type": "authentication_error"}})
                 return
+            if stub.args.status != 200:  # a server failing every call
+                stub.write({"event": "failed", "n": n, "model": model, "status": stub.args.status})
+                self._send(stub.args.status, {"error": {"message": "internal error", "type": "server_error"}})
+                return
             if stub.held(n):
                 stub.write({"event": "held", "n": n, "model": model})
                 while not Path(stub.args.release).exists():
@@ -155,6 +160,7 @@ def main() -> None:
     ap.add_argument("--release", default=None)
     ap.add_argument("--die-after", type=int, default=None)
     ap.add_argument("--delay", type=float, default=0.0)
+    ap.add_argument("--status", type=int, default=200, help="answer every call with this HTTP status")
     args = ap.parse_args()
     stub = Stub(args)
     httpd = ThreadingHTTPServer(("127.0.0.1", args.port), handler(stub))

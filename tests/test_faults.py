@@ -399,7 +399,7 @@ def test_a_damaged_record_stops_the_reader_and_errors_lists_it_for_rebuild(finis
         assert "Traceback" not in out.output, kind
         assert (wf / "results" / "trials.parquet").read_bytes() == trials_before, kind  # nothing half-replaced
         listed = incognita(wf, "errors", "results/episodes", "results/native")
-        assert listed.returncode == 0 and "damaged:" in listed.stdout and str(target.relative_to(wf)) in listed.stdout
+        assert listed.returncode == 2 and "damaged:" in listed.stdout and str(target.relative_to(wf)) in listed.stdout
         assert "1 record(s) with an error (1 damaged)" in listed.stdout, (kind, listed.stdout)
         stopped += 1
         target.write_bytes(good[victim]) if target != native_path else target.unlink()
@@ -501,9 +501,12 @@ def test_the_endpoint_dies_mid_run_and_comes_back(base, tmp_path):
     back = None
     try:
         write_design(wf, stub.base_url)
-        bin_run(wf)  # error records are results: the design completes, with exclusions
+        # Error records are results: the design completes, with exclusions; bin/run counts them,
+        # says how to retry them and exits 3.
+        run = bin_run(wf, check=False)
         assert stub.proc.wait(10) == -signal.SIGKILL and stub.answered() == dies_after
         broken = {k for k, p in records(wf).items() if load(p)["error"]}
+        assert run.returncode == 3 and f"{len(broken)} record(s) written since " in run.stdout, run.stdout[-3000:]
         assert broken and all("connection error" in load(wf / k)["error"] for k in broken)
         table = trials(wf)
         assert len(table) == CELLS and int(table["excluded"].sum()) == len(broken)
@@ -511,7 +514,7 @@ def test_the_endpoint_dies_mid_run_and_comes_back(base, tmp_path):
 
         back = StubServer(tmp_path, port=stub.port)  # same port, same log: one account of what was paid
         listed = incognita(wf, "errors")
-        assert f"{len(broken)} record(s) with an error" in listed.stdout
+        assert listed.returncode == 1 and f"{len(broken)} record(s) with an error" in listed.stdout
         assert incognita(wf, "errors", "--delete").returncode == 0
         before = snapshot(records(wf))
         bin_run(wf)
@@ -538,6 +541,48 @@ def test_the_endpoint_dies_mid_run_and_comes_back(base, tmp_path):
     record_outcome(
         ROWS, "model endpoint killed mid-run, then back", 1, lost, back.paid_twice(), "yes: errors --delete + bin/run"
     )
+
+
+def test_a_run_whose_every_call_fails_says_how_many_cells_to_retry_and_exits_3(base, tmp_path):
+    """An endpoint that answers every call with HTTP 500 (issue #55, item 9): each cell ends as
+    an error record after its retries and the tables are built with every trial excluded, as
+    designed; bin/run used to end there with exit 0 and "(100%) done". It now ends with one line
+    counting the error records this run wrote, naming the command that lists them and the one
+    that retries them, and exit status 3. A rerun that writes none exits 0; the retry, with the
+    endpoint well again, completes the design."""
+    wf = clone(base, tmp_path / "wf")
+    failing = StubServer(tmp_path, status=500)
+    well = None
+    try:
+        write_design(wf, failing.base_url)
+        run = bin_run(wf, check=False)
+        attempts = len(failing.events("failed"))
+        failing.stop()
+        assert run.returncode == 3, run.stdout[-3000:] + run.stderr[-3000:]
+        assert "(100%) done" in run.stdout  # what Snakemake says: the run "succeeded"
+        last = run.stdout.strip().splitlines()[-1]
+        assert last.startswith(f"{CELLS} record(s) written since ") and last.endswith(
+            "with an error: `incognita errors` lists them; `incognita errors --delete`, then `bin/run`, "
+            "retries them (calls answered before come from the cache)"
+        ), last
+        assert attempts == CELLS * 3  # each cell's first call, 1 + max_retries attempts
+        assert trials(wf)["excluded"].all()
+        again = bin_run(wf, check=False)
+        assert again.returncode == 0 and "record(s)" not in again.stdout
+        well = StubServer(tmp_path, port=failing.port)
+        assert incognita(wf, "errors", "--delete").returncode == 0
+        bin_run(wf)
+        assert well.answered() == CELLS * CALLS_PER_CELL and well.paid_twice() == 0
+        table = trials(wf)
+        lost = CELLS - int((~table["excluded"]).sum())
+        assert lost == 0
+    finally:
+        failing.stop()
+        if well:
+            well.stop()
+    assert_no_key(wf)
+    WRITTEN.extend(written_by_workflow(wf))
+    record_outcome(ROWS, "every call answered HTTP 500", 1, lost, well.paid_twice(), "yes: errors --delete + bin/run")
 
 
 # --------------------------------------------------------------------------- item 10

@@ -6,6 +6,7 @@ checkout's results/.
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 import subprocess
 import sys
@@ -13,6 +14,11 @@ from pathlib import Path
 
 import pytest
 from workflow_helpers import SMOKE_NET_LOG, copy_workflow, guarded_env, planned_jobs, snakemake
+
+ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("compare_trees", ROOT / "bench" / "compare_trees.py")
+compare_trees = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(compare_trees)
 
 
 @pytest.fixture(scope="module")
@@ -47,8 +53,29 @@ def test_broken_config_names_the_key(workflow, tmp_path):
     bad.write_text(text)
     proc = snakemake(workflow, "-n", "--configfile", str(bad), check=False)
     assert proc.returncode != 0
+    assert f"{bad}: source.version: 26.3 is not of type 'string'" in proc.stdout + proc.stderr
+
+
+def test_a_misspelt_key_stops_a_dry_run_with_one_line_naming_file_key_and_spelling(workflow, tmp_path):
+    """Snakemake's own validate() printed the whole schema (218 lines) with a message naming
+    neither the key nor its spelling."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("models:\n  surveyor:\n    spec: scripted:surveyor\n    temprature: 1\n")
+    proc = snakemake(workflow, "-n", "--configfile", str(bad), check=False)
     out = proc.stdout + proc.stderr
-    assert "['source']['version']" in out and "is not of type 'string'" in out
+    assert proc.returncode != 0
+    assert f"{bad}: models.surveyor.temprature: unknown key (did you mean 'temperature'?)" in out
+    assert "additionalProperties" not in out and len(out.splitlines()) < 15, out
+
+
+def test_a_repeated_task_stops_a_dry_run_naming_it_and_its_file(workflow, tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("design:\n  tasks: [retail/11, retail/46, retail/11]\n")
+    proc = snakemake(workflow, "-n", "--configfile", str(bad), check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert f"{bad}: config key design.tasks: ['retail/11'] listed more than once" in out
+    assert "Duplicate output" not in out and "Job stats" not in out
 
 
 @pytest.mark.parametrize(
@@ -178,3 +205,39 @@ def test_smoke_profile_end_to_end(smoke_build, tmp_path):
         "all": 1,
     }  # CollabSim untouched
     assert "model=impatient" in proc.stdout and "model=surveyor" not in proc.stdout
+
+
+def test_a_deleted_record_and_trials_table_are_rebuilt_by_the_default_target(smoke_build, tmp_path):
+    """docs/reliability.md's recovery by hand: delete a record (and the trials table) and run the
+    default target. Snakemake rebuilds a deleted file only where a target or a job that runs needs
+    it (snakemake/snakemake#1978), so the default target names the records and the table: before,
+    the run found "Nothing to be done" and both stayed missing."""
+    import pandas as pd
+
+    wf = shutil.copytree(smoke_build, tmp_path / "wf", symlinks=True)
+    record = wf / "results" / "episodes" / "social" / "surveyor" / "retail" / "11" / "r0.json"
+    before = shutil.copy2(record, tmp_path / "r0.json")
+    record.unlink()
+    rebuilt = {"episodes": 1, "episodes_done": 1, "trials": 1, "stats": 1, "figures": 1, "viewer": 1, "all": 1}
+    assert planned_jobs(snakemake(wf, "-n", "--configfile", "config/smoke.yaml")) == rebuilt
+    (wf / "results" / "trials.parquet").unlink()
+    assert planned_jobs(snakemake(wf, "-n", "--configfile", "config/smoke.yaml")) == rebuilt
+    snakemake(wf, "--configfile", "config/smoke.yaml")
+    assert compare_trees.same(before, record)  # scripted agents: the same record, but for its wall times
+    assert len(pd.read_parquet(wf / "results" / "trials.parquet")) == 16
+    (wf / "results" / "collabsim" / "runs.parquet").unlink()
+    assert planned_jobs(snakemake(wf, "-n", "--configfile", "config/smoke.yaml"))["collabsim_table"] == 1
+
+
+def test_a_damaged_record_stops_the_reader_and_leaves_the_last_trials_table(smoke_build, tmp_path):
+    """The reader stops on a damaged record (exit 2, one line naming it); Snakemake would delete
+    the job's outputs, so they are update() outputs, restored when the job fails."""
+    wf = shutil.copytree(smoke_build, tmp_path / "wf", symlinks=True)
+    tables = {name: (wf / "results" / name).read_bytes() for name in ("trials.parquet", "trials.csv")}
+    record = wf / "results" / "episodes" / "social" / "surveyor" / "retail" / "11" / "r0.json"
+    record.write_text(record.read_text()[:100])  # truncated, and newer than the table
+    proc = snakemake(wf, "results/trials.parquet", "--configfile", "config/smoke.yaml", check=False)
+    assert proc.returncode != 0
+    assert "Restored previous version of results/trials.parquet" in proc.stdout + proc.stderr
+    assert f"error: {record.relative_to(wf)}" in (wf / "logs" / "trials.log").read_text()
+    assert {name: (wf / "results" / name).read_bytes() for name in tables} == tables

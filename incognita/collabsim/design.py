@@ -105,6 +105,9 @@ def _conditions(chosen: dict | None, root: Path) -> dict[str, tuple[str, ...]]:
             )
         available = condition_files(root, task)
         wanted = (chosen or {}).get(task) or available
+        repeated = sorted({c for c in wanted if wanted.count(c) > 1})
+        if repeated:
+            raise InputError(f"config key collabsim.tasks.{task}: {repeated} listed more than once")
         missing = [c for c in wanted if c not in available]
         if missing:
             raise InputError(

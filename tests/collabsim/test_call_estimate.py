@@ -134,6 +134,8 @@ def test_stand_ins_keep_the_labels_and_their_checked_entries_but_call_nothing():
         design_from_config(section(stand_ins="yes"))
     with pytest.raises(InputError, match="temperature"):  # a stand-in label's entry is still checked
         design_from_config(section(models={"gpt": {"*": {"spec": "openai:gpt-5.5", "temperature": -1}}}))
+    with pytest.raises(InputError, match=r"^config key collabsim.tasks.daytrader: \['group_size_6'\] listed more"):
+        design_from_config(section(tasks={"daytrader": ["group_size_6", "baseline", "group_size_6"]}))
 
 
 def test_the_paper_design_builds_offline_and_the_command_prints_its_bill(tmp_path):

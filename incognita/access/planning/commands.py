@@ -20,7 +20,9 @@ from incognita.access.stats.commands import config_model_order, load_trials, rea
 @click.command()
 @click.option("--config", "config_path", default="config/config.yaml", show_default=True)
 def check_config(config_path: str) -> None:
-    """Validate a workflow config against the schema."""
+    """Validate a workflow config (or an overlay, read over config.yaml beside it): the schema,
+    the design (arms, models, tasks) and every model entry, as the workflow does when it is
+    parsed. A problem is one line naming the file that sets the key, and the key."""
     from incognita.access.planning.workflow_config import load_config
 
     load_config(config_path)

@@ -5,6 +5,7 @@ Imports of the stage's modules stay inside the commands, so `incognita --help` s
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import click
@@ -86,47 +87,71 @@ def trials(
         click.echo(line)
 
 
+RETRY = "`incognita errors --delete`, then `bin/run`, retries them (calls answered before come from the cache)"
+
+
 @click.command()
 @click.argument("roots", nargs=-1)
 @click.option("--delete", is_flag=True, help="remove them, so the next run re-runs their jobs")
-def errors(roots: tuple[str, ...], delete: bool) -> None:
+@click.option(
+    "--since",
+    type=float,
+    default=None,
+    help="only records written at or after this time (seconds since the epoch): bin/run passes its start",
+)
+@click.option("--brief", is_flag=True, help="the count and how to retry them, without a line per record")
+def errors(roots: tuple[str, ...], delete: bool, since: float | None, brief: bool) -> None:
     """List episode records and native results that broke outside the agent (their `error` is
     set; the reader excludes them) and damaged ones (truncated, not JSON, not a record: the
     reader stops on them). With --delete they are removed, together with the tables built from
     them (ROOT/manifest.tsv, ROOT/../trials.parquet): the next `bin/run` re-runs their jobs, and
-    model calls that had succeeded come back from the response cache."""
+    model calls that had succeeded come back from the response cache.
+
+    Exit status: 0 when there is none (or --delete removed them), 1 when error records are
+    listed, 2 when a damaged one is."""
     from incognita.access.native.native_results import native_trial
     from incognita.access.reader.trials_builder import check_result
 
     found, damaged, derived = [], 0, set()
     for root in map(Path, roots or (EPISODES_DIR, NATIVE_DIR)):
         for path in sorted(root.rglob("r*.json")):
-            if "archive" in path.parts:
+            if "archive" in path.parts or (since is not None and path.stat().st_mtime < since):
                 continue
             doc, problem = check_result(path)
             if problem:
-                click.echo(f"damaged: {problem}")
+                line = f"damaged: {problem}"
                 damaged += 1
             else:
                 error = native_trial(path, doc)["error"] if "simulations" in doc else doc.get("error")
                 if not error:
                     continue
-                click.echo(f"{path}: {error}")
+                line = f"{path}: {error}"
+            if not brief:
+                click.echo(line)
             found.append(path)
             derived |= {root / "manifest.tsv", root.parent / "trials.parquet"}
     if delete:
         for path in found:
             path.unlink()
-        # Snakemake (since 7.7) does not rebuild a deleted file while the files built from it are
-        # present and up to date: without these, the next run would find nothing to do.
+        # The default target names every record, but a run of another target (results/trials.parquet)
+        # does not rebuild a deleted record while the tables built from it are present and up to
+        # date (snakemake/snakemake#1978): without these, it would find nothing to do.
         for path in sorted(p for p in derived if p.exists()):
             path.unlink()
             click.echo(f"{path}: removed, so that the next run rebuilds the deleted records and then it")
+    if brief and not found:
+        return
+    written = "" if since is None else f" written since {time.strftime('%H:%M:%S', time.localtime(since))}"
     click.echo(
-        f"{len(found)} record(s) with an error"
+        f"{len(found)} record(s){written} with an error"
         + (f" ({damaged} damaged)" if damaged else "")
         + (" deleted" if delete and found else "")
+        + (f": `incognita errors` lists them; {RETRY}" if brief else "")
     )
+    if found and not delete:
+        if not brief:
+            click.echo(RETRY)
+        click.get_current_context().exit(2 if damaged else 1)
 
 
 COMMANDS = [trials, errors]
