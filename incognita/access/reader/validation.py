@@ -3,9 +3,10 @@
 1. **Hand-labelled trajectories** (each domain's `config/domains/<name>/reader_validation/`): short episodes written by
    hand, each with the label a person assigned from the paper's Section 4 definitions
    *before* the reader was run on it, and the reasoning for that label. They are written in
-   a small step language (below) against made-up tasks (901-904) whose coordination reference is
-   frozen beside them (`reference.json`), and the reader reads them exactly as it reads
-   real episodes. Agreement here is evidence about the reader, because the labels do not
+   a small step language (below) against tasks whose coordination reference is frozen beside
+   them (`reference.json`: retail's set uses made-up tasks, 901-904; airline's uses real tasks,
+   with their entries as the reference stage builds them), and the reader reads them exactly
+   as it reads real episodes. Agreement here is evidence about the reader, because the labels do not
    come from its code.
 2. **The injection check**: the scripted population injects failure types on purpose and
    records what it injected; the matrix compares that with the reader's label. The

@@ -1,5 +1,6 @@
-"""How the reader is checked: the hand-labelled set (retail's, config/domains/retail/reader_validation/)
-and the injection consistency check (incognita.access.reader.validation)."""
+"""How the reader is checked: the hand-labelled sets (each domain's config/domains/<domain>/reader_validation/,
+every check below that is not about one set's own tasks runs over all of them) and the injection
+consistency check (incognita.access.reader.validation)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from incognita.access.domain import domain_files, split_task
+from incognita.access.domain import REGISTRY, domain_files, split_task
 from incognita.access.reader.trials_builder import build_trials
 from incognita.access.reader.validation import (
     injection_matrix,
@@ -25,7 +26,14 @@ from incognita.access.taxonomy import FAILURE_TYPES
 from incognita.common.io import InputError
 
 ROOT = Path(__file__).resolve().parents[3]
-LABELLED = domain_files("retail", ROOT / "config/domains").reader_validation
+# Every registered domain that has a hand-labelled set: the reader names no domain, so each set
+# is checked by the same tests.
+LABELLED_SETS = {
+    d: domain_files(d, ROOT / "config/domains").reader_validation
+    for d in REGISTRY
+    if domain_files(d, ROOT / "config/domains").reader_validation.is_dir()
+}
+LABELLED = LABELLED_SETS["retail"]
 FIX = ROOT / "tests" / "fixtures" / "reader"
 EPISODES = sorted(FIX.glob("*.json"))
 
@@ -33,14 +41,23 @@ EPISODES = sorted(FIX.glob("*.json"))
 # --------------------------------------------------------------------------- the hand-labelled set
 
 
-def test_the_set_covers_every_type_three_times_over_the_three_arms():
-    _, fixtures = load_labelled(LABELLED, "retail")
+def test_retail_and_airline_have_hand_labelled_sets():
+    assert {"retail", "airline"} <= set(LABELLED_SETS)
+
+
+@pytest.mark.parametrize("domain", sorted(LABELLED_SETS))
+def test_the_set_covers_every_type_three_times_over_the_three_arms(domain):
+    _, fixtures = load_labelled(LABELLED_SETS[domain], domain)
     counts = Counter(f.expected for f in fixtures)
     assert all(counts[t] >= 3 for t in FAILURE_TYPES) and counts["success"] >= 3
     for label in (*FAILURE_TYPES, "success"):
         assert {f.arm for f in fixtures if f.expected == label} >= {"direct", "indirect", "social"}
     assert all(len(f.reasoning) > 40 for f in fixtures)  # every label comes with its reasoning
-    # One hand-labelled episode in each arm that unbundles the social arm (issue #28).
+
+
+def test_the_retail_set_covers_the_arms_that_unbundle_the_social_arm():
+    """One hand-labelled retail episode in each arm that unbundles the social arm (issue #28)."""
+    _, fixtures = load_labelled(LABELLED, "retail")
     unbundled = Counter(f.arm for f in fixtures if f.arm not in ("direct", "indirect", "social"))
     assert unbundled == {"social+map": 1, "social+referral": 1, "social-3": 1, "social+named": 1}
 
@@ -72,20 +89,31 @@ def test_the_set_covers_the_new_card_fields():
     assert {f.expected for f in on_new} == {"success", *FAILURE_TYPES}
 
 
-def test_the_reader_agrees_with_every_hand_label():
-    table = read_labelled({"retail": LABELLED})
+@pytest.mark.parametrize("domain", sorted(LABELLED_SETS))
+def test_the_reader_agrees_with_every_hand_label(domain):
+    table = read_labelled({domain: LABELLED_SETS[domain]})
+    assert len(table) >= 12
     assert table[~table["agree"]].empty, table[~table["agree"]][["fixture", "expected", "read"]]
 
 
-def test_a_wrong_hand_label_shows_up_as_a_disagreement(tmp_path):
+def test_the_sets_are_read_together_each_under_its_domain():
+    """As `incognita trials` reads them for a design with several domains: one table, each
+    fixture's task qualified by its own domain."""
+    table = read_labelled(LABELLED_SETS)
+    assert {split_task(t)[0] for t in table["task"]} == set(LABELLED_SETS)
+    assert len(table) == sum(len(load_labelled(d, n)[1]) for n, d in LABELLED_SETS.items())
+
+
+@pytest.mark.parametrize("domain", sorted(LABELLED_SETS))
+def test_a_wrong_hand_label_shows_up_as_a_disagreement(tmp_path, domain):
     """The check can fail: relabel one fixture and the table reports it."""
     copy = tmp_path / "labelled"
-    shutil.copytree(LABELLED, copy)
+    shutil.copytree(LABELLED_SETS[domain], copy)
     path = copy / "obtained_not_delivered.yaml"
     docs = yaml.safe_load(path.read_text())
     docs[0]["label"] = "never_requested"
     path.write_text(yaml.safe_dump(docs, sort_keys=False))
-    table = read_labelled({"retail": copy})
+    table = read_labelled({domain: copy})
     wrong = table[~table["agree"]]
     assert list(wrong["fixture"]) == [docs[0]["name"]] and list(wrong["read"]) == ["obtained_not_delivered"]
 
