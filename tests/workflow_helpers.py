@@ -90,7 +90,7 @@ def build_two_domains(dest: Path, stages: Path) -> Path:
     add_task_stages(dest, stages)
     (dest / TWO_DOMAINS_CONFIG).write_text(TWO_DOMAINS)
     env = guarded_env(dest / SMOKE_NET_LOG)
-    snakemake(dest, "--configfile", "config/smoke.yaml", TWO_DOMAINS_CONFIG, *TWO_DOMAINS_TARGETS, env=env)
+    snakemake(dest, *TWO_DOMAINS_TARGETS, "--configfile", "config/smoke.yaml", TWO_DOMAINS_CONFIG, env=env)
     return dest
 
 
