@@ -287,9 +287,14 @@ def get_labelled_fixtures():
 
 
 def get_stats_outputs():
+    """The statistics stage's files, relative to its folder: the pooled tables, and with several
+    design domains each domain's own under <domain>/ (incognita.access.stats.stats_stage)."""
     from incognita.access.stats.outputs import EXPLORATORY_FILES, OUTPUT_FILES
 
-    return list(OUTPUT_FILES) + ([] if EXPLORATORY.empty else list(EXPLORATORY_FILES))
+    files = list(OUTPUT_FILES) + ([] if EXPLORATORY.empty else list(EXPLORATORY_FILES))
+    if len(DESIGN.domains) == 1:
+        return files
+    return files + [str(paths.domain_stats_dir(d, ".") / f) for d in DESIGN.domains for f in files]
 
 
 def kept_on_failure(path):

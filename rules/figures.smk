@@ -1,6 +1,7 @@
 # Figures 2-7 (PNG and SVG) and Tables 1-2 (CSV and Markdown) from the statistics
 # (incognita.access.figures.paper_figures; docs/figures.md). `snakemake --report report.html` bundles them, each
-# with its caption from report/figures.rst.
+# with its caption from report/figures.rst. With several design domains: the pooled figures, each
+# domain's under results/figures/<domain>/, and Figure 9 setting the domains side by side.
 
 
 rule figures:
@@ -22,5 +23,7 @@ rule figures:
         "../envs/incognita.yaml"
     params:
         stats_dir=lambda w, input: os.path.dirname(input[0]),
+        domains=",".join(DESIGN.domains),
     shell:
-        "python -m incognita figures --stats-dir {params.stats_dir} --out-dir {output} > {log} 2>&1"
+        "python -m incognita figures --stats-dir {params.stats_dir} --out-dir {output} "
+        "--domains {params.domains} > {log} 2>&1"

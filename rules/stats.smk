@@ -2,6 +2,8 @@
 # split-half concordance and corpus-size extrapolation, from the trials table
 # (incognita.access.stats; docs/statistics.md). Each domain's interpretation table is verified
 # against its lock; pooling several domains needs one analysis, so their tables must agree.
+# With several design domains the stage writes the pooled tables (the domain a stratum) and each
+# domain's own under results/stats/<domain>/.
 
 
 rule stats:
@@ -25,8 +27,9 @@ rule stats:
         seed=DESIGN.seed,
         models=",".join(DESIGN.models),
         arms=",".join(DESIGN.rotation),
+        domains=",".join(DESIGN.domains),
         exploratory=EXPLORATORY.to_json(),
     shell:
         "python -m incognita stats --trials {input.trials} {params.pairs} "
         "--out {params.out_dir} --seed {params.seed} "
-        "--models {params.models} --arms {params.arms} --exploratory {params.exploratory:q} > {log} 2>&1"
+        "--models {params.models} --arms {params.arms} --domains {params.domains} --exploratory {params.exploratory:q} > {log} 2>&1"

@@ -92,6 +92,15 @@ def smoke_build(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def two_domain_build(tmp_path_factory, task_stages) -> Path:
+    """A workflow copy with a design of two domains (retail and mock) built by Snakemake up to the
+    figures and the viewer (tests/workflow_helpers.py, build_two_domains)."""
+    from workflow_helpers import build_two_domains
+
+    return _built_once(tmp_path_factory, "two-domain-build", lambda path: build_two_domains(path, task_stages))
+
+
+@pytest.fixture(scope="session")
 def source_dir(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("source") / "retail"
     source.extract(out, PINNED, "retail")

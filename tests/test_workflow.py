@@ -169,6 +169,9 @@ def test_smoke_profile_end_to_end(smoke_build, tmp_path):
     assert (trials.groupby("arm").size() == 4).all()
     figures = {p.name for p in (wf / "results" / "figures").iterdir()}
     assert {"fig2_success.png", "fig5_native.svg", "table1.md", "table2.csv"} <= figures
+    # One domain: no Figure 9 and no per-domain folders, and the log says why.
+    assert not {"fig9_domains.png", "retail"} & figures and not (wf / "results" / "stats" / "retail").exists()
+    assert "Figure 9 (the domains side by side) not drawn" in (wf / "logs" / "figures.log").read_text()
     runs = pd.read_parquet(wf / "results" / "collabsim" / "runs.parquet")
     assert sorted(set(zip(runs["task"], runs["condition"]))) == [
         ("daytrader", "baseline"),

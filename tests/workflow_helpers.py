@@ -73,6 +73,27 @@ def build_smoke(dest: Path) -> Path:
     return dest
 
 
+# A design of two domains (tests/test_domains_workflow.py): the smoke design's two retail tasks and
+# the mock domain's two corpus tasks, through the statistics, the figures and the viewer.
+TWO_DOMAINS_CONFIG = "config/two_domains.yaml"
+TWO_DOMAINS = """domains: [retail, mock]
+design:
+  tasks: [retail/11, retail/46, mock/update_task_with_initialization_actions, mock/update_task_with_message_history]
+"""
+TWO_DOMAINS_TARGETS = ("results/figures", "results/viewer")
+
+
+def build_two_domains(dest: Path, stages: Path) -> Path:
+    """A workflow copy with retail's task stages copied in and the two-domain design built by
+    Snakemake from there (mock's task stages included), the network guard on."""
+    copy_workflow(dest)
+    add_task_stages(dest, stages)
+    (dest / TWO_DOMAINS_CONFIG).write_text(TWO_DOMAINS)
+    env = guarded_env(dest / SMOKE_NET_LOG)
+    snakemake(dest, *TWO_DOMAINS_TARGETS, "--configfile", "config/smoke.yaml", TWO_DOMAINS_CONFIG, env=env)
+    return dest
+
+
 def add_task_stages(wf: Path, stages: Path, dirs: tuple[str, ...] = TASK_STAGE_DIRS) -> None:
     """Copy built task stages into a workflow copy, modification times included: Snakemake then
     takes them as built (they are newer than the copied config and older than anything a run

@@ -8,7 +8,8 @@ The invariant: a path depends only on what it is the path of. A domain's own art
 under a folder of that domain (`results/cards/<domain>/<id>.json`, named by the upstream id);
 a cell's record is under its qualified task id (`.../<domain>/<id>/r<rep>.json`), so two
 domains never collide; what pools every domain (the trials table and everything after it)
-has one path. Model and task may be Snakemake wildcards ("{model}", "{domain}/{task}"): the
+has one path, and a design of several domains also has each domain's own statistics and figures
+in a folder of that domain under it. Model and task may be Snakemake wildcards ("{model}", "{domain}/{task}"): the
 workflow builds its patterns with these functions.
 """
 
@@ -36,6 +37,16 @@ READER_VALIDATION = {
     "fidelity_validation": f"{STATS_DIR}/participant_fidelity_validation.csv",
     "fidelity_validation_md": f"{STATS_DIR}/participant_fidelity_validation.md",
 }
+
+
+def domain_stats_dir(domain: str, root: str | Path = STATS_DIR) -> Path:
+    """A domain's own statistics in a design of several domains (the pooled ones are under `root`)."""
+    return Path(root) / domain
+
+
+def domain_figures_dir(domain: str, root: str | Path = FIGURES_DIR) -> Path:
+    """A domain's own figures in a design of several domains (the pooled ones are under `root`)."""
+    return Path(root) / domain
 
 
 # --------------------------------------------------------------------------- one domain's artifacts

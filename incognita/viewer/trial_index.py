@@ -1,5 +1,9 @@
 """The trials index: one row per trial of results/trials.parquet (our arms and native), in a
-compact layout (column descriptions once, rows as lists) that the page filters and sorts."""
+compact layout (column descriptions once, rows as lists) that the page filters and sorts.
+
+Each row carries its task's benchmark domain, so the index filters by domain like by any text
+column (`#trials?domain=retail`); the column is shown at first only when the trials span more
+than one domain (with one it says nothing), and is one click away otherwise."""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from incognita.access.domain import task_order
+from incognita.access.domain import split_task, task_order
 from incognita.access.taxonomy import FINDING_KINDS
 from incognita.common.io import InputError
 
@@ -16,6 +20,7 @@ from incognita.common.io import InputError
 COLUMNS = (
     ("arm", "arm", "text", "access condition (native: the upstream harness)"),
     ("model", "model", "text", "evaluated agent"),
+    ("domain", "domain", "text", "benchmark domain of the task (tau2: retail, airline, ...)"),
     ("task", "task", "text", "corpus task id"),
     ("level", "level", "int", "desks engaged by the required calls (the task's level)"),
     ("rep", "rep", "int", "repetition"),
@@ -49,6 +54,7 @@ COLUMNS = (
 # Shown until the reader picks columns: the per-kind finding counts are one click away (the
 # column list), and a filter on one of them shows it (table.js), as a fidelity table's link does.
 SHOWN = tuple(c[0] for c in COLUMNS if not c[0].startswith("findings_"))
+DOMAIN = "domain"  # shown only when the trials span several domains (index_table)
 # Kept in the episode page's copy of the row, not in the index (audits and detail).
 DETAIL = (
     "seed",
@@ -108,6 +114,7 @@ def load_trials(path: str | Path) -> list[dict]:
     for row in rows:
         row["outcome"] = outcome(row)
         row["task"] = str(row["task"])
+        row[DOMAIN] = split_task(row["task"], f"{path}: task")[0]
         row["findings"] = _findings(row)
     return rows
 
@@ -122,7 +129,9 @@ def _findings(row: dict) -> int | None:
 def index_table(rows: list[dict]) -> dict:
     """The index's trials section: column descriptions and one list per trial."""
     columns = [{"name": n, "label": label, "kind": kind, "title": title} for n, label, kind, title in COLUMNS]
-    return {"columns": columns, "shown": list(SHOWN), "rows": [[row.get(c[0]) for c in COLUMNS] for row in rows]}
+    several = len({row.get(DOMAIN) for row in rows}) > 1
+    shown = [c for c in SHOWN if several or c != DOMAIN]
+    return {"columns": columns, "shown": shown, "rows": [[row.get(c[0]) for c in COLUMNS] for row in rows]}
 
 
 def trial_detail(row: dict) -> dict:

@@ -81,7 +81,10 @@ def test_a_column_chooser_hides_columns_and_keeps_the_choice_in_the_address(page
     # The per-kind finding counts of the participant audit are in the list, not shown at first.
     from incognita.access.taxonomy import FINDING_KINDS
 
-    assert page.inner_text("[data-testid=columns] summary") == f"columns ({before} of {before + len(FINDING_KINDS)})"
+    # So is the domain's, with the fixture's one domain (a design of several shows it).
+    assert (
+        page.inner_text("[data-testid=columns] summary") == f"columns ({before} of {before + len(FINDING_KINDS) + 1})"
+    )
     page.click("[data-testid=columns] summary")
     page.uncheck("[data-testid=columns] input[data-col=turns]")
     assert headers() == before - 1 and "cols=" in page.url and "turns" not in page.url.split("cols=")[1]
@@ -97,6 +100,21 @@ def test_a_column_chooser_hides_columns_and_keeps_the_choice_in_the_address(page
     assert rows(page) == 0 and page.inner_text("[data-testid=empty]") == (
         "No row of 16 matches these filters: outcome excluded."
     )
+
+
+def test_the_index_filters_by_domain(page, site, trials):
+    base = site.resolve().as_uri() + "/index.html"
+    open_route(page, base, "trials?domain=retail&arm=social")
+    assert rows(page) == int((trials["arm"] == "social").sum()) == 4
+    # A filter in force shows its column, though one domain hides it at first.
+    headers = page.locator("table.grid thead tr:first-child th").all_inner_texts()
+    assert any(h.startswith("domain") for h in headers)
+    options = page.locator("select[data-filter=domain] option").all_inner_texts()
+    assert options[1:] == ["retail (4)"]
+    open_route(page, base, "trials?domain=mock")
+    assert rows(page) == 0
+    open_route(page, base, "tasks")
+    assert page.locator("[data-testid=domains]").count() == 0  # one domain: nothing to choose
 
 
 def test_sorting_by_a_number_column(page, site, trials):

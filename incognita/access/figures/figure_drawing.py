@@ -26,7 +26,10 @@ def new_figure(size: tuple[float, float]) -> Figure:
 
 def figure_title(fig: Figure, stats: Stats, title: str, **kwargs) -> None:
     """The figure's title; when any evaluated agent is scripted, a second line says so, so that a
-    figure taken out of its report cannot be mistaken for a result about language models."""
+    figure taken out of its report cannot be mistaken for a result about language models. A
+    figure of one domain, or pooled over several, says which on the title line."""
+    if stats.scope:
+        title += f" [{stats.scope}]"
     if scripted_population(stats["success"]):
         title += "\nOffline scripted agents, not language models: this tests the pipeline, not any model."
     fig.suptitle(title, **kwargs)

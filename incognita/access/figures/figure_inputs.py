@@ -61,6 +61,7 @@ class Stats:
     tables: dict[str, pd.DataFrame]
     models: tuple[str, ...]
     arms: tuple[str, ...]
+    scope: str = ""  # in a design of several domains: which tasks ("domain retail", "pooled ...")
 
     def __getitem__(self, name: str) -> pd.DataFrame:
         return self.tables[name]
@@ -123,8 +124,9 @@ def model_order(success: pd.DataFrame) -> tuple[str, ...]:
     return tuple(sorted(first, key=lambda m: (-social.get(m, -math.inf), first.index(m))))
 
 
-def load_stats(stats_dir: Path) -> Stats:
-    """Read and check every CSV the figures use; all problems surface before any drawing."""
+def load_stats(stats_dir: Path, scope: str = "") -> Stats:
+    """Read and check every CSV the figures use; all problems surface before any drawing.
+    `scope` names the tasks in every title (a design of several domains)."""
     stats_dir = Path(stats_dir)
     tables = {
         name: read_stats_table(stats_dir / f"{name}.csv", cols, num) for name, (cols, num) in STATS_INPUTS.items()
@@ -139,4 +141,4 @@ def load_stats(stats_dir: Path) -> Stats:
     arms = ordered(
         [a for name in ("success", "composition", "cost", "separability") for a in tables[name]["arm"]], ARM_ORDER
     )
-    return Stats(tables=tables, models=tuple(models), arms=arms)
+    return Stats(tables=tables, models=tuple(models), arms=arms, scope=scope)

@@ -400,7 +400,10 @@ def plan_command(
     check = None
     known = _registered_arms(config)
     if trials_path:
-        pop = pilot_population(load_trials(trials_path), config_model_order(config), trials_path, known)
+        # Every design domain's tasks, resampled within domains (a domain of the pilot outside the
+        # design, or a design domain without trials, is refused).
+        design = [domain] if domain else list(config["domains"])
+        pop = pilot_population(load_trials(trials_path), config_model_order(config), trials_path, known, design)
         header = [f"source: pilot trials {trials_path} ({'; '.join(pop.notes)}); tasks and repetitions resampled"]
     else:
         pop, check = load_assumptions(assume_path, known)

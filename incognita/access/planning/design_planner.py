@@ -26,7 +26,9 @@ The power of a contrast is the share of simulations whose decision would be `sup
 (primary: interval on the hypothesised side of zero) or `supporting_excludes_zero` (either
 side), neither cell on the floor or ceiling. Separated pairs mirror
 paper_tables.separability_tables (subset `all`): every pair of the models in order, one arm at
-a time, counted when its interval excludes zero. All simulations of a design point are drawn
+a time, counted when its interval excludes zero. A pilot of several domains is resampled and
+analysed with the domain as a stratum (population.Population.allocation; `paired_intervals`
+with `strata` mirrors incognita.access.stats.estimator.stratified). All simulations of a design point are drawn
 and analysed as arrays; each point has its own seed, derived from (seed, tasks, reps).
 
 Pricing scales what `incognita estimate` (cost_estimate.Estimator) gives for the config's own
@@ -83,9 +85,12 @@ class Intervals:
         return (self.low > 0) | (self.high < 0)
 
 
-def paired_intervals(d: np.ndarray, confidence: float) -> Intervals:
+def paired_intervals(d: np.ndarray, confidence: float, strata: tuple[str, ...] | None = None) -> Intervals:
     """incognita.common.intervals.paired along the last axis: NaN tasks dropped, mean and SD
-    rounded the same way, no interval below two tasks."""
+    rounded the same way, no interval below two tasks; with `strata` (the domain of each task of
+    the last axis, several domains), estimator.stratified instead."""
+    if strata is not None and len(set(strata)) > 1:
+        return _stratified_intervals(d, confidence, strata)
     ok = np.isfinite(d)
     n = ok.sum(axis=-1)
     x = np.where(ok, d, 0.0)
@@ -93,6 +98,32 @@ def paired_intervals(d: np.ndarray, confidence: float) -> Intervals:
         raw = x.sum(axis=-1) / n
         sd = np.sqrt((np.where(ok, d - raw[..., None], 0.0) ** 2).sum(axis=-1) / (n - 1))
         half = _t_quantile(confidence, n) * _snap(sd) / np.sqrt(n)
+    mean = _snap(raw)
+    return Intervals(n, mean, mean - half, mean + half)
+
+
+def _stratified_intervals(d: np.ndarray, confidence: float, strata: tuple[str, ...]) -> Intervals:
+    """estimator.stratified along the last axis: the mean over tasks, the SD pooled from each
+    task's deviation from its own domain's mean on n - h degrees of freedom (h: the domains with
+    a task present), no interval below n - h = 1."""
+    ok = np.isfinite(d)
+    x = np.where(ok, d, 0.0)
+    labels = np.asarray(strata, dtype=object)
+    n = ok.sum(axis=-1)
+    ss = np.zeros(n.shape)
+    h = np.zeros(n.shape, dtype=int)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for dom in sorted(set(strata)):
+            cols = labels == dom
+            n_h = ok[..., cols].sum(axis=-1)
+            mean_h = x[..., cols].sum(axis=-1) / n_h
+            dev = np.where(ok[..., cols], d[..., cols] - mean_h[..., None], 0.0)
+            ss += np.where(n_h > 0, (dev**2).sum(axis=-1), 0.0)
+            h += n_h > 0
+        raw = x.sum(axis=-1) / n
+        df = n - h
+        sd = np.sqrt(ss / df)
+        half = _t_quantile(confidence, df + 1) * _snap(sd) / np.sqrt(n)
     mean = _snap(raw)
     return Intervals(n, mean, mean - half, mean + half)
 
@@ -122,13 +153,19 @@ def _share(hit: np.ndarray) -> tuple[float, float]:
 
 
 def contrast_hits(
-    means: np.ndarray, interp: Interpretation, contrast: Contrast, model_index: int, arms: tuple[str, ...] = ARMS
+    means: np.ndarray,
+    interp: Interpretation,
+    contrast: Contrast,
+    model_index: int,
+    arms: tuple[str, ...] = ARMS,
+    strata: tuple[str, ...] | None = None,
 ) -> np.ndarray:
-    """Per simulated design (axis 0 of `means`, its arm axis `arms`), whether the stage would
-    decide `supports` (the primary contrast) or `supporting_excludes_zero` (a supporting one)."""
+    """Per simulated design (axis 0 of `means`, its arm axis `arms`; `strata`: each simulated
+    task's domain), whether the stage would decide `supports` (the primary contrast) or
+    `supporting_excludes_zero` (a supporting one)."""
     a, b = arms.index(contrast.minuend), arms.index(contrast.subtrahend)
     x, y = means[:, :, a, model_index], means[:, :, b, model_index]
-    iv = paired_intervals(x - y, interp.confidence)
+    iv = paired_intervals(x - y, interp.confidence, strata)
     xy = np.stack([x, y])
     with np.errstate(invalid="ignore"):  # a cell with no task in a design has no success (NaN)
         cells = _snap(np.nansum(xy, axis=2) / np.isfinite(xy).sum(axis=2))  # estimator.cell_mean
@@ -139,7 +176,9 @@ def contrast_hits(
     return iv.excludes_zero & ~bound
 
 
-def separated_pairs(means: np.ndarray, arm: str, confidence: float, arms: tuple[str, ...] = ARMS) -> np.ndarray:
+def separated_pairs(
+    means: np.ndarray, arm: str, confidence: float, arms: tuple[str, ...] = ARMS, strata: tuple[str, ...] | None = None
+) -> np.ndarray:
     """Per simulated design, the model pairs of `arm` whose interval excludes zero (every pair of
     the models in order, as paper_tables.separability_tables counts them on subset `all`)."""
     pairs = list(combinations(range(means.shape[-1]), 2))
@@ -148,7 +187,7 @@ def separated_pairs(means: np.ndarray, arm: str, confidence: float, arms: tuple[
     left, right = (list(ix) for ix in zip(*pairs))
     a = arms.index(arm)
     d = np.moveaxis(means[:, :, a, left] - means[:, :, a, right], 1, -1)  # (sims, pairs, tasks)
-    return paired_intervals(d, confidence).excludes_zero.sum(axis=1)
+    return paired_intervals(d, confidence, strata).excludes_zero.sum(axis=1)
 
 
 def evaluate_point(
@@ -157,6 +196,7 @@ def evaluate_point(
     """Power of every pre-specified contrast per model, and expected separated pairs per arm."""
     rng = np.random.default_rng([seed, n_tasks, n_reps])
     means = simulate_task_means(pop, rng, sims, n_tasks, n_reps)
+    strata = pop.task_strata(n_tasks) if pop.kind == "pilot" else None
     alpha = 1 - interp.confidence
     rows = []
     base = {"tasks": n_tasks, "reps": n_reps}
@@ -168,7 +208,7 @@ def evaluate_point(
             if not (pop.has(contrast.minuend, model) and pop.has(contrast.subtrahend, model)):
                 rows.append({**row, "available": False})  # unavailable, not zero power
                 continue
-            value, se = _share(contrast_hits(means, interp, contrast, j, pop.arms))
+            value, se = _share(contrast_hits(means, interp, contrast, j, pop.arms, strata))
             gap, sd = pop.moments((contrast.minuend, model), (contrast.subtrahend, model), n_reps)
             signed = interp.direction * gap if primary else gap
             rows.append(
@@ -181,7 +221,7 @@ def evaluate_point(
         if not pop.has_any(arm) or not n_pairs:
             rows.append({**row, "available": False, "pairs": n_pairs})
             continue
-        count = separated_pairs(means, arm, interp.confidence, pop.arms)
+        count = separated_pairs(means, arm, interp.confidence, pop.arms, strata)
         analytic = 0.0
         for i, k in combinations(range(len(pop.models)), 2):
             gap, sd = pop.moments((arm, pop.models[i]), (arm, pop.models[k]), n_reps)

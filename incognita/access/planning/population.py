@@ -5,6 +5,11 @@ Who reads it: the design planner, which draws simulated designs from a populatio
 `incognita plan`, which builds one (`pilot_population`, `load_assumptions`). The two sources,
 and how an assumed cell's intercept is solved so that its rate is the mean over tasks, are set
 out in the planner's docstring and in docs/statistics.md ("Planning a design").
+
+A pilot of several domains is resampled within domains: a simulated design of n tasks takes
+from each domain a share of n proportional to its pilot tasks (largest remainders, ties by
+name), drawn with replacement from that domain's tasks only, and is analysed with the domain as
+a stratum, as the statistics stage pools domains (incognita.access.stats.estimator.stratified).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
+from incognita.access.stats.estimator import domain_of
 from incognita.access.stats.power import parse_gap
 from incognita.access.taxonomy import ALL_ARMS
 from incognita.common.io import InputError, read_yaml
@@ -53,6 +59,7 @@ class Population:
     interaction: float = 0.0
     notes: tuple[str, ...] = field(default=())
     arms: tuple[str, ...] = ARMS  # the arm axis of `probs` and `rates` (arm_axis)
+    strata: tuple[str, ...] = ()  # pilot: each task's domain ("" for an unqualified id)
     _parts: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def has(self, arm: str, model: str) -> bool:
@@ -66,10 +73,39 @@ class Population:
     def has_any(self, arm: str) -> bool:
         return any(self.has(arm, m) for m in self.models)
 
+    @property
+    def domains(self) -> tuple[str, ...]:
+        """The pilot's domains, by name (one, or none for assumed rates: nothing to stratify)."""
+        return tuple(sorted(set(self.strata)))
+
+    def allocation(self, n_tasks: int) -> dict[str, int]:
+        """Tasks per domain in a simulated design of `n_tasks`: proportional to the pilot's tasks of
+        each domain, the remainders to the largest fractions (ties by name)."""
+        counts = {d: self.strata.count(d) for d in self.domains}
+        exact = {d: n_tasks * c / len(self.strata) for d, c in counts.items()}
+        take = {d: math.floor(x) for d, x in exact.items()}
+        by_rest = sorted(self.domains, key=lambda d: (-(exact[d] - take[d]), d))
+        for d in by_rest[: n_tasks - sum(take.values())]:
+            take[d] += 1
+        return take
+
+    def task_strata(self, n_tasks: int) -> tuple[str, ...] | None:
+        """The domain of each simulated task (the order `draw` puts them in); None for one domain."""
+        if len(self.domains) <= 1:
+            return None
+        return tuple(d for d, k in self.allocation(n_tasks).items() for _ in range(k))
+
     def draw(self, rng: np.random.Generator, sims: int, n_tasks: int) -> np.ndarray:
         """Success probabilities of `sims` x `n_tasks` simulated tasks: (sims, tasks, arms, models)."""
         if self.kind == "pilot":
-            return self.probs[rng.integers(len(self.probs), size=(sims, n_tasks))]
+            if len(self.domains) <= 1:
+                return self.probs[rng.integers(len(self.probs), size=(sims, n_tasks))]
+            labels = np.asarray(self.strata, dtype=object)
+            picks = []
+            for d, k in self.allocation(n_tasks).items():  # each domain's share, from its own tasks
+                rows = np.flatnonzero(labels == d)
+                picks.append(rows[rng.integers(len(rows), size=(sims, k))])
+            return self.probs[np.concatenate(picks, axis=1)]
         z = rng.standard_normal((sims, n_tasks, 1, 1))
         w = rng.standard_normal((sims, n_tasks, 1, len(self.models)))
         return special.expit(self.intercepts()[None, None] + self.tau * z + self.interaction * w)
@@ -95,16 +131,23 @@ class Population:
             keep = np.isfinite(px) & np.isfinite(py)
             px, py = px[keep], py[keep]
             weights = np.full(len(px), 1 / max(len(px), 1))
+            labels = np.asarray(self.strata, dtype=object)[keep] if self.strata else None
         else:
             b, (z, w1, w2), weights = self.intercepts(), _GH3, _GH3_WEIGHTS
             wy = w1 if my == mx else w2  # one model's interaction effect is shared by its arms
             px = special.expit(b[ax, mx] + self.tau * z + self.interaction * w1)
             py = special.expit(b[ay, my] + self.tau * z + self.interaction * wy)
+            labels = None
         if not len(px):
             return float("nan"), float("nan"), float("nan")
         diff = px - py
         mean = float(weights @ diff)
-        return mean, float(weights @ (px * (1 - px) + py * (1 - py))), float(weights @ diff**2) - mean**2
+        between = float(weights @ diff**2) - mean**2
+        if labels is not None and len(set(labels)) > 1:
+            # Resampled within domains, a task varies about its own domain's mean only.
+            centre = pd.Series(diff).groupby(labels).transform("mean").to_numpy()
+            between = float(weights @ (diff - centre) ** 2)
+        return mean, float(weights @ (px * (1 - px) + py * (1 - py))), between
 
 
 def intercepts(rates: np.ndarray, scale: float) -> np.ndarray:
@@ -124,11 +167,17 @@ def intercepts(rates: np.ndarray, scale: float) -> np.ndarray:
 
 
 def pilot_population(
-    trials: pd.DataFrame, models: list[str] | None = None, source: str = "trials", known_arms=None
+    trials: pd.DataFrame,
+    models: list[str] | None = None,
+    source: str = "trials",
+    known_arms=None,
+    domains: list[str] | None = None,
 ) -> Population:
     """The pilot's tasks with the observed success share of each (arm, model); excluded trials
     dropped. Models in the order of `models` (those the table has), then the table's order.
-    With `known_arms` (the arm registry's, and native), any other arm is an error."""
+    With `known_arms` (the arm registry's, and native), any other arm is an error. With `domains`
+    (the design's), the pilot's tasks must be theirs and each must have some: a plan draws from
+    every design domain's tasks. Tasks without a domain (a synthetic table's) are one stratum."""
     missing = [c for c in ("arm", "model", "task", "success") if c not in trials.columns]
     if missing:
         raise InputError(f"{source}: missing column(s) {', '.join(missing)}")
@@ -149,12 +198,23 @@ def pilot_population(
     order = first + [m for m in present if m not in first]
     share = s.groupby(["task", "arm", "model"])["success"].mean()
     tasks = sorted(set(s["task"]))
+    strata = tuple(domain_of(t) for t in tasks)
+    if domains is not None and any(strata):
+        stray = [t for t, d in zip(tasks, strata) if d not in domains]
+        if stray:
+            raise InputError(f"{source}: task {stray[0]!r} is of no design domain ({', '.join(domains)})")
+        absent = [d for d in domains if d not in strata]
+        if absent:
+            raise InputError(f"{source}: design domain(s) {', '.join(absent)} have no scored trials to resample")
     arms = arm_axis(s["arm"])  # any registered arm the pilot ran
     index = pd.MultiIndex.from_product([tasks, arms, order], names=["task", "arm", "model"])
     probs = share.reindex(index).to_numpy(dtype=float).reshape(len(tasks), len(arms), len(order))
     reps = s.groupby(["task", "arm", "model"]).size()
     note = f"{len(tasks)} tasks, {reps.min()}-{reps.max()} scored repetitions per task and cell"
-    return Population("pilot", tuple(order), source, probs=probs, notes=(note,), arms=arms)
+    if len(set(strata)) > 1:
+        per = ", ".join(f"{d} {strata.count(d)}" for d in sorted(set(strata)))
+        note += f"; tasks per domain {per}, resampled within domains"
+    return Population("pilot", tuple(order), source, probs=probs, notes=(note,), arms=arms, strata=strata)
 
 
 # --- the assumptions file ------------------------------------------------------------------------

@@ -58,6 +58,15 @@ def _exploratory(text: str | None, config: dict):
     return spec_from_doc(config.get("exploratory"), None)
 
 
+def _domains(text: str | None, config: dict) -> list[str] | None:
+    """The design's domains from --domains, else --config's, else None (the trials table's)."""
+    from incognita.access.cells import design_domains
+
+    if text:
+        return [d for d in text.split(",") if d]
+    return list(design_domains(config)) if "domains" in config else None
+
+
 def load_trials(path: str | Path):
     """The trials table from Parquet (or CSV), with a clear error when it is missing or unreadable."""
     import pandas as pd
@@ -99,6 +108,13 @@ def load_trials(path: str | Path):
     default=None,
     help="JSON of the config's exploratory block (contrasts, unbundle); default: --config's, if any",
 )
+@click.option(
+    "--domains",
+    "domains_csv",
+    default=None,
+    help="the design's domains, comma-separated (default: --config's, else the trials table's); with several, "
+    "each domain's own tables go under OUT/<domain>/ beside the pooled ones",
+)
 @click.option("--out", "out_dir", default=STATS_DIR, show_default=True)
 @click.option("--splits", type=int, default=4000, show_default=True, help="split-half splits")
 @click.option("--seed", type=int, default=20260820, show_default=True, help="split-half seed")
@@ -110,6 +126,7 @@ def stats_command(
     models_csv: str | None,
     arms_csv: str | None,
     exploratory_json: str | None,
+    domains_csv: str | None,
     out_dir: str,
     splits: int,
     seed: int,
@@ -145,13 +162,28 @@ def stats_command(
         splits=splits,
         seed=seed,
         exploratory=_exploratory(exploratory_json, config),
+        domains=_domains(domains_csv, config),
     )
     click.echo(f"{out_dir}: {len(paths)} files from {len(trials)} trials")
 
 
 @click.command("power")
-@click.option("--sd", type=float, required=True, help="SD of the per-task paired differences")
-@click.option("--gap", "gap_text", required=True, help="gap to detect: a decimal (0.093) or a fraction (5/54)")
+@click.option("--sd", type=float, default=None, help="SD of the per-task paired differences")
+@click.option("--gap", "gap_text", default=None, help="gap to detect: a decimal (0.093) or a fraction (5/54)")
+@click.option(
+    "--trials",
+    "trials_path",
+    default=None,
+    help="instead of --sd and --gap: Table 2 per arm from this trials table, every design domain's tasks "
+    "pooled with the domain as a stratum",
+)
+@click.option(
+    "--config",
+    "config_path",
+    default="config/config.yaml",
+    show_default=True,
+    help="with --trials: the design's domains and model order",
+)
 @click.option("--alpha", type=float, default=0.05, show_default=True, help="two-sided level")
 @click.option("--power", "power_", type=float, default=0.8, show_default=True)
 @click.option(
@@ -160,14 +192,49 @@ def stats_command(
     default=None,
     help="snap a decimal gap to the nearest multiple of 1/RESOLUTION (54 for 18 tasks x 3 reps)",
 )
-def power_command(sd: float, gap_text: str, alpha: float, power_: float, resolution: int | None) -> None:
-    """Print the number of tasks needed to resolve GAP (paired-t approximation, Table 2)."""
+def power_command(
+    sd: float | None,
+    gap_text: str | None,
+    trials_path: str | None,
+    config_path: str,
+    alpha: float,
+    power_: float,
+    resolution: int | None,
+) -> None:
+    """Print the number of tasks needed to resolve GAP (paired-t approximation, Table 2); with
+    --trials, Table 2 itself (per arm: gap SD, largest gap, tasks) from a trials table."""
+    if trials_path is not None:
+        if sd is not None or gap_text is not None:
+            raise click.UsageError("give either --trials or --sd with --gap, not both")
+        click.echo(_power_from_trials(trials_path, config_path, alpha, power_), nl=False)
+        return
+    if sd is None or gap_text is None:
+        raise click.UsageError("give --sd and --gap (or --trials)")
     try:
         gap = parse_gap(gap_text, resolution)
         n = required_tasks(sd, gap, alpha, power_)
     except ValueError as exc:
         raise click.BadParameter(str(exc)) from None
     click.echo(n)
+
+
+def _power_from_trials(trials_path: str, config_path: str, alpha: float, power_: float) -> str:
+    """Table 2 from a trials table as the statistics stage computes it (paper_tables.power_table):
+    every task of the design's domains, the domain a stratum of each pairwise SD."""
+    from incognita.access.stats import paper_tables as T
+    from incognita.access.stats.estimator import arms_present, model_order, task_means, validate_trials
+    from incognita.access.stats.stats_stage import split_domains
+    from incognita.common.tables import to_markdown
+
+    config = read_config(config_path)
+    trials = validate_trials(load_trials(trials_path), trials_path)
+    by_domain = split_domains(trials, _domains(None, config))  # refuses a task of no design domain
+    order = config_model_order(config)
+    models = model_order(trials, [m for m in order if m in set(trials["model"].astype(str))] if order else None)
+    table = T.power_table(trials, task_means(trials, T.SUCCESS), arms_present(trials), models, alpha, power_)
+    domains = ", ".join(f"{d or '(no domain)'} {part['task'].nunique()}" for d, part in by_domain.items())
+    head = f"{trials_path}: tasks per domain {domains}; {power_:.0%} power, two-sided alpha {alpha:g}\n\n"
+    return head + to_markdown(table)
 
 
 COMMANDS = [stats_command, power_command]

@@ -4,12 +4,22 @@ Comparisons are paired per-task differences with a two-sided t interval on those
 no interval is ever put on an endpoint, because task difficulty cancels only inside a paired
 difference. A task missing on either side of a comparison is left out of it, and every
 comparison reports how many tasks it used.
+
+Tasks of several domains pooled in one comparison are strata (`stratified`): the point estimate
+is still the mean over tasks, and its interval takes its variance from within each domain, since
+each domain contributes a fixed number of tasks and a gap between domains is not sampling noise.
+Tasks of one domain give exactly the paper's interval.
 """
 
 from __future__ import annotations
 
-import pandas as pd
+from dataclasses import dataclass
 
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+from incognita.access.domain import SEPARATOR
 from incognita.access.taxonomy import ALL_ARMS, COUNT_MEASURES, FAILURE_TYPES, NATIVE, PROCESS_MEASURES  # noqa: F401 (re-exported)
 from incognita.common.intervals import Paired, paired
 from incognita.common.intervals import snap as _snap
@@ -95,9 +105,66 @@ def cell_mean(column: pd.Series) -> float:
 
 
 def paired_columns(a: pd.Series, b: pd.Series, confidence: float = 0.95) -> Paired:
-    """Paired comparison a - b over the tasks present on both sides."""
+    """Paired comparison a - b over the tasks present on both sides (domains as strata)."""
     joined = pd.concat([a.rename("a"), b.rename("b")], axis=1).dropna()
-    return paired((joined["a"] - joined["b"]).to_numpy(), confidence)
+    return stratified(joined["a"] - joined["b"], confidence)
+
+
+# --- domains as strata -----------------------------------------------------------------------------
+
+
+def domain_of(task: str) -> str:
+    """The domain of a qualified task id (`retail/46` -> `retail`); "" for an unqualified id (a
+    synthetic table's), which makes one stratum."""
+    domain, sep, _ = str(task).partition(SEPARATOR)
+    return domain if sep else ""
+
+
+def strata_label(tasks) -> str:
+    """Tasks per domain, `mock=2;retail=18`; "" when the tasks are of one domain (no stratum)."""
+    counts = pd.Series([domain_of(t) for t in tasks], dtype=object).value_counts()
+    return ";".join(f"{d}={counts[d]}" for d in sorted(counts.index)) if len(counts) > 1 else ""
+
+
+def strata_column(tasks) -> dict:
+    """`{"strata": label}` for a row whose tasks span several domains, {} otherwise: a table of one
+    domain keeps its columns, and a pooled one says which strata entered each row."""
+    label = strata_label(tasks)
+    return {"strata": label} if label else {}
+
+
+@dataclass(frozen=True)
+class Stratified(Paired):
+    """A paired comparison over tasks of several domains; `strata`: tasks per domain."""
+
+    strata: str = ""
+
+
+def stratified(diffs: pd.Series, confidence: float = 0.95) -> Paired:
+    """Paired comparison of per-task differences indexed by task id, each domain a stratum.
+
+    One domain: exactly `paired` (the paper's interval). Several: the mean over all tasks (each
+    task weighs the same, as in a cell mean), with the interval of a blocked design: the SD is
+    pooled from the deviations of each task from its own domain's mean, on n - h degrees of
+    freedom (h domains), and the half-width is t * SD / sqrt(n). With a common within-domain
+    variance s^2 the task mean sum_h (n_h / n) mean_h has variance s^2 / n exactly, so the
+    interval is the paired t interval with the between-domain spread taken out. No interval when
+    n - h < 1 (every domain with one task).
+    """
+    d = diffs.dropna()
+    domains = np.array([domain_of(t) for t in d.index], dtype=object)
+    if len(set(domains)) <= 1:
+        return paired(d.to_numpy(), confidence)
+    values = d.to_numpy(dtype=float)
+    n, h = len(values), len(set(domains))
+    label = strata_label(d.index)
+    mean = _snap(values.mean())
+    if n - h < 1:
+        return Stratified(n, mean, float("nan"), float("nan"), float("nan"), label)
+    within = values - pd.Series(values).groupby(domains).transform("mean").to_numpy()
+    sd = _snap(np.sqrt((within**2).sum() / (n - h)))
+    half = float(sps.t.ppf(0.5 + confidence / 2, n - h)) * sd / np.sqrt(n)
+    return Stratified(n, mean, mean - half, mean + half, sd, label)
 
 
 def model_order(trials: pd.DataFrame, models: list[str] | None = None) -> list[str]:

@@ -5,6 +5,10 @@ intervals); per-episode quantities (process measures, counts, cost) are averaged
 scored trials, by arm and model. The native anchor appears in every per-arm panel
 (success, separability, split-half, power, composition, cost) and in the `native-direct`
 contrast, never in the cross-condition interaction.
+
+Tasks of several domains are pooled with the domain as a stratum (estimator.stratified;
+docs/statistics.md, "Several domains"): each row whose tasks span several domains gets a
+`strata` column (tasks per domain), which a table of one domain never has.
 """
 
 from __future__ import annotations
@@ -19,10 +23,13 @@ from incognita.access.stats.estimator import (
     FAILURE_TYPES,
     NATIVE,
     Paired,
+    Stratified,
     cell_mean,
-    paired,
+    domain_of,
     paired_columns,
     scored,
+    strata_column,
+    stratified,
     task_matrix,
 )
 from incognita.access.stats.interpretation import Interpretation, decide
@@ -37,6 +44,16 @@ SCOPES = {"all": SUCCESS, "db_only": DB_SUCCESS}
 
 def _interval(p: Paired) -> dict:
     return {"n_tasks": p.n_tasks, "mean_diff": p.mean_diff, "ci_low": p.ci_low, "ci_high": p.ci_high}
+
+
+def _strata(p: Paired) -> dict:
+    """The `strata` column of a comparison that pooled several domains (none otherwise)."""
+    return {"strata": p.strata} if isinstance(p, Stratified) else {}
+
+
+def _frame(rows: list[dict], columns: list[str]) -> pd.DataFrame:
+    """A table with named columns (it stays a table without rows), `strata` last when a row has it."""
+    return pd.DataFrame(rows, columns=columns + ["strata"] * any("strata" in r for r in rows))
 
 
 def _pairs(models: list[str]) -> list[tuple[str, str]]:
@@ -73,6 +90,7 @@ def success_table(
                     "tasks_at_ceiling": int((tasks >= interp.ceiling).sum()),
                     "on_bound": bool(len(tasks) and interp.on_bound(success)),
                     "agent_backend": backends(cell),
+                    **strata_column(tasks.index),
                 }
             )
     return pd.DataFrame(rows)
@@ -106,6 +124,7 @@ def contrasts_table(means: dict[str, pd.Series], models: list[str], interp: Inte
                         "role": "primary" if contrast == interp.primary else "supporting",
                         "excludes_zero": p.excludes_zero,
                         "on_bound": bound,
+                        **_strata(p),
                     }
                 )
     return pd.DataFrame(rows)
@@ -140,13 +159,14 @@ def separability_tables(
                         "model_b": b,
                         **_interval(p),
                         "excludes_zero": p.excludes_zero,
+                        **_strata(p),
                     }
                 )
             rows += pair_rows
             summary.append(_separability_summary(arm, subset, m, models, pair_rows))
     # Named columns: a design with one model has no pairs, and its table is still a table.
     columns = ["arm", "subset", "model_a", "model_b", "n_tasks", "mean_diff", "ci_low", "ci_high", "excludes_zero"]
-    return pd.DataFrame(rows, columns=columns), pd.DataFrame(summary)
+    return _frame(rows, columns), pd.DataFrame(summary)
 
 
 def _separability_summary(arm: str, subset: str, m: pd.DataFrame, models: list[str], pair_rows: list[dict]) -> dict:
@@ -183,8 +203,8 @@ def interactions_table(means: pd.Series, models: list[str], interp: Interpretati
     loss = a - b
     rows = []
     for ma, mb in _pairs(models):
-        delta = (loss[ma] - loss[mb]).dropna().to_numpy()
-        p = paired(delta, interp.confidence)
+        delta = (loss[ma] - loss[mb]).dropna()
+        p = stratified(delta, interp.confidence)
         rows.append(
             {
                 "model_a": ma,
@@ -193,10 +213,13 @@ def interactions_table(means: pd.Series, models: list[str], interp: Interpretati
                 "mean_delta": p.mean_diff,
                 "ci_low": p.ci_low,
                 "ci_high": p.ci_high,
-                "p_exact": signflip_p(delta),
+                # Flipping each task's sign is already within its domain: the stratum leaves the
+                # 2^n patterns, and so the exact p, as they are.
+                "p_exact": signflip_p(delta.to_numpy()),
+                **_strata(p),
             }
         )
-    out = pd.DataFrame(rows, columns=["model_a", "model_b", "n_tasks", "mean_delta", "ci_low", "ci_high", "p_exact"])
+    out = _frame(rows, ["model_a", "model_b", "n_tasks", "mean_delta", "ci_low", "ci_high", "p_exact"])
     out["p_holm"] = holm(out["p_exact"].to_numpy()) if len(out) else []
     return out
 
@@ -205,6 +228,7 @@ def dispersion_table(means: pd.Series, models: list[str], interp: Interpretation
     """Per task, between-model sum of squares under the second arm minus under the first; exact p."""
     a, b = _loss(means, interp, models)
     complete = a.notna().all(axis=1) & b.notna().all(axis=1)
+    tasks = a.index[complete.to_numpy()]
     a, b = a[complete].to_numpy(), b[complete].to_numpy()
 
     def ss(x: np.ndarray) -> np.ndarray:
@@ -219,6 +243,7 @@ def dispersion_table(means: pd.Series, models: list[str], interp: Interpretation
                 "p_exact": signflip_p(stat),
                 "arm_first": interp.primary.minuend,
                 "arm_second": interp.primary.subtrahend,
+                **strata_column(tasks),
             }
         ]
     )
@@ -232,7 +257,9 @@ def split_half_tables(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     long, summary = [], []
     for arm in arms:
-        res = split_half(task_matrix(means, arm, models).to_numpy(), splits, seed)
+        m = task_matrix(means, arm, models)
+        strata = [domain_of(t) for t in m.index]
+        res = split_half(m.to_numpy(), splits, seed, strata if len(set(strata)) > 1 else None)
         for kind, values in (("observed", res.observed), ("null", res.null)):
             long.append(
                 pd.DataFrame(
@@ -248,6 +275,7 @@ def split_half_tables(
                 "observed_mean": res.observed_mean,
                 "null_mean": res.null_mean,
                 "null_reach": res.null_reach,
+                **strata_column(m.dropna().index),
             }
         )
     cols = ["arm", "kind", "split", "concordance"]
@@ -364,6 +392,7 @@ def power_table(
                 "repetitions": n_reps,
                 "n_tasks": int(m.notna().any(axis=1).sum()),
                 "resolvable_gap": resolvable_gap(gap_sd, int(m.notna().any(axis=1).sum()), alpha, power),
+                **strata_column(m.index[m.notna().any(axis=1)]),
             }
         )
     out = pd.DataFrame(rows)

@@ -11,11 +11,18 @@ run): whatever ordering survives that is what the task set alone produces. Ties 
 slightly below half the pairs. The reported tail is the share of null splits whose concordance
 reaches the observed mean concordance.
 
+Tasks of several domains (`strata`, each task's domain) are split within each domain: every
+half takes floor(n_h/2) of domain h's tasks, and the halves' sizes are then evened out (floor(n/2)
+and the rest, as with one domain) by one more task from the domains with an odd count, first by
+name. Each half then holds the domains in the same proportions, so a concordance is not an
+artefact of one half holding more of an easier domain. One domain: the splits as before.
+
 Everything is seeded: the same seed, tasks and matrix give the same splits and the same null.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -71,21 +78,49 @@ def _half_means(in_a: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.nd
     return mean_a, mean_b
 
 
-def split_half(matrix: np.ndarray, splits: int = DEFAULT_SPLITS, seed: int = DEFAULT_SEED) -> SplitHalf:
-    """Observed and null concordance over `splits` random halves of a (tasks, models) matrix.
+def halves(draws: np.ndarray, strata: Sequence[str] | None = None) -> np.ndarray:
+    """Membership of half A per split, from uniform `draws` (splits, tasks): floor(n/2) tasks at
+    random, or with `strata` (each task's domain) that many drawn within the domains (module
+    docstring)."""
+    n = draws.shape[1]
+    if strata is None or len(set(strata)) <= 1:
+        return np.argsort(draws, axis=1) < n // 2  # a uniformly random subset of n // 2 tasks
+    labels = np.asarray(strata, dtype=object)
+    domains = sorted(set(labels))
+    take = {d: int((labels == d).sum()) // 2 for d in domains}
+    short = n // 2 - sum(take.values())
+    for d in [d for d in domains if (labels == d).sum() % 2][:short]:
+        take[d] += 1
+    in_a = np.zeros(draws.shape, dtype=bool)
+    for d in domains:
+        cols = np.flatnonzero(labels == d)
+        in_a[:, cols] = np.argsort(draws[:, cols], axis=1) < take[d]
+    return in_a
+
+
+def split_half(
+    matrix: np.ndarray,
+    splits: int = DEFAULT_SPLITS,
+    seed: int = DEFAULT_SEED,
+    strata: Sequence[str] | None = None,
+) -> SplitHalf:
+    """Observed and null concordance over `splits` random halves of a (tasks, models) matrix;
+    `strata`: each row's domain (the halves are then drawn within domains).
 
     Tasks with a missing model are dropped first, so every half compares the same tasks.
     """
     m = np.asarray(matrix, dtype=float)
-    m = m[~np.isnan(m).any(axis=1)]
+    complete = ~np.isnan(m).any(axis=1)
+    m = m[complete]
+    if strata is not None:
+        strata = [s for s, keep in zip(strata, complete) if keep]
     n, k = m.shape
     pairs = k * (k - 1) // 2
     if n < 2 or k < 2:
         empty = np.zeros(0, dtype=int)
         return SplitHalf(empty, empty, n, pairs)
     rng = np.random.default_rng(seed)
-    ranks = np.argsort(rng.random((splits, n)), axis=1)
-    in_a = ranks < n // 2  # a uniformly random subset of n // 2 tasks per split
+    in_a = halves(rng.random((splits, n)), strata)
     observed = concordance(*_half_means(in_a, m))
     perm = np.argsort(rng.random((splits, n, k)), axis=2)
     shuffled = np.take_along_axis(np.broadcast_to(m, (splits, n, k)), perm, axis=2)

@@ -1,4 +1,10 @@
-"""`run_stats`: every table of the statistics stage, written as CSV and Markdown."""
+"""`run_stats`: every table of the statistics stage, written as CSV and Markdown.
+
+A design of several domains gets the tables twice over: pooled under the output folder, every
+domain's tasks together with the domain as a stratum (incognita.access.stats.estimator), and each
+domain's own under `<out>/<domain>/` (incognita.access.paths.domain_stats_dir). A design of one
+domain writes the pooled tables only, which are then that domain's.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +12,13 @@ from pathlib import Path
 
 import pandas as pd
 
+from incognita.access.paths import domain_stats_dir
 from incognita.access.stats import paper_tables as T
 from incognita.access.stats.estimator import (
     COUNT_MEASURES,
     PROCESS_MEASURES,
     arms_present,
+    domain_of,
     model_order,
     task_means,
     validate_trials,
@@ -98,6 +106,38 @@ def build_tables(
     return out
 
 
+def split_domains(trials: pd.DataFrame, domains: list[str] | None = None) -> dict[str, pd.DataFrame]:
+    """The trials of each domain, in the order of `domains` (default: the table's, by name).
+
+    Every task must belong to one of `domains`, and every one of them must have trials: a trials
+    table from another design stops here, naming the task or the domain."""
+    found = trials["task"].astype(str).map(domain_of)
+    if domains is None:
+        domains = sorted(set(found))
+    stray = trials.loc[~found.isin(domains), "task"]
+    if len(stray):
+        raise InputError(f"trials: task {stray.iloc[0]!r} is of no design domain ({', '.join(domains)})")
+    empty = [d for d in domains if not (found == d).any()]
+    if empty:
+        raise InputError(f"trials: design domain(s) {', '.join(empty)} have no trials")
+    return {d: trials[(found == d).to_numpy()] for d in domains}
+
+
+def write_tables(tables: dict[str, pd.DataFrame | str], out_dir: Path, domain: str | None = None) -> list[Path]:
+    """Write every table as CSV and Markdown (`domain`: they are that domain's own)."""
+    paths: list[Path] = []
+    for name, table in tables.items():
+        if isinstance(table, str):
+            path = out_dir / f"{name}.md"
+            atomic_write_text(path, table)
+            paths.append(path)
+        else:
+            # 8 x 4000 rows do not read as Markdown; other tables link their rows to the viewer.
+            md = _split_half_md(table) if name == "split_half" else with_links(name, table, domain)
+            paths += write_table(table, out_dir, name, md)
+    return paths
+
+
 def run_stats(
     trials: pd.DataFrame,
     interpretations: list[tuple[Path, Path]],
@@ -107,24 +147,23 @@ def run_stats(
     splits: int = DEFAULT_SPLITS,
     seed: int = DEFAULT_SEED,
     exploratory: ExploratorySpec | None = None,
+    domains: list[str] | None = None,
 ) -> list[Path]:
     """Verify the interpretation tables' locks, compute every table, write them; return the paths.
 
     `interpretations`: each design domain's interpretation table and locks file (they must agree:
     interpretation.load_design_interpretation); `models` fixes the model order of every table
-    (default: order of first appearance in `trials`).
+    (default: order of first appearance in `trials`); `domains`: the design's (default: those of
+    the table's tasks). With several, each domain's tables go under `<out_dir>/<domain>/` too.
     """
     interp = load_design_interpretation(interpretations)
-    tables = build_tables(trials, interp, models, splits, seed, exploratory)
+    trials = validate_trials(trials)
+    by_domain = split_domains(trials, domains)
     out_dir = Path(out_dir)
-    paths: list[Path] = []
-    for name, table in tables.items():
-        if isinstance(table, str):
-            path = out_dir / f"{name}.md"
-            atomic_write_text(path, table)
-            paths.append(path)
-        else:
-            # 8 x 4000 rows do not read as Markdown; other tables link their rows to the viewer.
-            md = _split_half_md(table) if name == "split_half" else with_links(name, table)
-            paths += write_table(table, out_dir, name, md)
+    paths = write_tables(build_tables(trials, interp, models, splits, seed, exploratory), out_dir)
+    if len(by_domain) > 1:
+        for domain, part in by_domain.items():
+            order = [m for m in models if m in set(part["model"].astype(str))] if models else None
+            tables = build_tables(part, interp, order, splits, seed, exploratory)
+            paths += write_tables(tables, domain_stats_dir(domain, out_dir), domain)
     return paths

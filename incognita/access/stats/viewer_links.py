@@ -4,7 +4,9 @@ filtered list of the trials behind it in the viewer (results/viewer, docs/viewer
 A link is relative to results/stats/ (`../viewer/index.html#trials?arm=...&model=...`), so it
 opens from disk beside the built site; the filters are the index's own (a column and a value,
 `(none)` for an empty one), so the list is exactly the rows the number counts. The CSV tables
-stay plain data; only their Markdown copies get the `trials` column.
+stay plain data; only their Markdown copies get the `trials` column. A domain's own tables
+(results/stats/<domain>/, a design of several domains) link one level further up, to the
+trials of that domain only (the index's `domain` filter first).
 """
 
 from __future__ import annotations
@@ -15,14 +17,20 @@ from incognita.access.taxonomy import EXCLUDED, FAILED_UNLABELLED, SUCCESS
 from incognita.common.viewer_links import NONE, md_link, view_href
 
 VIEWER = "../viewer/index.html"  # from results/stats/
+DOMAIN_VIEWER = "../../viewer/index.html"  # from results/stats/<domain>/
 # A composition outcome as the index's filter: success and excluded are outcomes; a failure
 # type is its own column; a failure the reader does not label (native) has none.
 _OUTCOME_FILTER = {SUCCESS: {"outcome": "success"}, EXCLUDED: {"outcome": "excluded"}}
 
 
-def _link(label: str, **filters: str) -> str:
-    """A link to the viewer's index filtered by column=value pairs (in that order)."""
-    return md_link(label, view_href(VIEWER, "trials", **filters))
+def _linker(domain: str | None):
+    def link(label: str, **filters: str) -> str:
+        """A link to the viewer's index filtered by column=value pairs (in that order)."""
+        if domain is None:
+            return md_link(label, view_href(VIEWER, "trials", **filters))
+        return md_link(label, view_href(DOMAIN_VIEWER, "trials", domain=domain, **filters))
+
+    return link
 
 
 def _composition_filter(outcome: str) -> dict[str, str]:
@@ -33,10 +41,12 @@ def _composition_filter(outcome: str) -> dict[str, str]:
     return {"failure_type": outcome}
 
 
-def with_links(name: str, table: pd.DataFrame) -> pd.DataFrame | None:
-    """The Markdown copy of stats table `name`, with a `trials` column of links (None: as is)."""
+def with_links(name: str, table: pd.DataFrame, domain: str | None = None) -> pd.DataFrame | None:
+    """The Markdown copy of stats table `name`, with a `trials` column of links (None: as is);
+    `domain`: the table is that domain's own (its links keep to its trials)."""
     if table.empty:
         return None
+    _link = _linker(domain)
     md = table.copy()
     if name == "success":
         md["trials"] = [_link("trials", arm=a, model=m) for a, m in zip(md["arm"], md["model"])]

@@ -21,7 +21,7 @@
     const head = parts[0] || "trials";
     if (head === "trials") return [await V.trialsView(query), "trials"];
     if (head === "search") return [await V.searchView(query), "search"];
-    if (head === "tasks") return [V.tasksView(), "tasks"];
+    if (head === "tasks") return [V.tasksView(query), "tasks"];
     if (head === "task") return [V.taskView(parts[1]), "tasks"];
     if (head === "compare") return [await V.compareView(parts.slice(1, 4)), "tasks"];
     if (head === "collabsim" && parts.length === 1) return [V.collabsimView(query), "collabsim"];

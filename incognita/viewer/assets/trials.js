@@ -100,9 +100,24 @@
     return [out, pos];
   }
 
-  V.tasksView = function () {
+  /* The tasks' domains (the part of a qualified id before "/"), each once, in the tasks' order. */
+  const domainOf = (task) => task.split("/")[0];
+
+  /* With several domains: links to the tasks of each (#tasks?domain=<name>), the current one bold. */
+  function domainChoice(domains, current) {
+    if (domains.length < 2) return "";
+    const link = (name, label) => name === current ? V.h("strong", {}, label)
+      : V.h("a", { href: V.href(["tasks"], name ? new URLSearchParams([["domain", name]]) : undefined) }, label);
+    return V.h("p", { "data-testid": "domains" }, "Domain: ", link("", "every domain"),
+      domains.flatMap((d) => [" · ", link(d, d)]));
+  }
+
+  V.tasksView = function (query) {
     const [byTask, pos] = trialsByTask();
-    const tasks = V.index().tasks;
+    const every = V.index().tasks;
+    const domains = [...new Set(Object.keys(every).map(domainOf))];
+    const current = query ? query.get("domain") || "" : "";
+    const tasks = Object.fromEntries(Object.entries(every).filter(([t]) => !current || domainOf(t) === current));
     const arms = V.arms();
     const head = V.h("tr", {}, V.h("th", {}, "task"), V.h("th", {}, "level"), V.h("th", {}, "desks engaged"),
       arms.map((a) => V.h("th", { class: "num" }, a)));
@@ -118,6 +133,7 @@
     return V.h("section", { class: "page" }, V.h("h1", {}, "Tasks"),
       V.h("p", { class: "hint" }, "Successes per arm over every model and repetition. Open a task to see it across ",
         "arms and models side by side, as the matched design pairs them."),
+      domainChoice(domains, current),
       V.h("table", { class: "grid" }, V.h("thead", {}, head), V.h("tbody", {}, body)));
   };
 
