@@ -5,6 +5,7 @@ edited by hand is refused."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -86,10 +87,11 @@ def test_an_agent_that_does_nothing_passes_a_task_with_no_required_call_and_fail
     stages, reference, golden, tmp_path
 ):
     """The do-nothing check on airline, by its command, on two tasks the reference characterises:
-    one that requires no call and tells nothing, one that requires a write."""
+    one that requires no call and tells nothing, one that requires a write of a derived value."""
     tasks = reference["doc"]["tasks"]
     silent = next(t for t, e in tasks.items() if not e["n_counted"] and not golden[t]["information_channel"])
-    write = next(t for t, e in tasks.items() if e["has_write"])
+    # A write with a derived argument: the plan of such a task is what the check first failed on.
+    write = next(t for t, e in tasks.items() if e["has_write"] and '"derived"' in json.dumps(golden[t]))
     cards = tmp_path / "cards"
     cards.mkdir()
     for t in (silent, write):
