@@ -14,6 +14,13 @@ Per call the plan keeps the tool name and, per argument, only where its value co
   picks it with are in `selected_by`;
 * `computed`: an expression template whose operands are themselves sources;
 * `request`: free text the agent writes from the customer's request.
+* `derived`: a value a rule of the domain (`rule`, the golden rules' `DERIVATIONS`) computes from
+  its operands, themselves sources (fields and reads). It is known to whoever holds the inputs:
+  the agent obtains the operands as it would for any argument, then applies the rule, which the
+  domain's scripted agent supplies (`ScriptedAgent.derive`); one without it gives up.
+* `unsourced`: a value no participant can supply (upstream's gold invents it, or an intended
+  failure's made-up id). The plan carries the kind and why, never the gold's value: the agent
+  cannot build that argument and gives up, so the failure is recorded, not hidden.
 
 Which entries the golden solution took, and which values it used, never enter the plan:
 the agent reads, matches what the customer released against the entries and chooses
@@ -42,7 +49,7 @@ _FIELD_NAME = re.compile(r"[a-z][a-z0-9_ /-]*")  # option names too: "battery li
 
 @dataclass(frozen=True)
 class Source:
-    kind: str  # field | read | policy | computed | request
+    kind: str  # field | read | policy | computed | request | derived | unsourced
     token: str | None = None
     part: str | None = None
     transform: str | None = None
@@ -50,7 +57,8 @@ class Source:
     steps: tuple[str, ...] = ()  # read: field names and PICK, from the result's root
     vocabulary: str | None = None  # policy: which vocabulary (the argument name)
     template: str | None = None  # computed: expression with {0}, {1}... for operands
-    operands: tuple[Source, ...] = ()
+    operands: tuple[Source, ...] = ()  # computed, derived: the sources of the inputs
+    rule: str | None = None  # derived: the domain rule's name; unsourced: why
     selected_by: tuple[str, ...] = ()
 
 
@@ -110,6 +118,11 @@ def _source(prov: dict, pointer: str) -> Source:
         return Source("policy", vocabulary=prov["vocabulary"], selected_by=selected)
     if kind == "request":
         return Source("request")
+    if kind == "derived":
+        operands = tuple(_source(part, pointer) for part in prov.get("from") or ())
+        return Source("derived", rule=prov["rule"], operands=operands, selected_by=selected)
+    if kind == "unsourced":
+        return Source("unsourced", rule=prov.get("why"))
     raise ValueError(f"golden provenance kind {kind!r} at {pointer} has no value-free source")
 
 

@@ -399,7 +399,20 @@ class ScriptedAgent:
             return text
         if src.kind == "request":
             return "The customer asked for something I cannot do; please take over."
+        if src.kind == "derived":
+            inputs = []
+            for operand in src.operands:
+                inputs.append((yield from self._value(operand, choosing)))
+            return self.derive(src.rule, inputs, choosing)
+        if src.kind == "unsourced":
+            raise GiveUp(f"no participant can supply this value ({src.rule or 'unsourced'})")
         raise ValueError(src.kind)
+
+    def derive(self, rule: str, inputs: list, choosing: Choosing):
+        """The value a domain rule computes from its inputs (the operands' values, in order). A
+        domain whose golden trajectories derive values gives its scripted agent the rules; the
+        plain agent knows none, and gives up rather than guess."""
+        raise GiveUp(f"no rule to derive {rule!r} is known")
 
     def _build_args(self, call: PlannedCall):
         args: dict = {}
