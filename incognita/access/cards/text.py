@@ -36,3 +36,19 @@ def find_span(text: str, phrase: str) -> str | None:
 
 def contains_span(text: str, span: str) -> bool:
     return re.sub(r"\s+", " ", span.lower()).strip() in re.sub(r"\s+", " ", text.lower())
+
+
+def opening_line(reason: str, intents: list[tuple[str, str]], fallback: str) -> str:
+    """A neutral first message from the reason for calling: the kinds of help it asks for (each
+    intent's phrase, in the order the reason names them, at most three), never a field value.
+    `intents` are a domain's (pattern, phrase) pairs; `fallback` says what no pattern found."""
+    found = []
+    for pattern, phrase in intents:
+        m = re.search(pattern, reason, re.IGNORECASE)
+        if m:
+            found.append((m.start(), phrase))
+    phrases = list(dict.fromkeys(p for _, p in sorted(found)))[:3]
+    if not phrases:
+        return fallback
+    joined = phrases[0] if len(phrases) == 1 else ", ".join(phrases[:-1]) + " and " + phrases[-1]
+    return f"Hi, I need some help: {joined}."

@@ -46,9 +46,6 @@ class RULES:
     def _search(self, hit, skip=frozenset()) -> list | None:
         return None
 
-    def _insert_chain(self, chain: list, inserted_for: dict) -> None:
-        raise AssertionError("plain rules insert no reads")
-
     def _derive(self, tool: str, ptr: str, value: Any, allow_insert: bool) -> dict | None:
         return None  # no value is derived: each is said, a policy term or read
 

@@ -344,6 +344,28 @@ class _BuilderCore:
         """The first leaf of a result that matches and that the task's entity scope admits."""
         return find_leaf(doc, lambda ptr, leaf: pred(ptr, leaf) and self.scope.admits(name, args, ptr, leaf))
 
+    def _insert_chain(self, chain: list[tuple[str, dict]], inserted_for: dict) -> None:
+        """Append a chain of reads found by the domain rules' `_search`, each argument resolved without
+        insertion (the rules of a domain that inserts no reads never find one)."""
+        for name, args in chain:
+            prov = {}
+            for ptr, value in leaves(args):
+                p = self._resolve(name, ptr, value, ptr, allow_insert=False)
+                if p is None:  # cannot happen: candidates are built from sourced values
+                    raise AssertionError(f"inserted {name}{args} has an unsourced argument {ptr}")
+                prov[ptr] = p
+            index = self._append(
+                origin="inserted",
+                action_id=None,
+                name=name,
+                requestor="assistant",
+                args=args,
+                prov=prov,
+                inserted_for=dict(inserted_for),
+            )
+            if self.calls[index]["error"] is not None:
+                raise AssertionError(f"inserted read {name}{args} failed: {self.calls[index]['error']}")
+
     def _from_reads(self, pred: Callable[[str, Any], bool], role: str | None = None) -> dict | None:
         """The earliest scoped read that holds the value; `role` is the argument it sources."""
         for j, doc in enumerate(self.docs):

@@ -26,6 +26,7 @@ import re
 
 from incognita.access.cards.card import WITHHOLD, FieldSet, card_document
 from incognita.access.cards.text import clean, find_span, split_sentences
+from incognita.access.cards.text import opening_line as text_opening_line
 from incognita.access.domains.airline import source_words as sw
 from incognita.access.domains.airline.upstream import airports
 
@@ -186,16 +187,7 @@ _INTENTS = [  # (pattern over the reason for calling, phrase for the opening lin
 
 def opening_line(reason: str) -> str:
     """A neutral first message: what kind of help, never a field value."""
-    found = []
-    for pattern, phrase in _INTENTS:
-        m = re.search(pattern, reason, re.IGNORECASE)
-        if m:
-            found.append((m.start(), phrase))
-    phrases = list(dict.fromkeys(p for _, p in sorted(found)))[:3]
-    if not phrases:
-        return "Hi, I need some help with my trip."
-    joined = phrases[0] if len(phrases) == 1 else ", ".join(phrases[:-1]) + " and " + phrases[-1]
-    return f"Hi, I need some help: {joined}."
+    return text_opening_line(reason, _INTENTS, "Hi, I need some help with my trip.")
 
 
 # --------------------------------------------------------------------------- the card

@@ -151,27 +151,6 @@ class AirlineReads:
         self._insert_chain(chain, {"call": None, "argument": consumer_ptr, "reason": "value"})
         return self._from_reads(pred, role)
 
-    def _insert_chain(self, chain: list[tuple[str, dict]], inserted_for: dict) -> None:
-        """Append a chain of reads found by `_search`, each argument resolved without insertion."""
-        for name, args in chain:
-            prov = {}
-            for ptr, value in leaves(args):
-                p = self._resolve(name, ptr, value, ptr, allow_insert=False)
-                if p is None:  # cannot happen: candidates are built from sourced values
-                    raise AssertionError(f"inserted {name}{args} has an unsourced argument {ptr}")
-                prov[ptr] = p
-            index = self._append(
-                origin="inserted",
-                action_id=None,
-                name=name,
-                requestor="assistant",
-                args=args,
-                prov=prov,
-                inserted_for=dict(inserted_for),
-            )
-            if self.calls[index]["error"] is not None:
-                raise AssertionError(f"inserted read {name}{args} failed: {self.calls[index]['error']}")
-
     # ----------------------------------------------------------------- flights
 
     def _is_new_flight(self, consumer_ptr: str) -> bool:

@@ -15,6 +15,7 @@ from typing import Any
 
 from incognita.access.cards.card import FALLBACK, WITHHOLD, FieldSet, card_document
 from incognita.access.cards.text import clean, find_span, norm, split_sentences
+from incognita.access.cards.text import opening_line as text_opening_line
 from incognita.access.domains.retail.source_words import (
     PRICE_SUPERLATIVE,
     RECENCY,
@@ -382,20 +383,7 @@ _INTENTS = [  # (pattern over the reason for calling, phrase for the opening lin
 
 def opening_line(reason: str) -> str:
     """A neutral first message: what kind of help, never a field value."""
-    found = []
-    lowered = reason.lower()
-    for pattern, phrase in _INTENTS:
-        m = re.search(pattern, lowered)
-        if m:
-            found.append((m.start(), phrase))
-    phrases = [p for _, p in sorted(found)][:3]
-    if not phrases:
-        return "Hi, I need some help with my account."
-    if len(phrases) == 1:
-        joined = phrases[0]
-    else:
-        joined = ", ".join(phrases[:-1]) + " and " + phrases[-1]
-    return f"Hi, I need some help: {joined}."
+    return text_opening_line(reason, _INTENTS, "Hi, I need some help with my account.")
 
 
 # --------------------------------------------------------------------------- the card

@@ -37,7 +37,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from incognita.access.golden.provenance import ERROR_DOC, leaves, result_doc, top_argument
+from incognita.access.golden.provenance import ERROR_DOC, result_doc, top_argument
 
 MAX_INSERT_DEPTH = 3
 ORDER_ID = re.compile(r"#?[Ww]?(\d{7})")
@@ -170,24 +170,3 @@ class ReadInsertion:
         # `call` is filled in by add_reference once the consumer's index is known.
         self._insert_chain(chain, {"call": None, "argument": consumer_ptr, "reason": "value"})
         return self._from_reads(pred, top_argument(consumer_ptr))
-
-    def _insert_chain(self, chain: list[tuple[str, dict]], inserted_for: dict) -> None:
-        """Append a chain of reads found by `_search`, each argument resolved without insertion."""
-        for name, args in chain:
-            prov = {}
-            for ptr, value in leaves(args):
-                p = self._resolve(name, ptr, value, ptr, allow_insert=False)
-                if p is None:  # cannot happen: candidates are built from sourced values
-                    raise AssertionError(f"inserted {name}{args} has an unsourced argument {ptr}")
-                prov[ptr] = p
-            index = self._append(
-                origin="inserted",
-                action_id=None,
-                name=name,
-                requestor="assistant",
-                args=args,
-                prov=prov,
-                inserted_for=dict(inserted_for),
-            )
-            if self.calls[index]["error"] is not None:
-                raise AssertionError(f"inserted read {name}{args} failed: {self.calls[index]['error']}")
