@@ -68,7 +68,7 @@ def draw(n: int, seed: int) -> list[Condition]:
                 sigma=round(rng.uniform(*SIGMA_RANGE), 2),
                 per_output_token=round(rng.uniform(*PER_OUTPUT_TOKEN_RANGE), 4),
                 seed=seed * 1000 + i,
-                label=f"s{seed}-{i}",
+                label=f"{seed}-{i}",  # seed-row
             )
         )
     return rows

@@ -180,7 +180,7 @@ def test_the_sweep_runs_end_to_end_on_the_sessions_task_stages(task_stages, tmp_
     assert "2 rows drawn with seed 5" in proc.stdout and "time scale 60" in proc.stdout, proc.stdout
     assert "quick: share of the binding limit" in proc.stdout, proc.stdout
     for i in range(2):
-        calls = [json.loads(line) for line in (keep / f"quick-s5-{i}/calls.jsonl").read_text().splitlines()]
+        calls = [json.loads(line) for line in (keep / f"quick-5-{i}/calls.jsonl").read_text().splitlines()]
         assert calls and all(c["job"] == "episodes/surveyor/retail/59" for c in calls)
     bad = subprocess.run([*cmd, "--rows", "2"], cwd=ROOT, capture_output=True, text=True)
     assert bad.returncode != 0 and "--rows: [2] not among the sweep's rows 0-1" in bad.stderr

@@ -20,7 +20,7 @@ from incognita.common.io import InputError
 COLUMNS = (
     ("arm", "arm", "text", "access condition (native: the upstream harness)"),
     ("model", "model", "text", "evaluated agent"),
-    ("domain", "domain", "text", "benchmark domain of the task (tau2: retail, airline, ...)"),
+    ("domain", "domain", "text", "benchmark domain of the task (a tau2 domain)"),
     ("task", "task", "text", "corpus task id"),
     ("level", "level", "int", "desks engaged by the required calls (the task's level)"),
     ("rep", "rep", "int", "repetition"),
