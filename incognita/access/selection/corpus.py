@@ -4,9 +4,12 @@ The rule (paper, Section 5): stratify by the number of social-arm desks a task's
 calls engage, take `per_level` tasks at each level, prefer tasks whose required calls
 include a database write, and exclude tasks whose card withholds disclosure by design. We
 also exclude tasks whose golden replay does not reproduce the upstream final state, since
-their reference cannot be trusted, and tasks that an agent doing nothing passes in any arm
+their reference cannot be trusted, tasks that an agent doing nothing passes in any arm
 (`incognita idle`, incognita.access.selection.idle): their success criterion holds at the start, so they
-measure nothing (issue #12; task 10, a hand-off only, is one). Tasks named in the config (`include`) are taken first
+measure nothing (issue #12; task 10, a hand-off only, is one), and tasks unsolvable by construction:
+a required call of the golden trajectory has an argument no participant can supply (provenance
+`unsourced`: upstream's gold needs a value no record holds and the customer is never told, after
+the repairs), so no agent in any arm can pass them by the rules it is given. Tasks named in the config (`include`) are taken first
 unless the rule itself excludes them; the reason is then written into the output.
 
 Remaining slots are filled by seeded sampling over the numerically sorted candidates of
@@ -28,7 +31,9 @@ import yaml
 from incognita.access.domain import id_order
 from incognita.common.io import InputError, atomic_write_text, sha256_file
 
-SELECTION_RULE_VERSION = 2  # 2: tasks passed by doing nothing are excluded
+SELECTION_RULE_VERSION = 3  # 2: tasks passed by doing nothing are excluded; 3: tasks unsolvable by construction
+# The reason recorded for a task a required argument of which no participant can supply.
+UNSOURCED_REASON = "unsolvable by construction: a required call has an argument no participant can supply"
 # The reason recorded for a task the do-nothing check (incognita.access.selection.idle) passes.
 IDLE_REASON = "passed by an agent that does nothing (the idle profile ends the episode at once)"
 REQUIRE_MATCH = True
@@ -62,6 +67,9 @@ def exclusion_reason(
         reasons.append("the card withholds disclosure by design (the source tells the customer to keep something back)")
     if require_match and not task["match"]:
         reasons.append("the golden replay does not reproduce the upstream final-state hash")
+    untraced = (task.get("diagnostics") or {}).get("untraced_arguments", 0)
+    if untraced:
+        reasons.append(f"{UNSOURCED_REASON} ({untraced} argument(s) unsourced in the golden trajectory)")
     if task["level"] not in levels:
         reasons.append(f"engages {task['level']} desk(s) in the social arm, outside levels {levels}")
     return "; ".join(reasons) or None
@@ -215,7 +223,8 @@ def select(
                 "passed by an agent that does nothing, in any arm (incognita idle)",
                 "card withholds disclosure by design",
             ]
-            + (["golden replay does not reproduce the upstream final state"] if require_match else []),
+            + (["golden replay does not reproduce the upstream final state"] if require_match else [])
+            + ["a required argument no participant can supply (golden provenance unsourced)"],
             "include": include,
             "seed": seed,
             "sampler": "per level: random.Random(str) seeded with <seed>/level<level> samples the numerically "
@@ -319,6 +328,8 @@ def check_against_reference(doc: dict, reference: dict) -> list[str]:
                 notes.append(f"task {tid}: frozen at level {lv}, the reference now gives {tasks[tid]['level']}")
             elif tasks[tid]["withholds_disclosure"]:
                 notes.append(f"task {tid}: its card now withholds disclosure")
+            elif (tasks[tid].get("diagnostics") or {}).get("untraced_arguments", 0):
+                notes.append(f"task {tid}: a required argument is now unsourced")
     return notes
 
 

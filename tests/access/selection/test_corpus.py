@@ -159,6 +159,27 @@ def test_tasks_passed_by_doing_nothing_are_excluded_with_that_reason():
     assert select(ref, seed=20260820, **RULE)["tasks"] != sel["tasks"]
 
 
+def test_tasks_unsolvable_by_construction_are_excluded_with_that_reason():
+    """A required argument no participant can supply (golden provenance `unsourced`): no agent
+    passes the task by the rules it is given, so it measures nothing; a named task too."""
+    ref = synthetic_reference()
+    for tid in ("7", "11"):
+        ref["tasks"][tid]["diagnostics"] = {"untraced_arguments": 1}
+    sel = select(ref, seed=20260820, **RULE)
+    assert not {"7", "11"} & set(sel["tasks"])
+    reasons = {e["task"]: e["reason"] for e in sel["exclusions"]}
+    assert reasons["7"].startswith("unsolvable by construction: a required call has an argument no participant")
+    (entry,) = [e for e in sel["named"] if e["task"] == "11"]
+    assert entry["status"] == "excluded" and "unsolvable by construction" in entry["reason"]
+    assert "a required argument no participant can supply (golden provenance unsourced)" in sel["rule"]["exclude"]
+    # no unsourced argument (a reference without the diagnostic counts as none): a candidate
+    ref["tasks"]["7"]["diagnostics"] = {"untraced_arguments": 0}
+    del ref["tasks"]["11"]["diagnostics"]
+    again = select(ref, seed=20260820, **RULE)
+    assert not any("unsolvable" in e["reason"] for e in again["exclusions"])
+    assert "11" in again["tasks"]
+
+
 def test_too_few_tasks_overall_is_an_error():
     ref = synthetic_reference()
     for t in list(ref["tasks"].values())[:50]:
