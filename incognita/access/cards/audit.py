@@ -45,16 +45,44 @@ class Finding:
 # --------------------------------------------------------------------------- the checks
 
 
+def _request_text(card: dict) -> str:
+    return "\n".join(t for r in card["requests"] for t in [r["demand"], *r["fallbacks"]])
+
+
+def _gold_arguments(card: dict) -> set[str]:
+    return {f"{a['name']}.{arg}" for a in card["reference_actions"] for arg in a["arguments"]}
+
+
 def check_fields_in_source(card: dict, source_text) -> Finding:
+    """Every span is in the source; a field a repair adds with `from_gold` (a value upstream's gold
+    needs and the source never tells the customer) has its spans in the repaired request block
+    instead, so the customer states it wherever that block stands in for the source, and names a
+    reference write argument of the card."""
     text = source_text(card["source"]["instructions"])
-    invented = [
-        f"{f['token']}: {span!r}" for f in card["fields"] for span in f["spans"] if not contains_span(text, span)
-    ]
+    requests = _request_text(card)
+    gold_args = _gold_arguments(card)
+    invented, beyond = [], []
+    for f in card["fields"]:
+        if f.get("from_gold"):
+            beyond.append(f"{f['token']} ({f['from_gold']})")
+            if f["from_gold"] not in gold_args:
+                invented.append(f"{f['token']}: from_gold {f['from_gold']!r} is no argument of a reference action")
+            invented += [
+                f"{f['token']}: {s!r} (not in the request block)" for s in f["spans"] if not contains_span(requests, s)
+            ]
+        else:
+            invented += [f"{f['token']}: {s!r}" for s in f["spans"] if not contains_span(text, s)]
     parts_ok = [f["token"] for f in card["fields"] if not all(norm(s) in norm(f["value"]) for s in f["spans"])]
     if invented or parts_ok:
         detail = "; ".join(invented + [f"{t}: value is not made of its spans" for t in parts_ok])
         return _f(card, "fields_in_source", "fail", f"not in the source instructions: {detail}")
-    return _f(card, "fields_in_source", "pass", f"{len(card['fields'])} field(s), every span found in the source")
+    detail = f"{len(card['fields'])} field(s), every span found in the source"
+    if beyond:
+        detail = (
+            f"{len(card['fields'])} field(s); {len(card['fields']) - len(beyond)} found in the source, "
+            f"{len(beyond)} stated by the repair for upstream's gold: {', '.join(beyond)}"
+        )
+    return _f(card, "fields_in_source", "pass", detail)
 
 
 def check_info_requests(card: dict, ambiguities: dict) -> Finding:
@@ -91,8 +119,10 @@ _CONCRETE = re.compile(r"#?W?\d[\d,.]*|[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+")
 
 
 def check_requests_invent_nothing(card: dict, source_text) -> Finding:
-    """Numbers, ids and emails in the request block must come from the source text."""
-    text = norm(source_text(card["source"]["instructions"]))
+    """Numbers, ids and emails in the request block must come from the source text, or from a
+    value a repair states for upstream's gold (a field with `from_gold`)."""
+    stated = [f["value"] for f in card["fields"] if f.get("from_gold")]
+    text = norm("\n".join([source_text(card["source"]["instructions"]), *stated]))
     texts = [r["demand"] for r in card["requests"]] + [fb for r in card["requests"] for fb in r["fallbacks"]]
     invented = sorted(
         {
