@@ -1,0 +1,66 @@
+"""What a customer's words state about the airline's records, in the forms the records hold: a
+date as the customer says it ("May 10") and in ISO form, a city ("sf") and its airports' codes, a
+passenger's name and its words; and which superlative a selector states ("the most recent", "the
+cheapest"). General rules of the domain's words (incognita.access.domains.airline.source_words);
+none names a task, an id or a flight.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from incognita.access.domains.airline import source_words as sw
+from incognita.access.domains.airline.upstream import airports
+
+# A superlative a selector states, and what it orders the entries by (direction: +1 the largest).
+SUPERLATIVES = (
+    (re.compile(r"second\s+cheapest", re.I), "second_cheapest"),
+    (re.compile(r"cheapest|lowest\s+price|smallest\s+balance|smaller|smallest", re.I), "least"),
+    (re.compile(r"larger|largest", re.I), "most"),
+    (re.compile(r"most\s+recent|last\s+reservation|recent\s+(?:reservation|\w+\s+flight)", re.I), "latest"),
+    (re.compile(r"earliest", re.I), "earliest"),
+    (re.compile(r"later\s+flight", re.I), "later"),
+    (re.compile(r"non-?stop|direct\s+flights?", re.I), "nonstop"),
+)
+
+
+def forms(value: str) -> set[str]:
+    """The forms a stated value may take in a record (lower case)."""
+    text = " ".join(str(value).split()).lower()
+    out = {text}
+    iso = sw.month_day_date(str(value))
+    if iso:
+        out.add(iso)
+    city = sw.CITY_SHORT_NAMES.get(text, text).casefold()
+    out |= {code.lower() for code, c in airports() if c.casefold() == city}
+    return out
+
+
+def words(value: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9_-]+", str(value).lower()) if len(w) > 1}
+
+
+def leaves(node: Any) -> list[str]:
+    """Every scalar of a record, lower case."""
+    if isinstance(node, dict):
+        return [t for v in node.values() for t in leaves(v)]
+    if isinstance(node, list):
+        return [t for v in node for t in leaves(v)]
+    return [] if node is None else [str(node).lower()]
+
+
+def states(value: str, texts: list[str]) -> bool:
+    """Does a record whose scalars are `texts` hold the stated value: one of its forms as a
+    scalar, or (a name) each of its words as a scalar?"""
+    held = set(texts)
+    if forms(value) & held:
+        return True
+    ws = words(value)
+    return len(ws) > 1 and ws <= held
+
+
+def superlatives(facts: list[str]) -> list[str]:
+    """The superlatives the facts state, in the order of SUPERLATIVES."""
+    text = " ".join(facts)
+    return [name for pattern, name in SUPERLATIVES if pattern.search(text)]

@@ -1,0 +1,220 @@
+"""How the airline's scripted agent picks one entry of a collection it has read: a reservation of
+the profile's list, a flight of a reservation or of a search, a passenger, a payment method.
+
+The plan (incognita.access.episodes.loop.agent_plan) gives a value-free path; at each `*` the
+agent chooses. The rule, for every collection alike:
+
+1. Only admissible entries, while any is: what the consuming call's policy allows (a flight that
+   is available with seats for the passengers in the cabin; a reservation not cancelled; no travel
+   certificate to pay for a change of flights or bags, which the policy and the tool refuse).
+2. Each element of a list is chosen for itself: an entry the call's other arguments took from the
+   same list, or an earlier run of the same tool took for the same argument, is not taken again
+   (a payment method excepted: it pays for any number of changes).
+3. The entry that states the most of the customer's selecting facts (their released values, in
+   the forms the records hold: ISO dates, airport codes, names), then the superlative they state
+   (the most recent, the cheapest, the earliest, non-stop). A list of bare ids (a profile's
+   reservations) is judged by reading each entry's record.
+4. Undescribed: the entry at the argument's own place in its list (the second flight of a trip
+   keeps the trip's second leg), then the entry the case's other records name (the payment method
+   the reservation was paid with), then an earlier call's choice from the same list, then the first.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from incognita.access.domains.airline.scripted import facts as fx
+from incognita.access.episodes.loop.agent_plan import PICK, PlannedCall, Source
+from incognita.access.episodes.scripted.picks import Choosing, GiveUp
+
+MAX_EXPLORED = 12  # bare ids read one by one to choose among them, at most
+_CHANGES_PAID_WITHOUT_CERTIFICATE = ("update_reservation_flights", "update_reservation_baggages")
+
+
+class FlightPicker:
+    """The choosing half of the airline's scripted agent (module docstring); it relies on the
+    agent's `results`, `explored`, `released`, `requests`, `chosen`, `used`, `tools`, `plan` and
+    `_execute`."""
+
+    def _read_value(self, src: Source, choosing: Choosing):
+        if src.call not in self.results:
+            raise GiveUp(f"the result of call {src.call} is missing: an earlier step was not carried out")
+        node = self.results[src.call]
+        for depth, step in enumerate(src.steps):
+            if step == PICK:
+                node = yield from self._pick(node, src, depth, choosing)
+            elif isinstance(node, dict) and step in node:
+                node = node[step]
+            else:
+                raise GiveUp(f"the result of call {src.call} has no {step!r} where the plan expects it")
+        return node
+
+    def _known_value(self, src: Source, choosing: Choosing) -> Any | None:
+        return None
+
+    def _pick(self, collection: Any, src: Source, depth: int, choosing: Choosing):
+        if isinstance(collection, dict):
+            entries = list(collection.items())
+        elif isinstance(collection, list):
+            entries = list(enumerate(collection))
+        else:
+            raise GiveUp(f"the result of call {src.call} has no collection where the plan expects one")
+        rest = src.steps[depth + 1 :]
+        entries = [(k, e) for k, e in entries if _has_path(e, rest)] or entries
+        if not entries:
+            raise GiveUp(f"nothing to choose from in the result of call {src.call}")
+        where = (src.call, src.steps[: depth + 1])
+        taken = choosing.taken.setdefault(where, set())
+        used = self.used.setdefault((where, choosing.call, choosing.slot), set())
+        paying = choosing.slot.endswith("payment_id") or "payment_methods" in choosing.slot
+        records = {}
+        if all(isinstance(e, str) for _, e in entries) and len(entries) <= MAX_EXPLORED and choosing.arg:
+            tool = self._reading_tool(choosing.arg)
+            for key, entry in entries if tool else ():
+                records[key] = yield from self._explore(tool, {choosing.arg: entry})
+        views = {k: records.get(k, e) for k, e in entries}
+        admissible = [(k, e) for k, e in entries if self._admissible(views[k], choosing)] or entries
+        # The element itself is chosen for itself; a container of it (the connecting flights of a
+        # one-stop journey) is shared by the elements it holds.
+        innermost = PICK not in rest
+        element = _element(choosing.pointer)  # the argument's element: flights/1/date and flights/1/flight_number are one
+        mine = {k for k, e in taken if e != element}
+        blocked = set() if not innermost else mine if paying else mine | used
+        free = [(k, e) for k, e in admissible if k not in blocked] or admissible
+        key = self._best(free, views, src, choosing, where, innermost, PICK in src.steps[:depth])
+        self.chosen.setdefault((where, src.selected_by), key)
+        taken.add((key, element))
+        used.add(key)
+        return dict(entries)[key]
+
+    # ----------------------------------------------------------------- the rule's steps
+
+    def _admissible(self, entry: Any, choosing: Choosing) -> bool:
+        """What the consuming call's policy allows (module docstring, 1)."""
+        if isinstance(entry, dict) and entry.get("source") == "certificate":
+            return choosing.call not in _CHANGES_PAID_WITHOUT_CERTIFICATE
+        if isinstance(entry, dict) and "reservation_id" in entry and self._is_change(choosing.index):
+            return entry.get("status") != "cancelled"
+        legs = entry if isinstance(entry, list) else [entry]
+        if legs and all(isinstance(f, dict) and "available_seats" in f for f in legs):
+            cabin = self._cabin(choosing)
+            people = len(choosing.args.get("passengers") or []) or 1
+            return all(
+                f.get("status") == "available" and (cabin is None or (f["available_seats"].get(cabin) or 0) >= people)
+                for f in legs
+            )
+        return True
+
+    def _best(
+        self, free: list, views: dict, src: Source, choosing: Choosing, where, innermost: bool, nested: bool
+    ) -> Any:
+        if len(free) == 1:
+            return free[0][0]
+        facts = [self.released[t] for t in src.selected_by if t in self.released]
+        # A superlative orders what the customer chooses among (a journey, a reservation), not the
+        # legs inside one.
+        order = {} if nested else _superlative_order(fx.superlatives(facts), free, views, self._cabin(choosing))
+        near = self._other_texts(src.call)
+        earlier = self.chosen.get((where, src.selected_by))
+
+        def score(item):
+            key, _ = item
+            texts = fx.leaves(views[key]) + ([str(key).lower()] if isinstance(key, str) else [])
+            stated = sum(fx.states(f, texts) for f in facts)
+            # The element at the argument's place in its list; a leg inside a journey is the first
+            # one the call's other arguments left.
+            at_place = innermost and not nested and key == (_element(choosing.pointer) or (0,))[0]
+            named = isinstance(key, str) and key.lower() in near
+            return (stated, order.get(key, 0), not innermost and key == earlier, at_place, named, key == earlier)
+
+        return max(free, key=score)[0]  # max keeps the first of equals
+
+    # ----------------------------------------------------------------- what the agent knows
+
+    def _cabin(self, choosing: Choosing) -> str | None:
+        """The cabin the call books or changes to, once chosen, else the reservation's."""
+        cabin = choosing.args.get("cabin")
+        if cabin:
+            return str(cabin)
+        rid = choosing.args.get("reservation_id") or choosing.record
+        for doc in [*self.results.values(), *self.explored.values()]:
+            if isinstance(doc, dict) and rid and doc.get("reservation_id") == rid:
+                return doc.get("cabin")
+        return None
+
+    def _is_change(self, index: int | None) -> bool:
+        return any(c.index == index and c.write for c in self.plan.calls)
+
+    def _other_texts(self, exclude: int) -> set[str]:
+        return {t for i, doc in self.results.items() if i != exclude for t in fx.leaves(doc)}
+
+    def _reading_tool(self, arg: str) -> str | None:
+        """The read whose one parameter is the argument (a reservation id: its details)."""
+        for name, tool in self.tools.items():
+            if not tool.get("write") and tool.get("params") == [arg]:
+                return name
+        return None
+
+    def _explore(self, tool: str, args: dict):
+        """A read made only to choose between entries (the agent's own looking), kept once."""
+        memo = f"{tool} {json.dumps(args, sort_keys=True)}"
+        if memo not in self.explored:
+            index = -1 - len(self.explored)
+            ok = yield from self._execute(
+                PlannedCall(index=index, name=tool, write=False, args={}), args, tolerate_failure=True
+            )
+            self.explored[memo] = self.results.pop(index, None) if ok else None
+        return self.explored[memo]
+
+
+def _element(pointer: str) -> tuple[int, ...]:
+    """The list positions in an argument's pointer (/flights/1/date: (1,))."""
+    return tuple(int(p) for p in pointer.split("/") if p.isdigit())
+
+
+def _has_path(node: Any, steps: tuple[str, ...]) -> bool:
+    for i, step in enumerate(steps):
+        if step == PICK:
+            children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else []
+            return any(_has_path(child, steps[i + 1 :]) for child in children)
+        if not isinstance(node, dict) or step not in node:
+            return False
+        node = node[step]
+    return True
+
+
+def _superlative_order(names: list[str], free: list, views: dict, cabin: str | None) -> dict:
+    """key -> rank (higher is preferred) by the first superlative that orders these entries."""
+    for name in names:
+        values = {k: _measure(name, views[k], cabin) for k, _ in free}
+        values = {k: v for k, v in values.items() if v is not None}
+        if not values:
+            continue
+        ranked = sorted(values, key=lambda k: values[k])
+        if name in ("least", "earliest", "second_cheapest"):
+            ranked.reverse()  # the smallest ranks highest
+        rank = {k: i + 1 for i, k in enumerate(ranked)}
+        if name == "second_cheapest" and len(ranked) > 1:
+            rank[ranked[-2]] = len(ranked) + 1
+        return rank
+    return {}
+
+
+def _measure(name: str, entry: Any, cabin: str | None):
+    legs = entry if isinstance(entry, list) else [entry]
+    if not all(isinstance(f, dict) for f in legs):
+        return None
+    if name in ("least", "second_cheapest", "most"):
+        if all("prices" in f for f in legs) and cabin:
+            prices = [f["prices"].get(cabin) for f in legs]
+            return None if None in prices else sum(prices)
+        amount = legs[0].get("amount") if len(legs) == 1 else None
+        return amount if isinstance(amount, (int, float)) else None
+    if name == "latest":
+        return legs[0].get("created_at") if len(legs) == 1 else None
+    if name in ("earliest", "later"):
+        return legs[0].get("scheduled_departure_time_est")
+    if name == "nonstop":
+        return 1 if isinstance(entry, dict) else 0
+    return None
