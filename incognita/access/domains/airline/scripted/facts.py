@@ -12,6 +12,7 @@ from typing import Any
 
 from incognita.access.domains.airline import source_words as sw
 from incognita.access.domains.airline.upstream import airports
+from incognita.access.episodes.scripted.discovery import STOP_WORDS
 
 # A superlative a selector states, and what it orders the entries by (direction: +1 the largest).
 SUPERLATIVES = (
@@ -57,7 +58,18 @@ def states(value: str, texts: list[str]) -> bool:
     if forms(value) & held:
         return True
     ws = words(value)
-    return len(ws) > 1 and ws <= held
+    if len(ws) > 1 and ws <= held:
+        return True
+    # A kind of thing, in its own words ("certificates", "gift card"): every content word of it
+    # among the record's (an id's words too: certificate_8045380).
+    said = _stems(str(value))
+    return bool(said) and said <= _stems(" ".join(held))
+
+
+def _stems(text: str) -> set[str]:
+    """Content words, singular: 'certificates' and 'certificate_8045380' share 'certificate'."""
+    found = re.findall(r"[a-z]+", text.lower())
+    return {w[:-1] if w.endswith("s") and len(w) > 3 else w for w in found if len(w) > 2 and w not in STOP_WORDS}
 
 
 def superlatives(facts: list[str]) -> list[str]:

@@ -126,7 +126,15 @@ class FlightPicker:
             # one the call's other arguments left.
             at_place = innermost and not nested and key == (_element(choosing.pointer) or (0,))[0]
             named = isinstance(key, str) and key.lower() in near
-            return (stated, order.get(key, 0), not innermost and key == earlier, at_place, named, key == earlier)
+            return (
+                stated,
+                order.get(key, 0),
+                not innermost and key == earlier,
+                at_place,
+                named,
+                _capacity(views[key]),
+                key == earlier,
+            )
 
         return max(free, key=score)[0]  # max keeps the first of equals
 
@@ -168,6 +176,15 @@ class FlightPicker:
         return self.explored[memo]
 
 
+def _capacity(entry: Any) -> float:
+    """What a payment method can cover: its balance, a card without one without limit (0 for
+    what is no payment method)."""
+    if not isinstance(entry, dict) or "source" not in entry:
+        return 0
+    amount = entry.get("amount")
+    return float("inf") if amount is None else float(amount)
+
+
 def _element(pointer: str) -> tuple[int, ...]:
     """The list positions in an argument's pointer (/flights/1/date: (1,))."""
     return tuple(int(p) for p in pointer.split("/") if p.isdigit())
@@ -187,7 +204,11 @@ def _has_path(node: Any, steps: tuple[str, ...]) -> bool:
 def _superlative_order(names: list[str], free: list, views: dict, cabin: str | None) -> dict:
     """key -> rank (higher is preferred) by the first superlative that orders these entries."""
     for name in names:
-        values = {k: _measure(name, views[k], cabin) for k, _ in free}
+        if name == "latest":
+            # "The last reservation": the last the profile lists (keys of a list are positions).
+            values = {k: k for k, _ in free if isinstance(k, int)}
+        else:
+            values = {k: _measure(name, views[k], cabin) for k, _ in free}
         values = {k: v for k, v in values.items() if v is not None}
         if not values:
             continue
@@ -211,8 +232,6 @@ def _measure(name: str, entry: Any, cabin: str | None):
             return None if None in prices else sum(prices)
         amount = legs[0].get("amount") if len(legs) == 1 else None
         return amount if isinstance(amount, (int, float)) else None
-    if name == "latest":
-        return legs[0].get("created_at") if len(legs) == 1 else None
     if name in ("earliest", "later"):
         return legs[0].get("scheduled_departure_time_est")
     if name == "nonstop":
