@@ -94,7 +94,8 @@ class AirlineAgent(ScriptedAgent, FlightPicker, Reconsidering, PlainTelling):
 
     def _record(self, choosing: Choosing) -> dict | None:
         """The reservation the call acts on, as last read."""
-        records = [*self.results.values(), *self.explored.values()]
+        # Explored first, then the plan's results in their order: a change's result is the record now.
+        records = [*self.explored.values(), *(self.results[i] for i in sorted(self.results))]
         return dv.record_of(records, "reservation_id", choosing.args.get("reservation_id") or choosing.record)
 
     def _passengers(self, inputs: list, choosing: Choosing, reservation: dict | None) -> int:

@@ -146,10 +146,11 @@ class FlightPicker:
         if cabin:
             return str(cabin)
         rid = choosing.args.get("reservation_id") or choosing.record
-        for doc in [*self.results.values(), *self.explored.values()]:
+        found = None
+        for doc in [*self.explored.values(), *(self.results[i] for i in sorted(self.results))]:
             if isinstance(doc, dict) and rid and doc.get("reservation_id") == rid:
-                return doc.get("cabin")
-        return None
+                found = doc.get("cabin")  # the latest: a change's result is the record now
+        return found
 
     def _is_change(self, index: int | None) -> bool:
         return any(c.index == index and c.write for c in self.plan.calls)
