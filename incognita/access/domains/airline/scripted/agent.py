@@ -65,6 +65,10 @@ class AirlineAgent(ScriptedAgent, FlightPicker, Reconsidering, PlainTelling):
         raise dv.RuleError("no such rule is known")
 
     def _value(self, src: Source, choosing: Choosing):
+        if src.kind == "derived" and src.rule == "fare":
+            # The prices are those of the flights this booking takes, as the searches read gave
+            # them (the operands name one search entry each; the call's own flights say which).
+            return self.derive(src.rule, self._prices(choosing), choosing)
         value = yield from super()._value(src, choosing)
         if src.kind == "field" and src.transform == "bag_count" and str(value).isdigit():
             return int(value)  # a count the customer states is written as a number
@@ -83,6 +87,21 @@ class AirlineAgent(ScriptedAgent, FlightPicker, Reconsidering, PlainTelling):
             if said:
                 return "no" if any(_NEGATED.search(s) for s in said) else "yes"
         return super()._policy_term(src)
+
+    def _prices(self, choosing: Choosing) -> list:
+        """The price in the booking's cabin of each flight the call books, from the searches read."""
+        cabin = choosing.args.get("cabin")
+        prices = []
+        for leg in choosing.args.get("flights") or []:
+            number = leg.get("flight_number") if isinstance(leg, dict) else None
+            price = next(
+                (f["prices"].get(cabin) for f in _searched(self.results.values()) if f.get("flight_number") == number),
+                None,
+            )
+            if price is None:
+                raise GiveUp(f"rule 'fare': no search read gave the {cabin} price of flight {number}")
+            prices.append(price)
+        return prices
 
     def _balance(self, payment_id: Any) -> Any:
         """The balance a payment method holds (a gift card's, a certificate's), as read."""
@@ -137,3 +156,14 @@ CHANGE_WORDS = {
     "update_reservation_passengers": "change the passengers of a reservation",
     "transfer_to_human_agents": "hand this case over to a human colleague",
 }
+
+
+def _searched(docs) -> list[dict]:
+    """Every flight a search result lists (one-stop journeys' flights too), with its prices."""
+    out = []
+    for doc in docs:
+        for entry in doc if isinstance(doc, list) else []:
+            for flight in entry if isinstance(entry, list) else [entry]:
+                if isinstance(flight, dict) and isinstance(flight.get("prices"), dict):
+                    out.append(flight)
+    return out

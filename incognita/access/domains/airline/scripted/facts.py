@@ -21,9 +21,43 @@ SUPERLATIVES = (
     (re.compile(r"larger|largest", re.I), "most"),
     (re.compile(r"most\s+recent|last\s+reservation|recent\s+(?:reservation|\w+\s+flight)", re.I), "latest"),
     (re.compile(r"earliest", re.I), "earliest"),
+    (re.compile(r"fastest|shortest", re.I), "fastest"),
     (re.compile(r"later\s+flight", re.I), "later"),
     (re.compile(r"non-?stop|direct\s+flights?", re.I), "nonstop"),
 )
+
+
+# Everyday short names of payment kinds and brands, in the records' words.
+ABBREVIATIONS = ((re.compile(r"\bGC\b", re.I), "gift card"), (re.compile(r"\bCC\b", re.I), "credit card"),
+                 (re.compile(r"\bmaster\s+card\b", re.I), "mastercard"))
+# A time of day a journey must keep to: "before 11am", "arrive before 7am", "departs 3pm", "after 8am".
+TIME = re.compile(r"\b(?:(arrive)\s+)?(before|after|departs?|leave\s+after)?\s*(\d{1,2})(?::(\d{2}))?\s*(am|pm)\b", re.I)
+
+
+def expanded(value: str) -> str:
+    for pattern, words in ABBREVIATIONS:
+        value = pattern.sub(words, value)
+    return value
+
+
+def time_holds(phrase: str, entry) -> bool | None:
+    """Does a journey (a flight, or the flights of a one-stop journey) keep to a stated time of
+    day: its first departure (or, "arrive before", its last arrival)? None: no time or no journey."""
+    m = TIME.search(phrase)
+    legs = entry if isinstance(entry, list) else [entry]
+    if not m or not legs or not all(isinstance(f, dict) and "scheduled_departure_time_est" in f for f in legs):
+        return None
+    arrive, how, hour, minute, half = m.groups()
+    stated = (int(hour) % 12 + (12 if half.lower() == "pm" else 0)) * 60 + int(minute or 0)
+    when = legs[-1].get("scheduled_arrival_time_est") if arrive else legs[0]["scheduled_departure_time_est"]
+    h, mm = (int(x) for x in str(when).split(":")[:2])
+    actual = h * 60 + mm
+    how = (how or "").lower()
+    if how == "before":
+        return actual < stated
+    if how in ("after", "leave after"):
+        return actual > stated
+    return actual == stated
 
 
 def forms(value: str) -> set[str]:
@@ -55,6 +89,7 @@ def states(value: str, texts: list[str]) -> bool:
     """Does a record whose scalars are `texts` hold the stated value: one of its forms as a
     scalar, or (a name) each of its words as a scalar?"""
     held = set(texts)
+    value = expanded(str(value))
     if forms(value) & held:
         return True
     ws = words(value)
@@ -68,7 +103,7 @@ def states(value: str, texts: list[str]) -> bool:
 
 def _stems(text: str) -> set[str]:
     """Content words, singular: 'certificates' and 'certificate_8045380' share 'certificate'."""
-    found = re.findall(r"[a-z]+", text.lower())
+    found = re.findall(r"[a-z0-9]+", text.lower())
     return {w[:-1] if w.endswith("s") and len(w) > 3 else w for w in found if len(w) > 2 and w not in STOP_WORDS}
 
 

@@ -22,12 +22,17 @@ agent chooses. The rule, for every collection alike:
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from incognita.access.domains.airline.scripted import facts as fx
 from incognita.access.episodes.loop.agent_plan import PICK, PlannedCall, Source
 from incognita.access.episodes.scripted.picks import Choosing, GiveUp
 
+_NEGATION = re.compile(r"\b(?:not|don't|never|no)\b[^.;,]*$", re.I)
+# The policy's payment limits of one reservation ("Payment: at most one travel certificate, at
+# most one credit card, and at most three gift cards").
+PAYMENTS_PER_BOOKING = {"certificate": 1, "credit_card": 1, "gift_card": 3}
 MAX_EXPLORED = 12  # bare ids read one by one to choose among them, at most
 _CHANGES_PAID_WITHOUT_CERTIFICATE = ("update_reservation_flights", "update_reservation_baggages")
 
@@ -74,12 +79,13 @@ class FlightPicker:
             for key, entry in entries if tool else ():
                 records[key] = yield from self._explore(tool, {choosing.arg: entry})
         views = {k: records.get(k, e) for k, e in entries}
-        admissible = [(k, e) for k, e in entries if self._admissible(views[k], choosing)] or entries
         # The element itself is chosen for itself; a container of it (the connecting flights of a
         # one-stop journey) is shared by the elements it holds.
         innermost = PICK not in rest
         element = _element(choosing.pointer)  # the argument's element: flights/1/date and flights/1/flight_number are one
         mine = {k for k, e in taken if e != element}
+        kinds = [views[k].get("source") for k in mine if isinstance(views.get(k), dict)]
+        admissible = [(k, e) for k, e in entries if self._admissible(views[k], choosing, kinds)] or entries
         blocked = set() if not innermost else mine if paying else mine | used
         free = [(k, e) for k, e in admissible if k not in blocked] or admissible
         key = self._best(free, views, src, choosing, where, innermost, PICK in src.steps[:depth])
@@ -90,10 +96,13 @@ class FlightPicker:
 
     # ----------------------------------------------------------------- the rule's steps
 
-    def _admissible(self, entry: Any, choosing: Choosing) -> bool:
-        """What the consuming call's policy allows (module docstring, 1)."""
-        if isinstance(entry, dict) and entry.get("source") == "certificate":
-            return choosing.call not in _CHANGES_PAID_WITHOUT_CERTIFICATE
+    def _admissible(self, entry: Any, choosing: Choosing, kinds: list) -> bool:
+        """What the consuming call's policy allows (module docstring, 1); `kinds`: the kinds of
+        payment the call's other payments took."""
+        if isinstance(entry, dict) and entry.get("source") in PAYMENTS_PER_BOOKING:
+            if kinds.count(entry["source"]) >= PAYMENTS_PER_BOOKING[entry["source"]]:
+                return False
+            return entry["source"] != "certificate" or choosing.call not in _CHANGES_PAID_WITHOUT_CERTIFICATE
         if isinstance(entry, dict) and "reservation_id" in entry and self._is_change(choosing.index):
             return entry.get("status") != "cancelled"
         legs = entry if isinstance(entry, list) else [entry]
@@ -112,6 +121,7 @@ class FlightPicker:
         if len(free) == 1:
             return free[0][0]
         facts = [self.released[t] for t in src.selected_by if t in self.released]
+        times = [(self.released[t], self._negated(t)) for t in src.selected_by if t in self.released and _kind(t) == "time"]
         # A superlative orders what the customer chooses among (a journey, a reservation), not the
         # legs inside one.
         order = {} if nested else _superlative_order(fx.superlatives(facts), free, views, self._cabin(choosing))
@@ -122,6 +132,9 @@ class FlightPicker:
             key, _ = item
             texts = fx.leaves(views[key]) + ([str(key).lower()] if isinstance(key, str) else [])
             stated = sum(fx.states(f, texts) for f in facts)
+            for phrase, negated in times:
+                holds = fx.time_holds(phrase, views[key])
+                stated += holds is not None and holds != negated
             # The element at the argument's place in its list; a leg inside a journey is the first
             # one the call's other arguments left.
             at_place = innermost and not nested and key == (_element(choosing.pointer) or (0,))[0]
@@ -139,6 +152,11 @@ class FlightPicker:
         return max(free, key=score)[0]  # max keeps the first of equals
 
     # ----------------------------------------------------------------- what the agent knows
+
+    def _negated(self, token: str) -> bool:
+        """Does the customer's demand that names this detail say it does not want it ("you do
+        not want to fly <time>")?"""
+        return any(f"<{token}>" in d and _NEGATION.search(d.split(f"<{token}>")[0]) for d in self.demands)
 
     def _cabin(self, choosing: Choosing) -> str | None:
         """The cabin the call books or changes to, once chosen, else the reservation's."""
@@ -175,6 +193,11 @@ class FlightPicker:
             )
             self.explored[memo] = self.results.pop(index, None) if ok else None
         return self.explored[memo]
+
+
+def _kind(token: str) -> str:
+    """A card field's kind from its token (time_2: time)."""
+    return re.sub(r"_\d+$", "", token)
 
 
 def _capacity(entry: Any) -> float:
@@ -214,7 +237,7 @@ def _superlative_order(names: list[str], free: list, views: dict, cabin: str | N
         if not values:
             continue
         ranked = sorted(values, key=lambda k: values[k])
-        if name in ("least", "earliest", "second_cheapest"):
+        if name in ("least", "earliest", "second_cheapest", "fastest"):
             ranked.reverse()  # the smallest ranks highest
         rank = {k: i + 1 for i, k in enumerate(ranked)}
         if name == "second_cheapest" and len(ranked) > 1:
@@ -235,6 +258,16 @@ def _measure(name: str, entry: Any, cabin: str | None):
         return amount if isinstance(amount, (int, float)) else None
     if name in ("earliest", "later"):
         return legs[0].get("scheduled_departure_time_est")
+    if name == "fastest":
+        # From the first departure to the last arrival, a day added where a time goes back.
+        times = [f.get(k) for f in legs for k in ("scheduled_departure_time_est", "scheduled_arrival_time_est")]
+        if None in times:
+            return None
+        minutes = [int(t[:2]) * 60 + int(t[3:5]) for t in map(str, times)]
+        total = 0
+        for before, after in zip(minutes, minutes[1:]):
+            total += (after - before) % (24 * 60)
+        return total
     if name == "nonstop":
         return 1 if isinstance(entry, dict) else 0
     return None
