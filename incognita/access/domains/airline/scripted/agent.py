@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from incognita.access.domains.airline.scripted import deriving as dv
-from incognita.access.domains.airline.scripted.picking import FlightPicker
+from incognita.access.domains.airline.scripted.picking import FlightPicker, searched_flights
 from incognita.access.episodes.loop.agent_plan import Source
 from incognita.access.episodes.scripted.picks import Choosing, GiveUp, PlainTelling
 from incognita.access.episodes.scripted.reconsidering import Reconsidering
@@ -36,7 +36,7 @@ class AirlineAgent(ScriptedAgent, FlightPicker, Reconsidering, PlainTelling):
             return dv.shifted_date(inputs[0], inputs[1], 1 if rule == "date_later" else -1)
         if rule == "bags_added":
             return dv.bags_added(inputs[0], inputs[1])
-        reservation = self._record(choosing)
+        reservation = self._reservation(choosing)
         if rule == "bag_allowance":
             membership = dv.membership_of(inputs)
             if membership is None:
@@ -95,7 +95,7 @@ class AirlineAgent(ScriptedAgent, FlightPicker, Reconsidering, PlainTelling):
         for leg in choosing.args.get("flights") or []:
             number = leg.get("flight_number") if isinstance(leg, dict) else None
             price = next(
-                (f["prices"].get(cabin) for f in _searched(self.results.values()) if f.get("flight_number") == number),
+                (f["prices"].get(cabin) for f in searched_flights(self.results.values()) if f.get("flight_number") == number),
                 None,
             )
             if price is None:
@@ -110,12 +110,6 @@ class AirlineAgent(ScriptedAgent, FlightPicker, Reconsidering, PlainTelling):
             if isinstance(methods, dict) and isinstance(methods.get(payment_id), dict):
                 return methods[payment_id].get("amount")
         return None
-
-    def _record(self, choosing: Choosing) -> dict | None:
-        """The reservation the call acts on, as last read."""
-        # Explored first, then the plan's results in their order: a change's result is the record now.
-        records = [*self.explored.values(), *(self.results[i] for i in sorted(self.results))]
-        return dv.record_of(records, "reservation_id", choosing.args.get("reservation_id") or choosing.record)
 
     def _passengers(self, inputs: list, choosing: Choosing, reservation: dict | None) -> int:
         """The passengers of the booking: a list among the inputs, the call's own passengers, or
@@ -157,13 +151,3 @@ CHANGE_WORDS = {
     "transfer_to_human_agents": "hand this case over to a human colleague",
 }
 
-
-def _searched(docs) -> list[dict]:
-    """Every flight a search result lists (one-stop journeys' flights too), with its prices."""
-    out = []
-    for doc in docs:
-        for entry in doc if isinstance(doc, list) else []:
-            for flight in entry if isinstance(entry, list) else [entry]:
-                if isinstance(flight, dict) and isinstance(flight.get("prices"), dict):
-                    out.append(flight)
-    return out

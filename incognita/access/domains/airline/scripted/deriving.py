@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 from incognita.access.domains.airline import source_words as sw
@@ -139,12 +139,3 @@ def membership_of(values: Iterable[Any]) -> str | None:
 def said_phrase(values: Iterable[Any]) -> str | None:
     """The customer's bag phrase among a rule's inputs (a string that is no membership level)."""
     return next((str(v) for v in values if isinstance(v, str) and v not in FREE_BAGS), None)
-
-
-def record_of(records: Iterable[Any], key: str, value: Any) -> Mapping | None:
-    """The latest record read whose `key` is `value`."""
-    found = None
-    for doc in records:
-        if isinstance(doc, dict) and value is not None and doc.get(key) == value:
-            found = doc
-    return found

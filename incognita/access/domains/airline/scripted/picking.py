@@ -102,7 +102,11 @@ class FlightPicker:
         if isinstance(entry, dict) and entry.get("source") in PAYMENTS_PER_BOOKING:
             if kinds.count(entry["source"]) >= PAYMENTS_PER_BOOKING[entry["source"]]:
                 return False
-            return entry["source"] != "certificate" or choosing.call not in _CHANGES_PAID_WITHOUT_CERTIFICATE
+            if entry["source"] == "certificate" and choosing.call in _CHANGES_PAID_WITHOUT_CERTIFICATE:
+                return False
+            # A card with a balance pays a change only if it covers what the change costs.
+            charge = self._charge(choosing) if isinstance(entry.get("amount"), (int, float)) else None
+            return charge is None or entry["amount"] >= charge
         if isinstance(entry, dict) and "reservation_id" in entry and self._is_change(choosing.index):
             return entry.get("status") != "cancelled"
         legs = entry if isinstance(entry, list) else [entry]
@@ -153,6 +157,47 @@ class FlightPicker:
 
     # ----------------------------------------------------------------- what the agent knows
 
+    def _charge(self, choosing: Choosing) -> float | None:
+        """What a change of flights costs, as the policy prices it: every flight the reservation
+        keeps (same flight, date and cabin) at the price paid, every new one at its searched price,
+        times the passengers, less what the reservation's flights cost. None when not a change of
+        flights or a price is unknown."""
+        if choosing.call != "update_reservation_flights" or not choosing.args.get("flights"):
+            return None
+        reservation = self._reservation(choosing)
+        if reservation is None:
+            return None
+        cabin = choosing.args.get("cabin") or reservation.get("cabin")
+        searched = searched_flights(self.results.values())
+        total = 0
+        for leg in choosing.args["flights"]:
+            kept = next(
+                (
+                    f
+                    for f in reservation.get("flights") or []
+                    if cabin == reservation.get("cabin")
+                    and (f.get("flight_number"), f.get("date")) == (leg.get("flight_number"), leg.get("date"))
+                ),
+                None,
+            )
+            price = kept.get("price") if kept else next(
+                (f["prices"].get(cabin) for f in searched if f.get("flight_number") == leg.get("flight_number")), None
+            )
+            if not isinstance(price, (int, float)):
+                return None
+            total += price
+        paid = sum(f.get("price") or 0 for f in reservation.get("flights") or [])
+        return (total - paid) * len(reservation.get("passengers") or [])
+
+    def _reservation(self, choosing: Choosing) -> dict | None:
+        """The reservation the call acts on, as last read (a change's result is the record now)."""
+        rid = choosing.args.get("reservation_id") or choosing.record
+        found = None
+        for doc in [*self.explored.values(), *(self.results[i] for i in sorted(self.results))]:
+            if isinstance(doc, dict) and rid and doc.get("reservation_id") == rid:
+                found = doc
+        return found
+
     def _negated(self, token: str) -> bool:
         """Does the customer's demand that names this detail say it does not want it ("you do
         not want to fly <time>")?"""
@@ -163,12 +208,7 @@ class FlightPicker:
         cabin = choosing.args.get("cabin")
         if cabin:
             return str(cabin)
-        rid = choosing.args.get("reservation_id") or choosing.record
-        found = None
-        for doc in [*self.explored.values(), *(self.results[i] for i in sorted(self.results))]:
-            if isinstance(doc, dict) and rid and doc.get("reservation_id") == rid:
-                found = doc.get("cabin")  # the latest: a change's result is the record now
-        return found
+        return (self._reservation(choosing) or {}).get("cabin")
 
     def _is_change(self, index: int | None) -> bool:
         return any(c.index == index and c.write for c in self.plan.calls)
@@ -193,6 +233,17 @@ class FlightPicker:
             )
             self.explored[memo] = self.results.pop(index, None) if ok else None
         return self.explored[memo]
+
+
+def searched_flights(docs) -> list[dict]:
+    """Every flight the search results list (one-stop journeys' flights too), with its prices."""
+    out = []
+    for doc in docs:
+        for entry in doc if isinstance(doc, list) else []:
+            for flight in entry if isinstance(entry, list) else [entry]:
+                if isinstance(flight, dict) and isinstance(flight.get("prices"), dict):
+                    out.append(flight)
+    return out
 
 
 def _kind(token: str) -> str:
