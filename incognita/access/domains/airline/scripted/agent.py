@@ -86,6 +86,13 @@ class AirlineAgent(ScriptedAgent, FlightPicker, Reconsidering, PlainTelling):
             said = [self.released[t] for t in src.selected_by if t in self.released]
             if said:
                 return "no" if any(_NEGATED.search(s) for s in said) else "yes"
+        if terms and not any(t in self.released for t in src.selected_by):
+            # Nothing the customer said selects it: the term the case's records hold for it (the
+            # cabin of the reservation the booking copies), the latest read.
+            for i in sorted(self.results, reverse=True):
+                doc = self.results[i]
+                if isinstance(doc, dict) and doc.get(src.vocabulary) in terms:
+                    return doc[src.vocabulary]
         return super()._policy_term(src)
 
     def _prices(self, choosing: Choosing) -> list:

@@ -130,6 +130,9 @@ class FlightPicker:
         # legs inside one.
         order = {} if nested else _superlative_order(fx.superlatives(facts), free, views, self._cabin(choosing))
         near = self._other_texts(src.call)
+        # What the case's other records hold under the argument's own name (a reservation's
+        # origin, for the origin of a search).
+        same_name = self._values_named(choosing.arg, src.call)
         earlier = self.chosen.get((where, src.selected_by))
 
         def score(item):
@@ -141,13 +144,16 @@ class FlightPicker:
                 stated += holds is not None and holds != negated
             # The element at the argument's place in its list; a leg inside a journey is the first
             # one the call's other arguments left.
-            at_place = innermost and not nested and key == (_element(choosing.pointer) or (0,))[0]
+            place = _element(choosing.pointer)
+            at_place = innermost and not nested and bool(place) and key == place[0]
             named = isinstance(key, str) and key.lower() in near
+            named_here = bool(same_name & set(texts))
             return (
                 stated,
                 order.get(key, 0),
                 not innermost and key == earlier,
                 at_place,
+                named_here,
                 named,
                 _capacity(views[key]),
                 key == earlier,
@@ -212,6 +218,13 @@ class FlightPicker:
 
     def _is_change(self, index: int | None) -> bool:
         return any(c.index == index and c.write for c in self.plan.calls)
+
+    def _values_named(self, arg: str | None, exclude: int) -> set[str]:
+        return {
+            str(doc[arg]).lower()
+            for i, doc in self.results.items()
+            if i != exclude and arg and isinstance(doc, dict) and not isinstance(doc.get(arg, []), (dict, list))
+        }
 
     def _other_texts(self, exclude: int) -> set[str]:
         return {t for i, doc in self.results.items() if i != exclude for t in fx.leaves(doc)}
