@@ -64,6 +64,9 @@ def forms(value: str) -> set[str]:
     """The forms a stated value may take in a record (lower case)."""
     text = " ".join(str(value).split()).lower()
     out = {text}
+    ending = re.search(r"\bending\s+in\s+(\d{4})\b", text)
+    if ending:
+        out.add(ending.group(1))  # a card by its last four digits
     iso = sw.month_day_date(str(value))
     if iso:
         out.add(iso)
