@@ -21,10 +21,12 @@ agent chooses. The rule, for every collection alike:
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 from typing import Any
 
+from incognita.access.domains.airline import source_words as sw
 from incognita.access.domains.airline.scripted import facts as fx
 from incognita.access.episodes.loop.agent_plan import PICK, PlannedCall, Source
 from incognita.access.episodes.scripted.picks import Choosing, GiveUp
@@ -33,6 +35,9 @@ _NEGATION = re.compile(r"\b(?:not|don't|never|no)\b[^.;,]*$", re.I)
 # The policy's payment limits of one reservation ("Payment: at most one travel certificate, at
 # most one credit card, and at most three gift cards").
 PAYMENTS_PER_BOOKING = {"certificate": 1, "credit_card": 1, "gift_card": 3}
+# The policy's current time ("The current time is 2024-05-15 15:00:00 EST"): its day is
+# source_words' POLICY_TODAY.
+POLICY_NOW = dt.datetime.combine(sw.POLICY_TODAY, dt.time(15))
 MAX_EXPLORED = 12  # bare ids read one by one to choose among them, at most
 _CHANGES_PAID_WITHOUT_CERTIFICATE = ("update_reservation_flights", "update_reservation_baggages")
 
@@ -108,6 +113,8 @@ class FlightPicker:
             charge = self._charge(choosing) if isinstance(entry.get("amount"), (int, float)) else None
             return charge is None or entry["amount"] >= charge
         if isinstance(entry, dict) and "reservation_id" in entry and self._is_change(choosing.index):
+            if choosing.call == "cancel_reservation":
+                return cancellable(entry)
             return entry.get("status") != "cancelled"
         legs = entry if isinstance(entry, list) else [entry]
         if legs and all(isinstance(f, dict) and "available_seats" in f for f in legs):
@@ -246,6 +253,17 @@ class FlightPicker:
             )
             self.explored[memo] = self.results.pop(index, None) if ok else None
         return self.explored[memo]
+
+
+def cancellable(reservation: dict) -> bool:
+    """May the policy cancel it: not cancelled, no flight flown, and booked within the last 24
+    hours, in business, or with travel insurance (the policy's "Cancel flight" conditions; the
+    airline-cancelled one the agent cannot see in a reservation)."""
+    dates = [str(f.get("date")) for f in reservation.get("flights") or []]
+    if reservation.get("status") == "cancelled" or not dates or min(dates) <= sw.POLICY_TODAY.isoformat():
+        return False
+    recent = str(reservation.get("created_at") or "") >= (POLICY_NOW - dt.timedelta(hours=24)).isoformat()
+    return recent or reservation.get("cabin") == "business" or reservation.get("insurance") == "yes"
 
 
 def searched_flights(docs) -> list[dict]:
