@@ -14,15 +14,16 @@ from typing import Any
 
 from incognita.access.domains.airline.scripted import deriving as dv
 from incognita.access.domains.airline.scripted.picking import FlightPicker, searched_flights
+from incognita.access.domains.airline.scripted.telling import ChangeTelling
 from incognita.access.episodes.loop.agent_plan import Source
-from incognita.access.episodes.scripted.picks import Choosing, GiveUp, PlainTelling
+from incognita.access.episodes.scripted.picks import Choosing, GiveUp
 from incognita.access.episodes.scripted.reconsidering import Reconsidering
 from incognita.access.episodes.scripted.scripted_agent import ScriptedAgent
 
 _NEGATED = re.compile(r"\b(?:no|not|don't|doesn't|do not|without|never)\b", re.I)
 
 
-class AirlineAgent(ScriptedAgent, FlightPicker, Reconsidering, PlainTelling):
+class AirlineAgent(ScriptedAgent, FlightPicker, Reconsidering, ChangeTelling):
     def derive(self, rule: str, inputs: list, choosing: Choosing):
         """The value of a derivation rule (deriving) from the operands' values and what the call
         and the records read so far hold; gives up, saying why, where the rule cannot apply."""
