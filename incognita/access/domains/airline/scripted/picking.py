@@ -83,7 +83,8 @@ class FlightPicker:
             tool = self._reading_tool(choosing.arg)
             for key, entry in entries if tool else ():
                 records[key] = yield from self._explore(tool, {choosing.arg: entry})
-        views = {k: records.get(k, e) for k, e in entries}
+        # A record as last seen: a cancellation's result is the reservation now.
+        views = {k: self._latest(records[k]) if k in records else e for k, e in entries}
         # The element itself is chosen for itself; a container of it (the connecting flights of a
         # one-stop journey) is shared by the elements it holds.
         innermost = PICK not in rest
@@ -91,7 +92,11 @@ class FlightPicker:
         mine = {k for k, e in taken if e != element}
         kinds = [views[k].get("source") for k in mine if isinstance(views.get(k), dict)]
         admissible = [(k, e) for k, e in entries if self._admissible(views[k], choosing, kinds)] or entries
-        blocked = set() if not innermost else mine if paying else mine | used
+        # The record a change acts on may be changed again (its flights, then its cabin); one
+        # that may not (cancelled) is ruled out by its state, above.
+        if paying or choosing.slot.lstrip("/") in self.subject_arguments:
+            used = set()
+        blocked = mine | used if innermost else set()
         free = [(k, e) for k, e in admissible if k not in blocked] or admissible
         key = self._best(free, views, src, choosing, where, innermost, PICK in src.steps[:depth])
         self.chosen.setdefault((where, src.selected_by), key)
@@ -201,6 +206,15 @@ class FlightPicker:
             total += price
         paid = sum(f.get("price") or 0 for f in reservation.get("flights") or [])
         return (total - paid) * len(reservation.get("passengers") or [])
+
+    def _latest(self, record: Any) -> Any:
+        """The latest result holding the same reservation as an explored record."""
+        rid = record.get("reservation_id") if isinstance(record, dict) else None
+        for i in sorted(self.results, reverse=True):
+            doc = self.results[i]
+            if rid and isinstance(doc, dict) and doc.get("reservation_id") == rid:
+                return doc
+        return record
 
     def _reservation(self, choosing: Choosing) -> dict | None:
         """The reservation the call acts on, as last read (a change's result is the record now)."""
