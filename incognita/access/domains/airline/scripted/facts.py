@@ -88,6 +88,15 @@ def leaves(node: Any) -> list[str]:
     return [] if node is None else [str(node).lower()]
 
 
+def keys(node: Any) -> list[str]:
+    """Every field name of a record, lower case."""
+    if isinstance(node, dict):
+        return [str(k).lower() for k in node] + [t for v in node.values() for t in keys(v)]
+    if isinstance(node, list):
+        return [t for v in node for t in keys(v)]
+    return []
+
+
 def states(value: str, texts: list[str]) -> bool:
     """Does a record whose scalars are `texts` hold the stated value: one of its forms as a
     scalar, or (a name) each of its words as a scalar?"""

@@ -38,7 +38,8 @@ PAYMENTS_PER_BOOKING = {"certificate": 1, "credit_card": 1, "gift_card": 3}
 # The policy's current time ("The current time is 2024-05-15 15:00:00 EST"): its day is
 # source_words' POLICY_TODAY.
 POLICY_NOW = dt.datetime.combine(sw.POLICY_TODAY, dt.time(15))
-MAX_EXPLORED = 12  # bare ids read one by one to choose among them, at most
+MAX_EXPLORED = 12
+_ALL = re.compile(r"\ball\b", re.I)  # bare ids read one by one to choose among them, at most
 _CHANGES_PAID_WITHOUT_CERTIFICATE = ("update_reservation_flights", "update_reservation_baggages")
 
 
@@ -92,9 +93,12 @@ class FlightPicker:
         mine = {k for k, e in taken if e != element}
         kinds = [views[k].get("source") for k in mine if isinstance(views.get(k), dict)]
         admissible = [(k, e) for k, e in entries if self._admissible(views[k], choosing, kinds)] or entries
-        # The record a change acts on may be changed again (its flights, then its cabin); one
-        # that may not (cancelled) is ruled out by its state, above.
-        if paying or choosing.slot.lstrip("/") in self.subject_arguments:
+        # "All my business flights": each run of the tool takes another; else the record a change
+        # acts on may be changed again (its flights, then its cabin), and one that may not
+        # (cancelled) is ruled out by its state, above.
+        facts = [self.released[t] for t in src.selected_by if t in self.released]
+        every = any(_ALL.search(f) for f in facts)
+        if paying or (choosing.slot.lstrip("/") in self.subject_arguments and not every):
             used = set()
         blocked = mine | used if innermost else set()
         free = [(k, e) for k, e in admissible if k not in blocked] or admissible
@@ -142,6 +146,8 @@ class FlightPicker:
         # legs inside one.
         order = {} if nested else _superlative_order(fx.superlatives(facts), free, views, self._cabin(choosing))
         near = self._other_texts(src.call)
+        # What the record the call acts on names (the payment method the reservation was paid with).
+        own = set(fx.leaves(self._reservation(choosing))) if choosing.args.get("reservation_id") else set()
         # What the case's other records hold under the argument's own name (a reservation's
         # origin, for the origin of a search).
         same_name = self._values_named(choosing.arg, src.call)
@@ -150,6 +156,7 @@ class FlightPicker:
         def score(item):
             key, _ = item
             texts = fx.leaves(views[key]) + ([str(key).lower()] if isinstance(key, str) else [])
+            texts += fx.keys(views[key])  # "all business flights": a record with flights, in business
             stated = sum(fx.states(f, texts) for f in facts)
             for phrase, negated in times:
                 holds = fx.time_holds(phrase, views[key])
@@ -159,6 +166,7 @@ class FlightPicker:
             place = _element(choosing.pointer)
             at_place = innermost and not nested and bool(place) and key == place[0]
             named = isinstance(key, str) and key.lower() in near
+            in_record = isinstance(key, str) and key.lower() in own
             named_here = bool(same_name & set(texts))
             return (
                 stated,
@@ -166,6 +174,7 @@ class FlightPicker:
                 not innermost and key == earlier,
                 at_place,
                 named_here,
+                in_record,
                 named,
                 _capacity(views[key]),
                 key == earlier,

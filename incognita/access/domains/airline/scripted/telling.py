@@ -1,5 +1,6 @@
 """What the airline's scripted agent tells beyond the items a read traces: the amount a change
-charged or refunded, when the customer asks how much (a refund, a charge).
+charged or refunded, when the customer asks how much (a refund, a charge), and, after several
+changes, their sum.
 
 A change of a reservation (its flights, cabin or bags) adds a payment to the reservation's
 payment history: a charge, or a refund as a negative amount. The change's result is the record
@@ -21,7 +22,7 @@ class ChangeTelling(PlainTelling):
     def _untraced_values(self, gathered):
         if not any(_HOW_MUCH.search(r) for r in self.requests):
             return []
-        values = []
+        values, amounts = [], []
         writes = {c.index for c in self.plan.calls if c.write}
         for i in sorted(self.results):
             after = self.results[i]
@@ -31,7 +32,10 @@ class ChangeTelling(PlainTelling):
             for payment in after["payment_history"][len(before) :]:
                 amount = payment.get("amount") if isinstance(payment, dict) else None
                 if isinstance(amount, (int, float)):
+                    amounts.append(abs(amount))
                     values.append(f"{abs(amount):g}")
+        if len(amounts) > 1:
+            values.append(f"{sum(amounts):g} in total")  # several changes: what they come to together
         return values
         yield  # a step of the agent's generator, like the others
 

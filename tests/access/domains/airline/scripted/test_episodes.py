@@ -22,6 +22,7 @@ NEEDS = {
     "12": "the bags not free of a reservation (membership, cabin, passengers)",
     "15": "a date the day after the reservation's; the cheapest one-stop journey, each leg for itself",
     "17": "the bags not free in the cabin the reservation was just changed to",
+    "18": "every reservation in business, each once; each paid with its own payment; the savings in total",
     "20": "a time of day the customer does not want; one certificate per booking; a split payment's shares",
     "21": "the fastest journey; a gift card that covers the change's cost; bags added to the total",
     "25": "the cabin of the reservation the booking copies; airports by the reservation's own",
