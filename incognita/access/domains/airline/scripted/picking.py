@@ -93,6 +93,8 @@ class FlightPicker:
         mine = {k for k, e in taken if e != element}
         kinds = [views[k].get("source") for k in mine if isinstance(views.get(k), dict)]
         admissible = [(k, e) for k, e in entries if self._admissible(views[k], choosing, kinds)] or entries
+        replaced = self._replaced_legs(choosing, entries)
+        admissible = [(k, e) for k, e in admissible if k not in replaced] or admissible
         # "All my business flights": each run of the tool takes another; else the record a change
         # acts on may be changed again (its flights, then its cabin), and one that may not
         # (cancelled) is ruled out by its state, above.
@@ -102,7 +104,7 @@ class FlightPicker:
             used = set()
         blocked = mine | used if innermost else set()
         free = [(k, e) for k, e in admissible if k not in blocked] or admissible
-        key = self._best(free, views, src, choosing, where, innermost, PICK in src.steps[:depth])
+        key = self._best(free, views, src, choosing, where, innermost, PICK in src.steps[:depth], depth == 0)
         self.chosen.setdefault((where, src.selected_by), key)
         taken.add((key, element))
         used.add(key)
@@ -136,7 +138,7 @@ class FlightPicker:
         return True
 
     def _best(
-        self, free: list, views: dict, src: Source, choosing: Choosing, where, innermost: bool, nested: bool
+        self, free: list, views: dict, src: Source, choosing: Choosing, where, innermost: bool, nested: bool, top: bool
     ) -> Any:
         if len(free) == 1:
             return free[0][0]
@@ -153,8 +155,11 @@ class FlightPicker:
         same_name = self._values_named(choosing.arg, src.call)
         earlier = self.chosen.get((where, src.selected_by))
 
+        cabin = self._cabin(choosing)
+
         def score(item):
             key, _ = item
+            view = views[key]
             texts = fx.leaves(views[key]) + ([str(key).lower()] if isinstance(key, str) else [])
             texts += fx.keys(views[key])  # "all business flights": a record with flights, in business
             stated = sum(fx.states(f, texts) for f in facts)
@@ -164,7 +169,10 @@ class FlightPicker:
             # The element at the argument's place in its list; a leg inside a journey is the first
             # one the call's other arguments left.
             place = _element(choosing.pointer)
-            at_place = innermost and not nested and bool(place) and key == place[0]
+            # (A list a record holds: a search's results are no list of the argument's.)
+            at_place = innermost and not nested and not top and bool(place) and key == place[0]
+            # Undescribed journeys of a search: the cheaper in the cabin.
+            price = _measure("least", view, cabin) if top else None
             named = isinstance(key, str) and key.lower() in near
             in_record = isinstance(key, str) and key.lower() in own
             named_here = bool(same_name & set(texts))
@@ -177,6 +185,7 @@ class FlightPicker:
                 in_record,
                 named,
                 _capacity(views[key]),
+                -(price or 0),
                 key == earlier,
             )
 
@@ -215,6 +224,34 @@ class FlightPicker:
             total += price
         paid = sum(f.get("price") or 0 for f in reservation.get("flights") or [])
         return (total - paid) * len(reservation.get("passengers") or [])
+
+    def _replaced_legs(self, choosing: Choosing, entries: list) -> set:
+        """The reservation's flights that the call's new flights replace: a new flight from A to B
+        replaces the reservation's consecutive flights from A to B (its journey), so they are no
+        flight the change keeps."""
+        legs = dict(entries)
+        if choosing.call != "update_reservation_flights" or not all(
+            isinstance(f, dict) and "price" in f and "origin" in f for f in legs.values()
+        ):
+            return set()
+        held = {(f.get("flight_number"), f.get("date")) for f in legs.values()}
+        searched = {f.get("flight_number"): f for f in searched_flights(self.results.values())}
+        order = sorted(legs)
+        out = set()
+        for new in choosing.args.get("flights") or []:
+            if not isinstance(new, dict) or (new.get("flight_number"), new.get("date")) in held:
+                continue
+            found = searched.get(new.get("flight_number"))
+            if not found:
+                continue
+            for i, start in enumerate(order):
+                if legs[start].get("origin") != found.get("origin"):
+                    continue
+                for end in order[i:]:
+                    if legs[end].get("destination") == found.get("destination"):
+                        out |= set(order[i : order.index(end) + 1])
+                        break
+        return out
 
     def _latest(self, record: Any) -> Any:
         """The latest result holding the same reservation as an explored record."""
@@ -341,12 +378,14 @@ def _superlative_order(names: list[str], free: list, views: dict, cabin: str | N
         values = {k: v for k, v in values.items() if v is not None}
         if not values:
             continue
-        ranked = sorted(values, key=lambda k: values[k])
-        if name in ("least", "earliest", "second_cheapest", "fastest"):
-            ranked.reverse()  # the smallest ranks highest
-        rank = {k: i + 1 for i, k in enumerate(ranked)}
-        if name == "second_cheapest" and len(ranked) > 1:
-            rank[ranked[-2]] = len(ranked) + 1
+        # Equal values rank equal (every flight of a record is non-stop: none is preferred).
+        levels = sorted(set(values.values()), reverse=name in ("least", "earliest", "second_cheapest", "fastest"))
+        if len(levels) < 2:
+            continue
+        rank = {k: levels.index(v) + 1 for k, v in values.items()}  # the smallest ranks highest, where asked
+        if name == "second_cheapest":
+            second = levels[-2]
+            rank = {k: len(levels) + 1 if values[k] == second else r for k, r in rank.items()}
         return rank
     return {}
 
