@@ -235,10 +235,15 @@ class FlightPicker:
         ):
             return set()
         held = {(f.get("flight_number"), f.get("date")) for f in legs.values()}
+        flights = choosing.args.get("flights") or []
+        place = _element(choosing.pointer)
+        own = flights[place[0]] if place and place[0] < len(flights) and isinstance(flights[place[0]], dict) else {}
+        if own.get("flight_number") and (own.get("flight_number"), own.get("date")) not in held:
+            return set()  # this element is a new flight: what it reads of the reservation is the flight it replaces
         searched = {f.get("flight_number"): f for f in searched_flights(self.results.values())}
         order = sorted(legs)
         out = set()
-        for new in choosing.args.get("flights") or []:
+        for new in flights:
             if not isinstance(new, dict) or (new.get("flight_number"), new.get("date")) in held:
                 continue
             found = searched.get(new.get("flight_number"))
