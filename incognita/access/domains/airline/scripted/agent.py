@@ -103,7 +103,11 @@ class AirlineAgent(ScriptedAgent, FlightPicker, Reconsidering, ChangeTelling):
         for leg in choosing.args.get("flights") or []:
             number = leg.get("flight_number") if isinstance(leg, dict) else None
             price = next(
-                (f["prices"].get(cabin) for f in searched_flights(self.results.values()) if f.get("flight_number") == number),
+                (
+                    f["prices"].get(cabin)
+                    for f in searched_flights(self.results.values())
+                    if f.get("flight_number") == number
+                ),
                 None,
             )
             if price is None:
@@ -158,4 +162,3 @@ CHANGE_WORDS = {
     "update_reservation_passengers": "change the passengers of a reservation",
     "transfer_to_human_agents": "hand this case over to a human colleague",
 }
-

@@ -28,10 +28,15 @@ SUPERLATIVES = (
 
 
 # Everyday short names of payment kinds and brands, in the records' words.
-ABBREVIATIONS = ((re.compile(r"\bGC\b", re.I), "gift card"), (re.compile(r"\bCC\b", re.I), "credit card"),
-                 (re.compile(r"\bmaster\s+card\b", re.I), "mastercard"))
+ABBREVIATIONS = (
+    (re.compile(r"\bGC\b", re.I), "gift card"),
+    (re.compile(r"\bCC\b", re.I), "credit card"),
+    (re.compile(r"\bmaster\s+card\b", re.I), "mastercard"),
+)
 # A time of day a journey must keep to: "before 11am", "arrive before 7am", "departs 3pm", "after 8am".
-TIME = re.compile(r"\b(?:(arrive)\s+)?(before|after|departs?|leave\s+after)?\s*(\d{1,2})(?::(\d{2}))?\s*(am|pm)\b", re.I)
+TIME = re.compile(
+    r"\b(?:(arrive)\s+)?(before|after|departs?|leave\s+after)?\s*(\d{1,2})(?::(\d{2}))?\s*(am|pm)\b", re.I
+)
 
 
 def expanded(value: str) -> str:

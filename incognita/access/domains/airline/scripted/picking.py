@@ -2,21 +2,25 @@
 the profile's list, a flight of a reservation or of a search, a passenger, a payment method.
 
 The plan (incognita.access.episodes.loop.agent_plan) gives a value-free path; at each `*` the
-agent chooses. The rule, for every collection alike:
+agent chooses. The rule, for every collection alike (docs/airline.md states it with its sources):
 
 1. Only admissible entries, while any is: what the consuming call's policy allows (a flight that
-   is available with seats for the passengers in the cabin; a reservation not cancelled; no travel
-   certificate to pay for a change of flights or bags, which the policy and the tool refuse).
-2. Each element of a list is chosen for itself: an entry the call's other arguments took from the
-   same list, or an earlier run of the same tool took for the same argument, is not taken again
-   (a payment method excepted: it pays for any number of changes).
+   is available with seats for the passengers in the cabin; a reservation the policy lets it
+   cancel; no travel certificate for a change of flights or bags; a booking's payment limits; a
+   card with a balance only if it covers the change's cost). A change's new flights replace the
+   reservation's legs between their ends, which are then no flight it keeps.
+2. Each element of a list is chosen for itself: an entry the call's other elements took from the
+   same list is not taken again; nor one an earlier run of the same tool took for the same
+   argument, where that argument is no payment and no record a change acts on, or the customer
+   says "all" of them.
 3. The entry that states the most of the customer's selecting facts (their released values, in
-   the forms the records hold: ISO dates, airport codes, names), then the superlative they state
-   (the most recent, the cheapest, the earliest, non-stop). A list of bare ids (a profile's
-   reservations) is judged by reading each entry's record.
-4. Undescribed: the entry at the argument's own place in its list (the second flight of a trip
-   keeps the trip's second leg), then the entry the case's other records name (the payment method
-   the reservation was paid with), then an earlier call's choice from the same list, then the first.
+   the forms the records hold: ISO dates, airport codes, names, kinds of payment, times of day),
+   then the superlative they state (the most recent, the cheapest, the fastest, non-stop). A list
+   of bare ids (a profile's reservations) is judged by reading each entry's record.
+4. Undescribed: the entry at the argument's own place in a record's list, then one holding what
+   the case's records hold under the argument's name, the payment the changed reservation was
+   paid with, one the other records name, the one that can pay the most, the cheaper journey of a
+   search, an earlier call's choice from the same list, the first.
 """
 
 from __future__ import annotations
@@ -89,7 +93,8 @@ class FlightPicker:
         # The element itself is chosen for itself; a container of it (the connecting flights of a
         # one-stop journey) is shared by the elements it holds.
         innermost = PICK not in rest
-        element = _element(choosing.pointer)  # the argument's element: flights/1/date and flights/1/flight_number are one
+        # The argument's element: flights/1/date and flights/1/flight_number are one.
+        element = _element(choosing.pointer)
         mine = {k for k, e in taken if e != element}
         kinds = [views[k].get("source") for k in mine if isinstance(views.get(k), dict)]
         admissible = [(k, e) for k, e in entries if self._admissible(views[k], choosing, kinds)] or entries
@@ -143,10 +148,13 @@ class FlightPicker:
         if len(free) == 1:
             return free[0][0]
         facts = [self.released[t] for t in src.selected_by if t in self.released]
-        times = [(self.released[t], self._negated(t)) for t in src.selected_by if t in self.released and _kind(t) == "time"]
+        times = [
+            (self.released[t], self._negated(t)) for t in src.selected_by if t in self.released and _kind(t) == "time"
+        ]
         # A superlative orders what the customer chooses among (a journey, a reservation), not the
         # legs inside one.
-        order = {} if nested else _superlative_order(fx.superlatives(facts), free, views, self._cabin(choosing))
+        cabin = self._cabin(choosing)
+        order = {} if nested else _superlative_order(fx.superlatives(facts), free, views, cabin)
         near = self._other_texts(src.call)
         # What the record the call acts on names (the payment method the reservation was paid with).
         own = set(fx.leaves(self._reservation(choosing))) if choosing.args.get("reservation_id") else set()
@@ -154,22 +162,20 @@ class FlightPicker:
         # origin, for the origin of a search).
         same_name = self._values_named(choosing.arg, src.call)
         earlier = self.chosen.get((where, src.selected_by))
-
-        cabin = self._cabin(choosing)
+        place = _element(choosing.pointer)
 
         def score(item):
             key, _ = item
             view = views[key]
-            texts = fx.leaves(views[key]) + ([str(key).lower()] if isinstance(key, str) else [])
-            texts += fx.keys(views[key])  # "all business flights": a record with flights, in business
+            texts = fx.leaves(view) + ([str(key).lower()] if isinstance(key, str) else [])
+            texts += fx.keys(view)  # "all business flights": a record with flights, in business
             stated = sum(fx.states(f, texts) for f in facts)
             for phrase, negated in times:
-                holds = fx.time_holds(phrase, views[key])
+                holds = fx.time_holds(phrase, view)
                 stated += holds is not None and holds != negated
-            # The element at the argument's place in its list; a leg inside a journey is the first
-            # one the call's other arguments left.
-            place = _element(choosing.pointer)
-            # (A list a record holds: a search's results are no list of the argument's.)
+            # The element at the argument's place in a list a record holds (a search's results
+            # are no list of the argument's); a leg inside a journey is the first one the call's
+            # other arguments left.
             at_place = innermost and not nested and not top and bool(place) and key == place[0]
             # Undescribed journeys of a search: the cheaper in the cabin.
             price = _measure("least", view, cabin) if top else None
@@ -184,7 +190,7 @@ class FlightPicker:
                 named_here,
                 in_record,
                 named,
-                _capacity(views[key]),
+                _capacity(view),
                 -(price or 0),
                 key == earlier,
             )
@@ -216,8 +222,13 @@ class FlightPicker:
                 ),
                 None,
             )
-            price = kept.get("price") if kept else next(
-                (f["prices"].get(cabin) for f in searched if f.get("flight_number") == leg.get("flight_number")), None
+            price = (
+                kept.get("price")
+                if kept
+                else next(
+                    (f["prices"].get(cabin) for f in searched if f.get("flight_number") == leg.get("flight_number")),
+                    None,
+                )
             )
             if not isinstance(price, (int, float)):
                 return None

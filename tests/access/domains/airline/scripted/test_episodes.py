@@ -27,6 +27,7 @@ NEEDS = {
     "21": "the fastest journey; a gift card that covers the change's cost; bags added to the total",
     "25": "the cabin of the reservation the booking copies; airports by the reservation's own",
     "27": "compensation per passenger of the reservation holding the flight complained of",
+    "30": "the return the change keeps: not a leg its new non-stop flight replaces",
     "37": "a credit card by its last four digits",
     "39": "the reservations the policy lets the agent cancel",
 }

@@ -25,7 +25,10 @@ def _told(agent):
 
 def test_the_amount_a_change_refunded_is_told_when_the_customer_asks_how_much():
     before = {"reservation_id": "R", "payment_history": [{"payment_id": "gc", "amount": 5700}]}
-    after = {"reservation_id": "R", "payment_history": [*before["payment_history"], {"payment_id": "gc", "amount": -5244}]}
+    after = {
+        "reservation_id": "R",
+        "payment_history": [*before["payment_history"], {"payment_id": "gc", "amount": -5244}],
+    }
     asked = ["Ask how much the refund would be."]
     assert _told(_agent(asked, {0: before, 1: after}, writes={1})) == ["5244"]
     # Not asked, or no change made: nothing more to tell.
