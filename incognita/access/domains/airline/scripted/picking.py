@@ -11,8 +11,7 @@ agent chooses. The rule, for every collection alike (docs/airline.md states it w
    reservation's legs between their ends, which are then no flight it keeps.
 2. Each element of a list is chosen for itself: an entry the call's other elements took from the
    same list is not taken again; nor one an earlier run of the same tool took for the same
-   argument, where that argument is no payment and no record a change acts on, or the customer
-   says "all" of them.
+   argument, where that argument is no payment and no record a change acts on.
 3. The entry that states the most of the customer's selecting facts (their released values, in
    the forms the records hold: ISO dates, airport codes, names, kinds of payment, times of day),
    then the superlative they state (the most recent, the cheapest, the fastest, non-stop). A list
@@ -42,8 +41,7 @@ PAYMENTS_PER_BOOKING = {"certificate": 1, "credit_card": 1, "gift_card": 3}
 # The policy's current time ("The current time is 2024-05-15 15:00:00 EST"): its day is
 # source_words' POLICY_TODAY.
 POLICY_NOW = dt.datetime.combine(sw.POLICY_TODAY, dt.time(15))
-MAX_EXPLORED = 12
-_ALL = re.compile(r"\ball\b", re.I)  # bare ids read one by one to choose among them, at most
+MAX_EXPLORED = 12  # bare ids read one by one to choose among them, at most
 _CHANGES_PAID_WITHOUT_CERTIFICATE = ("update_reservation_flights", "update_reservation_baggages")
 
 
@@ -100,12 +98,11 @@ class FlightPicker:
         admissible = [(k, e) for k, e in entries if self._admissible(views[k], choosing, kinds)] or entries
         replaced = self._replaced_legs(choosing, entries)
         admissible = [(k, e) for k, e in admissible if k not in replaced] or admissible
-        # "All my business flights": each run of the tool takes another; else the record a change
-        # acts on may be changed again (its flights, then its cabin), and one that may not
-        # (cancelled) is ruled out by its state, above.
-        facts = [self.released[t] for t in src.selected_by if t in self.released]
-        every = any(_ALL.search(f) for f in facts)
-        if paying or (choosing.slot.lstrip("/") in self.subject_arguments and not every):
+        # The record a change acts on may be changed again (its flights, then its cabin); one that
+        # may not (cancelled) is ruled out by its state, above, and one a change already made no
+        # longer what the customer described ("all my business flights", once downgraded) by
+        # being seen as last changed.
+        if paying or choosing.slot.lstrip("/") in self.subject_arguments:
             used = set()
         blocked = mine | used if innermost else set()
         free = [(k, e) for k, e in admissible if k not in blocked] or admissible
