@@ -22,5 +22,6 @@ DOMAIN = Domain(
         "cards": "incognita.access.domains.airline.cards",
         "golden": "incognita.access.domains.airline.golden",
         "reader": "incognita.access.domains.airline.reader",
+        "scripted": "incognita.access.domains.airline.scripted.agent",
     },
 )

@@ -48,6 +48,7 @@ class Choosing:
     index: int | None = None  # the consuming call's place in the plan
     pointer: str = ""  # the argument's own pointer (item_ids/1)
     relation: dict = field(default_factory=dict)  # key -> what stated relations give it (a domain's rules)
+    args: dict = field(default_factory=dict)  # the call's arguments built so far (a derivation reads them)
 
 
 def _leaves(node: Any) -> list[str]:

@@ -421,15 +421,18 @@ class ScriptedAgent:
             index=call.index,
             arg=None,
             sources=frozenset(s.call for src in call.args.values() for s in (src, *src.operands) if s.kind == "read"),
+            args=args,
         )
 
         # The record the call acts on (the order, the user) is chosen first: its other arguments
         # are parts of it (the lines of that order). Within one list argument, the entries the
         # customer described are chosen before those it did not (else an undescribed slot may
-        # take the described entry first).
+        # take the described entry first). A derived value comes last: a rule may weigh the
+        # call's other arguments (the bags not free depend on the cabin and the passengers).
         def order(pointer: str):
             key = _pointer_key(pointer)
-            return (key[0] not in self.subject_arguments, key[:1], not call.args[pointer].selected_by, key)
+            derived = call.args[pointer].kind == "derived"
+            return (derived, key[0] not in self.subject_arguments, key[:1], not call.args[pointer].selected_by, key)
 
         for pointer in sorted(call.args, key=order):
             choosing.arg = pointer.split("/")[1] if pointer.count("/") == 1 else None

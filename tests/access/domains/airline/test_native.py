@@ -2,11 +2,13 @@
 scripted agent and customer (incognita.access.native), and the loopback twins answer a native
 airline run's calls as its offline run does.
 
-Three tasks: 1, whose golden trajectory writes nothing (the customer's request is refused);
+Four tasks: 1, whose golden trajectory writes nothing (the customer's request is refused);
 19, a cancellation whose reservation id is read from the customer's record; 2, whose one write
-(`send_certificate`) has an `amount` of provenance `derived` (the compensation rule). The plain
-scripted agent knows no airline rule, so on task 2 it must give up at that argument, naming the
-rule, and the harness scores the run: a finished run, never a crash the reader would exclude.
+(`send_certificate`) has an `amount` of provenance `derived` (the compensation rule, which the
+airline's scripted agent applies: incognita.access.domains.airline.scripted); 35, whose booking
+needs a birth date no participant can supply (`unsourced`), so the agent must give up at that
+argument, saying why, and the harness scores the run: a finished run, never a crash the reader
+would exclude.
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ from tau2.data_model.simulation import Results
 from incognita.access.native.native_run import NativeJob, NativeSettings, run_job
 
 ROOT = Path(__file__).resolve().parents[4]
-REFUSAL, WRITE, DERIVED = "airline/1", "airline/19", "airline/2"
-TASKS = (REFUSAL, WRITE, DERIVED)
+REFUSAL, WRITE, DERIVED, UNSOURCED = "airline/1", "airline/19", "airline/2", "airline/35"
+TASKS = (REFUSAL, WRITE, DERIVED, UNSOURCED)
 MODEL, PROFILE, SEED = "oracle", "oracle", 20260820
 KEY_ENV = "INCOGNITA_AIRLINE_NATIVE_TEST_KEY"
 
@@ -82,16 +84,28 @@ def test_the_harness_scores_airline_runs_of_our_scripted_participants(offline, g
     assert "cancel_reservation" in [c.name for c in calls]
 
 
-def test_a_derived_argument_the_agent_cannot_derive_ends_the_run_it_does_not_break_it(offline, golden):
+def test_a_derived_argument_is_derived_in_the_harness_as_offline(offline, golden):
+    """The compensation's amount is computed by the agent's rule from the reservation it read,
+    and the harness's own environment accepts the certificate: the run scores 1.0."""
     (write,) = [c for c in golden["2"]["calls"] if c["tool_type"] == "write"]
     assert write["provenance"]["/amount"]["kind"] == "derived"
     sim = simulation(offline[DERIVED])
+    assert sim.reward_info.info["incognita"]["error"] is None
+    assert sim.reward_info.reward == 1.0 and sim.reward_info.db_check.db_match
+    sent = [c for m in sim.messages for c in (getattr(m, "tool_calls", None) or []) if c.name == "send_certificate"]
+    assert [c.arguments for c in sent] == [write["arguments"]]
+
+
+def test_an_argument_no_participant_can_supply_ends_the_run_it_does_not_break_it(offline, golden):
+    kinds = {p["kind"] for c in golden["35"]["calls"] for p in c["provenance"].values()}
+    assert "unsourced" in kinds
+    sim = simulation(offline[UNSOURCED])
     facts = sim.reward_info.info["incognita"]
     assert facts["error"] is None and not sim.skipped
     assert sim.termination_reason.value == "user_stop" and sim.reward_info.reward == 0.0
     said = [m.content for m in sim.messages if m.role == "assistant" and m.content]
-    assert any("no rule to derive 'compensation'" in text for text in said)
-    assert "send_certificate" not in {c.name for m in sim.messages for c in (getattr(m, "tool_calls", None) or [])}
+    assert any("no participant can supply this value" in text for text in said)
+    assert "book_reservation" not in {c.name for m in sim.messages for c in (getattr(m, "tool_calls", None) or [])}
 
 
 def test_the_twins_answer_native_airline_runs_as_offline(roots, offline, tmp_path, monkeypatch):

@@ -1,0 +1,430 @@
+"""How the airline's scripted agent picks one entry of a collection it has read: a reservation of
+the profile's list, a flight of a reservation or of a search, a passenger, a payment method.
+
+The plan (incognita.access.episodes.loop.agent_plan) gives a value-free path; at each `*` the
+agent chooses. The rule, for every collection alike (docs/airline.md states it with its sources):
+
+1. Only admissible entries, while any is: what the consuming call's policy allows (a flight that
+   is available with seats for the passengers in the cabin; a reservation the policy lets it
+   cancel; no travel certificate for a change of flights or bags; a booking's payment limits; a
+   card with a balance only if it covers the change's cost). A change's new flights replace the
+   reservation's legs between their ends, which are then no flight it keeps.
+2. Each element of a list is chosen for itself: an entry the call's other elements took from the
+   same list is not taken again; nor one an earlier run of the same tool took for the same
+   argument, where that argument is no payment and no record a change acts on.
+3. The entry that states the most of the customer's selecting facts (their released values, in
+   the forms the records hold: ISO dates, airport codes, names, kinds of payment, times of day),
+   then the superlative they state (the most recent, the cheapest, the fastest, non-stop). A list
+   of bare ids (a profile's reservations) is judged by reading each entry's record.
+4. Undescribed: the entry at the argument's own place in a record's list, then one holding what
+   the case's records hold under the argument's name, the payment the changed reservation was
+   paid with, one the other records name, the one that can pay the most, the cheaper journey of a
+   search, an earlier call's choice from the same list, the first.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from typing import Any
+
+from incognita.access.domains.airline import source_words as sw
+from incognita.access.domains.airline.scripted import facts as fx
+from incognita.access.episodes.loop.agent_plan import PICK, PlannedCall, Source
+from incognita.access.episodes.scripted.picks import Choosing, GiveUp
+
+_NEGATION = re.compile(r"\b(?:not|don't|never|no)\b[^.;,]*$", re.I)
+# The policy's payment limits of one reservation ("Payment: at most one travel certificate, at
+# most one credit card, and at most three gift cards").
+PAYMENTS_PER_BOOKING = {"certificate": 1, "credit_card": 1, "gift_card": 3}
+# The policy's current time ("The current time is 2024-05-15 15:00:00 EST"): its day is
+# source_words' POLICY_TODAY.
+POLICY_NOW = dt.datetime.combine(sw.POLICY_TODAY, dt.time(15))
+MAX_EXPLORED = 12  # bare ids read one by one to choose among them, at most
+_CHANGES_PAID_WITHOUT_CERTIFICATE = ("update_reservation_flights", "update_reservation_baggages")
+
+
+class FlightPicker:
+    """The choosing half of the airline's scripted agent (module docstring); it relies on the
+    agent's `results`, `explored`, `released`, `requests`, `chosen`, `used`, `tools`, `plan` and
+    `_execute`."""
+
+    def _read_value(self, src: Source, choosing: Choosing):
+        if src.call not in self.results:
+            raise GiveUp(f"the result of call {src.call} is missing: an earlier step was not carried out")
+        node = self.results[src.call]
+        for depth, step in enumerate(src.steps):
+            if step == PICK:
+                node = yield from self._pick(node, src, depth, choosing)
+            elif isinstance(node, dict) and step in node:
+                node = node[step]
+            else:
+                raise GiveUp(f"the result of call {src.call} has no {step!r} where the plan expects it")
+        return node
+
+    def _known_value(self, src: Source, choosing: Choosing) -> Any | None:
+        return None
+
+    def _pick(self, collection: Any, src: Source, depth: int, choosing: Choosing):
+        if isinstance(collection, dict):
+            entries = list(collection.items())
+        elif isinstance(collection, list):
+            entries = list(enumerate(collection))
+        else:
+            raise GiveUp(f"the result of call {src.call} has no collection where the plan expects one")
+        rest = src.steps[depth + 1 :]
+        entries = [(k, e) for k, e in entries if _has_path(e, rest)] or entries
+        if not entries:
+            raise GiveUp(f"nothing to choose from in the result of call {src.call}")
+        where = (src.call, src.steps[: depth + 1])
+        taken = choosing.taken.setdefault(where, set())
+        used = self.used.setdefault((where, choosing.call, choosing.slot), set())
+        paying = choosing.slot.endswith("payment_id") or "payment_methods" in choosing.slot
+        records = {}
+        if all(isinstance(e, str) for _, e in entries) and len(entries) <= MAX_EXPLORED and choosing.arg:
+            tool = self._reading_tool(choosing.arg)
+            for key, entry in entries if tool else ():
+                records[key] = yield from self._explore(tool, {choosing.arg: entry})
+        # A record as last seen: a cancellation's result is the reservation now.
+        views = {k: self._latest(records[k]) if k in records else e for k, e in entries}
+        # The element itself is chosen for itself; a container of it (the connecting flights of a
+        # one-stop journey) is shared by the elements it holds.
+        innermost = PICK not in rest
+        # The argument's element: flights/1/date and flights/1/flight_number are one.
+        element = _element(choosing.pointer)
+        mine = {k for k, e in taken if e != element}
+        kinds = [views[k].get("source") for k in mine if isinstance(views.get(k), dict)]
+        admissible = [(k, e) for k, e in entries if self._admissible(views[k], choosing, kinds)] or entries
+        replaced = self._replaced_legs(choosing, entries)
+        admissible = [(k, e) for k, e in admissible if k not in replaced] or admissible
+        # The record a change acts on may be changed again (its flights, then its cabin); one that
+        # may not (cancelled) is ruled out by its state, above, and one a change already made no
+        # longer what the customer described ("all my business flights", once downgraded) by
+        # being seen as last changed.
+        if paying or choosing.slot.lstrip("/") in self.subject_arguments:
+            used = set()
+        blocked = mine | used if innermost else set()
+        free = [(k, e) for k, e in admissible if k not in blocked] or admissible
+        key = self._best(free, views, src, choosing, where, innermost, PICK in src.steps[:depth], depth == 0)
+        self.chosen.setdefault((where, src.selected_by), key)
+        taken.add((key, element))
+        used.add(key)
+        return dict(entries)[key]
+
+    # ----------------------------------------------------------------- the rule's steps
+
+    def _admissible(self, entry: Any, choosing: Choosing, kinds: list) -> bool:
+        """What the consuming call's policy allows (module docstring, 1); `kinds`: the kinds of
+        payment the call's other payments took."""
+        if isinstance(entry, dict) and entry.get("source") in PAYMENTS_PER_BOOKING:
+            if kinds.count(entry["source"]) >= PAYMENTS_PER_BOOKING[entry["source"]]:
+                return False
+            if entry["source"] == "certificate" and choosing.call in _CHANGES_PAID_WITHOUT_CERTIFICATE:
+                return False
+            # A card with a balance pays a change only if it covers what the change costs.
+            charge = self._charge(choosing) if isinstance(entry.get("amount"), (int, float)) else None
+            return charge is None or entry["amount"] >= charge
+        if isinstance(entry, dict) and "reservation_id" in entry and self._is_change(choosing.index):
+            if choosing.call == "cancel_reservation":
+                return cancellable(entry)
+            return entry.get("status") != "cancelled"
+        legs = entry if isinstance(entry, list) else [entry]
+        if legs and all(isinstance(f, dict) and "available_seats" in f for f in legs):
+            cabin = self._cabin(choosing)
+            people = len(choosing.args.get("passengers") or []) or 1
+            return all(
+                f.get("status") == "available" and (cabin is None or (f["available_seats"].get(cabin) or 0) >= people)
+                for f in legs
+            )
+        return True
+
+    def _best(
+        self, free: list, views: dict, src: Source, choosing: Choosing, where, innermost: bool, nested: bool, top: bool
+    ) -> Any:
+        if len(free) == 1:
+            return free[0][0]
+        facts = [self.released[t] for t in src.selected_by if t in self.released]
+        times = [
+            (self.released[t], self._negated(t)) for t in src.selected_by if t in self.released and _kind(t) == "time"
+        ]
+        # A superlative orders what the customer chooses among (a journey, a reservation), not the
+        # legs inside one.
+        cabin = self._cabin(choosing)
+        order = {} if nested else _superlative_order(fx.superlatives(facts), free, views, cabin)
+        near = self._other_texts(src.call)
+        # What the record the call acts on names (the payment method the reservation was paid with).
+        own = set(fx.leaves(self._reservation(choosing))) if choosing.args.get("reservation_id") else set()
+        # What the case's other records hold under the argument's own name (a reservation's
+        # origin, for the origin of a search).
+        same_name = self._values_named(choosing.arg, src.call)
+        earlier = self.chosen.get((where, src.selected_by))
+        place = _element(choosing.pointer)
+
+        def score(item):
+            key, _ = item
+            view = views[key]
+            texts = fx.leaves(view) + ([str(key).lower()] if isinstance(key, str) else [])
+            texts += fx.keys(view)  # "all business flights": a record with flights, in business
+            stated = sum(fx.states(f, texts) for f in facts)
+            for phrase, negated in times:
+                holds = fx.time_holds(phrase, view)
+                stated += holds is not None and holds != negated
+            # The element at the argument's place in a list a record holds (a search's results
+            # are no list of the argument's); a leg inside a journey is the first one the call's
+            # other arguments left.
+            at_place = innermost and not nested and not top and bool(place) and key == place[0]
+            # Undescribed journeys of a search: the cheaper in the cabin.
+            price = _measure("least", view, cabin) if top else None
+            named = isinstance(key, str) and key.lower() in near
+            in_record = isinstance(key, str) and key.lower() in own
+            named_here = bool(same_name & set(texts))
+            return (
+                stated,
+                order.get(key, 0),
+                not innermost and key == earlier,
+                at_place,
+                named_here,
+                in_record,
+                named,
+                _capacity(view),
+                -(price or 0),
+                key == earlier,
+            )
+
+        return max(free, key=score)[0]  # max keeps the first of equals
+
+    # ----------------------------------------------------------------- what the agent knows
+
+    def _charge(self, choosing: Choosing) -> float | None:
+        """What a change of flights costs, as the policy prices it: every flight the reservation
+        keeps (same flight, date and cabin) at the price paid, every new one at its searched price,
+        times the passengers, less what the reservation's flights cost. None when not a change of
+        flights or a price is unknown."""
+        if choosing.call != "update_reservation_flights" or not choosing.args.get("flights"):
+            return None
+        reservation = self._reservation(choosing)
+        if reservation is None:
+            return None
+        cabin = choosing.args.get("cabin") or reservation.get("cabin")
+        searched = searched_flights(self.results.values())
+        total = 0
+        for leg in choosing.args["flights"]:
+            kept = next(
+                (
+                    f
+                    for f in reservation.get("flights") or []
+                    if cabin == reservation.get("cabin")
+                    and (f.get("flight_number"), f.get("date")) == (leg.get("flight_number"), leg.get("date"))
+                ),
+                None,
+            )
+            price = (
+                kept.get("price")
+                if kept
+                else next(
+                    (f["prices"].get(cabin) for f in searched if f.get("flight_number") == leg.get("flight_number")),
+                    None,
+                )
+            )
+            if not isinstance(price, (int, float)):
+                return None
+            total += price
+        paid = sum(f.get("price") or 0 for f in reservation.get("flights") or [])
+        return (total - paid) * len(reservation.get("passengers") or [])
+
+    def _replaced_legs(self, choosing: Choosing, entries: list) -> set:
+        """The reservation's flights that the call's new flights replace: a new flight from A to B
+        replaces the reservation's consecutive flights from A to B (its journey), so they are no
+        flight the change keeps."""
+        legs = dict(entries)
+        if choosing.call != "update_reservation_flights" or not all(
+            isinstance(f, dict) and "price" in f and "origin" in f for f in legs.values()
+        ):
+            return set()
+        held = {(f.get("flight_number"), f.get("date")) for f in legs.values()}
+        flights = choosing.args.get("flights") or []
+        place = _element(choosing.pointer)
+        own = flights[place[0]] if place and place[0] < len(flights) and isinstance(flights[place[0]], dict) else {}
+        if own.get("flight_number") and (own.get("flight_number"), own.get("date")) not in held:
+            return set()  # this element is a new flight: what it reads of the reservation is the flight it replaces
+        searched = {f.get("flight_number"): f for f in searched_flights(self.results.values())}
+        order = sorted(legs)
+        out = set()
+        for new in flights:
+            if not isinstance(new, dict) or (new.get("flight_number"), new.get("date")) in held:
+                continue
+            found = searched.get(new.get("flight_number"))
+            if not found:
+                continue
+            for i, start in enumerate(order):
+                if legs[start].get("origin") != found.get("origin"):
+                    continue
+                for end in order[i:]:
+                    if legs[end].get("destination") == found.get("destination"):
+                        out |= set(order[i : order.index(end) + 1])
+                        break
+        return out
+
+    def _latest(self, record: Any) -> Any:
+        """The latest result holding the same reservation as an explored record."""
+        rid = record.get("reservation_id") if isinstance(record, dict) else None
+        for i in sorted(self.results, reverse=True):
+            doc = self.results[i]
+            if rid and isinstance(doc, dict) and doc.get("reservation_id") == rid:
+                return doc
+        return record
+
+    def _reservation(self, choosing: Choosing) -> dict | None:
+        """The reservation the call acts on, as last read (a change's result is the record now)."""
+        rid = choosing.args.get("reservation_id") or choosing.record
+        found = None
+        for doc in [*self.explored.values(), *(self.results[i] for i in sorted(self.results))]:
+            if isinstance(doc, dict) and rid and doc.get("reservation_id") == rid:
+                found = doc
+        return found
+
+    def _negated(self, token: str) -> bool:
+        """Does the customer's demand that names this detail say it does not want it ("you do
+        not want to fly <time>")?"""
+        return any(f"<{token}>" in d and _NEGATION.search(d.split(f"<{token}>")[0]) for d in self.demands)
+
+    def _cabin(self, choosing: Choosing) -> str | None:
+        """The cabin the call books or changes to, once chosen, else the reservation's."""
+        cabin = choosing.args.get("cabin")
+        if cabin:
+            return str(cabin)
+        return (self._reservation(choosing) or {}).get("cabin")
+
+    def _is_change(self, index: int | None) -> bool:
+        return any(c.index == index and c.write for c in self.plan.calls)
+
+    def _values_named(self, arg: str | None, exclude: int) -> set[str]:
+        return {
+            str(doc[arg]).lower()
+            for i, doc in self.results.items()
+            if i != exclude and arg and isinstance(doc, dict) and not isinstance(doc.get(arg, []), (dict, list))
+        }
+
+    def _other_texts(self, exclude: int) -> set[str]:
+        return {t for i, doc in self.results.items() if i != exclude for t in fx.leaves(doc)}
+
+    def _reading_tool(self, arg: str) -> str | None:
+        """The read whose one parameter is the argument (a reservation id: its details)."""
+        for name, tool in self.tools.items():
+            if not tool.get("write") and tool.get("params") == [arg]:
+                return name
+        return None
+
+    def _explore(self, tool: str, args: dict):
+        """A read made only to choose between entries (the agent's own looking), kept once."""
+        memo = f"{tool} {json.dumps(args, sort_keys=True)}"
+        if memo not in self.explored:
+            index = -1 - len(self.explored)
+            ok = yield from self._execute(
+                PlannedCall(index=index, name=tool, write=False, args={}), args, tolerate_failure=True
+            )
+            self.explored[memo] = self.results.pop(index, None) if ok else None
+        return self.explored[memo]
+
+
+def cancellable(reservation: dict) -> bool:
+    """May the policy cancel it: not cancelled, no flight flown, and booked within the last 24
+    hours, in business, or with travel insurance (the policy's "Cancel flight" conditions; the
+    airline-cancelled one the agent cannot see in a reservation)."""
+    dates = [str(f.get("date")) for f in reservation.get("flights") or []]
+    if reservation.get("status") == "cancelled" or not dates or min(dates) <= sw.POLICY_TODAY.isoformat():
+        return False
+    recent = str(reservation.get("created_at") or "") >= (POLICY_NOW - dt.timedelta(hours=24)).isoformat()
+    return recent or reservation.get("cabin") == "business" or reservation.get("insurance") == "yes"
+
+
+def searched_flights(docs) -> list[dict]:
+    """Every flight the search results list (one-stop journeys' flights too), with its prices."""
+    out = []
+    for doc in docs:
+        for entry in doc if isinstance(doc, list) else []:
+            for flight in entry if isinstance(entry, list) else [entry]:
+                if isinstance(flight, dict) and isinstance(flight.get("prices"), dict):
+                    out.append(flight)
+    return out
+
+
+def _kind(token: str) -> str:
+    """A card field's kind from its token (time_2: time)."""
+    return re.sub(r"_\d+$", "", token)
+
+
+def _capacity(entry: Any) -> float:
+    """What a payment method can cover: its balance, a card without one without limit (0 for
+    what is no payment method)."""
+    if not isinstance(entry, dict) or "source" not in entry:
+        return 0
+    amount = entry.get("amount")
+    return float("inf") if amount is None else float(amount)
+
+
+def _element(pointer: str) -> tuple[int, ...]:
+    """The list positions in an argument's pointer (/flights/1/date: (1,))."""
+    return tuple(int(p) for p in pointer.split("/") if p.isdigit())
+
+
+def _has_path(node: Any, steps: tuple[str, ...]) -> bool:
+    for i, step in enumerate(steps):
+        if step == PICK:
+            children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else []
+            return any(_has_path(child, steps[i + 1 :]) for child in children)
+        if not isinstance(node, dict) or step not in node:
+            return False
+        node = node[step]
+    return True
+
+
+def _superlative_order(names: list[str], free: list, views: dict, cabin: str | None) -> dict:
+    """key -> rank (higher is preferred) by the first superlative that orders these entries."""
+    for name in names:
+        if name == "latest":
+            # "The last reservation": the last the profile lists (keys of a list are positions).
+            values = {k: k for k, _ in free if isinstance(k, int)}
+        else:
+            values = {k: _measure(name, views[k], cabin) for k, _ in free}
+        values = {k: v for k, v in values.items() if v is not None}
+        if not values:
+            continue
+        # Equal values rank equal (every flight of a record is non-stop: none is preferred).
+        levels = sorted(set(values.values()), reverse=name in ("least", "earliest", "second_cheapest", "fastest"))
+        if len(levels) < 2:
+            continue
+        rank = {k: levels.index(v) + 1 for k, v in values.items()}  # the smallest ranks highest, where asked
+        if name == "second_cheapest":
+            second = levels[-2]
+            rank = {k: len(levels) + 1 if values[k] == second else r for k, r in rank.items()}
+        return rank
+    return {}
+
+
+def _measure(name: str, entry: Any, cabin: str | None):
+    legs = entry if isinstance(entry, list) else [entry]
+    if not all(isinstance(f, dict) for f in legs):
+        return None
+    if name in ("least", "second_cheapest", "most"):
+        if all("prices" in f for f in legs) and cabin:
+            prices = [f["prices"].get(cabin) for f in legs]
+            return None if None in prices else sum(prices)
+        amount = legs[0].get("amount") if len(legs) == 1 else None
+        return amount if isinstance(amount, (int, float)) else None
+    if name in ("earliest", "later"):
+        return legs[0].get("scheduled_departure_time_est")
+    if name == "fastest":
+        # From the first departure to the last arrival, a day added where a time goes back.
+        times = [f.get(k) for f in legs for k in ("scheduled_departure_time_est", "scheduled_arrival_time_est")]
+        if None in times:
+            return None
+        minutes = [int(t[:2]) * 60 + int(t[3:5]) for t in map(str, times)]
+        total = 0
+        for before, after in zip(minutes, minutes[1:]):
+            total += (after - before) % (24 * 60)
+        return total
+    if name == "nonstop":
+        return 1 if isinstance(entry, dict) else 0
+    return None
