@@ -421,6 +421,18 @@ class _BuilderCore:
             frontier = next_frontier
         return None
 
+    def _append_inserted(self, name: str, args: dict, prov: dict, inserted_for: dict) -> int:
+        """Append a read the builder inserts (the agent's, not upstream's); its index."""
+        return self._append(
+            origin="inserted",
+            action_id=None,
+            name=name,
+            requestor="assistant",
+            args=args,
+            prov=prov,
+            inserted_for=inserted_for,
+        )
+
     def _insert_chain(self, chain: list[tuple[str, dict]], inserted_for: dict) -> None:
         """Append a chain of reads found by `_search`, each argument resolved without insertion."""
         for name, args in chain:
@@ -430,15 +442,7 @@ class _BuilderCore:
                 if p is None:  # cannot happen: candidates are built from sourced values
                     raise AssertionError(f"inserted {name}{args} has an unsourced argument {ptr}")
                 prov[ptr] = p
-            index = self._append(
-                origin="inserted",
-                action_id=None,
-                name=name,
-                requestor="assistant",
-                args=args,
-                prov=prov,
-                inserted_for=dict(inserted_for),
-            )
+            index = self._append_inserted(name, args, prov, dict(inserted_for))
             if self.calls[index]["error"] is not None:
                 raise AssertionError(f"inserted read {name}{args} failed: {self.calls[index]['error']}")
 

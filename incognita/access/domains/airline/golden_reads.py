@@ -39,7 +39,7 @@ _RESERVATION_SELECTORS = ("airport", "date", "flight", "time", "passenger", "sel
 class AirlineReads:
     """The airline's candidate reads for the golden builder's search, its flight searches, and the
     selectors of a pick (a part of the golden builder; it relies on the builder's `action`,
-    `fields`, `tools`, `_peek`, `_append`, `_resolve`, `_find_scoped` and `_from_reads`)."""
+    `fields`, `tools`, `_peek`, `_append_inserted`, `_resolve`, `_find_scoped` and `_from_reads`)."""
 
     # Reads of what is public (flights, airports): an information item is looked for in the
     # customer's own records first (incognita.access.golden.information_tracing).
@@ -167,13 +167,5 @@ class AirlineReads:
                 prov[ptr] = p
         finally:
             self._searching = searching
-        self._append(
-            origin="inserted",
-            action_id=None,
-            name=name,
-            requestor="assistant",
-            args=args,
-            prov=prov,
-            inserted_for={"call": None, "argument": for_ptr or consumer_ptr, "reason": "value"},
-        )
+        self._append_inserted(name, args, prov, {"call": None, "argument": for_ptr or consumer_ptr, "reason": "value"})
         return self._from_reads(pred, top_argument(consumer_ptr))
