@@ -84,6 +84,12 @@ class ValueShapes:
     def of(cls, domain_shapes: tuple, memory: tuple[str, ...]) -> ValueShapes:
         return cls((*domain_shapes, *GENERIC_SHAPES), memory)
 
+    def is_identifier(self, text: str) -> bool:
+        """Is `text` as a whole one of the domain's identifiers (not a generic shape: a date, an
+        amount)? The desks' injected misreports alter those (participant_faults)."""
+        generic = {name for name, _, _ in GENERIC_SHAPES}
+        return any(pattern.fullmatch(text) for name, pattern, _ in self.shapes if name not in generic)
+
     def values(self, text: str) -> set[tuple[str, str]]:
         """Every (shape, normalised value) in `text`: a shape's prefix and the matched digits or
         words (retail's order ids as #W+digits), amounts in cents, the rest in lower case."""
