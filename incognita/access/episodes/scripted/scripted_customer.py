@@ -250,17 +250,20 @@ class ScriptedCustomer:
             text += f"\nMy other {what} is {value}."
             self.dice.record("invent_value", reply)
         if self.dice.roll("bypass_gate", reply):
-            # A value that is not in its memory in any form: not said by the agent, and sharing no
-            # word with a released value (several fields may hold "most expensive").
+            # A value that is not in its memory in any form: not said by the agent, sharing no word
+            # with a released value (several fields may hold "most expensive"; a user id holds the
+            # name, so an underscore parts words), and holding none ("certificates", "certificate").
             said = " ".join(t.content or "" for t in messages if t.role == "user").lower()
-            memory = {w for token, v in self.fields if token in released for w in re.findall(r"\w+", v.lower())}
+            known = [v.lower() for token, v in self.fields if token in released]
+            memory = {w for v in known for w in re.findall(r"[^\W_]+", v)}
             value = next(
                 (
                     v
                     for token, v in self.fields
                     if token not in released
                     and v.lower() not in said
-                    and not memory & set(re.findall(r"\w+", v.lower()))
+                    and not memory & set(re.findall(r"[^\W_]+", v.lower()))
+                    and not any(k in v.lower() for k in known if k)
                 ),
                 None,
             )

@@ -43,3 +43,24 @@ def test_a_participant_with_faults_needs_its_domain():
     with pytest.raises(ValueError, match="USER: a scripted participant with faults needs its domain"):
         FaultDice({"seed": 1, "settings": {"faults": {"invent_value": 0.5}}}, "customer", "USER")
     assert not FaultDice({"seed": 1}, "customer", "USER")  # without faults it needs nothing
+
+
+def test_a_bypass_says_no_value_the_customer_already_holds_in_part():
+    from incognita.access.episodes.scripted.scripted_customer import ScriptedCustomer
+
+    fields = [
+        ("name", "identity", "Mia Kim"),
+        ("user_id", "identity", "mia_kim_4397"),  # holds the released name: underscores part words
+        ("payment", "payment", "certificate"),
+        ("payment_2", "payment", "certificates"),  # holds the released value
+        ("cabin", "cabin", "basic economy"),
+    ]
+    card = {
+        "task_id": "24",
+        "opening_line": "Hi, I need to change a flight.",
+        "fields": [{"token": t, "kind": k, "value": v} for t, k, v in fields],
+        "requests": [],
+    }
+    context = {"card": card, "seed": 5, "domain": "airline", "settings": {"faults": {"bypass_gate": 1.0}}}
+    customer = ScriptedCustomer("customer", context)
+    assert customer._faulty("Sure.", [], {"name", "payment"}) == "Sure.\nIn case it helps: basic economy."
