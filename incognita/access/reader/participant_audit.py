@@ -268,7 +268,19 @@ def _refusals(events: list, needed_reads: Iterable[tuple[str, str, dict]], shape
         ]
         if proposed or not replies or any(_asks(e.text) for _, e in replies):
             continue
+        # The refusal is the first reply that reports no call of its: the message carrying the
+        # read's argument values may have asked for another read (an airline one-stop search
+        # between the same airports), which the holder made and reported first.
         index, first_reply = replies[0]
+        reported = False  # the holder proposed a call since its last reply
+        for k, e in enumerate(later):
+            if isinstance(e, ToolProposal) and e.proposer == holder:
+                reported = True
+            elif isinstance(e, Message) and e.sender == holder and e.recipient == AGENT:
+                if not reported:
+                    index, first_reply = start + 1 + k, e
+                    break
+                reported = False
         out.append(Finding("refused_in_remit", holder, index, first_reply.turn, f"{tool} {json.dumps(arguments)}"))
     return out
 
