@@ -12,6 +12,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from workflow_helpers import FAULTY_CUSTOMER as CUSTOMER
+from workflow_helpers import FAULTY_SERVICE as SERVICE
 
 from incognita.access.reader.fidelity_validation import fidelity_table
 from incognita.access.reader.participant_audit import AuditInputs
@@ -24,20 +26,6 @@ ROOT = Path(__file__).resolve().parents[4]
 CONFIG = ROOT / "config" / "domains" / "airline"
 ARMS = ("direct", "indirect", "social")
 TASKS = ("7", "8", "11", "35")  # corpus tasks: a profile, reservations and writes at 2-4 desks
-# Every fault but the refusal inside the remit (which by design the audit sees only where it cost a
-# needed read), often enough that each occurs in these 24 episodes.
-SERVICE = {
-    "spec": "scripted:desk",
-    "faults": {
-        "misreport": 0.5,
-        "invent_value": 0.3,
-        "claim_change": 0.5,
-        "refer_elsewhere": 0.5,
-        "name_tool": 0.3,
-        "format_list": 0.3,
-    },
-}
-CUSTOMER = {"spec": "scripted:customer", "faults": {"invent_value": 0.3, "bypass_gate": 0.3}}
 
 
 @pytest.fixture(scope="module")
