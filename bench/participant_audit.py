@@ -1,4 +1,4 @@
-"""The participant audit's rules on all 114 upstream tasks, not only the corpus (issue #29).
+"""The participant audit's rules on all of a domain's upstream tasks, not only the corpus (issues #29, #54).
 
 Runs the scripted population in direct, indirect and social on every task with a card and a
 golden trajectory (one repetition, the design seed) twice: with faithful participants (every
@@ -6,10 +6,11 @@ finding is then a false alarm, or a real slip of the scripted customer: it agree
 the agent restates) and with the faults of config/fidelity.yaml injected (recall and precision
 per finding kind against the injected ground truth). Prints both tables and the time taken.
 
-Usage: python bench/participant_audit.py [--results DIR] [--profiles surveyor,prober,hasty] [--quick]
-Needs DIR/cards/retail, DIR/golden/retail and DIR/reference/retail/coordination.json for all tasks
-(default DIR: results/, built by `bin/run`), and the source database under data/source/retail.
---quick runs two tasks with one profile (for CI).
+Usage: python bench/participant_audit.py [--domain D] [--results DIR] [--source-root SRC]
+                                         [--profiles surveyor,prober,hasty] [--quick]
+Needs DIR/cards/D, DIR/golden/D and DIR/reference/D/coordination.json for all tasks (default D:
+retail, DIR: results/, built by `bin/run`), and the source database under SRC/D (default SRC:
+data/source). --quick runs two tasks with one profile (for CI).
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ ARMS = ("direct", "indirect", "social")
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--domain", default="retail", help="a registered domain (incognita.access.domain)")
     parser.add_argument("--results", default=str(ROOT / "results"))
+    parser.add_argument("--source-root", default=str(ROOT / "data/source"))
     parser.add_argument("--profiles", default="surveyor,prober,hasty")
     parser.add_argument("--quick", action="store_true", help="two tasks, the surveyor only")
     args = parser.parse_args()
@@ -42,18 +45,18 @@ def main() -> None:
     from incognita.access.reader.trial_reading import read_trial
     from incognita.common.io import read_json, read_yaml, sha256_file
 
-    results = Path(args.results)
-    golden_root = golden_dir("retail", results / "golden")
-    tasks = sorted((p.stem for p in golden_root.glob("*.json")), key=id_order)  # retail's upstream ids
+    results, domain = Path(args.results), args.domain
+    golden_root = golden_dir(domain, results / "golden")
+    tasks = sorted((p.stem for p in golden_root.glob("*.json")), key=id_order)  # the domain's upstream ids
     if not tasks:
         sys.exit(f"error: no golden trajectories under {golden_root}: run bin/run first")
     profiles = ["surveyor"] if args.quick else [p for p in args.profiles.split(",") if p]
     tasks = tasks[:2] if args.quick else tasks
-    reference = read_json(coordination_file("retail", results / "reference"))["tasks"]
-    retail = domain_files("retail", ROOT / "config/domains", ROOT / "data/source")
-    inputs = AuditInputs(results / "cards", {"retail": retail.partition}, ROOT / "config/arms.yaml")
+    reference = read_json(coordination_file(domain, results / "reference"))["tasks"]
+    files = domain_files(domain, ROOT / "config/domains", Path(args.source_root))
+    inputs = AuditInputs(results / "cards", {domain: files.partition}, ROOT / "config/arms.yaml")
     domain_inputs = DomainInputs.of(
-        "retail", db=retail.db, partition=retail.partition, vocabulary=retail.vocabulary, prompts=retail.prompts
+        domain, db=files.db, partition=files.partition, vocabulary=files.vocabulary, prompts=files.prompts
     )
     faulty = read_yaml(ROOT / "config/fidelity.yaml")["participants"]
 
@@ -73,11 +76,11 @@ def main() -> None:
         harness = Harness(design, domain_inputs)
         rows = []
         for task in tasks:
-            card_path = card_file("retail", task, root=results / "cards")
-            card, golden = read_json(card_path), read_json(golden_file("retail", task, root=results / "golden"))
+            card_path = card_file(domain, task, root=results / "cards")
+            card, golden = read_json(card_path), read_json(golden_file(domain, task, root=results / "golden"))
             for arm in ARMS:
                 for profile in profiles:
-                    cell = (arm, profile, qualify("retail", task), 0)
+                    cell = (arm, profile, qualify(domain, task), 0)
                     record = harness.run_cell(*cell, card, sha256_file(card_path), golden, "-")
                     rows.append(asdict(read_trial(record, reference[task], inputs)))
         return frame(rows)
@@ -86,7 +89,7 @@ def main() -> None:
     faithful = run("scripted:customer", "scripted:desk")
     injected = run(faulty["customer"], faulty["service"])
     seconds = time.perf_counter() - start
-    print(f"{len(tasks)} tasks x {len(ARMS)} arms x {len(profiles)} profiles, twice, in {seconds:.0f} s\n")
+    print(f"{domain}: {len(tasks)} tasks x {len(ARMS)} arms x {len(profiles)} profiles, twice, in {seconds:.0f} s\n")
 
     replies = int(faithful["participant_messages"].sum())
     print(f"faithful participants: {len(faithful)} episodes, {replies} replies audited")

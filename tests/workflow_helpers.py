@@ -158,6 +158,23 @@ def stable_native(doc: dict) -> dict:
     return doc
 
 
+# Scripted participants injecting every fault but the refusal inside the remit (which by design the
+# audit sees only where it cost a needed read), often enough that each occurs in a few episodes
+# (the participant audit's validation tests, retail's and the airline's).
+FAULTY_SERVICE = {
+    "spec": "scripted:desk",
+    "faults": {
+        "misreport": 0.5,
+        "invent_value": 0.3,
+        "claim_change": 0.5,
+        "refer_elsewhere": 0.5,
+        "name_tool": 0.3,
+        "format_list": 0.3,
+    },
+}
+FAULTY_CUSTOMER = {"spec": "scripted:customer", "faults": {"invent_value": 0.3, "bypass_gate": 0.3}}
+
+
 def scripted_harness(source_dir: Path, arms, models: dict, repetitions: int = 1, **settings):
     """Our harness of the retail domain with the shipped prompts, partition and scripted
     population (seed 20260820, budget 300): what the harness tests build. `settings` override

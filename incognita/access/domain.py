@@ -145,6 +145,10 @@ class ReaderRules(Protocol):
 
     VALUE_SHAPES: Any  # a ValueShapes: how its identifiers look in a reply, and which the customer may know
 
+    def invented_id(self, n: int) -> tuple[str, str]:
+        """(what it is, value): an identifier of one of VALUE_SHAPES' shapes made from `n`, which a
+        faulty scripted customer invents (incognita.access.episodes.scripted.participant_faults)."""
+
 
 class ScriptedRules(Protocol):
     """How the scripted participants choose among the domain's records (optional: without it a

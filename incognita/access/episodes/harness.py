@@ -272,13 +272,15 @@ class Harness:
         gateway = Gateway(self.world, owners, card.get("initial_state"))
         cell = {"family": "access", "arm": arm, "model": model, "task": task, "rep": rep}
         agent = self._make(entry, "agent", self._agent_context(entry.spec, arm, golden, seed), cell)
-        # The cell's seed reaches the participants for the faults a scripted one may be set to inject.
-        customer = self._make(self.design.customer, "USER", {"card": card, "seed": seed}, cell)
+        # The cell's seed and domain reach the participants for the faults a scripted one may be set
+        # to inject (participant_faults: the domain's identifiers).
+        domain = self.domain.name
+        customer = self._make(self.design.customer, "USER", {"card": card, "seed": seed, "domain": domain}, cell)
         service = {}
         for name, tools in owners.items():
             if name == "agent":
                 continue
-            context = {**self.desk_context(arm, name, tools), "seed": seed}
+            context = {**self.desk_context(arm, name, tools), "seed": seed, "domain": domain}
             service[name] = self._make(self.design.service, name, context, cell)
         judge = self._make(self.design.judge, "judge", {}, cell) if self.design.judge else None
         record = EpisodeRecord(

@@ -69,9 +69,9 @@ def _available_count(coll: list | dict) -> int | None:
 
 class InformationTracing:
     """Tracing the information-channel items (a part of the golden builder; it relies on the
-    builder's `card`, `calls`, `docs`, `scope`, `_find_scoped` and `_from_reads`, and on the
-    domain's rules' `CATALOG_TOOLS` and `_search`, whose chains the builder's `_insert_chain`
-    appends)."""
+    builder's `card`, `calls`, `docs`, `scope`, `_find_scoped`, `_from_reads`, and `_search`
+    (over the domain's candidate reads), whose chains its `_insert_chain` appends, and on the
+    domain's rules' `CATALOG_TOOLS`)."""
 
     def trace_information(self) -> list[dict]:
         """Trace every information-channel item; call once, after the last reference action.

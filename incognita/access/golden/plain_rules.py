@@ -40,10 +40,18 @@ class RULES:
     def _selectors(self, doc: Any, ptr: str, role: str | None) -> list[str]:
         return []
 
-    def _insert_for(self, pred, consumer_ptr: str) -> dict | None:
-        return None
+    # The builder's read search (trajectory's `_search`) has nothing to try: no read is inserted.
+    MAX_INSERT_DEPTH = 0
+    CANDIDATE_ORDER = ()
+    LISTING_READS = ()
 
-    def _search(self, hit, skip=frozenset()) -> list | None:
+    def _field_candidates(self) -> list[tuple[str, dict]]:
+        return []
+
+    def _candidates_from(self, name: str, doc: Any) -> list[tuple[str, dict]]:
+        return []
+
+    def _insert_before_search(self, pred, consumer_ptr: str) -> dict | None:
         return None
 
     def _derive(self, tool: str, ptr: str, value: Any, allow_insert: bool) -> dict | None:

@@ -54,8 +54,10 @@ three reads deep.)
    before the reads, since a number a read happens to hold is no source of it, and a domain whose
    rules derive every number (`NUMBERS_FROM_READS = False`: airline) takes none from a read.
    Retail and the plain rules derive nothing.
-7. Read insertion (the domain's rule). If nothing matches and the call succeeds on the
-   replay, the stage fails with an `InputError` naming task, call index, tool and argument.
+7. Read insertion: the builder's breadth-first search (`_search`) over the reads the domain's
+   rules name as candidates, in their order and to their depth (a domain's own insertion, such
+   as airline's flight searches, is tried first). If nothing matches and the call succeeds on
+   the replay, the stage fails with an `InputError` naming task, call index, tool and argument.
 
 What the customer says is preferred over what a read returns, for every argument and with
 no exception for identity (generator 3 on): a `user_id` that equals a card field is that
@@ -69,8 +71,8 @@ tool messages), they are part of the state and never run again, and their result
 values like any read's (`why_not_counted: initial_state`).
 
 The rules that know a domain's records are the domain's (`Domain.golden.RULES`, a mixin of the
-builder: the entity scope a read must come from, the read-insertion rule, the selectors of a
-pick; for retail incognita.access.domains.retail.golden); the generic ones have their own
+builder: the entity scope a read must come from, the candidate reads of the read search and its
+depth, the selectors of a pick; for retail incognita.access.domains.retail.golden); the generic ones have their own
 modules: the information channel (`incognita.access.golden.information_tracing`) and counting
 (`incognita.access.golden.call_counting`); JSON pointers and the policy vocabulary are in
 `incognita.access.golden.provenance`, the matching of values in
@@ -344,9 +346,95 @@ class _BuilderCore:
         """The first leaf of a result that matches and that the task's entity scope admits."""
         return find_leaf(doc, lambda ptr, leaf: pred(ptr, leaf) and self.scope.admits(name, args, ptr, leaf))
 
+    # ----------------------------------------------------------------- read insertion
+
+    def _peek(self, name: str, args: dict) -> Any:
+        result, error = self._execute(name, args)  # reads only: the database is not changed
+        return ERROR_DOC if error is not None else result_doc(result)
+
+    def _insert_for(self, pred: Callable[[str, Any], bool], consumer_ptr: str) -> dict | None:
+        """Insert the reads that source an argument value; the value's provenance, or None. The
+        domain's own way is tried first (`_insert_before_search`: airline's flight search)."""
+        p = self._insert_before_search(pred, consumer_ptr)
+        if p is not None:
+            return p
+        chain = self._search(lambda name, args, doc: self._find_scoped(name, args, doc, pred) is not None)
+        if chain is None:
+            return None
+        # `call` is filled in by add_reference once the consumer's index is known.
+        self._insert_chain(chain, {"call": None, "argument": consumer_ptr, "reason": "value"})
+        return self._from_reads(pred, top_argument(consumer_ptr))
+
+    def _search(
+        self, hit: Callable[[str, dict, Any], bool], skip: frozenset[str] = frozenset()
+    ) -> list[tuple[str, dict]] | None:
+        """Breadth-first search for the shortest chain of new reads whose last result is a `hit`
+        (called with the read's tool, arguments and result); tools in `skip` are not tried.
+
+        What the domain knows is data its rules give: the reads the card's fields open
+        (`_field_candidates`) and those a result opens (`_candidates_from`), the reads that need
+        no argument (`LISTING_READS`, tried at depth 1 after the others), the order the tools are
+        tried in (`CANDIDATE_ORDER`; within one tool, in order of discovery) and the depth
+        (`MAX_INSERT_DEPTH`; 0: the domain inserts no reads)."""
+
+        def key(n, a):
+            return (n, json.dumps(a, sort_keys=True))
+
+        rank = {tool: i for i, tool in enumerate(self.CANDIDATE_ORDER)}
+
+        def order(candidate: tuple[str, dict, list]) -> int:
+            if candidate[0] not in rank:
+                raise AssertionError(f"candidate read {candidate[0]} is not in the domain's CANDIDATE_ORDER")
+            return rank[candidate[0]]
+
+        # A read already made since the last successful write would return the same again.
+        last_write = max(
+            (c["index"] for c in self.calls if c["tool_type"] == "write" and c["error"] is None), default=-1
+        )
+        tried = {key(c["name"], c["arguments"]) for c in self.calls[last_write + 1 :] if c["error"] is None}
+        frontier: list[tuple[str, Any, list]] = [(c["name"], d, []) for c, d in zip(self.calls, self.docs)]
+        for depth in range(1, self.MAX_INSERT_DEPTH + 1):
+            candidates: list[tuple[str, dict, list]] = []
+            if depth == 1:
+                candidates += [(n, a, []) for n, a in self._field_candidates()]
+            for name, doc, chain in frontier:
+                candidates += [(n, a, chain) for n, a in self._candidates_from(name, doc)]
+            if depth == 1:
+                candidates += [(n, dict(a), []) for n, a in self.LISTING_READS]
+            candidates = [c for c in candidates if c[0] not in skip]
+            candidates.sort(key=order)  # stable: discovery order within a tool
+            next_frontier = []
+            for name, args, chain in candidates:
+                k = key(name, args)
+                if k in tried:
+                    continue
+                tried.add(k)
+                doc = self._peek(name, args)
+                if doc is ERROR_DOC:
+                    continue
+                path = chain + [(name, args)]
+                if hit(name, args, doc):
+                    return path
+                next_frontier.append((name, doc, path))
+            if not next_frontier:
+                break
+            frontier = next_frontier
+        return None
+
+    def _append_inserted(self, name: str, args: dict, prov: dict, inserted_for: dict) -> int:
+        """Append a read the builder inserts (the agent's, not upstream's); its index."""
+        return self._append(
+            origin="inserted",
+            action_id=None,
+            name=name,
+            requestor="assistant",
+            args=args,
+            prov=prov,
+            inserted_for=inserted_for,
+        )
+
     def _insert_chain(self, chain: list[tuple[str, dict]], inserted_for: dict) -> None:
-        """Append a chain of reads found by the domain rules' `_search`, each argument resolved without
-        insertion (the rules of a domain that inserts no reads never find one)."""
+        """Append a chain of reads found by `_search`, each argument resolved without insertion."""
         for name, args in chain:
             prov = {}
             for ptr, value in leaves(args):
@@ -354,15 +442,7 @@ class _BuilderCore:
                 if p is None:  # cannot happen: candidates are built from sourced values
                     raise AssertionError(f"inserted {name}{args} has an unsourced argument {ptr}")
                 prov[ptr] = p
-            index = self._append(
-                origin="inserted",
-                action_id=None,
-                name=name,
-                requestor="assistant",
-                args=args,
-                prov=prov,
-                inserted_for=dict(inserted_for),
-            )
+            index = self._append_inserted(name, args, prov, dict(inserted_for))
             if self.calls[index]["error"] is not None:
                 raise AssertionError(f"inserted read {name}{args} failed: {self.calls[index]['error']}")
 

@@ -84,6 +84,12 @@ class ValueShapes:
     def of(cls, domain_shapes: tuple, memory: tuple[str, ...]) -> ValueShapes:
         return cls((*domain_shapes, *GENERIC_SHAPES), memory)
 
+    def is_identifier(self, text: str) -> bool:
+        """Is `text` as a whole one of the domain's identifiers (not a generic shape: a date, an
+        amount)? The desks' injected misreports alter those (participant_faults)."""
+        generic = {name for name, _, _ in GENERIC_SHAPES}
+        return any(pattern.fullmatch(text) for name, pattern, _ in self.shapes if name not in generic)
+
     def values(self, text: str) -> set[tuple[str, str]]:
         """Every (shape, normalised value) in `text`: a shape's prefix and the matched digits or
         words (retail's order ids as #W+digits), amounts in cents, the rest in lower case."""
@@ -262,7 +268,19 @@ def _refusals(events: list, needed_reads: Iterable[tuple[str, str, dict]], shape
         ]
         if proposed or not replies or any(_asks(e.text) for _, e in replies):
             continue
+        # The refusal is the first reply that reports no call of its: the message carrying the
+        # read's argument values may have asked for another read (an airline one-stop search
+        # between the same airports), which the holder made and reported first.
         index, first_reply = replies[0]
+        reported = False  # the holder proposed a call since its last reply
+        for k, e in enumerate(later):
+            if isinstance(e, ToolProposal) and e.proposer == holder:
+                reported = True
+            elif isinstance(e, Message) and e.sender == holder and e.recipient == AGENT:
+                if not reported:
+                    index, first_reply = start + 1 + k, e
+                    break
+                reported = False
         out.append(Finding("refused_in_remit", holder, index, first_reply.turn, f"{tool} {json.dumps(arguments)}"))
     return out
 

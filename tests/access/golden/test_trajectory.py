@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from incognita.access.domain import get_domain
 from incognita.access.golden.information_tracing import _available_count, _collections
 from incognita.access.golden.provenance import leaves, load_vocabulary, resolve_pointer, result_doc
-from incognita.access.golden.trajectory import build_golden, check_golden
+from incognita.access.golden.trajectory import _BuilderCore, build_golden, builder_class, check_golden
 from incognita.access.golden.upstream_replay import (
     REPLAY_HEADER,
     World,
@@ -154,6 +154,28 @@ def test_reads_are_inserted_for_the_values_a_write_needs(world, vocab):
     assert all(x["counted"] for x in calls)
     assert doc["replay"]["match"]
     check_provenance_points_backwards(doc)
+
+
+def test_the_read_search_is_the_builders_over_the_domains_candidates(world, vocab):
+    # One search for every domain: the rules give candidates, their order and the depth as data.
+    for name in ("retail", "airline", "mock"):
+        rules = get_domain(name).golden.RULES
+        assert builder_class(rules)._search is _BuilderCore._search
+        assert not [k for k in rules.__mro__ if "_search" in vars(k) or "_peek" in vars(k)], name
+    retail = get_domain("retail").golden.RULES
+    c = card("71")  # its order id needs two inserted reads: the identity lookup, then the profile
+
+    def first_write(rules: type) -> dict:
+        builder = builder_class(rules)(c, world, vocab, "task 71")
+        builder.add_reference(c["reference_actions"][0])
+        return builder.calls[-1]
+
+    assert first_write(retail)["provenance"]["/order_id"]["call"] == 1
+    with pytest.raises(InputError, match="/order_id"):  # one read deep, the profile is out of reach
+        first_write(type("Shallow", (retail,), {"MAX_INSERT_DEPTH": 1}))
+    unordered = type("Unordered", (retail,), {"CANDIDATE_ORDER": ("find_user_id_by_name_zip",)})
+    with pytest.raises(AssertionError, match="is not in the domain.s CANDIDATE_ORDER"):
+        first_write(unordered)
 
 
 def test_no_identity_lookup_is_inserted_for_authentication_alone(world, vocab):

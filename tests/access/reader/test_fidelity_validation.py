@@ -8,6 +8,8 @@ from dataclasses import asdict
 
 import pandas as pd
 import pytest
+from workflow_helpers import FAULTY_CUSTOMER as CUSTOMER
+from workflow_helpers import FAULTY_SERVICE as SERVICE
 from workflow_helpers import scripted_harness
 
 from incognita.access.reader.fidelity_validation import fidelity_table, write_fidelity_validation
@@ -18,18 +20,6 @@ from incognita.common.io import read_json, sha256_file
 
 ARMS = ("direct", "indirect", "social")
 TASKS = ("0", "46", "59")  # retail upstream ids
-SERVICE = {
-    "spec": "scripted:desk",
-    "faults": {
-        "misreport": 0.5,
-        "invent_value": 0.3,
-        "claim_change": 0.5,
-        "refer_elsewhere": 0.5,
-        "name_tool": 0.3,
-        "format_list": 0.3,
-    },
-}
-CUSTOMER = {"spec": "scripted:customer", "faults": {"invent_value": 0.3, "bypass_gate": 0.3}}
 
 
 @pytest.fixture(scope="module")

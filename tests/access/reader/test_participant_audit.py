@@ -133,6 +133,16 @@ def test_a_needed_read_refused_inside_the_remit():
     assert audit(tried, None, SOCIAL, needed) == []  # it proposed the read (with wrong arguments)
     no_arguments = [msg(1, "agent", "Dorian", "Please look up my order."), refused[1]]
     assert audit(no_arguments, None, SOCIAL, needed) == []  # the arguments never reached it
+    # The first message with the values asked for another read, which the holder made and reported:
+    # the refusal is the reply that reports nothing.
+    other = [
+        msg(1, "agent", "Dorian", "Please look up the user of order W1234567."),
+        ToolProposal(1, "c", "Dorian", "get_user_details", {"user_id": "ana_lee_1234"}),
+        msg(1, "Dorian", "agent", "I found it."),
+        asked,
+        refused[1],
+    ]
+    assert [(f.kind, f.event) for f in audit(other, None, SOCIAL, needed)] == [("refused_in_remit", 4)]
 
 
 def test_customer_gate_invention_and_confirmation_outside_memory():

@@ -4,9 +4,10 @@ value has no source, and the card fields that pick an element out of a collectio
 Candidate reads are those whose own arguments already have a source: the profile of a user id the
 customer states or a reservation names (`get_user_details`), the reservations the customer
 numbers or the profile lists (`get_reservation_details`), and upstream's airport list. The search
-is breadth first, as retail's (incognita.access.domains.retail.read_insertion): every candidate
-that needs no other new read, then the candidates those open up, up to `MAX_INSERT_DEPTH` reads
-deep; the first whose result yields what is sought is inserted with the reads it needed.
+is the golden builder's (`_search` in incognita.access.golden.trajectory), breadth first: every
+candidate that needs no other new read, then the candidates those open up, up to
+`MAX_INSERT_DEPTH` reads deep; the first whose result yields what is sought is inserted with the
+reads it needed.
 
 Flights are found by searching, not on the customer's records: a flight a write books, or changes a
 reservation to, is sourced by the flight search of its journey (the direct search of a one-leg
@@ -23,31 +24,31 @@ selector fields.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from typing import Any
 
 from incognita.access.golden.plain_rules import Unrestricted
-from incognita.access.golden.provenance import ERROR_DOC, leaves, pointer_parts, result_doc, top_argument
+from incognita.access.golden.provenance import leaves, pointer_parts, top_argument
 
-MAX_INSERT_DEPTH = 3
-_CANDIDATE_ORDER = {"get_user_details": 0, "get_reservation_details": 1, "list_all_airports": 2}
 _FLIGHT_PTR = re.compile(r"/flights/(\d+)/(?:flight_number|date)")
 _FLIGHT_SELECTORS = ("flight", "date", "date_shift", "time", "cabin", "selector")
 _RESERVATION_SELECTORS = ("airport", "date", "flight", "time", "passenger", "selector")
 
 
 class AirlineReads:
-    """Searching for and appending the reads a value needs, and the selectors of a pick (a part of
-    the golden builder; it relies on the builder's `action`, `calls`, `docs`, `fields`, `tools`,
-    `_execute`, `_append`, `_resolve`, `_find_scoped` and `_from_reads`)."""
+    """The airline's candidate reads for the golden builder's search, its flight searches, and the
+    selectors of a pick (a part of the golden builder; it relies on the builder's `action`,
+    `fields`, `tools`, `_peek`, `_append_inserted`, `_resolve`, `_find_scoped` and `_from_reads`)."""
 
     # Reads of what is public (flights, airports): an information item is looked for in the
     # customer's own records first (incognita.access.golden.information_tracing).
     CATALOG_TOOLS = frozenset(
         {"list_all_airports", "search_direct_flight", "search_onestop_flight", "get_flight_status"}
     )
+    MAX_INSERT_DEPTH = 3
+    CANDIDATE_ORDER = ("get_user_details", "get_reservation_details", "list_all_airports")
+    LISTING_READS = (("list_all_airports", {}),)  # tried at depth 1, after the others
 
     def _entity_scope(self) -> Unrestricted:
         return Unrestricted()
@@ -68,11 +69,7 @@ class AirlineReads:
             return tokens(_RESERVATION_SELECTORS)
         return []
 
-    # ----------------------------------------------------------------- the search
-
-    def _peek(self, name: str, args: dict) -> Any:
-        result, error = self._execute(name, args)  # reads only: the database is not changed
-        return ERROR_DOC if error is not None else result_doc(result)
+    # ----------------------------------------------------------------- the search's candidates
 
     def _field_candidates(self) -> list[tuple[str, dict]]:
         out: list[tuple[str, dict]] = []
@@ -97,59 +94,11 @@ class AirlineReads:
             out.append(("get_user_details", {"user_id": doc["user_id"]}))
         return out
 
-    def _search(
-        self, hit: Callable[[str, dict, Any], bool], skip: frozenset[str] = frozenset()
-    ) -> list[tuple[str, dict]] | None:
-        """Breadth-first search for the shortest chain of new reads whose last result is a `hit`."""
-
-        def key(n, a):
-            return (n, json.dumps(a, sort_keys=True))
-
-        last_write = max(
-            (c["index"] for c in self.calls if c["tool_type"] == "write" and c["error"] is None), default=-1
-        )
-        tried = {key(c["name"], c["arguments"]) for c in self.calls[last_write + 1 :] if c["error"] is None}
-        frontier: list[tuple[str, Any, list]] = [(c["name"], d, []) for c, d in zip(self.calls, self.docs)]
-        for depth in range(1, MAX_INSERT_DEPTH + 1):
-            candidates: list[tuple[str, dict, list]] = []
-            if depth == 1:
-                candidates += [(n, a, []) for n, a in self._field_candidates()]
-            for name, doc, chain in frontier:
-                candidates += [(n, a, chain) for n, a in self._candidates_from(name, doc)]
-            if depth == 1:
-                candidates.append(("list_all_airports", {}, []))
-            candidates = [c for c in candidates if c[0] not in skip]
-            candidates.sort(key=lambda c: _CANDIDATE_ORDER[c[0]])
-            next_frontier = []
-            for name, args, chain in candidates:
-                k = key(name, args)
-                if k in tried:
-                    continue
-                tried.add(k)
-                doc = self._peek(name, args)
-                if doc is ERROR_DOC:
-                    continue
-                path = chain + [(name, args)]
-                if hit(name, args, doc):
-                    return path
-                next_frontier.append((name, doc, path))
-            if not next_frontier:
-                break
-            frontier = next_frontier
-        return None
-
-    def _insert_for(self, pred: Callable[[str, Any], bool], consumer_ptr: str) -> dict | None:
-        """Insert the reads that source an argument value; the value's provenance, or None."""
-        role = top_argument(consumer_ptr)
+    def _insert_before_search(self, pred: Callable[[str, Any], bool], consumer_ptr: str) -> dict | None:
+        """A flight the action books is sourced by its journey's flight search before any other read."""
         if self._is_new_flight(consumer_ptr) and not getattr(self, "_searching", False):
-            p = self._insert_flight_search(pred, consumer_ptr)
-            if p is not None:
-                return p
-        chain = self._search(lambda name, args, doc: self._find_scoped(name, args, doc, pred) is not None)
-        if chain is None:
-            return None
-        self._insert_chain(chain, {"call": None, "argument": consumer_ptr, "reason": "value"})
-        return self._from_reads(pred, role)
+            return self._insert_flight_search(pred, consumer_ptr)
+        return None
 
     # ----------------------------------------------------------------- flights
 
@@ -218,13 +167,5 @@ class AirlineReads:
                 prov[ptr] = p
         finally:
             self._searching = searching
-        self._append(
-            origin="inserted",
-            action_id=None,
-            name=name,
-            requestor="assistant",
-            args=args,
-            prov=prov,
-            inserted_for={"call": None, "argument": for_ptr or consumer_ptr, "reason": "value"},
-        )
+        self._append_inserted(name, args, prov, {"call": None, "argument": for_ptr or consumer_ptr, "reason": "value"})
         return self._from_reads(pred, top_argument(consumer_ptr))

@@ -1,4 +1,5 @@
-"""The mock domain's part of the participant-fidelity audit: the shapes of its identifiers."""
+"""The mock domain's part of the participant-fidelity audit: the shapes of its identifiers, and the
+identifier a faulty scripted customer invents (incognita.access.episodes.scripted.participant_faults)."""
 
 import re
 
@@ -11,3 +12,8 @@ VALUE_SHAPES = ValueShapes.of(
     ),
     memory=("task_id", "user_id"),
 )
+
+
+def invented_id(n: int) -> tuple[str, str]:
+    """A task id from the number `n` (what it is, the id): one the customer's card lacks."""
+    return "task", f"task_{n % 10**4}"

@@ -3,7 +3,9 @@
 Where the trajectory so far provides no source for an argument value, reads are inserted
 right before the call (`inserted_for.reason: value`); where no result in the finished
 trajectory holds an information-channel item, reads are inserted at its end (`reason:
-information`, `incognita.access.golden.information_tracing`). Both use one search:
+information`, `incognita.access.golden.information_tracing`). Both use one search, the
+golden builder's (`_search` in incognita.access.golden.trajectory); this module gives it
+retail's candidates, their order and the depth:
 
 * Candidate reads are those whose own arguments already have a source, in the
   fixed tool order `find_user_id_by_email` / `find_user_id_by_name_zip` (from the
@@ -25,46 +27,43 @@ write" is a habit of the upstream policy, not a read any write's arguments depen
 the service-side rules of this environment do not ask for it. Generator 1 inserted such a
 lookup before the first write of 45 tasks.
 
-`ReadInsertion` is the part of the golden builder (`incognita.access.golden.trajectory`)
-that runs this search on the clean database as the trajectory grows; it is one of retail's
+`ReadInsertion` is the part of the golden builder that says which reads are candidates; the
+builder runs the search on the clean database as the trajectory grows. It is one of retail's
 golden rules (incognita.access.domains.retail.golden).
 """
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Callable
 from typing import Any
 
-from incognita.access.golden.provenance import ERROR_DOC, result_doc, top_argument
+from incognita.access.golden.provenance import ERROR_DOC
 
-MAX_INSERT_DEPTH = 3
 ORDER_ID = re.compile(r"#?[Ww]?(\d{7})")
 USER_ID = re.compile(r"([a-z]+)_([a-z]+(?:_[a-z]+)*)_(\d+)")
-# The fixed order in which candidate reads are tried (see the read-insertion rule).
-_CANDIDATE_ORDER = {
-    "find_user_id_by_email": 0,
-    "find_user_id_by_name_zip": 1,
-    "get_user_details": 2,
-    "get_order_details": 3,
-    "get_product_details": 4,
-    "list_all_product_types": 5,
-}
 
 
 class ReadInsertion:
-    """Searching for and appending the reads a value or an item needs (a part of the golden
-    builder; it relies on the builder's `calls`, `docs`, `fields`, `identity_tools`, `_execute`,
-    `_append`, `_resolve`, `_find_scoped` and `_from_reads`)."""
+    """Retail's candidate reads for the golden builder's search (`_search` of
+    incognita.access.golden.trajectory; it relies on the builder's `fields` and `identity_tools`)."""
 
     # Reads of the public catalogue: an information item is looked for in the customer's own
     # records first, and in these only for what those do not hold (information_tracing).
     CATALOG_TOOLS = frozenset({"get_product_details", "list_all_product_types"})
+    MAX_INSERT_DEPTH = 3
+    # The fixed order in which candidate reads are tried (see the read-insertion rule).
+    CANDIDATE_ORDER = (
+        "find_user_id_by_email",
+        "find_user_id_by_name_zip",
+        "get_user_details",
+        "get_order_details",
+        "get_product_details",
+        "list_all_product_types",
+    )
+    LISTING_READS = (("list_all_product_types", {}),)  # tried at depth 1, after the others
 
-    def _peek(self, name: str, args: dict) -> Any:
-        result, error = self._execute(name, args)  # reads only: the database is not changed
-        return ERROR_DOC if error is not None else result_doc(result)
+    def _insert_before_search(self, pred, consumer_ptr: str) -> dict | None:
+        return None  # retail has no read of its own to try before the search
 
     def _field_candidates(self) -> list[tuple[str, dict]]:
         """Reads the customer's own fields make possible: identity lookups, the user record
@@ -118,55 +117,3 @@ class ReadInsertion:
                 if isinstance(line, dict) and isinstance(line.get("product_id"), str):
                     out.append(("get_product_details", {"product_id": line["product_id"]}))
         return out
-
-    def _search(
-        self, hit: Callable[[str, dict, Any], bool], skip: frozenset[str] = frozenset()
-    ) -> list[tuple[str, dict]] | None:
-        """Breadth-first search for the shortest chain of new reads whose last result is a `hit`
-        (called with the read's tool, arguments and result); tools in `skip` are not tried."""
-
-        def key(n, a):
-            return (n, json.dumps(a, sort_keys=True))
-
-        # A read already made since the last successful write would return the same again.
-        last_write = max(
-            (c["index"] for c in self.calls if c["tool_type"] == "write" and c["error"] is None), default=-1
-        )
-        tried = {key(c["name"], c["arguments"]) for c in self.calls[last_write + 1 :] if c["error"] is None}
-        frontier: list[tuple[str, Any, list]] = [(c["name"], d, []) for c, d in zip(self.calls, self.docs)]
-        for depth in range(1, MAX_INSERT_DEPTH + 1):
-            candidates: list[tuple[str, dict, list]] = []
-            if depth == 1:
-                candidates += [(n, a, []) for n, a in self._field_candidates()]
-            for name, doc, chain in frontier:
-                candidates += [(n, a, chain) for n, a in self._candidates_from(name, doc)]
-            if depth == 1:
-                candidates.append(("list_all_product_types", {}, []))
-            candidates = [c for c in candidates if c[0] not in skip]
-            candidates.sort(key=lambda c: _CANDIDATE_ORDER[c[0]])  # stable: discovery order within a tool
-            next_frontier = []
-            for name, args, chain in candidates:
-                k = key(name, args)
-                if k in tried:
-                    continue
-                tried.add(k)
-                doc = self._peek(name, args)
-                if doc is ERROR_DOC:
-                    continue
-                path = chain + [(name, args)]
-                if hit(name, args, doc):
-                    return path
-                next_frontier.append((name, doc, path))
-            if not next_frontier:
-                break
-            frontier = next_frontier
-        return None
-
-    def _insert_for(self, pred: Callable[[str, Any], bool], consumer_ptr: str) -> dict | None:
-        """Insert the reads that source an argument value; the value's provenance, or None."""
-        chain = self._search(lambda name, args, doc: self._find_scoped(name, args, doc, pred) is not None)
-        if chain is None:
-            return None
-        # `call` is filled in by add_reference once the consumer's index is known.
-        self._insert_chain(chain, {"call": None, "argument": consumer_ptr, "reason": "value"})
-        return self._from_reads(pred, top_argument(consumer_ptr))

@@ -1,6 +1,7 @@
 """The retail domain's part of the participant-fidelity audit (incognita.access.reader.
-participant_audit): the shapes of retail's identifiers a participant may state, and which of them a
-customer holds in its memory."""
+participant_audit): the shapes of retail's identifiers a participant may state, which of them a
+customer holds in its memory, and the identifier a faulty scripted customer invents
+(incognita.access.episodes.scripted.participant_faults)."""
 
 import re
 
@@ -15,3 +16,8 @@ VALUE_SHAPES = ValueShapes.of(
     ),
     memory=("order_id", "email", "user_id"),
 )
+
+
+def invented_id(n: int) -> tuple[str, str]:
+    """An order number from the number `n` (what it is, the id): one the customer's card lacks."""
+    return "order", f"#W{n % 10**7:07d}"

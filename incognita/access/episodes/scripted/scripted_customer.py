@@ -41,7 +41,6 @@ own `#request` lines in the conversation, matched against the masked card texts.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 
@@ -247,21 +246,24 @@ class ScriptedCustomer:
         """The reply with the faults the dice inject into it (if any), each a sentence of its own."""
         reply = 1 + sum(1 for t in messages if t.role == "assistant" and t.content and not t.tool_calls)
         if self.dice.roll("invent_value", reply):
-            digits = int(hashlib.sha256(f"{self.dice.seed}/{reply}".encode()).hexdigest(), 16) % 10**7
-            text += f"\nMy other order is #W{digits:07d}."
+            what, value = self.dice.invented(reply)
+            text += f"\nMy other {what} is {value}."
             self.dice.record("invent_value", reply)
         if self.dice.roll("bypass_gate", reply):
-            # A value that is not in its memory in any form: not said by the agent, and sharing no
-            # word with a released value (several fields may hold "most expensive").
+            # A value that is not in its memory in any form: not said by the agent, sharing no word
+            # with a released value (several fields may hold "most expensive"; a user id holds the
+            # name, so an underscore parts words), and holding none ("certificates", "certificate").
             said = " ".join(t.content or "" for t in messages if t.role == "user").lower()
-            memory = {w for token, v in self.fields if token in released for w in re.findall(r"\w+", v.lower())}
+            known = [v.lower() for token, v in self.fields if token in released]
+            memory = {w for v in known for w in re.findall(r"[^\W_]+", v)}
             value = next(
                 (
                     v
                     for token, v in self.fields
                     if token not in released
                     and v.lower() not in said
-                    and not memory & set(re.findall(r"\w+", v.lower()))
+                    and not memory & set(re.findall(r"[^\W_]+", v.lower()))
+                    and not any(k in v.lower() for k in known if k)
                 ),
                 None,
             )

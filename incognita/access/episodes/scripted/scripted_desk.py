@@ -231,14 +231,19 @@ class ScriptedDesk:
         """An accepted result's report with the faults the dice inject into it (if any)."""
         reply = self._reply_number(messages)
         if self.dice.roll("misreport", reply):
-            altered = _altered(values)
+            altered = self.dice.altered(values)
             if altered is not None:
                 values = altered
                 self.dice.record("misreport", reply)
         if self.dice.roll("invent_value", reply):
             day = 1 + int(hashlib.sha256(f"{self.dice.seed}/{self.role}/{reply}".encode()).hexdigest(), 16) % 28
             prose += f" It was recorded on 2031-03-{day:02d}."
-            self.dice.record("invent_value", reply)
+            # What it has read: the gateway's answers to its calls, and the arguments it proposed.
+            held = [t.content or "" for t in messages if t.role == "tool"]
+            held += [
+                json.dumps(c.arguments, default=str) for t in messages if t.role == "assistant" for c in t.tool_calls
+            ]
+            self.dice.record("invent_value", reply, self.dice.invented_date_finding(held))
         if self.dice.roll("name_tool", reply):
             prose += f" I used {call.name} for it."
             self.dice.record("name_tool", reply)
@@ -328,29 +333,6 @@ class ScriptedDesk:
             return say(prose, tag("result", json.dumps(summary)))
         count = len(result) if isinstance(result, list) else 0
         return say(f"{done} It lists {count} entries; ask for the ones you need.", tag("result", json.dumps({})))
-
-
-_SHAPED_ID = re.compile(r"#W\d{7}|\d{10}|[a-z]+_[a-z]+_\d{4}|\w+_card_\d{5,}")
-
-
-def _altered(value):
-    """`value` with its first identifier or amount (depth first, keys in order) changed, or None
-    when it holds none: a misreport the audit can see (a status word or a name it cannot)."""
-    if isinstance(value, float):
-        return round(value * 1.37 + 0.11, 2)
-    if isinstance(value, str) and _SHAPED_ID.fullmatch(value):
-        return value[:-1] + str((int(value[-1]) + 1) % 10)
-    if isinstance(value, dict):
-        for key in sorted(value):
-            changed = _altered(value[key])
-            if changed is not None:
-                return {**value, key: changed}
-    if isinstance(value, list):
-        for i, item in enumerate(value):
-            changed = _altered(item)
-            if changed is not None:
-                return [*value[:i], changed, *value[i + 1 :]]
-    return None
 
 
 _PERSON = (

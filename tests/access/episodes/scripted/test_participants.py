@@ -848,6 +848,7 @@ def faulty_desk(who: str, world, partition, faults: dict) -> ScriptedDesk:
         "area": AREAS[who],
         "write_tools": sorted(desk.write_tools),
         "seed": 7,
+        "domain": "retail",
         "settings": {"faults": faults},
     }
     return ScriptedDesk("desk", who, context)
@@ -899,7 +900,13 @@ def test_faulty_declines_and_reports_say_what_the_audit_looks_for(world, partiti
 def test_a_faulty_customer_invents_and_bypasses_the_gate(card):
     run = CustomerRun(card)
     run.customer = ScriptedCustomer(
-        "customer", {"card": card, "seed": 3, "settings": {"faults": {"invent_value": 1.0, "bypass_gate": 1.0}}}
+        "customer",
+        {
+            "card": card,
+            "seed": 3,
+            "domain": "retail",
+            "settings": {"faults": {"invent_value": 1.0, "bypass_gate": 1.0}},
+        },
     )
     reply = run.send(say("Could I have your zip code?", tag("ask", "zip")))
     assert re.search(r"My other order is #W\d{7}\.", reply)
