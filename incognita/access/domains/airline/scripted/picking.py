@@ -34,6 +34,7 @@ from incognita.access.domains.airline.scripted import facts as fx
 from incognita.access.episodes.loop.agent_plan import PICK, PlannedCall, Source
 from incognita.access.episodes.scripted.picks import Choosing, GiveUp
 
+_AS_MUCH = re.compile(r"\bas\s+much\s+as\s+possible\b", re.I)
 _NEGATION = re.compile(r"\b(?:not|don't|never|no)\b[^.;,]*$", re.I)
 # The policy's payment limits of one reservation ("Payment: at most one travel certificate, at
 # most one credit card, and at most three gift cards").
@@ -94,6 +95,8 @@ class FlightPicker:
         # The argument's element: flights/1/date and flights/1/flight_number are one.
         element = _element(choosing.pointer)
         mine = {k for k, e in taken if e != element}
+        # An entry the call's arguments already hold by the customer's own words (a payment id).
+        mine |= {k for k, _ in entries if isinstance(k, str) and k in choosing.values | self._said_arguments(choosing)}
         kinds = [views[k].get("source") for k in mine if isinstance(views.get(k), dict)]
         admissible = [(k, e) for k, e in entries if self._admissible(views[k], choosing, kinds)] or entries
         replaced = self._replaced_legs(choosing, entries)
@@ -105,11 +108,17 @@ class FlightPicker:
         if paying or choosing.slot.lstrip("/") in self.subject_arguments:
             used = set()
         blocked = mine | used if innermost else set()
+        if innermost:
+            # Nor the flight another element took from another list (a leg the booking keeps from
+            # the reservation is not booked again from the search's journey).
+            blocked |= {k for k, _ in admissible if _same_flight(views[k], choosing.lines, element)}
         free = [(k, e) for k, e in admissible if k not in blocked] or admissible
         key = self._best(free, views, src, choosing, where, innermost, PICK in src.steps[:depth], depth == 0)
         self.chosen.setdefault((where, src.selected_by), key)
         taken.add((key, element))
         used.add(key)
+        if innermost and element:
+            choosing.lines[element] = views[key]
         return dict(entries)[key]
 
     # ----------------------------------------------------------------- the rule's steps
@@ -121,6 +130,12 @@ class FlightPicker:
             if kinds.count(entry["source"]) >= PAYMENTS_PER_BOOKING[entry["source"]]:
                 return False
             if entry["source"] == "certificate" and choosing.call in _CHANGES_PAID_WITHOUT_CERTIFICATE:
+                return False
+            # What the episode's earlier changes paid with it is spent: a certificate once used,
+            # a gift card down to its balance (the profile read before them still shows it whole).
+            paid = self._paid_with(entry.get("id"))
+            balance = entry.get("amount")
+            if paid and isinstance(balance, (int, float)) and (entry["source"] == "certificate" or balance <= paid):
                 return False
             # A card with a balance pays a change only if it covers what the change costs.
             charge = self._charge(choosing) if isinstance(entry.get("amount"), (int, float)) else None
@@ -145,6 +160,10 @@ class FlightPicker:
         if len(free) == 1:
             return free[0][0]
         facts = [self.released[t] for t in src.selected_by if t in self.released]
+        paying = choosing.slot.endswith("payment_id") or "payment_methods" in choosing.slot
+        first = self._named_order(src.selected_by) if paying else {}
+        # "Use the gift cards as much as possible": of one kind, the one that can pay the most.
+        most = paying and any(_AS_MUCH.search(d) and any(f"<{t}>" in d for t in first) for d in self.demands)
         times = [
             (self.released[t], self._negated(t)) for t in src.selected_by if t in self.released and _kind(t) == "time"
         ]
@@ -159,7 +178,8 @@ class FlightPicker:
         # origin, for the origin of a search).
         same_name = self._values_named(choosing.arg, src.call)
         earlier = self.chosen.get((where, src.selected_by))
-        place = _element(choosing.pointer)
+        place = self._place_in_list(choosing, where)
+        peers = self._peer_values(choosing) if choosing.arg else {}
 
         def score(item):
             key, _ = item
@@ -167,6 +187,9 @@ class FlightPicker:
             texts = fx.leaves(view) + ([str(key).lower()] if isinstance(key, str) else [])
             texts += fx.keys(view)  # "all business flights": a record with flights, in business
             stated = sum(fx.states(f, texts) for f in facts)
+            # The kinds of payment in the order the customer's words on paying name them.
+            ranked = [first[t] for t in first if fx.states(self.released[t], texts)]
+            named_first = -min(ranked, default=len(first))
             for phrase, negated in times:
                 holds = fx.time_holds(phrase, view)
                 stated += holds is not None and holds != negated
@@ -179,11 +202,17 @@ class FlightPicker:
             named = isinstance(key, str) and key.lower() in near
             in_record = isinstance(key, str) and key.lower() in own
             named_here = bool(same_name & set(texts))
+            # A record's entry agreeing with the call's other arguments by name (a search's date:
+            # that of the reservation's flight leaving from the search's origin).
+            agrees = sum(isinstance(view, dict) and view.get(n) == v for n, v in peers.items())
             return (
                 stated,
+                named_first,
+                _capacity(view) if most else 0,
                 order.get(key, 0),
                 not innermost and key == earlier,
                 at_place,
+                agrees,
                 named_here,
                 in_record,
                 named,
@@ -246,7 +275,13 @@ class FlightPicker:
         flights = choosing.args.get("flights") or []
         place = _element(choosing.pointer)
         own = flights[place[0]] if place and place[0] < len(flights) and isinstance(flights[place[0]], dict) else {}
-        if own.get("flight_number") and (own.get("flight_number"), own.get("date")) not in held:
+        # (Its date may be derived after its number: then the number alone says whether it is kept.)
+        kept = (
+            (own.get("flight_number"), own.get("date")) in held
+            if own.get("date")
+            else own.get("flight_number") in {number for number, _ in held}
+        )
+        if own.get("flight_number") and not kept:
             return set()  # this element is a new flight: what it reads of the reservation is the flight it replaces
         searched = {f.get("flight_number"): f for f in searched_flights(self.results.values())}
         order = sorted(legs)
@@ -264,6 +299,90 @@ class FlightPicker:
                     if legs[end].get("destination") == found.get("destination"):
                         out |= set(order[i : order.index(end) + 1])
                         break
+        return out
+
+    def _said_arguments(self, choosing: Choosing) -> set[str]:
+        """The values of the call's arguments that are the customer's own words, as said."""
+        call = next((c for c in self.plan.calls if c.index == choosing.index), None)
+        return {
+            str(self.released[src.token])
+            for src in (call.args.values() if call else ())
+            if src.kind == "field" and src.token in self.released
+        }
+
+    def _paid_with(self, payment_id: Any) -> float:
+        """What the episode's changes so far paid with a payment method: the payments their
+        results (a reservation each) hold that the reservation as first read did not."""
+        total = 0.0
+        writes = {c.index for c in self.plan.calls if c.write}
+        seen: dict = {}
+        for doc in self.explored.values():
+            if isinstance(doc, dict) and "payment_history" in doc:
+                seen.setdefault(doc.get("reservation_id"), len(doc["payment_history"]))
+        for i in sorted(self.results):
+            doc = self.results[i]
+            if not isinstance(doc, dict) or not isinstance(doc.get("payment_history"), list):
+                continue
+            rid = doc.get("reservation_id")
+            start = seen.get(rid, 0) if i in writes else len(doc["payment_history"])
+            for p in doc["payment_history"][start:]:
+                if (
+                    isinstance(p, dict)
+                    and p.get("payment_id") == payment_id
+                    and isinstance(p.get("amount"), (int, float))
+                ):
+                    total += max(p["amount"], 0)
+            seen[rid] = len(doc["payment_history"])
+        return total
+
+    def _named_order(self, tokens: tuple[str, ...]) -> dict[str, int]:
+        """token -> its place in the customer's demand that names the most of these tokens (the
+        later such demand, its latest word): "the certificates ..., then gift cards ..., and the
+        rest with your master card"."""
+        best, count = "", 0
+        for demand in self.demands:
+            n = sum(f"<{t}>" in demand for t in tokens if t in self.released)
+            if n >= 2 and n >= count:  # an order needs two kinds named
+                best, count = demand, n
+        at = {t: best.find(f"<{t}>") for t in tokens if t in self.released and f"<{t}>" in best}
+        return {t: rank for rank, t in enumerate(sorted(at, key=at.get))}
+
+    def _place_in_list(self, choosing: Choosing, where) -> tuple[int, ...]:
+        """The argument's place among the call's elements that draw from this list: the
+        passengers after the customer, read from its saved passengers, start at its first."""
+        place = _element(choosing.pointer)
+        call = next((c for c in self.plan.calls if c.index == choosing.index), None)
+        if not place or call is None:
+            return place
+        call_index, steps = where
+        before = {
+            _element(pointer)[0]
+            for pointer, src in call.args.items()
+            if _element(pointer)
+            and _element(pointer)[0] < place[0]
+            and src.kind == "read"
+            and src.call == call_index
+            and src.steps[: len(steps)] == steps
+        }
+        return (len(before), *place[1:])
+
+    def _peer_values(self, choosing: Choosing) -> dict:
+        """The call's other top-level arguments whose values are known now: those built, and
+        those read from a record by field names alone (no entry to choose)."""
+        call = next((c for c in self.plan.calls if c.index == choosing.index), None)
+        out = {}
+        for pointer, src in (call.args if call else {}).items():
+            name = pointer.lstrip("/")
+            if "/" in name or name == choosing.arg:
+                continue
+            if name in choosing.args:
+                out[name] = choosing.args[name]
+            elif src.kind == "read" and PICK not in src.steps and isinstance(self.results.get(src.call), dict):
+                node = self.results[src.call]
+                for step in src.steps:
+                    node = node.get(step) if isinstance(node, dict) else None
+                if isinstance(node, (str, int, float)):
+                    out[name] = node
         return out
 
     def _latest(self, record: Any) -> Any:
@@ -384,8 +503,9 @@ def _superlative_order(names: list[str], free: list, views: dict, cabin: str | N
     """key -> rank (higher is preferred) by the first superlative that orders these entries."""
     for name in names:
         if name == "latest":
-            # "The last reservation": the last the profile lists (keys of a list are positions).
-            values = {k: k for k, _ in free if isinstance(k, int)}
+            # "The last reservation": the last the profile lists (keys of a list are positions);
+            # it orders reservations, not the flights inside one.
+            values = {k: k for k, _ in free if isinstance(k, int) and _is_reservation(views[k])}
         else:
             values = {k: _measure(name, views[k], cabin) for k, _ in free}
         values = {k: v for k, v in values.items() if v is not None}
@@ -401,6 +521,23 @@ def _superlative_order(names: list[str], free: list, views: dict, cabin: str | N
             rank = {k: len(levels) + 1 if values[k] == second else r for k, r in rank.items()}
         return rank
     return {}
+
+
+def _same_flight(entry: Any, lines: dict, element: tuple) -> bool:
+    """Is the entry a flight (its number on its date) that the call's other elements took?"""
+    if not isinstance(entry, dict) or not entry.get("flight_number") or not entry.get("date"):
+        return False
+    return any(
+        isinstance(other, dict)
+        and (other.get("flight_number"), other.get("date")) == (entry["flight_number"], entry["date"])
+        for at, other in lines.items()
+        if at != element
+    )
+
+
+def _is_reservation(entry: Any) -> bool:
+    """A reservation: its record, or its bare id in a profile's list."""
+    return isinstance(entry, str) or (isinstance(entry, dict) and "reservation_id" in entry)
 
 
 def _measure(name: str, entry: Any, cabin: str | None):

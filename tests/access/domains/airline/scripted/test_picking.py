@@ -1,8 +1,10 @@
 """The airline's choosing rules that need no episode (picking.py), task-free."""
 
 import math
+from types import SimpleNamespace
 
 from incognita.access.domains.airline.scripted import picking as pk
+from incognita.access.episodes.scripted.picks import Choosing
 
 
 def _reservation(**kw):
@@ -56,3 +58,68 @@ def test_searched_flights_are_found_in_direct_and_one_stop_results():
     assert [f["flight_number"] for f in pk.searched_flights([[a], [[b1, b2]], {"user_id": "u"}])] == ["A", "B1", "B2"]
     assert pk._element("/flights/1/date") == (1,) and pk._element("/cabin") == ()
     assert pk._kind("time_2") == "time" and pk._kind("time") == "time"
+
+
+def test_the_most_recent_reservation_orders_reservations_not_the_flights_inside_one():
+    legs = [{"flight_number": "A", "date": "2024-05-28"}, {"flight_number": "B", "date": "2024-05-28"}]
+    free = list(enumerate(legs))
+    assert pk._superlative_order(["latest"], free, dict(free), None) == {}
+    records = [(0, {"reservation_id": "R1"}), (1, {"reservation_id": "R2"})]
+    order = pk._superlative_order(["latest"], records, dict(records), None)
+    assert max(order, key=order.get) == 1
+
+
+def test_a_flight_another_element_of_the_call_took_is_the_same_flight_on_the_same_date():
+    kept = {"flight_number": "HAT204", "date": "2024-05-28", "price": 71}
+    lines = {(1,): kept}
+    assert pk._same_flight({"flight_number": "HAT204", "date": "2024-05-28", "prices": {}}, lines, (2,))
+    assert not pk._same_flight({"flight_number": "HAT204", "date": "2024-05-29"}, lines, (2,))
+    assert not pk._same_flight({"flight_number": "HAT100", "date": "2024-05-28"}, lines, (2,))
+    assert not pk._same_flight(kept, lines, (1,))  # the element's own choice
+    assert not pk._same_flight({"flight_number": "HAT204", "date": None}, lines, (2,))  # no date: not known
+
+
+def _picker(demands, released, plan_calls=(), results=None, explored=None):
+    agent = pk.FlightPicker()
+    agent.demands, agent.released = demands, released
+    agent.plan = SimpleNamespace(calls=list(plan_calls))
+    agent.results, agent.explored = results or {}, explored or {}
+    return agent
+
+
+def test_kinds_of_payment_rank_in_the_order_the_demand_naming_most_of_them_names_them():
+    released = {"payment": "gift cards", "payment_2": "certificates", "payment_5": "master card"}
+    demands = [
+        "You want to know how much you have on your <payment> and <payment_2>.",
+        "For payment, use the <payment_2> as much as possible, then <payment>, the rest with your <payment_5>.",
+    ]
+    agent = _picker(demands, released)
+    assert agent._named_order(("payment", "payment_2", "payment_5")) == {"payment_2": 0, "payment": 1, "payment_5": 2}
+    # One kind named: no order among kinds.
+    assert _picker(["Use your <payment>."], released)._named_order(("payment", "payment_2")) == {}
+
+
+def test_a_payment_the_episodes_changes_used_is_spent():
+    booked = {"reservation_id": "N", "payment_history": [{"payment_id": "certificate_1", "amount": 250},
+                                                           {"payment_id": "gift_card_1", "amount": 100}]}  # fmt: skip
+    agent = _picker([], {}, [SimpleNamespace(index=0, write=False), SimpleNamespace(index=1, write=True)],
+                    results={0: {"user_id": "u"}, 1: booked})  # fmt: skip
+    assert agent._paid_with("certificate_1") == 250 and agent._paid_with("gift_card_1") == 100
+    assert agent._paid_with("credit_card_1") == 0
+    choosing = Choosing(call="book_reservation", arg=None)
+    assert not agent._admissible({"source": "certificate", "id": "certificate_1", "amount": 500.0}, choosing, [])
+    assert not agent._admissible({"source": "gift_card", "id": "gift_card_1", "amount": 100.0}, choosing, [])
+    assert agent._admissible({"source": "gift_card", "id": "gift_card_1", "amount": 150.0}, choosing, [])
+    assert agent._admissible({"source": "credit_card", "id": "credit_card_1"}, choosing, [])
+
+
+def test_a_new_flight_replaces_the_legs_between_its_ends_even_before_its_date_is_derived():
+    legs = {0: {"flight_number": "A1", "origin": "IAH", "destination": "JFK", "date": "2024-05-18", "price": 1},
+            1: {"flight_number": "A2", "origin": "JFK", "destination": "SFO", "date": "2024-05-18", "price": 1},
+            2: {"flight_number": "R1", "origin": "SFO", "destination": "IAH", "date": "2024-05-22", "price": 1}}  # fmt: skip
+    new = {"flight_number": "N1", "origin": "IAH", "destination": "SFO", "prices": {"economy": 1}}
+    agent = _picker([], {}, results={5: [new]})
+    # flights/1 keeps the return (its number is the reservation's; its date is derived after it).
+    args = {"flights": [{"flight_number": "N1", "date": "2024-05-19"}, {"flight_number": "R1"}]}
+    choosing = Choosing(call="update_reservation_flights", arg=None, pointer="/flights/1/date", args=args)
+    assert agent._replaced_legs(choosing, list(legs.items())) == {0, 1}
