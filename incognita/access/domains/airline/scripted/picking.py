@@ -34,6 +34,7 @@ from incognita.access.domains.airline.scripted import facts as fx
 from incognita.access.episodes.loop.agent_plan import PICK, PlannedCall, Source
 from incognita.access.episodes.scripted.picks import Choosing, GiveUp
 
+_SAME_DAY = re.compile(r"\bsame\s+day\b", re.I)
 _AS_MUCH = re.compile(r"\bas\s+much\s+as\s+possible\b", re.I)
 _NEGATION = re.compile(r"\b(?:not|don't|never|no)\b[^.;,]*$", re.I)
 # The policy's payment limits of one reservation ("Payment: at most one travel certificate, at
@@ -99,6 +100,8 @@ class FlightPicker:
         mine |= {k for k, _ in entries if isinstance(k, str) and k in choosing.values | self._said_arguments(choosing)}
         kinds = [views[k].get("source") for k in mine if isinstance(views.get(k), dict)]
         admissible = [(k, e) for k, e in entries if self._admissible(views[k], choosing, kinds)] or entries
+        extras = self._same_day_extras(entries, views, src, choosing)
+        admissible = [(k, e) for k, e in admissible if k in extras] or admissible
         replaced = self._replaced_legs(choosing, entries)
         admissible = [(k, e) for k, e in admissible if k not in replaced] or admissible
         # The record a change acts on may be changed again (its flights, then its cabin); one that
@@ -309,6 +312,44 @@ class FlightPicker:
             for src in (call.args.values() if call else ())
             if src.kind == "field" and src.token in self.released
         }
+
+    def _same_day_extras(self, entries: list, views: dict, src: Source, choosing: Choosing) -> set:
+        """ "Multiple flights on the same day", to cancel: of the customer's own reservations that
+        fly on one day (all it holds, flown or not), those that state fewer of the customer's facts
+        than another of that day (what it knows of its trip tells the one to keep); of equals, the
+        one the policy lets the agent cancel, if another stays. Empty where no such fact is said."""
+        facts = [self.released[t] for t in src.selected_by if t in self.released]
+        if choosing.call != "cancel_reservation" or not any(_SAME_DAY.search(f) for f in facts):
+            return set()
+        owner = next(
+            (
+                (d["name"].get("first_name"), d["name"].get("last_name"))
+                for d in self.results.values()
+                if isinstance(d, dict) and isinstance(d.get("name"), dict) and "reservations" in d
+            ),
+            None,
+        )
+        stated, days = {}, {}
+        for key, _ in entries:
+            view = views.get(key)
+            if not isinstance(view, dict) or view.get("status") == "cancelled":
+                continue
+            people = {(p.get("first_name"), p.get("last_name")) for p in view.get("passengers") or []}
+            if owner and owner not in people:
+                continue  # another passenger's trip: not the customer's duplicate
+            texts = fx.leaves(view)
+            stated[key] = sum(fx.states(f, texts) for f in facts)
+            for day in {f.get("date") for f in view.get("flights") or []}:
+                days.setdefault(day, []).append(key)
+        extras = set()
+        for group in (g for g in days.values() if len(g) > 1):
+            kept = [k for k in group if stated[k] == max(stated[g] for g in group)]
+            if len(kept) > 1:
+                # Equal: the one the policy does not let the agent cancel is the one that stays.
+                kept = [k for k in kept if not cancellable(views[k])]
+            if kept:
+                extras |= set(group) - set(kept)
+        return extras
 
     def _paid_with(self, payment_id: Any) -> float:
         """What the episode's changes so far paid with a payment method: the payments their

@@ -33,6 +33,7 @@ NEEDS = {
     "27": "compensation per passenger of the reservation holding the flight complained of",
     "30": "the return the change keeps: not a leg its new non-stop flight replaces",
     "33": "the return the change keeps, its date derived after its number: not a leg the new flight replaces",
+    "42": "of the customer's own reservations flying on one day, the one its facts do not describe is cancelled",
     "37": "a credit card by its last four digits",
     "39": "the reservations the policy lets the agent cancel",
 }

@@ -123,3 +123,34 @@ def test_a_new_flight_replaces_the_legs_between_its_ends_even_before_its_date_is
     args = {"flights": [{"flight_number": "N1", "date": "2024-05-19"}, {"flight_number": "R1"}]}
     choosing = Choosing(call="update_reservation_flights", arg=None, pointer="/flights/1/date", args=args)
     assert agent._replaced_legs(choosing, list(legs.items())) == {0, 1}
+
+
+def test_of_the_customers_same_day_reservations_the_one_its_facts_do_not_describe_is_cancelled():
+    def reservation(rid, legs, cabin="business", who=("Ann", "Lee")):
+        return {"reservation_id": rid, "status": None, "cabin": cabin, "insurance": "no",
+                "created_at": "2024-05-01T10:00:00", "passengers": [{"first_name": who[0], "last_name": who[1]}],
+                "flights": [{"origin": o, "destination": d, "date": day} for o, d, day in legs]}  # fmt: skip
+
+    views = {
+        0: reservation("KEEP", [("BOS", "MIA", "2024-05-22")]),  # Boston, May 22
+        1: reservation("DUP", [("ORD", "PHL", "2024-05-22")]),  # May 22 only
+        2: reservation("FLOWN", [("DFW", "EWR", "2024-05-10"), ("DFW", "EWR", "2024-05-17")], cabin="economy"),
+        3: reservation("TIE", [("JFK", "ORD", "2024-05-17")]),  # as many facts as FLOWN, which cannot be cancelled
+        4: reservation("OTHERS", [("ORD", "PHL", "2024-05-22")], who=("Ivan", "Ito")),  # not the customer's trip
+    }
+    released = {
+        "airport": "Boston",
+        "airport_2": "Dallas",
+        "date": "May 22",
+        "date_2": "May 17",
+        "selector": "same day",
+    }
+    agent = _picker([], released, results={0: {"name": {"first_name": "Ann", "last_name": "Lee"}, "reservations": []}})
+    src = SimpleNamespace(selected_by=tuple(released))
+    cancel = Choosing(call="cancel_reservation", arg="reservation_id")
+    assert agent._same_day_extras(list(views.items()), views, src, cancel) == {1, 3}
+    # No "same day" said, or another call: no such rule.
+    assert (
+        agent._same_day_extras(list(views.items()), views, SimpleNamespace(selected_by=("airport",)), cancel) == set()
+    )
+    assert agent._same_day_extras(list(views.items()), views, src, Choosing(call="book_reservation", arg=None)) == set()
