@@ -31,15 +31,12 @@ from typing import Any
 
 from incognita.access.domains.airline import source_words as sw
 from incognita.access.domains.airline.scripted import facts as fx
+from incognita.access.domains.airline.scripted.paying import AS_MUCH, PAYMENTS_PER_BOOKING, Paying, capacity
 from incognita.access.episodes.loop.agent_plan import PICK, PlannedCall, Source
 from incognita.access.episodes.scripted.picks import Choosing, GiveUp
 
 _SAME_DAY = re.compile(r"\bsame\s+day\b", re.I)
-_AS_MUCH = re.compile(r"\bas\s+much\s+as\s+possible\b", re.I)
 _NEGATION = re.compile(r"\b(?:not|don't|never|no)\b[^.;,]*$", re.I)
-# The policy's payment limits of one reservation ("Payment: at most one travel certificate, at
-# most one credit card, and at most three gift cards").
-PAYMENTS_PER_BOOKING = {"certificate": 1, "credit_card": 1, "gift_card": 3}
 # The policy's current time ("The current time is 2024-05-15 15:00:00 EST"): its day is
 # source_words' POLICY_TODAY.
 POLICY_NOW = dt.datetime.combine(sw.POLICY_TODAY, dt.time(15))
@@ -47,7 +44,7 @@ MAX_EXPLORED = 12  # bare ids read one by one to choose among them, at most
 _CHANGES_PAID_WITHOUT_CERTIFICATE = ("update_reservation_flights", "update_reservation_baggages")
 
 
-class FlightPicker:
+class FlightPicker(Paying):
     """The choosing half of the airline's scripted agent (module docstring); it relies on the
     agent's `results`, `explored`, `released`, `requests`, `chosen`, `used`, `tools`, `plan` and
     `_execute`."""
@@ -166,7 +163,7 @@ class FlightPicker:
         paying = choosing.slot.endswith("payment_id") or "payment_methods" in choosing.slot
         first = self._named_order(src.selected_by) if paying else {}
         # "Use the gift cards as much as possible": of one kind, the one that can pay the most.
-        most = paying and any(_AS_MUCH.search(d) and any(f"<{t}>" in d for t in first) for d in self.demands)
+        most = paying and any(AS_MUCH.search(d) and any(f"<{t}>" in d for t in first) for d in self.demands)
         times = [
             (self.released[t], self._negated(t)) for t in src.selected_by if t in self.released and _kind(t) == "time"
         ]
@@ -211,7 +208,7 @@ class FlightPicker:
             return (
                 stated,
                 named_first,
-                _capacity(view) if most else 0,
+                capacity(view) if most else 0,
                 order.get(key, 0),
                 not innermost and key == earlier,
                 at_place,
@@ -219,7 +216,7 @@ class FlightPicker:
                 named_here,
                 in_record,
                 named,
-                _capacity(view),
+                capacity(view),
                 -(price or 0),
                 key == earlier,
             )
@@ -351,43 +348,6 @@ class FlightPicker:
                 extras |= set(group) - set(kept)
         return extras
 
-    def _paid_with(self, payment_id: Any) -> float:
-        """What the episode's changes so far paid with a payment method: the payments their
-        results (a reservation each) hold that the reservation as first read did not."""
-        total = 0.0
-        writes = {c.index for c in self.plan.calls if c.write}
-        seen: dict = {}
-        for doc in self.explored.values():
-            if isinstance(doc, dict) and "payment_history" in doc:
-                seen.setdefault(doc.get("reservation_id"), len(doc["payment_history"]))
-        for i in sorted(self.results):
-            doc = self.results[i]
-            if not isinstance(doc, dict) or not isinstance(doc.get("payment_history"), list):
-                continue
-            rid = doc.get("reservation_id")
-            start = seen.get(rid, 0) if i in writes else len(doc["payment_history"])
-            for p in doc["payment_history"][start:]:
-                if (
-                    isinstance(p, dict)
-                    and p.get("payment_id") == payment_id
-                    and isinstance(p.get("amount"), (int, float))
-                ):
-                    total += max(p["amount"], 0)
-            seen[rid] = len(doc["payment_history"])
-        return total
-
-    def _named_order(self, tokens: tuple[str, ...]) -> dict[str, int]:
-        """token -> its place in the customer's demand that names the most of these tokens (the
-        later such demand, its latest word): "the certificates ..., then gift cards ..., and the
-        rest with your master card"."""
-        best, count = "", 0
-        for demand in self.demands:
-            n = sum(f"<{t}>" in demand for t in tokens if t in self.released)
-            if n >= 2 and n >= count:  # an order needs two kinds named
-                best, count = demand, n
-        at = {t: best.find(f"<{t}>") for t in tokens if t in self.released and f"<{t}>" in best}
-        return {t: rank for rank, t in enumerate(sorted(at, key=at.get))}
-
     def _place_in_list(self, choosing: Choosing, where) -> tuple[int, ...]:
         """The argument's place among the call's elements that draw from this list: the
         passengers after the customer, read from its saved passengers, start at its first."""
@@ -513,15 +473,6 @@ def searched_flights(docs) -> list[dict]:
 def _kind(token: str) -> str:
     """A card field's kind from its token (time_2: time)."""
     return re.sub(r"_\d+$", "", token)
-
-
-def _capacity(entry: Any) -> float:
-    """What a payment method can cover: its balance, a card without one without limit (0 for
-    what is no payment method)."""
-    if not isinstance(entry, dict) or "source" not in entry:
-        return 0
-    amount = entry.get("amount")
-    return float("inf") if amount is None else float(amount)
 
 
 def _element(pointer: str) -> tuple[int, ...]:

@@ -1,6 +1,5 @@
 """The airline's choosing rules that need no episode (picking.py), task-free."""
 
-import math
 from types import SimpleNamespace
 
 from incognita.access.domains.airline.scripted import picking as pk
@@ -47,12 +46,6 @@ def test_the_last_reservation_is_the_last_the_profile_lists():
     assert max(order, key=order.get) == 2
 
 
-def test_what_a_payment_method_can_cover():
-    assert pk._capacity({"source": "gift_card", "amount": 6.0}) == 6.0
-    assert math.isinf(pk._capacity({"source": "credit_card", "brand": "visa"}))
-    assert pk._capacity({"flight_number": "HAT001"}) == 0
-
-
 def test_searched_flights_are_found_in_direct_and_one_stop_results():
     a, b1, b2 = _flight("A", "08:00:00", "10:00:00", 1), _flight("B1", "1", "2", 2), _flight("B2", "3", "4", 3)
     assert [f["flight_number"] for f in pk.searched_flights([[a], [[b1, b2]], {"user_id": "u"}])] == ["A", "B1", "B2"]
@@ -85,32 +78,6 @@ def _picker(demands, released, plan_calls=(), results=None, explored=None):
     agent.plan = SimpleNamespace(calls=list(plan_calls))
     agent.results, agent.explored = results or {}, explored or {}
     return agent
-
-
-def test_kinds_of_payment_rank_in_the_order_the_demand_naming_most_of_them_names_them():
-    released = {"payment": "gift cards", "payment_2": "certificates", "payment_5": "master card"}
-    demands = [
-        "You want to know how much you have on your <payment> and <payment_2>.",
-        "For payment, use the <payment_2> as much as possible, then <payment>, the rest with your <payment_5>.",
-    ]
-    agent = _picker(demands, released)
-    assert agent._named_order(("payment", "payment_2", "payment_5")) == {"payment_2": 0, "payment": 1, "payment_5": 2}
-    # One kind named: no order among kinds.
-    assert _picker(["Use your <payment>."], released)._named_order(("payment", "payment_2")) == {}
-
-
-def test_a_payment_the_episodes_changes_used_is_spent():
-    booked = {"reservation_id": "N", "payment_history": [{"payment_id": "certificate_1", "amount": 250},
-                                                           {"payment_id": "gift_card_1", "amount": 100}]}  # fmt: skip
-    agent = _picker([], {}, [SimpleNamespace(index=0, write=False), SimpleNamespace(index=1, write=True)],
-                    results={0: {"user_id": "u"}, 1: booked})  # fmt: skip
-    assert agent._paid_with("certificate_1") == 250 and agent._paid_with("gift_card_1") == 100
-    assert agent._paid_with("credit_card_1") == 0
-    choosing = Choosing(call="book_reservation", arg=None)
-    assert not agent._admissible({"source": "certificate", "id": "certificate_1", "amount": 500.0}, choosing, [])
-    assert not agent._admissible({"source": "gift_card", "id": "gift_card_1", "amount": 100.0}, choosing, [])
-    assert agent._admissible({"source": "gift_card", "id": "gift_card_1", "amount": 150.0}, choosing, [])
-    assert agent._admissible({"source": "credit_card", "id": "credit_card_1"}, choosing, [])
 
 
 def test_a_new_flight_replaces_the_legs_between_its_ends_even_before_its_date_is_derived():
