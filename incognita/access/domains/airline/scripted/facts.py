@@ -27,6 +27,8 @@ SUPERLATIVES = (
 )
 
 
+# An amount of money stated with its unit: "500 dollar", "$500".
+AMOUNT = re.compile(r"\$\s*(\d+(?:\.\d+)?)\b|\b(?<![\w.])(\d+(?:\.\d+)?)\s*(?:dollars?|usd)\b", re.I)
 # Everyday short names of payment kinds and brands, in the records' words.
 ABBREVIATIONS = (
     (re.compile(r"\bGC\b", re.I), "gift card"),
@@ -104,9 +106,15 @@ def keys(node: Any) -> list[str]:
 
 def states(value: str, texts: list[str]) -> bool:
     """Does a record whose scalars are `texts` hold the stated value: one of its forms as a
-    scalar, or (a name) each of its words as a scalar?"""
+    scalar, or (a name) each of its words as a scalar? A thing by its amount ("the 500 dollar
+    certificate"): the amount as a scalar, and the thing's words."""
     held = set(texts)
     value = expanded(str(value))
+    amount = AMOUNT.search(value)
+    if amount:
+        number = float(amount.group(1) or amount.group(2))
+        rest = _stems(AMOUNT.sub(" ", value))
+        return {f"{number:g}", str(number)} & held != set() and rest <= _stems(" ".join(held))
     if forms(value) & held:
         return True
     ws = words(value)

@@ -31,13 +31,12 @@ from typing import Any
 
 from incognita.access.domains.airline import source_words as sw
 from incognita.access.domains.airline.scripted import facts as fx
+from incognita.access.domains.airline.scripted.paying import AS_MUCH, PAYMENTS_PER_BOOKING, Paying, capacity
 from incognita.access.episodes.loop.agent_plan import PICK, PlannedCall, Source
 from incognita.access.episodes.scripted.picks import Choosing, GiveUp
 
+_SAME_DAY = re.compile(r"\bsame\s+day\b", re.I)
 _NEGATION = re.compile(r"\b(?:not|don't|never|no)\b[^.;,]*$", re.I)
-# The policy's payment limits of one reservation ("Payment: at most one travel certificate, at
-# most one credit card, and at most three gift cards").
-PAYMENTS_PER_BOOKING = {"certificate": 1, "credit_card": 1, "gift_card": 3}
 # The policy's current time ("The current time is 2024-05-15 15:00:00 EST"): its day is
 # source_words' POLICY_TODAY.
 POLICY_NOW = dt.datetime.combine(sw.POLICY_TODAY, dt.time(15))
@@ -45,7 +44,7 @@ MAX_EXPLORED = 12  # bare ids read one by one to choose among them, at most
 _CHANGES_PAID_WITHOUT_CERTIFICATE = ("update_reservation_flights", "update_reservation_baggages")
 
 
-class FlightPicker:
+class FlightPicker(Paying):
     """The choosing half of the airline's scripted agent (module docstring); it relies on the
     agent's `results`, `explored`, `released`, `requests`, `chosen`, `used`, `tools`, `plan` and
     `_execute`."""
@@ -94,8 +93,12 @@ class FlightPicker:
         # The argument's element: flights/1/date and flights/1/flight_number are one.
         element = _element(choosing.pointer)
         mine = {k for k, e in taken if e != element}
+        # An entry the call's arguments already hold by the customer's own words (a payment id).
+        mine |= {k for k, _ in entries if isinstance(k, str) and k in choosing.values | self._said_arguments(choosing)}
         kinds = [views[k].get("source") for k in mine if isinstance(views.get(k), dict)]
         admissible = [(k, e) for k, e in entries if self._admissible(views[k], choosing, kinds)] or entries
+        extras = self._same_day_extras(entries, views, src, choosing)
+        admissible = [(k, e) for k, e in admissible if k in extras] or admissible
         replaced = self._replaced_legs(choosing, entries)
         admissible = [(k, e) for k, e in admissible if k not in replaced] or admissible
         # The record a change acts on may be changed again (its flights, then its cabin); one that
@@ -105,11 +108,17 @@ class FlightPicker:
         if paying or choosing.slot.lstrip("/") in self.subject_arguments:
             used = set()
         blocked = mine | used if innermost else set()
+        if innermost:
+            # Nor the flight another element took from another list (a leg the booking keeps from
+            # the reservation is not booked again from the search's journey).
+            blocked |= {k for k, _ in admissible if _same_flight(views[k], choosing.lines, element)}
         free = [(k, e) for k, e in admissible if k not in blocked] or admissible
         key = self._best(free, views, src, choosing, where, innermost, PICK in src.steps[:depth], depth == 0)
         self.chosen.setdefault((where, src.selected_by), key)
         taken.add((key, element))
         used.add(key)
+        if innermost and element:
+            choosing.lines[element] = views[key]
         return dict(entries)[key]
 
     # ----------------------------------------------------------------- the rule's steps
@@ -121,6 +130,12 @@ class FlightPicker:
             if kinds.count(entry["source"]) >= PAYMENTS_PER_BOOKING[entry["source"]]:
                 return False
             if entry["source"] == "certificate" and choosing.call in _CHANGES_PAID_WITHOUT_CERTIFICATE:
+                return False
+            # What the episode's earlier changes paid with it is spent: a certificate once used,
+            # a gift card down to its balance (the profile read before them still shows it whole).
+            paid = self._paid_with(entry.get("id"))
+            balance = entry.get("amount")
+            if paid and isinstance(balance, (int, float)) and (entry["source"] == "certificate" or balance <= paid):
                 return False
             # A card with a balance pays a change only if it covers what the change costs.
             charge = self._charge(choosing) if isinstance(entry.get("amount"), (int, float)) else None
@@ -145,6 +160,10 @@ class FlightPicker:
         if len(free) == 1:
             return free[0][0]
         facts = [self.released[t] for t in src.selected_by if t in self.released]
+        paying = choosing.slot.endswith("payment_id") or "payment_methods" in choosing.slot
+        first = self._named_order(src.selected_by) if paying else {}
+        # "Use the gift cards as much as possible": of one kind, the one that can pay the most.
+        most = paying and any(AS_MUCH.search(d) and any(f"<{t}>" in d for t in first) for d in self.demands)
         times = [
             (self.released[t], self._negated(t)) for t in src.selected_by if t in self.released and _kind(t) == "time"
         ]
@@ -159,7 +178,8 @@ class FlightPicker:
         # origin, for the origin of a search).
         same_name = self._values_named(choosing.arg, src.call)
         earlier = self.chosen.get((where, src.selected_by))
-        place = _element(choosing.pointer)
+        place = self._place_in_list(choosing, where)
+        peers = self._peer_values(choosing) if choosing.arg else {}
 
         def score(item):
             key, _ = item
@@ -167,6 +187,9 @@ class FlightPicker:
             texts = fx.leaves(view) + ([str(key).lower()] if isinstance(key, str) else [])
             texts += fx.keys(view)  # "all business flights": a record with flights, in business
             stated = sum(fx.states(f, texts) for f in facts)
+            # The kinds of payment in the order the customer's words on paying name them.
+            ranked = [first[t] for t in first if fx.states(self.released[t], texts)]
+            named_first = -min(ranked, default=len(first))
             for phrase, negated in times:
                 holds = fx.time_holds(phrase, view)
                 stated += holds is not None and holds != negated
@@ -179,15 +202,21 @@ class FlightPicker:
             named = isinstance(key, str) and key.lower() in near
             in_record = isinstance(key, str) and key.lower() in own
             named_here = bool(same_name & set(texts))
+            # A record's entry agreeing with the call's other arguments by name (a search's date:
+            # that of the reservation's flight leaving from the search's origin).
+            agrees = sum(isinstance(view, dict) and view.get(n) == v for n, v in peers.items())
             return (
                 stated,
+                named_first,
+                capacity(view) if most else 0,
                 order.get(key, 0),
                 not innermost and key == earlier,
                 at_place,
+                agrees,
                 named_here,
                 in_record,
                 named,
-                _capacity(view),
+                capacity(view),
                 -(price or 0),
                 key == earlier,
             )
@@ -246,7 +275,13 @@ class FlightPicker:
         flights = choosing.args.get("flights") or []
         place = _element(choosing.pointer)
         own = flights[place[0]] if place and place[0] < len(flights) and isinstance(flights[place[0]], dict) else {}
-        if own.get("flight_number") and (own.get("flight_number"), own.get("date")) not in held:
+        # (Its date may be derived after its number: then the number alone says whether it is kept.)
+        kept = (
+            (own.get("flight_number"), own.get("date")) in held
+            if own.get("date")
+            else own.get("flight_number") in {number for number, _ in held}
+        )
+        if own.get("flight_number") and not kept:
             return set()  # this element is a new flight: what it reads of the reservation is the flight it replaces
         searched = {f.get("flight_number"): f for f in searched_flights(self.results.values())}
         order = sorted(legs)
@@ -264,6 +299,91 @@ class FlightPicker:
                     if legs[end].get("destination") == found.get("destination"):
                         out |= set(order[i : order.index(end) + 1])
                         break
+        return out
+
+    def _said_arguments(self, choosing: Choosing) -> set[str]:
+        """The values of the call's arguments that are the customer's own words, as said."""
+        call = next((c for c in self.plan.calls if c.index == choosing.index), None)
+        return {
+            str(self.released[src.token])
+            for src in (call.args.values() if call else ())
+            if src.kind == "field" and src.token in self.released
+        }
+
+    def _same_day_extras(self, entries: list, views: dict, src: Source, choosing: Choosing) -> set:
+        """ "Multiple flights on the same day", to cancel: of the customer's own reservations that
+        fly on one day (all it holds, flown or not), those that state fewer of the customer's facts
+        than another of that day (what it knows of its trip tells the one to keep); of equals, the
+        one the policy lets the agent cancel, if another stays. Empty where no such fact is said."""
+        facts = [self.released[t] for t in src.selected_by if t in self.released]
+        if choosing.call != "cancel_reservation" or not any(_SAME_DAY.search(f) for f in facts):
+            return set()
+        owner = next(
+            (
+                (d["name"].get("first_name"), d["name"].get("last_name"))
+                for d in self.results.values()
+                if isinstance(d, dict) and isinstance(d.get("name"), dict) and "reservations" in d
+            ),
+            None,
+        )
+        stated, days = {}, {}
+        for key, _ in entries:
+            view = views.get(key)
+            if not isinstance(view, dict) or view.get("status") == "cancelled":
+                continue
+            people = {(p.get("first_name"), p.get("last_name")) for p in view.get("passengers") or []}
+            if owner and owner not in people:
+                continue  # another passenger's trip: not the customer's duplicate
+            texts = fx.leaves(view)
+            stated[key] = sum(fx.states(f, texts) for f in facts)
+            for day in {f.get("date") for f in view.get("flights") or []}:
+                days.setdefault(day, []).append(key)
+        extras = set()
+        for group in (g for g in days.values() if len(g) > 1):
+            kept = [k for k in group if stated[k] == max(stated[g] for g in group)]
+            if len(kept) > 1:
+                # Equal: the one the policy does not let the agent cancel is the one that stays.
+                kept = [k for k in kept if not cancellable(views[k])]
+            if kept:
+                extras |= set(group) - set(kept)
+        return extras
+
+    def _place_in_list(self, choosing: Choosing, where) -> tuple[int, ...]:
+        """The argument's place among the call's elements that draw from this list: the
+        passengers after the customer, read from its saved passengers, start at its first."""
+        place = _element(choosing.pointer)
+        call = next((c for c in self.plan.calls if c.index == choosing.index), None)
+        if not place or call is None:
+            return place
+        call_index, steps = where
+        before = {
+            _element(pointer)[0]
+            for pointer, src in call.args.items()
+            if _element(pointer)
+            and _element(pointer)[0] < place[0]
+            and src.kind == "read"
+            and src.call == call_index
+            and src.steps[: len(steps)] == steps
+        }
+        return (len(before), *place[1:])
+
+    def _peer_values(self, choosing: Choosing) -> dict:
+        """The call's other top-level arguments whose values are known now: those built, and
+        those read from a record by field names alone (no entry to choose)."""
+        call = next((c for c in self.plan.calls if c.index == choosing.index), None)
+        out = {}
+        for pointer, src in (call.args if call else {}).items():
+            name = pointer.lstrip("/")
+            if "/" in name or name == choosing.arg:
+                continue
+            if name in choosing.args:
+                out[name] = choosing.args[name]
+            elif src.kind == "read" and PICK not in src.steps and isinstance(self.results.get(src.call), dict):
+                node = self.results[src.call]
+                for step in src.steps:
+                    node = node.get(step) if isinstance(node, dict) else None
+                if isinstance(node, (str, int, float)):
+                    out[name] = node
         return out
 
     def _latest(self, record: Any) -> Any:
@@ -355,15 +475,6 @@ def _kind(token: str) -> str:
     return re.sub(r"_\d+$", "", token)
 
 
-def _capacity(entry: Any) -> float:
-    """What a payment method can cover: its balance, a card without one without limit (0 for
-    what is no payment method)."""
-    if not isinstance(entry, dict) or "source" not in entry:
-        return 0
-    amount = entry.get("amount")
-    return float("inf") if amount is None else float(amount)
-
-
 def _element(pointer: str) -> tuple[int, ...]:
     """The list positions in an argument's pointer (/flights/1/date: (1,))."""
     return tuple(int(p) for p in pointer.split("/") if p.isdigit())
@@ -384,8 +495,9 @@ def _superlative_order(names: list[str], free: list, views: dict, cabin: str | N
     """key -> rank (higher is preferred) by the first superlative that orders these entries."""
     for name in names:
         if name == "latest":
-            # "The last reservation": the last the profile lists (keys of a list are positions).
-            values = {k: k for k, _ in free if isinstance(k, int)}
+            # "The last reservation": the last the profile lists (keys of a list are positions);
+            # it orders reservations, not the flights inside one.
+            values = {k: k for k, _ in free if isinstance(k, int) and _is_reservation(views[k])}
         else:
             values = {k: _measure(name, views[k], cabin) for k, _ in free}
         values = {k: v for k, v in values.items() if v is not None}
@@ -401,6 +513,23 @@ def _superlative_order(names: list[str], free: list, views: dict, cabin: str | N
             rank = {k: len(levels) + 1 if values[k] == second else r for k, r in rank.items()}
         return rank
     return {}
+
+
+def _same_flight(entry: Any, lines: dict, element: tuple) -> bool:
+    """Is the entry a flight (its number on its date) that the call's other elements took?"""
+    if not isinstance(entry, dict) or not entry.get("flight_number") or not entry.get("date"):
+        return False
+    return any(
+        isinstance(other, dict)
+        and (other.get("flight_number"), other.get("date")) == (entry["flight_number"], entry["date"])
+        for at, other in lines.items()
+        if at != element
+    )
+
+
+def _is_reservation(entry: Any) -> bool:
+    """A reservation: its record, or its bare id in a profile's list."""
+    return isinstance(entry, str) or (isinstance(entry, dict) and "reservation_id" in entry)
 
 
 def _measure(name: str, entry: Any, cabin: str | None):

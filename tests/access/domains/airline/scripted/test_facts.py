@@ -40,3 +40,10 @@ def test_superlatives_are_read_from_the_selectors():
     assert fx.superlatives(["gift card with the smallest balance"]) == ["least"]
     assert fx.superlatives(["fastest"]) == ["fastest"] and fx.superlatives(["nonstop"]) == ["nonstop"]
     assert fx.superlatives(["upcoming"]) == []
+
+
+def test_a_payment_method_by_its_amount_holds_the_amount_and_the_kind():
+    cert = fx.leaves({"id": "certificate_3765853", "source": "certificate", "amount": 500.0})
+    assert fx.states("500 dollar certificate", cert) and fx.states("$500 certificate", cert)
+    assert not fx.states("250 dollar certificate", cert)
+    assert not fx.states("500 dollar gift card", cert)
