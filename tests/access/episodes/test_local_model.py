@@ -16,6 +16,8 @@ from local_server import PLAIN_FORMAT, llama_server
 from workflow_helpers import (
     add_task_stages,
     copy_workflow,
+    default_domains,
+    design_domains,
     guarded_env,
     local_model_config,
     local_model_records,
@@ -117,3 +119,10 @@ def test_smollm2_under_structured_output_sends_well_formed_messages(tmp_path, ta
     assert replies > 0  # participants answered the model's messages
     trials = pd.read_parquet(wf / "results" / "trials.parquet")
     assert set(trials["agent_structured_output"]) == {"json_object"} and not trials["excluded"].any()
+
+
+def test_the_local_design_runs_only_its_tasks_domain(tmp_path):
+    """The task stages come built for retail only: a default design of more domains must not add
+    another domain's to these runs."""
+    wf = default_domains(tmp_path, ["retail", "mock"])
+    assert design_domains(local_model_config(wf, "http://127.0.0.1:9/v1")) == ("retail",)
