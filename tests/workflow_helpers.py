@@ -15,11 +15,15 @@ SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 
 
 def copy_workflow(dest: Path) -> Path:
+    """The workflow's files copied to `dest`, the package's bytecode with them (bin/_venv.sh
+    compiles the checkout's): with PYTHONDONTWRITEBYTECODE set, every job of a run in the copy
+    would otherwise compile the modules it imports again. Copied with their times, the .pyc files
+    stay valid for the copied sources; a stale one is ignored by Python."""
     dest.mkdir(parents=True, exist_ok=True)
     for name in ("Snakefile", "rules", "config", "incognita", "profiles", "envs", "report"):
         src = ROOT / name
         if src.is_dir():
-            shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
+            shutil.copytree(src, dest / name)
         else:
             shutil.copy2(src, dest / name)
     return dest
@@ -196,15 +200,17 @@ def retail_inputs(source_dir: Path, **paths: str):
     return DomainInputs.of("retail", **{**shipped, **paths})
 
 
-def local_model_config(wf: Path, base_url: str, **design) -> Path:
+def local_model_config(wf: Path, base_url: str, native: dict | None = None, **design) -> Path:
     """config/local.yaml in a workflow copy with a test server's base URL in every entry (and
-    `design` keys replaced, `domains` those of its tasks), written beside it; returns its path."""
+    `design` keys replaced, `native` keys too, `domains` those of its tasks), written beside it;
+    returns its path."""
     import yaml
 
     cfg = yaml.safe_load((wf / "config" / "local.yaml").read_text())
     for entry in (*cfg["models"].values(), cfg["participants"]["customer"], cfg["participants"]["service"]):
         entry["base_url"] = base_url
     cfg["design"].update(design)
+    cfg["native"].update(native or {})
     # The tasks' own domains: a default design of more domains would build their task stages too.
     cfg["domains"] = sorted({task.split("/")[0] for task in cfg["design"]["tasks"]})
     path = wf / "config" / "local.test.yaml"
