@@ -66,6 +66,8 @@ def write_design(wf: Path, base_url: str, tasks: tuple[str, ...] = ("retail/11",
         "timeout": 20,
     }
     doc = {
+        # The tasks' own domains, not the default design's: another domain would add its task stages to every run.
+        "domains": sorted({task.split("/")[0] for task in tasks}),
         "design": {"arms": list(ARMS), "repetitions": 1, "tasks": list(tasks), "models": ["stub"]},
         "models": {"stub": {"spec": "openai:stub-agent", **paying}},
         "participants": {

@@ -98,3 +98,4 @@ def llama_server(log: Path, chat_format: str = PLAIN_FORMAT, timeout: float = 12
             proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
             proc.kill()
+            proc.wait()  # reaped: no zombie, and its CPU time counts in the test process's children

@@ -50,7 +50,7 @@ from fault_helpers import (
     write_design,
     written_by_workflow,
 )
-from workflow_helpers import planned_jobs, stable_episode
+from workflow_helpers import default_domains, design_domains, planned_jobs, stable_episode
 
 from incognita.cli import main as cli
 from incognita.common.backends.base import ModelRequest, Runtime, Turn
@@ -277,6 +277,13 @@ def test_sigterm_to_one_episode_job_leaves_no_partial_record_and_the_retry_compl
     record_outcome(
         ROWS, "SIGTERM to one episode job (+ one mid-write)", 2, 0, stub.paid_twice(), "yes (Snakemake retries: 1)"
     )
+
+
+def test_the_fault_design_runs_only_its_tasks_domain(tmp_path):
+    """Every run of this file builds the stages after the ones it is given for each design domain:
+    a default design of more domains must not add theirs."""
+    wf = default_domains(tmp_path, ["retail", "mock"])
+    assert design_domains(write_design(wf, "http://127.0.0.1:9/v1")) == ("retail",)
 
 
 # --------------------------------------------------------------------------- item 6

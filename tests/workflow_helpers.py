@@ -15,11 +15,15 @@ SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 
 
 def copy_workflow(dest: Path) -> Path:
+    """The workflow's files copied to `dest`, the package's bytecode with them (bin/_venv.sh
+    compiles the checkout's): with PYTHONDONTWRITEBYTECODE set, every job of a run in the copy
+    would otherwise compile the modules it imports again. Copied with their times, the .pyc files
+    stay valid for the copied sources; a stale one is ignored by Python."""
     dest.mkdir(parents=True, exist_ok=True)
     for name in ("Snakefile", "rules", "config", "incognita", "profiles", "envs", "report"):
         src = ROOT / name
         if src.is_dir():
-            shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
+            shutil.copytree(src, dest / name)
         else:
             shutil.copy2(src, dest / name)
     return dest
@@ -213,18 +217,41 @@ def retail_inputs(source_dir: Path, **paths: str):
     return DomainInputs.of("retail", **{**shipped, **paths})
 
 
-def local_model_config(wf: Path, base_url: str, **design) -> Path:
+def local_model_config(wf: Path, base_url: str, native: dict | None = None, **design) -> Path:
     """config/local.yaml in a workflow copy with a test server's base URL in every entry (and
-    `design` keys replaced), written beside it; returns its path."""
+    `design` keys replaced, `native` keys too, `domains` those of its tasks), written beside it;
+    returns its path."""
     import yaml
 
     cfg = yaml.safe_load((wf / "config" / "local.yaml").read_text())
     for entry in (*cfg["models"].values(), cfg["participants"]["customer"], cfg["participants"]["service"]):
         entry["base_url"] = base_url
     cfg["design"].update(design)
+    cfg["native"].update(native or {})
+    # The tasks' own domains: a default design of more domains would build their task stages too.
+    cfg["domains"] = sorted({task.split("/")[0] for task in cfg["design"]["tasks"]})
     path = wf / "config" / "local.test.yaml"
     path.write_text(yaml.safe_dump(cfg, sort_keys=False))
     return path
+
+
+def default_domains(dest: Path, domains: list[str]) -> Path:
+    """The shipped config folder copied under `dest`, its default design running `domains`: a
+    check that a test's own design does not inherit the default's domains. Returns `dest`."""
+    import yaml
+
+    shutil.copytree(ROOT / "config", dest / "config")
+    base = dest / "config" / "config.yaml"
+    base.write_text(yaml.safe_dump({**yaml.safe_load(base.read_text()), "domains": domains}, sort_keys=False))
+    return dest
+
+
+def design_domains(config: Path) -> tuple[str, ...]:
+    """The domains of the design a config file (an overlay of config.yaml beside it) gives the workflow."""
+    from incognita.access.cells import design_from_config
+    from incognita.access.planning.workflow_config import load_config
+
+    return design_from_config(load_config(config)).domains
 
 
 def local_model_records(wf: Path, model: str, task: str = "retail/11") -> dict[str, dict]:

