@@ -66,6 +66,7 @@ def write_design(wf: Path, base_url: str, tasks: tuple[str, ...] = ("retail/11",
         "timeout": 20,
     }
     doc = {
+        "domains": list(dict.fromkeys(t.split("/")[0] for t in tasks)),  # the tasks' own: each needs trials
         "design": {"arms": list(ARMS), "repetitions": 1, "tasks": list(tasks), "models": ["stub"]},
         "models": {"stub": {"spec": "openai:stub-agent", **paying}},
         "participants": {

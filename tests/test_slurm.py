@@ -126,13 +126,12 @@ def test_every_job_ran_as_a_slurm_job(runs):
     group's SLURM job, any other rule in a SLURM job of its own."""
     jobs_planned = planned_jobs(runs["slurm"])
     jobs_planned.pop("all", None)  # the target rule has no command: Snakemake finishes it itself
-    assert jobs_planned["cards_retail"] == 1 and jobs_planned["golden_retail"] == 1 and jobs_planned["episodes"] == 4
+    assert jobs_planned["cards_retail"] == 1 and jobs_planned["golden_retail"] == 1 and jobs_planned["episodes"] == 6
     profile_groups = yaml.safe_load((ROOT / "profiles" / "slurm" / "config.yaml").read_text())["groups"]
     # The task stages (<stage>_<domain>) set their group in the rules; the profile names the rest.
-    grouped = {
-        f"{stage}_retail" for stage in ("source", "cards", "audit", "golden", "golden_replay_table", "reference")
-    }
-    grouped.add("verify_locks_retail")
+    # The smoke design has a task of each default domain (retail, airline).
+    stages = ("source", "cards", "audit", "golden", "golden_replay_table", "reference", "verify_locks")
+    grouped = {f"{stage}_{domain}" for stage in stages for domain in ("retail", "airline")}
     groups = {r: "task_stages" if r in grouped else profile_groups.get(r) for r in jobs_planned}
     groups = {r: g for r, g in groups.items() if g}
     jobs = runs["jobs"]
