@@ -215,11 +215,15 @@ def test_the_profile_sizes_every_rule(tmp_path):
     rules = set(snakemake(wf, "--list-rules", "--configfile", "config/smoke.yaml").stdout.split()) - {"all"}
     profile = yaml.safe_load((ROOT / "profiles" / "slurm" / "config.yaml").read_text())
     by_profile = {rule for rule, res in profile["set-resources"].items() if {"mem_mb", "runtime"} <= set(res)}
-    side_checks = [  # the smoke design leaves them out of its target (side_checks: false)
-        "results/reference/retail/idle.tsv",
-        "results/reference/retail/oracle.tsv",
-        "results/audit/retail/cards.tsv",
-        "results/golden/retail/replay.tsv",
+    side_checks = [  # the smoke design leaves them out of its target (side_checks: false); both its domains'
+        path
+        for domain in ("retail", "airline")
+        for path in (
+            f"results/reference/{domain}/idle.tsv",
+            f"results/reference/{domain}/oracle.tsv",
+            f"results/audit/{domain}/cards.tsv",
+            f"results/golden/{domain}/replay.tsv",
+        )
     ]
     plan = snakemake(wf, "all", *side_checks, "-n", "--forceall", "--configfile", "config/smoke.yaml").stdout
     own, rule = set(), None
@@ -238,4 +242,6 @@ def test_the_profile_sizes_every_rule(tmp_path):
     )
     assert by_profile - rules == set(), "profiles/slurm/config.yaml sizes rules the workflow does not have"
     assert not own & by_profile, "a rule sized both in the profile and by itself"
-    assert {r for r in own if not r.endswith("_retail")} == set(), "only the per-domain task stages size themselves"
+    assert {r for r in own if not r.endswith(("_retail", "_airline"))} == set(), (
+        "only the per-domain task stages size themselves"
+    )
