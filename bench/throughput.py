@@ -114,7 +114,6 @@ SEQUENTIAL_JOBS = 4  # the workflow profile's api_calls before issue #26
 KEY_ENV = "INCOGNITA_BENCH_KEY"
 MAX_IN_FLIGHT = 256  # generous: the endpoint's limits, not the client's cap, should bind
 STAGE_DIRS = ("data/source", "results/cards", "results/golden", "results/reference")
-LOCKS_VERIFIED = "results/reference/retail/locks_verified.txt"  # the lock check of the designs' one domain
 CS_TASK, CS_CONDITION, CS_LABEL = "shape_factory", "bench_simultaneous_10", "loopback"
 CS_CONDITION_FILE = """extends: baseline
 variable: group_size
@@ -222,10 +221,13 @@ def profiles(d: Design) -> list[str]:
 
 def overlay(d: Design, url: dict[str, str], rpm: int, tpm: int) -> tuple[dict, list[str]]:
     """The row's config overlay and its Snakemake targets; `url` maps each profile to its endpoint."""
+    from incognita.access.domain import split_task
     from incognita.access.paths import native_result
 
     if d.family == "access":
         cfg = {
+            # The tasks' domains, in the order they come: a design domain without trials stops the stats.
+            "domains": list(dict.fromkeys(split_task(t)[0] for t in d.tasks)),
             "design": {"arms": d.arms, "repetitions": d.reps, "tasks": d.tasks, "models": d.models},
             "side_checks": False,
             "models": {m: entry(m, url[m], rpm, tpm) for m in d.models},
@@ -259,10 +261,19 @@ def cs_manifests(d: Design) -> list[Path]:
 # --------------------------------------------------------------------------- the workflow copy
 
 
+def locks_checks() -> list[str]:
+    """The lock check of each domain of the default design (config/config.yaml), whose task
+    stages every row's copy needs: a row's overlay sets no `domains`."""
+    from incognita.access.paths import locks_verified
+    from incognita.common.io import read_yaml
+
+    return [str(locks_verified(d)) for d in read_yaml(ROOT / "config/config.yaml")["domains"]]
+
+
 def task_stages(scratch: Path, given: str | None) -> Path:
     """A directory holding the built task stages: --stages, else the checkout's own, else one build."""
     for root in [Path(given)] if given else [ROOT]:
-        if all((root / p).exists() for p in (*STAGE_DIRS, LOCKS_VERIFIED)):
+        if all((root / p).exists() for p in (*STAGE_DIRS, *locks_checks())):
             return root
         if given:
             raise SystemExit(f"--stages {given}: not built (needs {', '.join(STAGE_DIRS)} and the lock check)")
@@ -285,7 +296,8 @@ def workflow_copy(dest: Path, stages: Path, d: Design, cs_steps: int = 0) -> Pat
             shutil.copytree(stages / rel, dest / rel, dirs_exist_ok=True)
             for path in (dest / rel).rglob("*"):
                 os.utime(path, (now + i, now + i))
-        os.utime(dest / LOCKS_VERIFIED, (now + len(STAGE_DIRS),) * 2)
+        for checked in locks_checks():
+            os.utime(dest / checked, (now + len(STAGE_DIRS),) * 2)
     else:
         (dest / "config/collabsim" / CS_TASK / f"{CS_CONDITION}.yaml").write_text(
             CS_CONDITION_FILE.format(steps=cs_steps)

@@ -74,7 +74,7 @@ def _built_once(tmp_path_factory, name: str, build) -> Path:
 
 @pytest.fixture(scope="session")
 def task_stages(tmp_path_factory) -> Path:
-    """A workflow copy with the task stages built (tests/workflow_helpers.py, TASK_STAGE_STEPS)."""
+    """A workflow copy with the task stages built (tests/workflow_helpers.py, build_task_stages)."""
     from workflow_helpers import build_task_stages
 
     return _built_once(tmp_path_factory, "task-stages", build_task_stages)

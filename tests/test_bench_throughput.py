@@ -164,6 +164,28 @@ def test_the_replay_runs_a_wave_s_lanes_one_call_after_another(bench):
     assert replay.ideal_seconds(three, 2, 10_000, minute=6.0) == pytest.approx(9.0)
 
 
+def test_the_smoke_row_covers_both_domains_and_each_row_runs_its_tasks_domains(bench):
+    """The smoke row is config/smoke.yaml's design, a task of each default domain (the loopback twins
+    answer both); each row's overlay names its tasks' domains, so a retail-only row (quick, access72)
+    plans no airline cell, and the copies need every default domain's task stages."""
+    sys.modules.pop("throughput", None)
+    throughput = importlib.import_module("throughput")
+    rows = throughput.designs(quick=False)
+    smoke, access72 = rows["smoke"], rows["access72"]
+    assert {t.split("/")[0] for t in smoke.tasks} == {"retail", "airline"}
+    urls = {p: "http://127.0.0.1:1/v1" for d in (smoke, access72) for p in throughput.profiles(d)}
+    cfg, targets = throughput.overlay(smoke, urls, 600, 1_200_000)
+    assert cfg["domains"] == ["retail", "airline"] and cfg["design"]["tasks"] == smoke.tasks
+    assert any("/airline/" in t for t in targets) and any("/retail/" in t for t in targets)  # native runs
+    assert throughput.overlay(access72, urls, 600, 1_200_000)[0]["domains"] == ["retail"]
+    quick = throughput.designs(quick=True)["quick"]
+    assert throughput.overlay(quick, urls, 600, 1_200_000)[0]["domains"] == ["retail"]
+    assert throughput.locks_checks() == [
+        "results/reference/retail/locks_verified.txt",
+        "results/reference/airline/locks_verified.txt",
+    ]
+
+
 def test_the_sweep_runs_end_to_end_on_the_sessions_task_stages(task_stages, tmp_path):
     """`--quick --sweep 2`: the one access cell at two drawn rows, 60 times faster; each row's calls
     are kept and the summary printed. No time is checked."""

@@ -126,13 +126,12 @@ def test_every_job_ran_as_a_slurm_job(runs):
     group's SLURM job, any other rule in a SLURM job of its own."""
     jobs_planned = planned_jobs(runs["slurm"])
     jobs_planned.pop("all", None)  # the target rule has no command: Snakemake finishes it itself
-    assert jobs_planned["cards_retail"] == 1 and jobs_planned["golden_retail"] == 1 and jobs_planned["episodes"] == 4
+    assert jobs_planned["cards_retail"] == 1 and jobs_planned["golden_retail"] == 1 and jobs_planned["episodes"] == 6
     profile_groups = yaml.safe_load((ROOT / "profiles" / "slurm" / "config.yaml").read_text())["groups"]
     # The task stages (<stage>_<domain>) set their group in the rules; the profile names the rest.
-    grouped = {
-        f"{stage}_retail" for stage in ("source", "cards", "audit", "golden", "golden_replay_table", "reference")
-    }
-    grouped.add("verify_locks_retail")
+    # The smoke design has a task of each default domain (retail, airline).
+    stages = ("source", "cards", "audit", "golden", "golden_replay_table", "reference", "verify_locks")
+    grouped = {f"{stage}_{domain}" for stage in stages for domain in ("retail", "airline")}
     groups = {r: "task_stages" if r in grouped else profile_groups.get(r) for r in jobs_planned}
     groups = {r: g for r, g in groups.items() if g}
     jobs = runs["jobs"]
@@ -216,11 +215,15 @@ def test_the_profile_sizes_every_rule(tmp_path):
     rules = set(snakemake(wf, "--list-rules", "--configfile", "config/smoke.yaml").stdout.split()) - {"all"}
     profile = yaml.safe_load((ROOT / "profiles" / "slurm" / "config.yaml").read_text())
     by_profile = {rule for rule, res in profile["set-resources"].items() if {"mem_mb", "runtime"} <= set(res)}
-    side_checks = [  # the smoke design leaves them out of its target (side_checks: false)
-        "results/reference/retail/idle.tsv",
-        "results/reference/retail/oracle.tsv",
-        "results/audit/retail/cards.tsv",
-        "results/golden/retail/replay.tsv",
+    side_checks = [  # the smoke design leaves them out of its target (side_checks: false); both its domains'
+        path
+        for domain in ("retail", "airline")
+        for path in (
+            f"results/reference/{domain}/idle.tsv",
+            f"results/reference/{domain}/oracle.tsv",
+            f"results/audit/{domain}/cards.tsv",
+            f"results/golden/{domain}/replay.tsv",
+        )
     ]
     plan = snakemake(wf, "all", *side_checks, "-n", "--forceall", "--configfile", "config/smoke.yaml").stdout
     own, rule = set(), None
@@ -239,4 +242,6 @@ def test_the_profile_sizes_every_rule(tmp_path):
     )
     assert by_profile - rules == set(), "profiles/slurm/config.yaml sizes rules the workflow does not have"
     assert not own & by_profile, "a rule sized both in the profile and by itself"
-    assert {r for r in own if not r.endswith("_retail")} == set(), "only the per-domain task stages size themselves"
+    assert {r for r in own if not r.endswith(("_retail", "_airline"))} == set(), (
+        "only the per-domain task stages size themselves"
+    )

@@ -33,18 +33,22 @@ def test_lint_is_clean(workflow):
 
 def test_dry_run_lists_every_stage(workflow):
     jobs = planned_jobs(snakemake(workflow, "-n"))
-    # The task stages are one rule per design domain (<stage>_<domain>): retail's.
-    assert jobs["source_retail"] == 1 and jobs["cards_retail"] == 1 and jobs["golden_retail"] == 1
-    assert jobs["audit_retail"] == 1 and jobs["oracle_retail"] == 1 and jobs["golden_replay_table_retail"] == 1
-    assert jobs["reference_retail"] == 1 and jobs["verify_locks_retail"] == 1
+    # The task stages are one rule per design domain (<stage>_<domain>): the default's, retail and airline.
+    for domain in ("retail", "airline"):
+        assert jobs[f"source_{domain}"] == 1 and jobs[f"cards_{domain}"] == 1 and jobs[f"golden_{domain}"] == 1
+        assert jobs[f"audit_{domain}"] == 1 and jobs[f"oracle_{domain}"] == 1
+        assert jobs[f"golden_replay_table_{domain}"] == 1
+        assert jobs[f"reference_{domain}"] == 1 and jobs[f"verify_locks_{domain}"] == 1
+    assert jobs["stats"] == 1 and jobs["figures"] == 1
 
 
 def test_the_smoke_design_leaves_the_all_task_checks_out(workflow):
     jobs = planned_jobs(snakemake(workflow, "-n", "--configfile", "config/smoke.yaml"))
-    assert (
-        jobs["cards_retail"] == 1 and jobs["golden_retail"] == 1 and jobs["reference_retail"] == 1
-    )  # the lock covers every task
-    assert not {"audit_retail", "oracle_retail", "golden_replay_table_retail"} & set(jobs)
+    for domain in ("retail", "airline"):  # the smoke design has a task of each
+        assert (
+            jobs[f"cards_{domain}"] == 1 and jobs[f"golden_{domain}"] == 1 and jobs[f"reference_{domain}"] == 1
+        )  # the lock covers every task
+        assert not {f"audit_{domain}", f"oracle_{domain}", f"golden_replay_table_{domain}"} & set(jobs)
 
 
 def test_broken_config_names_the_key(workflow, tmp_path):
@@ -150,7 +154,8 @@ def test_the_network_guard_catches_an_outbound_connection(tmp_path):
 
 
 def test_smoke_profile_end_to_end(smoke_build, tmp_path):
-    """The 16-trial smoke design through every stage up to the figures, with every outbound
+    """The 24-trial smoke design (two retail tasks, one airline task) through every stage up to the
+    figures, with every outbound
     connection refused and recorded (none may be attempted; the session's build, tests/conftest.py);
     then the rerun guarantees."""
     import pandas as pd
@@ -162,16 +167,21 @@ def test_smoke_profile_end_to_end(smoke_build, tmp_path):
     assert native_logs
     assert "connect" not in native_logs.lower() and "github" not in native_logs.lower()
     trials = pd.read_parquet(wf / "results" / "trials.parquet")
-    assert len(trials) == 16
+    assert len(trials) == 24
     assert set(trials["arm"]) == {"direct", "indirect", "social", "native"}
-    assert set(trials["model"]) == {"surveyor", "impatient"} and set(trials["task"]) == {"retail/11", "retail/46"}
+    assert set(trials["model"]) == {"surveyor", "impatient"}
+    assert set(trials["task"]) == {"retail/11", "retail/46", "airline/19"}
     assert not trials["excluded"].any()
-    assert (trials.groupby("arm").size() == 4).all()
+    assert (trials.groupby("arm").size() == 6).all()
+    # The airline task is a single cancellation: the surveyor solves it in every arm (the impatient
+    # profile gives up on the desks in the social arm).
+    airline = trials[trials["task"] == "airline/19"].set_index(["arm", "model"])["success"]
+    assert airline.xs("surveyor", level="model").all() and len(airline) == 8
     figures = {p.name for p in (wf / "results" / "figures").iterdir()}
     assert {"fig2_success.png", "fig5_native.svg", "table1.md", "table2.csv"} <= figures
-    # One domain: no Figure 9 and no per-domain folders, and the log says why.
-    assert not {"fig9_domains.png", "retail"} & figures and not (wf / "results" / "stats" / "retail").exists()
-    assert "Figure 9 (the domains side by side) not drawn" in (wf / "logs" / "figures.log").read_text()
+    # Two domains: each one's statistics and figures, and Figure 9 side by side.
+    assert {"fig9_domains.png", "retail", "airline"} <= figures
+    assert all((wf / "results" / "stats" / d / "success.csv").is_file() for d in ("retail", "airline"))
     runs = pd.read_parquet(wf / "results" / "collabsim" / "runs.parquet")
     assert sorted(set(zip(runs["task"], runs["condition"]))) == [
         ("daytrader", "baseline"),
@@ -185,7 +195,7 @@ def test_smoke_profile_end_to_end(smoke_build, tmp_path):
         for e in ("png", "svg")
     }
     archived = list((wf / "results" / "native" / "archive").rglob("r0.json"))
-    assert len(archived) == 4  # both smoke tasks are repaired: their unrepaired runs are kept apart
+    assert len(archived) == 4  # both retail smoke tasks are repaired (airline's is not): their unrepaired runs apart
 
     unchanged = snakemake(wf, "-n", "--configfile", "config/smoke.yaml")
     assert "Nothing to be done" in unchanged.stdout + unchanged.stderr
@@ -198,7 +208,7 @@ def test_smoke_profile_end_to_end(smoke_build, tmp_path):
     )
     proc = snakemake(wf, "-n", "--configfile", "config/smoke.yaml")
     assert planned_jobs(proc) == {
-        "episodes": 2,
+        "episodes": 3,
         "native": 1,
         "episodes_done": 1,
         "trials": 1,
@@ -227,7 +237,7 @@ def test_a_deleted_record_and_trials_table_are_rebuilt_by_the_default_target(smo
     assert planned_jobs(snakemake(wf, "-n", "--configfile", "config/smoke.yaml")) == rebuilt
     snakemake(wf, "--configfile", "config/smoke.yaml")
     assert compare_trees.same(before, record)  # scripted agents: the same record, but for its wall times
-    assert len(pd.read_parquet(wf / "results" / "trials.parquet")) == 16
+    assert len(pd.read_parquet(wf / "results" / "trials.parquet")) == 24
     (wf / "results" / "collabsim" / "runs.parquet").unlink()
     assert planned_jobs(snakemake(wf, "-n", "--configfile", "config/smoke.yaml"))["collabsim_table"] == 1
 

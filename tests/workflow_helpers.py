@@ -29,40 +29,53 @@ def copy_workflow(dest: Path) -> Path:
     return dest
 
 
-# The stages every access-family run starts from (source, the 114 cards and golden trajectories,
-# the coordination reference and its lock check): about 25 s of CPU, the same bytes for every test.
-# Tests whose subject is a later stage take them from one build per test session (the
-# `task_stages` fixture, tests/conftest.py) instead of building them again; the smoke design's
-# end-to-end test (tests/test_workflow.py) builds them through Snakemake.
-# The retail domain's, the design's one domain (rules/source.smk, cards.smk, golden.smk and
-# reference.smk: the rules source_retail, cards_retail, golden_retail, reference_retail and
-# verify_locks_retail).
-TASK_STAGE_STEPS = (
-    ("source", "--domain", "retail", "--out", "data/source/retail", "--version", "26.3"),
-    ("cards", "--domain", "retail", "--version", "26.3", "all"),
-    ("golden", "--domain", "retail", "--cards-dir", "results/cards/retail", "--out-dir", "results/golden/retail"),
-    ("reference", "--domain", "retail", "--out", "results/reference/retail/coordination.json"),
-)
+# The stages every access-family run starts from (source, the cards and golden trajectories of
+# every upstream task, the coordination reference and its lock check), for each domain of the
+# default design (config/config.yaml: retail's 114 tasks and airline's 50): under a minute of CPU,
+# the same bytes for every test. Tests whose subject is a later stage take them from one build per
+# test session (the `task_stages` fixture, tests/conftest.py) instead of building them again; the
+# smoke design's end-to-end test (tests/test_workflow.py) builds them through Snakemake.
+# The steps are the CLI commands of each domain's rules (rules/source.smk, cards.smk, golden.smk
+# and reference.smk: source_<domain>, cards_<domain>, golden_<domain>, reference_<domain> and
+# verify_locks_<domain>).
 TASK_STAGE_DIRS = ("data/source", "results/cards", "results/golden", "results/reference")
-TASK_STAGE_LOCKS = "config/domains/retail/locks.yaml"
-TASK_STAGE_VERIFIED = "results/reference/retail/locks_verified.txt"
+
+
+def task_stage_domains() -> tuple[str, ...]:
+    """The default design's domains: a workflow copy plans the task stages of each."""
+    from incognita.common.io import read_yaml
+
+    return tuple(read_yaml(ROOT / "config" / "config.yaml")["domains"])
+
+
+def task_stage_steps(domain: str) -> tuple[tuple[str, ...], ...]:
+    cards, golden = f"results/cards/{domain}", f"results/golden/{domain}"
+    return (
+        ("source", "--domain", domain, "--out", f"data/source/{domain}", "--version", "26.3"),
+        ("cards", "--domain", domain, "--version", "26.3", "all"),
+        ("golden", "--domain", domain, "--cards-dir", cards, "--out-dir", golden),
+        ("reference", "--domain", domain, "--out", f"results/reference/{domain}/coordination.json"),
+    )
 
 
 def build_task_stages(dest: Path) -> Path:
-    """A workflow copy with the task stages built by the CLI commands the rules run (batch forms:
-    five processes instead of Snakemake's jobs)."""
+    """A workflow copy with the task stages of every default domain built by the CLI commands the
+    rules run (batch forms: five processes a domain instead of Snakemake's jobs)."""
+    from incognita.access.paths import locks_verified
+
     copy_workflow(dest)
-    for step in TASK_STAGE_STEPS:
-        proc = subprocess.run([sys.executable, "-m", "incognita", *step], cwd=dest, capture_output=True, text=True)
-        assert proc.returncode == 0, f"incognita {step[0]} failed:\n{proc.stdout}\n{proc.stderr}"
-    proc = subprocess.run(
-        [sys.executable, "-m", "incognita", "verify-locks", "--locks", TASK_STAGE_LOCKS],
-        cwd=dest,
-        capture_output=True,
-        text=True,
-    )
-    assert proc.returncode == 0, proc.stderr
-    (dest / TASK_STAGE_VERIFIED).write_text(proc.stdout)
+    for domain in task_stage_domains():
+        for step in task_stage_steps(domain):
+            proc = subprocess.run([sys.executable, "-m", "incognita", *step], cwd=dest, capture_output=True, text=True)
+            assert proc.returncode == 0, f"incognita {step[0]} ({domain}) failed:\n{proc.stdout}\n{proc.stderr}"
+        proc = subprocess.run(
+            [sys.executable, "-m", "incognita", "verify-locks", "--locks", f"config/domains/{domain}/locks.yaml"],
+            cwd=dest,
+            capture_output=True,
+            text=True,
+        )
+        assert proc.returncode == 0, proc.stderr
+        (dest / locks_verified(domain)).write_text(proc.stdout)
     return dest
 
 
@@ -79,7 +92,7 @@ def build_smoke(dest: Path) -> Path:
 
 # A design of two domains (tests/test_domains_workflow.py): the smoke design's two retail tasks and
 # the mock domain's two corpus tasks, through the statistics, the figures and the viewer.
-TWO_DOMAINS_CONFIG = "config/two_domains.yaml"
+TWO_DOMAINS_CONFIG = "config/retail_mock.yaml"  # not the shipped config/two_domains.yaml (retail, airline)
 TWO_DOMAINS = """domains: [retail, mock]
 design:
   tasks: [retail/11, retail/46, mock/update_task_with_initialization_actions, mock/update_task_with_message_history]

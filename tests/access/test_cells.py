@@ -27,6 +27,7 @@ from incognita.common.prices import load_prices
 
 ROOT = Path(__file__).resolve().parents[2]
 RETAIL = ROOT / "config" / "domains" / "retail"
+AIRLINE = ROOT / "config" / "domains" / "airline"
 
 
 @pytest.fixture
@@ -44,13 +45,16 @@ def with_design(config: dict, **changes) -> dict:
 
 def test_the_default_design(config):
     design = design_from_config(config)
-    corpus = [f"retail/{t}" for t in read_yaml(RETAIL / "corpus.yaml")["tasks"]]
-    assert design.domains == ("retail",) and list(design_files(config)) == ["retail"]
+    retail = [f"retail/{t}" for t in read_yaml(RETAIL / "corpus.yaml")["tasks"]]
+    airline = [f"airline/{t}" for t in read_yaml(AIRLINE / "corpus.yaml")["tasks"]]
+    corpus = retail + airline  # each domain's corpus, in the order of `domains`
+    assert design.domains == ("retail", "airline") and list(design_files(config)) == ["retail", "airline"]
     assert design.rotation == ("direct", "indirect", "social", "native") and design.native
     assert design.episode_arms == HARNESS_ARMS
     assert design.models == tuple(config["models"])  # design.models: null
     assert design.tasks == tuple(corpus)  # design.tasks: null, in corpus order, qualified ids
-    assert design.tasks_of("retail") == tuple(t.split("/")[1] for t in corpus)
+    assert design.tasks_of("retail") == tuple(t.split("/")[1] for t in retail)
+    assert design.tasks_of("airline") == tuple(t.split("/")[1] for t in airline)
     assert (design.repetitions, design.seed, design.budget) == (3, 20260820, 300)
     repaired = {f"retail/{t}" for t in repaired_tasks(RETAIL / "repairs")}
     assert design.unrepaired_tasks == tuple(t for t in corpus if t in repaired) and design.unrepaired_tasks

@@ -85,14 +85,14 @@ def test_plan_command_draws_from_every_design_domain(tmp_path, monkeypatch):
     pilot = tmp_path / "trials.csv"
     _pilot().to_csv(pilot, index=False)
     config = tmp_path / "config.yaml"
-    config.write_text(
-        (ROOT / "config" / "config.yaml").read_text().replace("domains: [retail]", "domains: [retail, mock]")
-    )
+    default = (ROOT / "config" / "config.yaml").read_text()
+    assert "domains: [retail, airline]" in default
+    config.write_text(default.replace("domains: [retail, airline]", "domains: [retail, mock]"))
     args = ["--trials", str(pilot), "--tasks", "6,9", "--reps", "1", "--sims", "200", "--config", str(config)]
     res = CliRunner().invoke(plan_command, [*args, "--out", str(tmp_path / "plan")], catch_exceptions=False)
     assert res.exit_code == 0, res.output
     assert "tasks per domain mock 3, retail 6" in (tmp_path / "plan" / "plan.md").read_text()
-    # The default design (retail only) refuses a pilot with mock tasks instead of pooling them.
+    # The default design (retail and airline) refuses a pilot with mock tasks instead of pooling them.
     with pytest.raises(InputError, match="of no design domain"):
         CliRunner().invoke(
             plan_command, [*args[:-2], "--config", "config/config.yaml", "--out", str(tmp_path / "p2")],

@@ -55,6 +55,27 @@ def test_a_key_the_base_sets_is_named_in_the_base(tmp_path):
 
 
 def test_the_shipped_configs_pass():
-    for name in ("config.yaml", "smoke.yaml", "paper.yaml", "unbundle.yaml", "local.yaml"):
+    for name in ("config.yaml", "smoke.yaml", "paper.yaml", "two_domains.yaml", "unbundle.yaml", "local.yaml"):
         out = check(ROOT / "config" / name)
         assert out.exit_code == 0, (name, out.output)
+
+
+def test_the_default_runs_both_domains_and_the_paper_stays_retail():
+    from incognita.access.planning.workflow_config import load_config
+
+    assert load_config(ROOT / "config/config.yaml")["domains"] == ["retail", "airline"]
+    assert load_config(ROOT / "config/paper.yaml")["domains"] == ["retail"]
+
+
+def test_the_two_domain_design_is_the_papers_over_both_domains():
+    """config/two_domains.yaml repeats config/paper.yaml's entries (a config file cannot extend
+    another): every key but `domains` must stay equal, so the paper's models change in both."""
+    from incognita.access.cells import design_from_config
+    from incognita.access.planning.workflow_config import load_config
+
+    paper, both = load_config(ROOT / "config/paper.yaml"), load_config(ROOT / "config/two_domains.yaml")
+    assert both["domains"] == ["retail", "airline"]
+    assert {**both, "domains": paper["domains"]} == paper
+    tasks = design_from_config(both).tasks
+    assert {t.split("/")[0] for t in tasks} == {"retail", "airline"}
+    assert [t for t in tasks if t.startswith("retail/")] == list(design_from_config(paper).tasks)

@@ -50,7 +50,8 @@ def test_unknown_task_and_duplicates_are_refused(locked, tmp_path):
 
 # Three corpus tasks of different levels, every offline model and the three harness arms with
 # the default repetitions: 108 episodes, enough for every model's injected failures to occur.
-GENERATED_DESIGN = """design:
+GENERATED_DESIGN = """domains: [retail]
+design:
   arms: [direct, indirect, social]
   tasks: ["retail/2", "retail/11", "retail/46"]
 side_checks: false

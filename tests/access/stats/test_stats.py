@@ -233,6 +233,20 @@ def test_the_domains_of_a_design_pool_under_one_table(locked, tmp_path):
         load_design_interpretation([])
 
 
+def test_the_default_domains_tables_are_locked_and_pool(monkeypatch):
+    """The default design's domains (retail, airline) each freeze the one pre-specified analysis:
+    the stats stage takes the design's table from both, each against its own lock."""
+    from incognita.access.cells import design_files
+    from incognita.common.io import read_yaml
+
+    monkeypatch.chdir(ROOT)  # the domains' folders are relative paths
+    files = design_files(read_yaml(ROOT / "config" / "config.yaml"))
+    assert list(files) == ["retail", "airline"]
+    interp = load_design_interpretation([(f.interpretation, f.locks) for f in files.values()])
+    assert interp.sha256 == load_interpretation(TABLE, RETAIL / "locks.yaml").sha256
+    assert interp.primary.name == "indirect-social" and interp.direction > 0
+
+
 def test_bad_table_is_named(tmp_path):
     path = tmp_path / "t.yaml"
     path.write_text(TABLE.read_text().replace("contrast: indirect-social", "contrast: indirect-remote"))
