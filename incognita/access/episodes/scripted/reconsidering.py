@@ -48,9 +48,10 @@ def refused_as_asked(reason: str | None) -> bool:
 
 
 def refusal_reason(content: str) -> str:
-    """The reason in a tool's error text ("Error: ValueError: Payment method should be ...")."""
+    """The reason in a tool's error text ("Error: ValueError: Payment method should be ..."), on one
+    line: it is restated in a tag, and a validation error (a slipped argument) spans several."""
     text = re.sub(r"^\s*Error:\s*", "", content or "")
-    return re.sub(r"^\w*(?:Error|Exception):\s*", "", text).strip()
+    return re.sub(r"\s*\n\s*", " ", re.sub(r"^\w*(?:Error|Exception):\s*", "", text).strip())
 
 
 class Reconsidering:

@@ -466,6 +466,24 @@ def test_which_refusals_say_a_change_cannot_be_done_as_asked():
     assert refusal_reason("Error: ValueError: Some item not found") == "Some item not found"
 
 
+def test_a_refusal_of_several_lines_is_restated_on_one():
+    """A slipped argument fails tau2's validation with an error of several lines (airline task 8,
+    impatient profile, natively); the agent restates the reason in a one-line tag."""
+    from incognita.access.episodes.scripted.language import parse, tag
+    from incognita.access.episodes.scripted.reconsidering import refusal_reason
+
+    error = (
+        "Error: 1 validation error for Reservation\nflight_type\n  Input should be 'round_trip' or "
+        "'one_way' [type=literal_error, input_value='one_wa1', input_type=str]"
+    )
+    reason = refusal_reason(error)
+    assert reason == (
+        "1 validation error for Reservation flight_type Input should be 'round_trip' or 'one_way' "
+        "[type=literal_error, input_value='one_wa1', input_type=str]"
+    )
+    assert parse(tag("cannot", reason))[0].payload == reason
+
+
 def test_removing_an_item_is_a_change_of_items():
     from incognita.access.domains.retail.scripted.wording import action_words as _action_words
 
