@@ -56,7 +56,7 @@ def test_the_default_design(config):
     assert design.tasks_of("retail") == tuple(t.split("/")[1] for t in retail)
     assert design.tasks_of("airline") == tuple(t.split("/")[1] for t in airline)
     assert (design.repetitions, design.seed, design.budget) == (3, 20260820, 300)
-    repaired = {f"retail/{t}" for t in repaired_tasks(RETAIL / "repairs")}
+    repaired = {f"{d.name}/{t}" for d in (RETAIL, AIRLINE) for t in repaired_tasks(d / "repairs")}
     assert design.unrepaired_tasks == tuple(t for t in corpus if t in repaired) and design.unrepaired_tasks
 
 
