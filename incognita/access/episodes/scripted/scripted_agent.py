@@ -318,6 +318,18 @@ class ScriptedAgent:
             elif t.kind == "notsure":
                 self.unsure.add(t.payload.strip())
 
+    def _explore(self, tool: str, args: dict):
+        """A read made only to choose between entries (the agent's own looking), kept once: a
+        domain's pickers make it to see the records an argument chooses among."""
+        memo = f"{tool} {json.dumps(args, sort_keys=True)}"
+        if memo not in self.explored:
+            index = -1 - len(self.explored)
+            ok = yield from self._execute(
+                PlannedCall(index=index, name=tool, write=False, args={}), args, tolerate_failure=True
+            )
+            self.explored[memo] = self.results.pop(index, None) if ok else None
+        return self.explored[memo]
+
     def _execute(self, call: PlannedCall, args: dict, tolerate_failure: bool):
         """Have the call run (itself, Vega, or the right desk); keep its whole result: which
         parts matter is decided afterwards, by matching them against what the customer said."""

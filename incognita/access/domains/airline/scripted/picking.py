@@ -25,14 +25,13 @@ agent chooses. The rule, for every collection alike (docs/airline.md states it w
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
 from typing import Any
 
 from incognita.access.domains.airline import source_words as sw
 from incognita.access.domains.airline.scripted import facts as fx
 from incognita.access.domains.airline.scripted.paying import AS_MUCH, PAYMENTS_PER_BOOKING, Paying, capacity
-from incognita.access.episodes.loop.agent_plan import PICK, PlannedCall, Source
+from incognita.access.episodes.loop.agent_plan import PICK, Source
 from incognita.access.episodes.scripted.picks import Choosing, GiveUp
 
 _SAME_DAY = re.compile(r"\bsame\s+day\b", re.I)
@@ -435,17 +434,6 @@ class FlightPicker(Paying):
             if not tool.get("write") and tool.get("params") == [arg]:
                 return name
         return None
-
-    def _explore(self, tool: str, args: dict):
-        """A read made only to choose between entries (the agent's own looking), kept once."""
-        memo = f"{tool} {json.dumps(args, sort_keys=True)}"
-        if memo not in self.explored:
-            index = -1 - len(self.explored)
-            ok = yield from self._execute(
-                PlannedCall(index=index, name=tool, write=False, args={}), args, tolerate_failure=True
-            )
-            self.explored[memo] = self.results.pop(index, None) if ok else None
-        return self.explored[memo]
 
 
 def cancellable(reservation: dict) -> bool:

@@ -11,7 +11,6 @@ incognita.access.domains.retail.scripted.choosing; docs/episodes.md states the r
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -33,7 +32,7 @@ from incognita.access.domains.retail.scripted.comparing import (
 from incognita.access.domains.retail.scripted.relations import RelationPicker
 from incognita.access.domains.retail.scripted.sets import SetChooser, quantified
 from incognita.access.domains.retail.scripted.wording import absence_score, expand_abbreviations, stated_ids
-from incognita.access.episodes.loop.agent_plan import PICK, PlannedCall, Source
+from incognita.access.episodes.loop.agent_plan import PICK, Source
 from incognita.access.episodes.scripted.discovery import content_words
 from incognita.access.episodes.scripted.picks import Choosing, GiveUp
 
@@ -277,17 +276,6 @@ class EntryPicker(SetChooser, RelationPicker):
             if index != exclude and (only is None or index in only)
             for t in leaf_texts(doc)
         }
-
-    def _explore(self, tool: str, args: dict):
-        """A read made only to choose between entries (the agent's own looking), kept once."""
-        memo = f"{tool} {json.dumps(args, sort_keys=True)}"
-        if memo not in self.explored:
-            index = -1 - len(self.explored)
-            ok = yield from self._execute(
-                PlannedCall(index=index, name=tool, write=False, args={}), args, tolerate_failure=True
-            )
-            self.explored[memo] = self.results.pop(index, None) if ok else None
-        return self.explored[memo]
 
 
 def _has_path(node: Any, steps: tuple[str, ...]) -> bool:
