@@ -159,3 +159,15 @@ class PlainTelling:
         """Values of the items no single read holds (none, here: the plain agent cannot know them)."""
         return []
         yield  # a step of the agent's generator, like the others
+
+
+def has_path(node: Any, steps: tuple[str, ...]) -> bool:
+    """Does a value-free path lead through this node (PICK steps through any entry)?"""
+    for i, step in enumerate(steps):
+        if step == PICK:
+            children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else []
+            return any(has_path(child, steps[i + 1 :]) for child in children)
+        if not isinstance(node, dict) or step not in node:
+            return False
+        node = node[step]
+    return True

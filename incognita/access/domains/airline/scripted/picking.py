@@ -32,7 +32,7 @@ from incognita.access.domains.airline import source_words as sw
 from incognita.access.domains.airline.scripted import facts as fx
 from incognita.access.domains.airline.scripted.paying import AS_MUCH, PAYMENTS_PER_BOOKING, Paying, capacity
 from incognita.access.episodes.loop.agent_plan import PICK, Source
-from incognita.access.episodes.scripted.picks import Choosing, GiveUp
+from incognita.access.episodes.scripted.picks import Choosing, GiveUp, has_path
 
 _SAME_DAY = re.compile(r"\bsame\s+day\b", re.I)
 _NEGATION = re.compile(r"\b(?:not|don't|never|no)\b[^.;,]*$", re.I)
@@ -72,7 +72,7 @@ class FlightPicker(Paying):
         else:
             raise GiveUp(f"the result of call {src.call} has no collection where the plan expects one")
         rest = src.steps[depth + 1 :]
-        entries = [(k, e) for k, e in entries if _has_path(e, rest)] or entries
+        entries = [(k, e) for k, e in entries if has_path(e, rest)] or entries
         if not entries:
             raise GiveUp(f"nothing to choose from in the result of call {src.call}")
         where = (src.call, src.steps[: depth + 1])
@@ -466,17 +466,6 @@ def _kind(token: str) -> str:
 def _element(pointer: str) -> tuple[int, ...]:
     """The list positions in an argument's pointer (/flights/1/date: (1,))."""
     return tuple(int(p) for p in pointer.split("/") if p.isdigit())
-
-
-def _has_path(node: Any, steps: tuple[str, ...]) -> bool:
-    for i, step in enumerate(steps):
-        if step == PICK:
-            children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else []
-            return any(_has_path(child, steps[i + 1 :]) for child in children)
-        if not isinstance(node, dict) or step not in node:
-            return False
-        node = node[step]
-    return True
 
 
 def _superlative_order(names: list[str], free: list, views: dict, cabin: str | None) -> dict:

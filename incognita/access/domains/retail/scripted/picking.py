@@ -34,7 +34,7 @@ from incognita.access.domains.retail.scripted.sets import SetChooser, quantified
 from incognita.access.domains.retail.scripted.wording import absence_score, expand_abbreviations, stated_ids
 from incognita.access.episodes.loop.agent_plan import PICK, Source
 from incognita.access.episodes.scripted.discovery import content_words
-from incognita.access.episodes.scripted.picks import Choosing, GiveUp
+from incognita.access.episodes.scripted.picks import Choosing, GiveUp, has_path
 
 # Reading every entry of a list of bare ids to choose one costs a turn each; beyond this many
 # the agent judges the entries by what the list itself says.
@@ -100,7 +100,7 @@ class EntryPicker(SetChooser, RelationPicker):
         # Only entries the rest of the path leads through can give the value (a line with a
         # "battery life" option), when any can.
         rest = src.steps[depth + 1 :]
-        entries = [(k, e) for k, e in entries if _has_path(e, rest)] or entries
+        entries = [(k, e) for k, e in entries if has_path(e, rest)] or entries
         key = yield from self._best_entry(
             entries, src, choosing, taken | used, self.chosen.get(memo), isinstance(collection, list)
         )
@@ -276,18 +276,6 @@ class EntryPicker(SetChooser, RelationPicker):
             if index != exclude and (only is None or index in only)
             for t in leaf_texts(doc)
         }
-
-
-def _has_path(node: Any, steps: tuple[str, ...]) -> bool:
-    """Does a value-free path lead through this node (PICK steps through any entry)?"""
-    for i, step in enumerate(steps):
-        if step == PICK:
-            children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else []
-            return any(_has_path(child, steps[i + 1 :]) for child in children)
-        if not isinstance(node, dict) or step not in node:
-            return False
-        node = node[step]
-    return True
 
 
 def _entry_id(entry: Any) -> str | None:
